@@ -1,0 +1,124 @@
+"""Turn raw CloudWatch series into 0-100% utilisation per resource, and summarise them.
+
+SageMaker publishes CPUUtilization summed over vCPUs (0-400% on 4 vCPUs) and GPU figures summed
+over GPUs; a raw 160% CPU on an 8-vCPU instance is 20% busy. Every rule reads normalised figures.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from auditor.models import Resource, ResourceUtilization, VariantUtilization
+from auditor.recommend.catalog import InstanceShape
+
+# Raw metric name for each resource, and what its raw value is summed over.
+_RAW_METRIC = {
+    Resource.CPU: "CPUUtilization",
+    Resource.MEMORY: "MemoryUtilization",
+    Resource.DISK: "DiskUtilization",
+    Resource.GPU: "GPUUtilization",
+    Resource.GPU_MEMORY: "GPUMemoryUtilization",
+}
+STATS = ("Average", "Maximum")
+
+
+def divisor_for(resource: Resource, shape: InstanceShape | None) -> float:
+    if resource is Resource.CPU:
+        return float(shape.vcpu) if shape else 1.0
+    if resource in (Resource.GPU, Resource.GPU_MEMORY):
+        return float(shape.gpu_count) if shape and shape.gpu_count else 1.0
+    return 1.0
+
+
+def normalise_utilisation(raw: pd.DataFrame, shape: InstanceShape | None) -> pd.DataFrame:
+    """Columns '<resource>:<Average|Maximum>' in percent, 0-100.
+
+    CPU is divided by vCPUs and GPU / GPU memory by the GPU count; memory and disk are already
+    0-100. Values are clipped to 0-100 (a container may briefly report above its share).
+    """
+    columns: dict[str, pd.Series] = {}
+    for resource, metric in _RAW_METRIC.items():
+        divisor = divisor_for(resource, shape)
+        for stat in STATS:
+            series = raw.get(f"{metric}:{stat}")
+            if series is None:
+                continue
+            series = series.dropna()
+            if series.empty:
+                continue
+            columns[f"{resource.value}:{stat}"] = (series / divisor).clip(0.0, 100.0)
+    return pd.DataFrame(columns)
+
+
+def statistic(values: np.ndarray, name: str) -> float:
+    """'max', 'avg' or a percentile 'pNN' of the values (linear interpolation)."""
+    if name == "max":
+        return float(values.max())
+    if name == "avg":
+        return float(values.mean())
+    return float(np.percentile(values, float(name[1:])))
+
+
+def _resource_stat(normalised: pd.DataFrame, resource: Resource, name: str) -> float | None:
+    # 'avg' reads the per-period averages; the percentiles and max read the per-period maxima.
+    column = f"{resource.value}:{'Average' if name == 'avg' else 'Maximum'}"
+    if column not in normalised:
+        column = f"{resource.value}:Average" if name != "avg" else f"{resource.value}:Maximum"
+        if column not in normalised:
+            return None
+    values = normalised[column].dropna().to_numpy()
+    return statistic(values, name) if values.size else None
+
+
+def summarise_utilisation(
+    normalised: pd.DataFrame,
+    raw: pd.DataFrame,
+    period_seconds: int,
+    sizing_statistic: str,
+    peak_statistic: str,
+) -> VariantUtilization:
+    by_resource: dict[Resource, ResourceUtilization] = {}
+    sizing: dict[Resource, float] = {}
+    peak: dict[Resource, float] = {}
+    for resource in Resource:
+        avg = _resource_stat(normalised, resource, "avg")
+        if avg is None:
+            continue
+        by_resource[resource] = ResourceUtilization(
+            avg=round(avg, 2),
+            p95=round(_resource_stat(normalised, resource, "p95") or 0.0, 2),
+            max=round(_resource_stat(normalised, resource, "max") or 0.0, 2),
+        )
+        sizing[resource] = _resource_stat(normalised, resource, sizing_statistic) or 0.0
+        peak[resource] = _resource_stat(normalised, resource, peak_statistic) or 0.0
+    return VariantUtilization(
+        by_resource=by_resource,
+        instance_metric_days=instance_metric_days(normalised, period_seconds),
+        invocations=request_count(raw),
+        sizing=sizing,
+        peak=peak,
+    )
+
+
+def instance_metric_days(normalised: pd.DataFrame, period_seconds: int) -> float:
+    """Days actually covered by instance metrics (CPU, or memory where there is no CPU: serverless)."""
+    for column in ("cpu:Maximum", "cpu:Average", "memory:Maximum", "memory:Average"):
+        if column in normalised:
+            return round(int(normalised[column].notna().sum()) * period_seconds / 86400, 2)
+    return 0.0
+
+
+def request_count(raw: pd.DataFrame) -> float | None:
+    """Requests over the window; None when no series had a single datapoint.
+
+    No traffic usually means no datapoints at all, so None and 0 both read as idle.
+    Async endpoints may publish no Invocations: their processed requests are then counted by
+    TotalProcessingTime's sample count.
+    """
+    totals = [
+        float(raw[column].sum())
+        for column in ("Invocations:Sum", "TotalProcessingTime:SampleCount")
+        if column in raw and raw[column].notna().any()
+    ]
+    return max(totals) if totals else None

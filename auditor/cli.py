@@ -1,0 +1,138 @@
+"""The `audit` command: a thin layer over the pipeline, the renderers and delivery."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from auditor.collect.session import AwsClients
+from auditor.config import AuditConfig, load_config
+from auditor.errors import AuditorError
+from auditor.models import AuditReport
+from auditor.pipeline import AuditOutcome, Progress, run_audit
+from auditor.report.render import OutputFormat, render
+
+app = typer.Typer(
+    help="Find the money wasted on Amazon SageMaker endpoints, and say what to change.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_ERROR = 1
+EXIT_FINDINGS = 3
+
+
+def fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(EXIT_ERROR)
+
+
+class BarProgress(Progress):
+    """A progress bar on stderr while collecting, when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn
+
+        self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 transient=True, console=None)
+        self._task: int | None = None
+
+    def region_started(self, region: str, queries: int) -> None:
+        if self._task is None:
+            self._bar.start()
+            self._task = self._bar.add_task(f"collecting metrics in {region}", total=queries)
+        else:
+            self._bar.reset(self._task, total=queries, description=f"collecting metrics in {region}")
+
+    def advanced(self, queries: int) -> None:
+        if self._task is not None:
+            self._bar.advance(self._task, queries)
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._bar.stop()
+
+
+def execute_audit(config: AuditConfig, now: datetime | None = None, show_progress: bool = False) -> AuditOutcome:
+    """The one code path of `audit run` and `audit demo`."""
+    clients = AwsClients(profile=config.aws.profile)
+    progress = BarProgress() if show_progress else Progress()
+    try:
+        return run_audit(config, clients, now=now, progress=progress)
+    finally:
+        if isinstance(progress, BarProgress):
+            progress.stop()
+
+
+def actionable_findings(report: AuditReport) -> int:
+    return sum(1 for f in report.findings if f.severity.value != "info")
+
+
+@app.command()
+def run(
+    config_path: Annotated[Path | None, typer.Option("--config", help="TOML config (default: ./auditor.toml if present).")] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", help="Region to audit; repeat for several. Overrides aws.regions.")] = None,
+    lookback_days: Annotated[int | None, typer.Option("--lookback-days", help="Days of metrics to judge (default 14).")] = None,
+    output_format: Annotated[OutputFormat, typer.Option("--format", help="Report format.")] = OutputFormat.TABLE,
+    output: Annotated[Path | None, typer.Option("--output", help="Write the report to this file instead of stdout.")] = None,
+    email: Annotated[bool, typer.Option("--email/--no-email", help="Send the report as configured in [email].")] = False,
+    fail_on_findings: Annotated[bool, typer.Option("--fail-on-findings", help="Exit 3 when there are findings (info notes aside).")] = False,
+) -> None:
+    """Audit every SageMaker endpoint in the configured regions."""
+    try:
+        config = load_config(config_path).with_overrides(region, lookback_days)
+        if email:
+            from auditor.deliver.mail import check_email_config
+
+            check_email_config(config.email)
+        outcome = execute_audit(config, show_progress=sys.stderr.isatty())
+    except AuditorError as exc:
+        raise fail(str(exc)) from None
+    report = outcome.report
+
+    text = render(report, output_format, color=output is None and sys.stdout.isatty())
+    try:
+        if output is not None:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text, encoding="utf-8")
+            typer.echo(f"report written to {output}", err=True)
+        else:
+            typer.echo(text, nl=False)
+    except OSError as exc:
+        raise fail(f"cannot write the report to {output}: {exc.strerror}") from None
+
+    if email:
+        from auditor.deliver.mail import send_report
+
+        try:
+            send_report(report, config.email)
+        except AuditorError as exc:
+            raise fail(str(exc)) from None
+    if outcome.fatal_errors:
+        first = outcome.fatal_errors[0]
+        more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
+        raise fail(f"{first.message}{more}")
+    if fail_on_findings and actionable_findings(report):
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+@app.command()
+def demo(
+    output_dir: Annotated[Path, typer.Option("--output-dir", help="Where the report files go.")] = Path("audit-demo"),
+) -> None:
+    """Run the whole audit against a local AWS emulator seeded with a synthetic fleet."""
+    from auditor.demo import run_demo
+
+    try:
+        run_demo(output_dir, now=datetime.now(timezone.utc))
+    except AuditorError as exc:
+        raise fail(str(exc)) from None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

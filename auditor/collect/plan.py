@@ -1,0 +1,136 @@
+"""What to ask CloudWatch for: the aligned window and one query per series. Pure: no AWS here.
+
+The window follows CloudWatch's retention steps (as Cloud Custodian's metrics filter does): data
+older than 15 days is kept at 5-minute resolution and older than 63 days at 1 hour, so the period
+is rounded up to what the oldest point of the window still has.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from auditor.models import Endpoint, EndpointKind, Variant, Window
+from auditor.recommend.catalog import Catalog
+
+INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
+INVOCATION_NAMESPACE = "AWS/SageMaker"
+
+# GetMetricData's caps per call.
+MAX_QUERIES_PER_CALL = 500
+MAX_DATAPOINTS_PER_CALL = 100_800
+
+# Statistic names as GetMetricData takes them.
+AVERAGE, MAXIMUM, SUM, SAMPLE_COUNT = "Average", "Maximum", "Sum", "SampleCount"
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    namespace: str
+    metric: str
+    stat: str
+
+    @property
+    def column(self) -> str:
+        """The column name in a variant's frame, e.g. 'CPUUtilization:Maximum'."""
+        return f"{self.metric}:{self.stat}"
+
+
+def _specs(namespace: str, metric: str, *stats: str) -> tuple[MetricSpec, ...]:
+    return tuple(MetricSpec(namespace, metric, stat) for stat in stats)
+
+
+CPU_MEMORY_DISK = (
+    _specs(INSTANCE_NAMESPACE, "CPUUtilization", AVERAGE, MAXIMUM)
+    + _specs(INSTANCE_NAMESPACE, "MemoryUtilization", AVERAGE, MAXIMUM)
+    + _specs(INSTANCE_NAMESPACE, "DiskUtilization", AVERAGE, MAXIMUM)
+)
+GPU = _specs(INSTANCE_NAMESPACE, "GPUUtilization", AVERAGE, MAXIMUM) + _specs(
+    INSTANCE_NAMESPACE, "GPUMemoryUtilization", AVERAGE, MAXIMUM
+)
+TRAFFIC = (
+    _specs(INVOCATION_NAMESPACE, "Invocations", SUM)
+    + _specs(INVOCATION_NAMESPACE, "ModelLatency", AVERAGE, MAXIMUM)
+    + _specs(INVOCATION_NAMESPACE, "OverheadLatency", AVERAGE, MAXIMUM)
+)
+# Async endpoints may publish no Invocations; the processed-request count is then TotalProcessingTime's.
+ASYNC_TRAFFIC = _specs(INVOCATION_NAMESPACE, "Invocations", SUM) + _specs(
+    INVOCATION_NAMESPACE, "TotalProcessingTime", SAMPLE_COUNT, AVERAGE
+) + _specs(INVOCATION_NAMESPACE, "ModelLatency", AVERAGE, MAXIMUM)
+# Queue metrics carry the EndpointName dimension only.
+ASYNC_QUEUE = (
+    _specs(INVOCATION_NAMESPACE, "ApproximateBacklogSizePerInstance", AVERAGE, MAXIMUM)
+    + _specs(INVOCATION_NAMESPACE, "ApproximateAgeOfOldestRequest", AVERAGE, MAXIMUM)
+    + _specs(INVOCATION_NAMESPACE, "HasBacklogWithoutCapacity", MAXIMUM)
+)
+SERVERLESS = _specs(INSTANCE_NAMESPACE, "MemoryUtilization", AVERAGE, MAXIMUM) + TRAFFIC
+
+
+@dataclass(frozen=True)
+class SeriesQuery:
+    """One GetMetricData query. variant None: an endpoint-level series (async queue metrics)."""
+
+    endpoint: str
+    variant: str | None
+    spec: MetricSpec
+
+    @property
+    def dimensions(self) -> list[dict[str, str]]:
+        # Order matters to some implementations: EndpointName first, as SageMaker publishes it.
+        dims = [{"Name": "EndpointName", "Value": self.endpoint}]
+        if self.variant is not None:
+            dims.append({"Name": "VariantName", "Value": self.variant})
+        return dims
+
+
+def align_window(now: datetime, lookback_days: int, period_seconds: int) -> Window:
+    """End at the last whole period before `now`; round the period up to what retention keeps."""
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
+    oldest_age = timedelta(days=lookback_days)
+    if oldest_age > timedelta(days=63):
+        step = 3600
+    elif oldest_age > timedelta(days=15):
+        step = 300
+    else:
+        step = 60
+    period = math.ceil(period_seconds / step) * step
+    epoch = int(now.timestamp())
+    end = datetime.fromtimestamp(epoch - epoch % period, tz=timezone.utc)
+    periods = math.ceil(lookback_days * 86400 / period)
+    return Window(start=end - timedelta(seconds=periods * period), end=end, period_seconds=period)
+
+
+def variant_specs(endpoint: Endpoint, variant: Variant, catalog: Catalog) -> tuple[MetricSpec, ...]:
+    if endpoint.kind is EndpointKind.SERVERLESS:
+        return SERVERLESS
+    shape = catalog.shape(variant.instance_type) if variant.instance_type else None
+    # GPU series only where there is a GPU: GetMetricData is billed per metric requested.
+    gpu = GPU if shape is None or shape.has_accelerator else ()
+    traffic = ASYNC_TRAFFIC if endpoint.kind is EndpointKind.ASYNC else TRAFFIC
+    return CPU_MEMORY_DISK + gpu + traffic
+
+
+def plan_queries(endpoints: list[Endpoint] | tuple[Endpoint, ...], catalog: Catalog) -> list[SeriesQuery]:
+    """Every series the analysis needs, for the endpoints that can be judged."""
+    queries: list[SeriesQuery] = []
+    for endpoint in endpoints:
+        if endpoint.not_judged_reason:
+            continue
+        for variant in endpoint.variants:
+            queries.extend(SeriesQuery(endpoint.name, variant.name, s) for s in variant_specs(endpoint, variant, catalog))
+        if endpoint.kind is EndpointKind.ASYNC:
+            queries.extend(SeriesQuery(endpoint.name, None, s) for s in ASYNC_QUEUE)
+    return queries
+
+
+def batch_queries(queries: list[SeriesQuery], window: Window) -> list[list[SeriesQuery]]:
+    """Split into GetMetricData calls: at most 500 queries and 100,800 datapoints each.
+
+    Every query spans the same window, so equal chunks of the largest size that fits both caps
+    reach the lower bound max(ceil(queries/500), ceil(datapoints/100800)).
+    """
+    per_call = max(1, min(MAX_QUERIES_PER_CALL, MAX_DATAPOINTS_PER_CALL // max(1, window.points_per_series)))
+    return [queries[i : i + per_call] for i in range(0, len(queries), per_call)]
+

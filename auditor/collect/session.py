@@ -1,0 +1,121 @@
+"""boto3 sessions and clients, created on demand (never at import time).
+
+Clients use botocore's adaptive retry mode, which backs off with jitter on throttling and
+rate-limits the client itself. AWS_ENDPOINT_URL (the standard variable) points every client at
+the local emulator in the demo and the tests, so production and tests share every code path.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from typing import Any
+
+import boto3
+import botocore.config
+import botocore.exceptions
+from botocore.client import BaseClient
+
+from auditor.errors import AwsAccessError
+
+_RETRY_CONFIG = botocore.config.Config(
+    retries={"mode": "adaptive", "max_attempts": 10},
+    connect_timeout=10,
+    read_timeout=60,
+    max_pool_connections=32,
+)
+
+
+# Error codes that mean the caller may not make the call (or is not who it claims to be).
+_DENIED_CODES = frozenset({
+    "AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnrecognizedClientException",
+    "InvalidClientTokenId", "ExpiredToken", "ExpiredTokenException",
+})
+
+
+class RegionAccessError(Exception):
+    """A call failed in a way that will fail every further call in the region."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ApiCallCounter:
+    """Counts API requests by service and operation (retries included), for the report and bench/."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.calls: Counter[str] = Counter()
+
+    def on_request(self, event_name: str, **_: Any) -> None:
+        # event_name: before-send.<service>.<Operation>
+        _, service, operation = event_name.split(".", 2)
+        with self._lock:
+            self.calls[f"{service}:{operation}"] += 1
+
+    def as_dict(self) -> dict[str, int]:
+        with self._lock:
+            return dict(sorted(self.calls.items()))
+
+
+class AwsClients:
+    """Makes one client per (service, region) and shares it; boto3 clients are thread-safe."""
+
+    def __init__(self, profile: str | None = None, counter: ApiCallCounter | None = None) -> None:
+        try:
+            self._session = boto3.session.Session(profile_name=profile or None)
+        except botocore.exceptions.ProfileNotFound:
+            raise AwsAccessError(f"AWS profile {profile!r} not found (aws.profile)") from None
+        self.counter = counter or ApiCallCounter()
+        self._clients: dict[tuple[str, str], BaseClient] = {}
+        self._lock = threading.Lock()
+
+    def check_credentials(self) -> None:
+        try:
+            credentials = self._session.get_credentials()
+        except botocore.exceptions.BotoCoreError as exc:
+            raise AwsAccessError(f"cannot load AWS credentials: {exc}") from None
+        if credentials is None:
+            raise AwsAccessError(
+                "no AWS credentials found: set aws.profile, AWS_PROFILE or AWS_ACCESS_KEY_ID"
+            )
+
+    def check_region(self, region: str) -> None:
+        known = set(self._session.get_available_regions("sagemaker"))
+        known |= set(self._session.get_available_regions("sagemaker", "aws-us-gov"))
+        known |= set(self._session.get_available_regions("sagemaker", "aws-cn"))
+        if region not in known:
+            raise AwsAccessError(f"unknown region {region!r} (aws.regions): SageMaker has no such region")
+
+    def client(self, service: str, region: str) -> BaseClient:
+        key = (service, region)
+        with self._lock:
+            if key not in self._clients:
+                client = self._session.client(service, region_name=region, config=_RETRY_CONFIG)
+                client.meta.events.register("before-send.*.*", self.counter.on_request)
+                self._clients[key] = client
+            return self._clients[key]
+
+
+def describe_client_error(exc: Exception, service: str, operation: str, region: str) -> str:
+    """One line that names the problem: which permission, which region."""
+    if isinstance(exc, botocore.exceptions.ClientError):
+        code = exc.response.get("Error", {}).get("Code", "")
+        message = exc.response.get("Error", {}).get("Message", "")
+        if code in _DENIED_CODES:
+            return f"access denied: {service}:{operation} in {region} ({code})"
+        return f"{service}:{operation} in {region} failed: {code}: {message}".rstrip(": ")
+    if isinstance(exc, botocore.exceptions.NoCredentialsError):
+        return "no AWS credentials found: set aws.profile, AWS_PROFILE or AWS_ACCESS_KEY_ID"
+    if isinstance(exc, botocore.exceptions.EndpointConnectionError):
+        return f"cannot reach {service} in {region}: {exc}"
+    return f"{service}:{operation} in {region} failed: {exc}"
+
+
+def is_fatal_for_region(exc: Exception) -> bool:
+    """Errors that will fail every further call in the region: stop the region, report why."""
+    if isinstance(exc, botocore.exceptions.ClientError):
+        code = exc.response.get("Error", {}).get("Code", "")
+        return code in _DENIED_CODES
+    return isinstance(exc, botocore.exceptions.NoCredentialsError | botocore.exceptions.EndpointConnectionError)

@@ -1,0 +1,222 @@
+"""The TOML configuration, validated at start-up with errors that name the key."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from auditor.errors import ConfigError
+
+DEFAULT_CONFIG_PATH = Path("auditor.toml")
+
+# CloudWatch keeps 1-hour data for 455 days; nothing older can be asked for.
+MAX_LOOKBACK_DAYS = 455
+SIZING_STATISTICS = ("avg", "p50", "p90", "p95", "p99", "max")
+
+
+@dataclass(frozen=True)
+class AwsConfig:
+    regions: tuple[str, ...] = ("us-east-1",)
+    profile: str | None = None
+    lookback_days: int = 14
+    period_seconds: int = 3600
+    max_workers: int = 8
+
+
+@dataclass(frozen=True)
+class ThresholdsConfig:
+    """A resource is under-used when its sizing statistic stays below its threshold (percent)."""
+
+    cpu: float = 50.0
+    memory: float = 50.0
+    gpu: float = 50.0
+    gpu_memory: float = 50.0
+    sizing_statistic: str = "p95"
+
+
+@dataclass(frozen=True)
+class RecommendConfig:
+    target_utilization: float = 70.0
+    min_instances: int | None = None  # None: never fewer than min(current, 2)
+    min_days: int = 7
+    peak_statistic: str = "max"
+    allow_architecture_change: bool = False
+    allow_burstable: bool = False
+    min_savings_percent: float = 10.0
+
+
+@dataclass(frozen=True)
+class PricingConfig:
+    # Use this region's list prices where the catalog has none for the endpoint's region.
+    assume_prices_from: str | None = None
+
+
+@dataclass(frozen=True)
+class EmailConfig:
+    sender: str | None = None
+    recipients: tuple[str, ...] = ()
+    transport: str = "smtp"
+    smtp_host: str = "localhost"
+    smtp_port: int = 25
+    smtp_starttls: bool = False
+    smtp_ssl: bool = False
+    smtp_username: str | None = None
+    smtp_password_env: str | None = None
+    ses_region: str | None = None
+    subject_prefix: str = "SageMaker audit"
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    aws: AwsConfig = field(default_factory=AwsConfig)
+    thresholds: ThresholdsConfig = field(default_factory=ThresholdsConfig)
+    recommend: RecommendConfig = field(default_factory=RecommendConfig)
+    pricing: PricingConfig = field(default_factory=PricingConfig)
+    email: EmailConfig = field(default_factory=EmailConfig)
+    source: str = "defaults"
+
+    def with_overrides(
+        self, regions: list[str] | None = None, lookback_days: int | None = None
+    ) -> AuditConfig:
+        aws = self.aws
+        if regions:
+            aws = replace(aws, regions=tuple(regions))
+        if lookback_days is not None:
+            aws = replace(aws, lookback_days=lookback_days)
+        config = replace(self, aws=aws)
+        _validate(config)
+        return config
+
+
+_SECTIONS: dict[str, type] = {
+    "aws": AwsConfig,
+    "thresholds": ThresholdsConfig,
+    "recommend": RecommendConfig,
+    "pricing": PricingConfig,
+    "email": EmailConfig,
+}
+
+
+def load_config(path: Path | None) -> AuditConfig:
+    """Read `path`, else ./auditor.toml if present, else the defaults."""
+    if path is None:
+        if not DEFAULT_CONFIG_PATH.exists():
+            return AuditConfig()
+        path = DEFAULT_CONFIG_PATH
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    return parse_config(raw, source=str(path))
+
+
+def parse_config(raw: dict[str, Any], source: str = "<config>") -> AuditConfig:
+    sections: dict[str, Any] = {}
+    for section_name, value in raw.items():
+        if section_name not in _SECTIONS:
+            raise ConfigError(
+                f"{source}: unknown section [{section_name}] (known: {', '.join(_SECTIONS)})"
+            )
+        if not isinstance(value, dict):
+            raise ConfigError(f"{source}: [{section_name}] must be a table")
+        sections[section_name] = _parse_section(section_name, _SECTIONS[section_name], value, source)
+    config = AuditConfig(**sections, source=source)
+    _validate(config)
+    return config
+
+
+def _parse_section(name: str, cls: type, values: dict[str, Any], source: str) -> Any:
+    known = {f.name: f for f in fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in known:
+            raise ConfigError(
+                f"{source}: unknown key {name}.{key} (known: {', '.join(sorted(known))})"
+            )
+        default = getattr(cls(), key)
+        kwargs[key] = _coerce(f"{name}.{key}", value, default, source)
+    return cls(**kwargs)
+
+
+def _coerce(key: str, value: Any, default: Any, source: str) -> Any:
+    """Check a value against the type of its default; ints are accepted where floats are."""
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{source}: {key} must be true or false, got {value!r}")
+        return value
+    if isinstance(default, tuple):
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ConfigError(f"{source}: {key} must be a list of strings, got {value!r}")
+        return tuple(value)
+    if isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{source}: {key} must be a number, got {value!r}")
+        return float(value)
+    if isinstance(default, int) or key == "recommend.min_instances":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{source}: {key} must be a whole number, got {value!r}")
+        return value
+    if not isinstance(value, str):
+        raise ConfigError(f"{source}: {key} must be a string, got {value!r}")
+    return value
+
+
+def _validate(config: AuditConfig) -> None:
+    src = config.source
+    aws = config.aws
+    if not aws.regions:
+        raise ConfigError(f"{src}: aws.regions must name at least one region")
+    if not 1 <= aws.lookback_days <= MAX_LOOKBACK_DAYS:
+        raise ConfigError(
+            f"{src}: aws.lookback_days must be from 1 to {MAX_LOOKBACK_DAYS} "
+            f"(CloudWatch retention), got {aws.lookback_days}"
+        )
+    if aws.period_seconds < 60 or aws.period_seconds % 60:
+        raise ConfigError(
+            f"{src}: aws.period_seconds must be a positive multiple of 60, got {aws.period_seconds}"
+        )
+    if aws.period_seconds > 86400:
+        raise ConfigError(f"{src}: aws.period_seconds must be at most 86400, got {aws.period_seconds}")
+    if not 1 <= aws.max_workers <= 64:
+        raise ConfigError(f"{src}: aws.max_workers must be from 1 to 64, got {aws.max_workers}")
+    thresholds = config.thresholds
+    for key in ("cpu", "memory", "gpu", "gpu_memory"):
+        value = getattr(thresholds, key)
+        if not 0 < value <= 100:
+            raise ConfigError(f"{src}: thresholds.{key} must be a percent above 0 and at most 100, got {value}")
+    if thresholds.sizing_statistic not in SIZING_STATISTICS:
+        raise ConfigError(
+            f"{src}: thresholds.sizing_statistic must be one of {', '.join(SIZING_STATISTICS)}, "
+            f"got {thresholds.sizing_statistic!r}"
+        )
+    rec = config.recommend
+    if not 1 <= rec.target_utilization <= 100:
+        raise ConfigError(
+            f"{src}: recommend.target_utilization must be a percent from 1 to 100, got {rec.target_utilization}"
+        )
+    if rec.min_instances is not None and rec.min_instances < 1:
+        raise ConfigError(f"{src}: recommend.min_instances must be at least 1, got {rec.min_instances}")
+    if not 1 <= rec.min_days <= aws.lookback_days:
+        raise ConfigError(
+            f"{src}: recommend.min_days must be from 1 to aws.lookback_days ({aws.lookback_days}), "
+            f"got {rec.min_days}"
+        )
+    if rec.peak_statistic not in SIZING_STATISTICS:
+        raise ConfigError(
+            f"{src}: recommend.peak_statistic must be one of {', '.join(SIZING_STATISTICS)}, "
+            f"got {rec.peak_statistic!r}"
+        )
+    if not 0 <= rec.min_savings_percent < 100:
+        raise ConfigError(
+            f"{src}: recommend.min_savings_percent must be from 0 to below 100, got {rec.min_savings_percent}"
+        )
+    if config.email.transport not in ("smtp", "ses"):
+        raise ConfigError(f"{src}: email.transport must be \"smtp\" or \"ses\", got {config.email.transport!r}")

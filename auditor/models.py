@@ -1,0 +1,190 @@
+"""Typed models shared by the pipeline stages.
+
+Each stage reads the models of the stage before it and builds its own; nothing here talks to AWS.
+All are frozen: a stage never edits what an earlier stage produced.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+class EndpointKind(str, enum.Enum):
+    REAL_TIME = "real-time"
+    ASYNC = "async"
+    SERVERLESS = "serverless"
+
+
+class Severity(str, enum.Enum):
+    INFO = "info"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+    @property
+    def rank(self) -> int:
+        return ["info", "low", "medium", "high"].index(self.value)
+
+
+class Resource(str, enum.Enum):
+    """The utilisation dimensions the auditor judges, each 0-100% after normalisation."""
+
+    CPU = "cpu"
+    MEMORY = "memory"
+    DISK = "disk"
+    GPU = "gpu"
+    GPU_MEMORY = "gpu_memory"
+
+
+@dataclass(frozen=True)
+class Window:
+    """The metric window, aligned to CloudWatch's period and retention rules."""
+
+    start: datetime
+    end: datetime
+    period_seconds: int
+
+    @property
+    def points_per_series(self) -> int:
+        return int((self.end - self.start).total_seconds()) // self.period_seconds
+
+    @property
+    def days(self) -> float:
+        return (self.end - self.start).total_seconds() / 86400
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    instance_type: str | None  # None: serverless, or unknown because the endpoint config is gone
+    instance_count: int
+    serverless_memory_mb: int | None = None
+    serverless_max_concurrency: int | None = None
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    account_id: str
+    region: str
+    name: str
+    arn: str
+    status: str
+    kind: EndpointKind
+    created_at: datetime
+    config_name: str
+    tags: dict[str, str]
+    variants: tuple[Variant, ...]
+    # Why the endpoint cannot be judged at all (config deleted, not InService); None when it can.
+    not_judged_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class AuditError:
+    """A failure that did not stop the run; reported so that silence never hides it."""
+
+    region: str
+    endpoint: str | None
+    stage: str  # discover | collect | analyse | recommend | report
+    message: str
+
+
+@dataclass(frozen=True)
+class ResourceUtilization:
+    """Percent, 0-100. avg: mean of the per-period averages; p95 and max: of the per-period maxima."""
+
+    avg: float
+    p95: float
+    max: float
+
+
+@dataclass(frozen=True)
+class VariantUtilization:
+    by_resource: dict[Resource, ResourceUtilization]
+    instance_metric_days: float  # days of instance metrics actually present
+    invocations: float | None  # sum over the window; None when no datapoint at all
+    sizing: dict[Resource, float] = field(default_factory=dict)  # the sizing statistic per resource
+    peak: dict[Resource, float] = field(default_factory=dict)  # the peak statistic per resource
+
+    def get(self, resource: Resource) -> ResourceUtilization | None:
+        return self.by_resource.get(resource)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    action: str  # "resize" | "delete"
+    instance_type: str | None
+    instance_count: int
+    current_monthly_usd: float
+    recommended_monthly_usd: float
+
+    @property
+    def monthly_savings_usd(self) -> float:
+        return round(self.current_monthly_usd - self.recommended_monthly_usd, 2)
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: Severity
+    account_id: str
+    region: str
+    endpoint: str
+    variant: str | None
+    message: str
+    evidence: dict[str, Any]
+    recommendation: Recommendation | None = None
+
+    @property
+    def monthly_savings_usd(self) -> float:
+        return self.recommendation.monthly_savings_usd if self.recommendation else 0.0
+
+
+@dataclass(frozen=True)
+class VariantReport:
+    variant: Variant
+    monthly_cost_usd: float | None
+    utilization: VariantUtilization | None
+
+
+@dataclass(frozen=True)
+class EndpointReport:
+    endpoint: Endpoint
+    variants: tuple[VariantReport, ...]
+
+
+@dataclass(frozen=True)
+class CatalogInfo:
+    source: str
+    as_of: str
+    priced_regions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    generated_at: datetime
+    window: Window
+    endpoints: tuple[EndpointReport, ...]
+    findings: tuple[Finding, ...]
+    errors: tuple[AuditError, ...]
+    catalog: CatalogInfo
+    api_calls: dict[str, int] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)  # thresholds and targets the verdicts used
+
+    @property
+    def monthly_cost_usd(self) -> float:
+        return round(
+            sum(v.monthly_cost_usd or 0.0 for e in self.endpoints for v in e.variants), 2
+        )
+
+    @property
+    def monthly_savings_usd(self) -> float:
+        return round(sum(f.monthly_savings_usd for f in self.findings), 2)
+
+    def findings_by_severity(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in reversed(Severity)}
+        for finding in self.findings:
+            counts[finding.severity.value] += 1
+        return counts

@@ -1,0 +1,207 @@
+"""discover -> collect -> analyse -> recommend, region by region, into one AuditReport.
+
+A failure that stops a region (access denied, unreachable) is recorded as a fatal error and the
+other regions carry on; what was collected before it stays in the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+
+from auditor.analyse.normalise import normalise_utilisation, summarise_utilisation
+from auditor.analyse.rules import EndpointAssessment, VariantAssessment, evaluate_endpoint
+from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
+from auditor.collect.plan import align_window, plan_queries
+from auditor.collect.session import AwsClients, RegionAccessError
+from auditor.config import AuditConfig
+from auditor.discover.endpoints import discover_endpoints, endpoint_age_days
+from auditor.models import (
+    AuditError,
+    AuditReport,
+    CatalogInfo,
+    Endpoint,
+    EndpointReport,
+    Finding,
+    VariantReport,
+    Window,
+)
+from auditor.recommend.advice import attach_recommendations
+from auditor.recommend.catalog import Catalog, load_catalog
+
+
+class Progress:
+    """Told how collection goes; the CLI draws a bar from it. The base class ignores it all."""
+
+    def region_started(self, region: str, queries: int) -> None: ...
+
+    def advanced(self, queries: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class AuditOutcome:
+    report: AuditReport
+    fatal_errors: tuple[AuditError, ...]
+
+
+def run_audit(
+    config: AuditConfig,
+    clients: AwsClients,
+    now: datetime | None = None,
+    progress: Progress | None = None,
+) -> AuditOutcome:
+    now = now or datetime.now(timezone.utc)
+    progress = progress or Progress()
+    clients.check_credentials()
+    for region in config.aws.regions:
+        clients.check_region(region)
+    catalog = load_catalog(config.pricing.assume_prices_from)
+    window = align_window(now, config.aws.lookback_days, config.aws.period_seconds)
+
+    endpoint_reports: list[EndpointReport] = []
+    findings: list[Finding] = []
+    errors: list[AuditError] = []
+    fatal: list[AuditError] = []
+    for region in config.aws.regions:
+        region_result = audit_region(region, config, clients, catalog, window, now, progress)
+        endpoint_reports.extend(region_result.endpoints)
+        findings.extend(region_result.findings)
+        errors.extend(region_result.errors)
+        fatal.extend(region_result.fatal)
+
+    findings.sort(key=lambda f: (-f.monthly_savings_usd, -f.severity.rank, f.region, f.endpoint, f.variant or ""))
+    report = AuditReport(
+        generated_at=now,
+        window=window,
+        endpoints=tuple(endpoint_reports),
+        findings=tuple(findings),
+        errors=tuple(errors),
+        catalog=CatalogInfo(source=catalog.source, as_of=catalog.as_of, priced_regions=catalog.priced_regions),
+        api_calls=clients.counter.as_dict(),
+        settings=report_settings(config),
+    )
+    return AuditOutcome(report=report, fatal_errors=tuple(fatal))
+
+
+def report_settings(config: AuditConfig) -> dict:
+    t, r = config.thresholds, config.recommend
+    return {
+        "regions": list(config.aws.regions),
+        "lookback_days": config.aws.lookback_days,
+        "thresholds": {"cpu": t.cpu, "memory": t.memory, "gpu": t.gpu, "gpu_memory": t.gpu_memory},
+        "sizing_statistic": t.sizing_statistic,
+        "peak_statistic": r.peak_statistic,
+        "target_utilization": r.target_utilization,
+        "min_days": r.min_days,
+    }
+
+
+@dataclass
+class RegionResult:
+    endpoints: list[EndpointReport]
+    findings: list[Finding]
+    errors: list[AuditError]
+    fatal: list[AuditError]
+
+
+def audit_region(
+    region: str,
+    config: AuditConfig,
+    clients: AwsClients,
+    catalog: Catalog,
+    window: Window,
+    now: datetime,
+    progress: Progress,
+) -> RegionResult:
+    result = RegionResult([], [], [], [])
+    try:
+        discovery = discover_endpoints(clients.client("sagemaker", region), region, config.aws.max_workers)
+    except RegionAccessError as exc:
+        error = AuditError(region, None, "discover", exc.message)
+        result.errors.append(error)
+        result.fatal.append(error)
+        return result
+    result.errors.extend(discovery.errors)
+    endpoints = [_check_catalog(e, catalog, result.errors) for e in discovery.endpoints]
+    if any(not _region_priced(e, catalog) for e in endpoints):
+        result.errors.append(AuditError(
+            region, None, "recommend",
+            f"the catalog has no list prices for {region} (as of {catalog.as_of}): costs and savings "
+            f"omitted; set pricing.assume_prices_from to price it like another region",
+        ))
+
+    queries = plan_queries(endpoints, catalog)
+    progress.region_started(region, len(queries))
+    try:
+        metrics = collect_metrics(clients.client("cloudwatch", region), region, queries, window, progress.advanced)
+    except RegionAccessError as exc:
+        error = AuditError(region, None, "collect", exc.message)
+        result.errors.append(error)
+        result.fatal.append(error)
+        # Keep what discovery found, marked as not judged rather than judged on no data.
+        endpoints = [
+            e if e.not_judged_reason else replace(e, not_judged_reason=f"metrics not collected: {exc.message}")
+            for e in endpoints
+        ]
+        metrics = CollectedMetrics()
+    result.errors.extend(metrics.errors)
+
+    assessments = {e.name: assess_endpoint(e, metrics, catalog, config, window, now) for e in endpoints}
+    region_findings: list[Finding] = []
+    for assessment in assessments.values():
+        region_findings.extend(evaluate_endpoint(assessment, config))
+    result.findings = attach_recommendations(region_findings, assessments, catalog, config)
+    result.endpoints = [
+        EndpointReport(
+            endpoint=a.endpoint,
+            variants=tuple(VariantReport(va.variant, va.monthly_cost_usd, va.utilization) for va in a.variants),
+        )
+        for a in assessments.values()
+    ]
+    return result
+
+
+def assess_endpoint(
+    endpoint: Endpoint,
+    metrics: CollectedMetrics,
+    catalog: Catalog,
+    config: AuditConfig,
+    window: Window,
+    now: datetime,
+) -> EndpointAssessment:
+    variants = []
+    for variant in endpoint.variants:
+        shape = catalog.shape(variant.instance_type) if variant.instance_type else None
+        cost = catalog.monthly_cost(variant.instance_type, variant.instance_count, endpoint.region) if shape else None
+        utilization = None
+        if not endpoint.not_judged_reason:
+            raw = metrics.frame(endpoint.name, variant.name)
+            utilization = summarise_utilisation(
+                normalise_utilisation(raw, shape),
+                raw,
+                window.period_seconds,
+                config.thresholds.sizing_statistic,
+                config.recommend.peak_statistic,
+            )
+        variants.append(VariantAssessment(variant, shape, utilization, cost))
+    return EndpointAssessment(endpoint, tuple(variants), endpoint_age_days(endpoint, now))
+
+
+def _check_catalog(endpoint: Endpoint, catalog: Catalog, errors: list[AuditError]) -> Endpoint:
+    """An instance type the catalog does not know cannot be normalised: do not judge it."""
+    if endpoint.not_judged_reason:
+        return endpoint
+    unknown = sorted({v.instance_type for v in endpoint.variants if v.instance_type and not catalog.shape(v.instance_type)})
+    if not unknown:
+        return endpoint
+    reason = f"instance type {', '.join(unknown)} not in the catalog: not judged"
+    errors.append(AuditError(endpoint.region, endpoint.name, "analyse", reason))
+    return replace(endpoint, not_judged_reason=reason)
+
+
+def _region_priced(endpoint: Endpoint, catalog: Catalog) -> bool:
+    return all(
+        catalog.hourly_price(v.instance_type, endpoint.region) is not None
+        for v in endpoint.variants
+        if v.instance_type and catalog.shape(v.instance_type)
+    )

@@ -1,0 +1,93 @@
+"""The instance catalog: hardware shape and hosting list price of every ml.* hosting type.
+
+The data file records its source and date; reports quote both, since list prices change.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+HOURS_PER_MONTH = 730
+
+
+@dataclass(frozen=True)
+class InstanceShape:
+    instance_type: str
+    family: str
+    vcpu: int
+    memory_gib: float
+    gpu_count: int
+    accelerator: str | None  # GPU or Inferentia model; None for CPU-only shapes
+    accelerator_memory_gib: float  # total over all accelerators
+    architecture: str  # x86_64 | arm64
+    burstable: bool
+    hosting_price_per_hour: dict[str, float]
+    price_source: str  # "list" | "derived"
+
+    @property
+    def has_accelerator(self) -> bool:
+        return self.gpu_count > 0
+
+
+@dataclass(frozen=True)
+class Catalog:
+    source: str
+    as_of: str
+    shapes: dict[str, InstanceShape]
+    # Use this region's prices where a region has none of its own (config pricing.assume_prices_from).
+    fallback_price_region: str | None = None
+
+    def shape(self, instance_type: str) -> InstanceShape | None:
+        return self.shapes.get(instance_type)
+
+    @property
+    def priced_regions(self) -> tuple[str, ...]:
+        return tuple(sorted({r for s in self.shapes.values() for r in s.hosting_price_per_hour}))
+
+    def hourly_price(self, instance_type: str, region: str) -> float | None:
+        shape = self.shapes.get(instance_type)
+        if shape is None:
+            return None
+        price = shape.hosting_price_per_hour.get(region)
+        if price is None and self.fallback_price_region:
+            price = shape.hosting_price_per_hour.get(self.fallback_price_region)
+        return price
+
+    def monthly_cost(self, instance_type: str, count: int, region: str) -> float | None:
+        price = self.hourly_price(instance_type, region)
+        return None if price is None else round(price * count * HOURS_PER_MONTH, 2)
+
+
+@cache
+def _load_bundled_data() -> dict:
+    text = resources.files("auditor.recommend").joinpath("data/instances.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def load_catalog(fallback_price_region: str | None = None) -> Catalog:
+    data = _load_bundled_data()
+    shapes = {
+        row["instance_type"]: InstanceShape(
+            instance_type=row["instance_type"],
+            family=row["family"],
+            vcpu=int(row["vcpu"]),
+            memory_gib=float(row["memory_gib"]),
+            gpu_count=int(row["gpu_count"]),
+            accelerator=row["accelerator"],
+            accelerator_memory_gib=float(row["accelerator_memory_gib"]),
+            architecture=row["architecture"],
+            burstable=bool(row["burstable"]),
+            hosting_price_per_hour={k: float(v) for k, v in row["hosting_price_per_hour"].items()},
+            price_source=row["price_source"],
+        )
+        for row in data["instances"]
+    }
+    return Catalog(
+        source=data["source"],
+        as_of=data["as_of"],
+        shapes=shapes,
+        fallback_price_region=fallback_price_region,
+    )

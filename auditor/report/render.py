@@ -1,0 +1,165 @@
+"""Renderers, chosen by an enum. All read the JSON document, so every format says the same."""
+
+from __future__ import annotations
+
+import csv
+import enum
+import io
+import json
+from functools import cache
+from typing import Any
+
+import jinja2
+from rich.console import Console
+from rich.table import Table
+
+from auditor.models import AuditReport
+from auditor.report.document import report_to_dict
+
+
+class OutputFormat(str, enum.Enum):
+    TABLE = "table"
+    JSON = "json"
+    HTML = "html"
+    CSV = "csv"
+    MARKDOWN = "markdown"
+    TEXT = "text"
+
+
+@cache
+def template_environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("auditor.templates", "."),
+        # Tag values and endpoint names are user input: escape everything in HTML.
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"), default=False),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["usd"] = usd
+    env.filters["pct"] = pct
+    env.filters["md_cell"] = md_cell
+    return env
+
+
+def usd(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.2f}"
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}%"
+
+
+def md_cell(value: Any) -> str:
+    """A value safe inside a Markdown table cell."""
+    text = "" if value is None else str(value)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+
+
+def render(report: AuditReport, fmt: OutputFormat, color: bool = False) -> str:
+    doc = report_to_dict(report)
+    if fmt is OutputFormat.JSON:
+        return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+    if fmt is OutputFormat.CSV:
+        return render_findings_csv(doc)
+    if fmt is OutputFormat.TABLE:
+        return render_table(doc, color=color)
+    template = {
+        OutputFormat.HTML: "report.html.j2",
+        OutputFormat.MARKDOWN: "report.md.j2",
+        OutputFormat.TEXT: "report.txt.j2",
+    }[fmt]
+    return template_environment().get_template(template).render(doc=doc, **_context(doc))
+
+
+def _context(doc: dict[str, Any]) -> dict[str, Any]:
+    """Figures the templates show beside the document."""
+    not_judged = [e for e in doc["endpoints"] if e["not_judged_reason"]]
+    return {
+        "summary": doc["summary"],
+        "findings": doc["findings"],
+        "actionable": [f for f in doc["findings"] if f["severity"] != "info"],
+        "notes": [f for f in doc["findings"] if f["severity"] == "info"],
+        "not_judged": not_judged,
+        "errors": doc["errors"],
+        "thresholds": doc["settings"].get("thresholds") or {"cpu": 50, "memory": 50, "gpu": 50, "gpu_memory": 50},
+        "owners": {
+            e["name"]: next((e["tags"][k] for k in OWNER_TAGS if e["tags"].get(k)), "") for e in doc["endpoints"]
+        },
+    }
+
+
+# Tags read, in order, as the owner of an endpoint.
+OWNER_TAGS = ("owner", "Owner", "team", "Team")
+
+
+CSV_COLUMNS = (
+    "severity", "rule", "account_id", "region", "endpoint", "variant", "action",
+    "current_instance_type", "current_instance_count", "instance_type", "instance_count",
+    "current_monthly_usd", "recommended_monthly_usd", "monthly_savings_usd", "message",
+)
+
+
+def render_findings_csv(doc: dict[str, Any]) -> str:
+    """One row per finding, with the current and the advised shape side by side."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    current = {
+        (e["region"], e["name"], v["name"]): v for e in doc["endpoints"] for v in e["variants"]
+    }
+    for f in doc["findings"]:
+        rec = f["recommendation"] or {}
+        variant = current.get((f["region"], f["endpoint"], f["variant"]), {})
+        writer.writerow({
+            "severity": f["severity"], "rule": f["rule"], "account_id": f["account_id"],
+            "region": f["region"], "endpoint": f["endpoint"], "variant": f["variant"] or "",
+            "action": rec.get("action", ""),
+            "current_instance_type": variant.get("instance_type") or "",
+            "current_instance_count": variant.get("instance_count", ""),
+            "instance_type": rec.get("instance_type") or "",
+            "instance_count": rec.get("instance_count", ""),
+            "current_monthly_usd": rec.get("current_monthly_usd", ""),
+            "recommended_monthly_usd": rec.get("recommended_monthly_usd", ""),
+            "monthly_savings_usd": rec.get("monthly_savings_usd", ""),
+            "message": f["message"],
+        })
+    return out.getvalue()
+
+
+def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> str:
+    console = Console(file=io.StringIO(), width=width, force_terminal=color, color_system="standard" if color else None)
+    summary = doc["summary"]
+    window = doc["window"]
+    console.print(
+        f"SageMaker audit {window['start'][:10]} to {window['end'][:10]}: {summary['endpoints']} endpoints, "
+        f"{usd(summary['monthly_cost_usd'])}/month, {summary['findings']} findings, "
+        f"{usd(summary['monthly_savings_usd'])}/month to save",
+        highlight=False,
+    )
+    if doc["findings"]:
+        table = Table(show_lines=False, header_style="bold")
+        for column in ("Severity", "Rule", "Region", "Endpoint / variant", "Advice", "Saving/month", "Why"):
+            table.add_column(column, overflow="fold")
+        for f in doc["findings"]:
+            rec = f["recommendation"]
+            if rec is None:
+                advice = "-"
+            elif rec["action"] == "delete":
+                advice = "delete"
+            else:
+                advice = f"{rec['instance_count']} x {rec['instance_type']}"
+            table.add_row(
+                f["severity"], f["rule"], f["region"],
+                f["endpoint"] + (f" / {f['variant']}" if f["variant"] else ""),
+                advice, usd(rec["monthly_savings_usd"]) if rec else "-", f["message"],
+            )
+        console.print(table)
+    else:
+        console.print("No findings.")
+    for e in doc["errors"]:
+        where = f"{e['region']}" + (f" {e['endpoint']}" if e["endpoint"] else "")
+        console.print(f"error [{e['stage']}] {where}: {e['message']}", highlight=False, markup=False)
+    console.print(f"Prices: list prices as of {doc['prices']['as_of']}.", highlight=False)
+    return console.file.getvalue()  # type: ignore[attr-defined]
