@@ -103,8 +103,8 @@ def describe_client_error(exc: Exception, service: str, operation: str, region: 
     if isinstance(exc, botocore.exceptions.ClientError):
         code = exc.response.get("Error", {}).get("Code", "")
         message = exc.response.get("Error", {}).get("Message", "")
-        if code in _DENIED_CODES:
-            return f"access denied: {service}:{operation} in {region} ({code})"
+        if _is_denied(exc):
+            return f"access denied: {service}:{operation} in {region} ({code or 'HTTP 403'})"
         return f"{service}:{operation} in {region} failed: {code}: {message}".rstrip(": ")
     if isinstance(exc, botocore.exceptions.NoCredentialsError):
         return "no AWS credentials found: set aws.profile, AWS_PROFILE or AWS_ACCESS_KEY_ID"
@@ -113,9 +113,15 @@ def describe_client_error(exc: Exception, service: str, operation: str, region: 
     return f"{service}:{operation} in {region} failed: {exc}"
 
 
+def _is_denied(exc: botocore.exceptions.ClientError) -> bool:
+    # A 403 whose body botocore could not parse (a proxy, or an XML answer to a JSON API) is a refusal too.
+    code = exc.response.get("Error", {}).get("Code", "")
+    status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return code in _DENIED_CODES or status == 403
+
+
 def is_fatal_for_region(exc: Exception) -> bool:
     """Errors that will fail every further call in the region: stop the region, report why."""
     if isinstance(exc, botocore.exceptions.ClientError):
-        code = exc.response.get("Error", {}).get("Code", "")
-        return code in _DENIED_CODES
+        return _is_denied(exc)
     return isinstance(exc, botocore.exceptions.NoCredentialsError | botocore.exceptions.EndpointConnectionError)

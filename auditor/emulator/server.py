@@ -46,14 +46,15 @@ class _SeriesIndex:
     because moto's store is append-only."""
 
     def __init__(self) -> None:
+        self.source: list[Any] | None = None
         self.seen = 0
         self.series: dict[tuple, tuple[list[datetime], list[Any]]] = {}
         self.lock = threading.Lock()
 
     def refresh(self, data: list[Any]) -> None:
         with self.lock:
-            if len(data) < self.seen:  # the store was reset
-                self.seen, self.series = 0, {}
+            if data is not self.source or len(data) < self.seen:  # a new or reset store
+                self.source, self.seen, self.series = data, 0, {}
             touched = set()
             for datum in data[self.seen :]:
                 key = (datum.namespace, datum.name, frozenset((d.name, d.value) for d in datum.dimensions))
@@ -241,6 +242,15 @@ class Emulator:
         import urllib.request
 
         urllib.request.urlopen(urllib.request.Request(f"{self.url}/moto-api/reset", method="POST")).read()
+
+    @staticmethod
+    @contextlib.contextmanager
+    def iam_enforced() -> Iterator[None]:
+        """Check every request against the emulator's IAM users and policies, as AWS does."""
+        from moto.core.authorization import enable_iam_authentication
+
+        with enable_iam_authentication():
+            yield
 
     @staticmethod
     def backend(service: str, region: str, account_id: str = ACCOUNT_ID) -> Any:

@@ -1,0 +1,37 @@
+"""Shared fixtures: one local AWS emulator (a moto server over HTTP) for the whole session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timezone
+
+import pytest
+
+from auditor.emulator.server import Emulator
+
+
+@pytest.fixture(scope="session")
+def emulator() -> Iterator[Emulator]:
+    with Emulator() as emu:
+        yield emu
+
+
+def point_boto3_at(emulator: Emulator, mp: pytest.MonkeyPatch, tmp_home: str) -> None:
+    for key, value in emulator.env().items():
+        mp.setenv(key, value)
+    mp.delenv("AWS_PROFILE", raising=False)
+    # No user config or credentials files may leak into the tests.
+    mp.setenv("AWS_CONFIG_FILE", f"{tmp_home}/aws-config")
+    mp.setenv("AWS_SHARED_CREDENTIALS_FILE", f"{tmp_home}/aws-credentials")
+
+
+@pytest.fixture
+def aws(emulator: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path) -> Emulator:
+    """An emptied emulator that boto3 reaches through AWS_ENDPOINT_URL."""
+    emulator.reset()
+    point_boto3_at(emulator, monkeypatch, str(tmp_path))
+    return emulator
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)

@@ -1,0 +1,44 @@
+"""Small builders for the unit tests of the pure stages."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pandas as pd
+
+from auditor.models import Endpoint, EndpointKind, Resource, ResourceUtilization, Variant, VariantUtilization
+
+NOW = datetime(2026, 11, 30, 6, 0, tzinfo=timezone.utc)
+
+
+def hourly_frame(days: float = 14, **columns: float | list[float]) -> pd.DataFrame:
+    """A raw frame like the collector's: columns 'Metric:Stat', one row per hour."""
+    hours = int(days * 24)
+    index = pd.date_range(end=NOW - timedelta(hours=1), periods=hours, freq="h", tz="UTC")
+    data = {}
+    for name, value in columns.items():
+        metric, stat = name.split("__")
+        values = np.full(hours, value, dtype=float) if np.isscalar(value) else np.resize(np.array(value, float), hours)
+        data[f"{metric}:{stat}"] = values
+    return pd.DataFrame(data, index=index)
+
+
+def endpoint(name: str = "ep", variants: tuple[Variant, ...] | None = None, kind: EndpointKind = EndpointKind.REAL_TIME,
+             age_days: float = 60, status: str = "InService", not_judged_reason: str | None = None) -> Endpoint:
+    return Endpoint(
+        account_id="123456789012", region="us-east-1", name=name,
+        arn=f"arn:aws:sagemaker:us-east-1:123456789012:endpoint/{name}",
+        status=status, kind=kind, created_at=NOW - timedelta(days=age_days), config_name=f"{name}-config",
+        tags={}, variants=variants or (Variant("AllTraffic", "ml.m5.xlarge", 1),),
+        not_judged_reason=not_judged_reason,
+    )
+
+
+def utilization(peak: dict[Resource, float], sizing: dict[Resource, float] | None = None, days: float = 14,
+                invocations: float | None = 1000.0) -> VariantUtilization:
+    sizing = sizing if sizing is not None else peak
+    return VariantUtilization(
+        by_resource={r: ResourceUtilization(avg=v / 2, p95=sizing.get(r, v), max=v) for r, v in peak.items()},
+        instance_metric_days=days, invocations=invocations, sizing=dict(sizing), peak=dict(peak),
+    )

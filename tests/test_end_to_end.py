@@ -1,0 +1,158 @@
+"""The whole audit through the CLI against the seeded demo fleet in the local emulator."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from email import message_from_bytes, policy
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from auditor.cli import app
+from auditor.emulator.fleet import demo_fleet, seed_fleet
+
+from conftest import point_boto3_at, utc_now
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def demo_env(emulator, tmp_path_factory) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as mp:
+        emulator.reset()
+        point_boto3_at(emulator, mp, str(home))
+        mp.chdir(home)
+        seed_fleet(emulator, demo_fleet(), now=utc_now())
+        yield home
+
+
+@pytest.fixture(scope="module")
+def report(demo_env: Path) -> dict:
+    out = demo_env / "report.json"
+    result = runner.invoke(app, ["run", "--format", "json", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    return json.loads(out.read_text())
+
+
+def findings_of(report: dict, endpoint: str) -> list[dict]:
+    return [f for f in report["findings"] if f["endpoint"] == endpoint]
+
+
+def test_json_document_shape(report: dict) -> None:
+    assert report["schema_version"] == 1
+    assert set(report) >= {"generated_at", "window", "endpoints", "findings", "summary", "errors"}
+    assert report["window"]["period_seconds"] == 3600
+    assert report["summary"]["endpoints"] == len(report["endpoints"]) == len(demo_fleet())
+    variant = report["endpoints"][0]["variants"][0]
+    assert set(variant["utilization"]) == {"cpu", "memory", "disk", "gpu", "gpu_memory"}
+    for finding in report["findings"]:
+        assert set(finding) >= {"rule", "severity", "account_id", "region", "endpoint", "variant", "message",
+                                "evidence", "recommendation"}
+    saving = sum(f["recommendation"]["monthly_savings_usd"] for f in report["findings"] if f["recommendation"])
+    assert report["summary"]["monthly_savings_usd"] == pytest.approx(saving, abs=0.01)
+
+
+@pytest.mark.parametrize("busy", ["fraud-scoring", "nlp-summarizer", "vision-detector", "doc-ocr-async", "faq-bot"])
+def test_busy_endpoints_are_not_flagged(report: dict, busy: str) -> None:
+    assert findings_of(report, busy) == []
+
+
+def test_normalisation_trap_raw_cpu_over_100_is_still_underused(report: dict) -> None:
+    (finding,) = findings_of(report, "pricing-api")
+    assert finding["rule"] == "underutilized"
+    endpoint = next(e for e in report["endpoints"] if e["name"] == "pricing-api")
+    assert endpoint["variants"][0]["utilization"]["cpu"]["max"] < 35  # 8 vCPUs: raw ~190% is ~24%
+
+
+def test_gpu_summed_over_four_gpus_is_busy(report: dict) -> None:
+    endpoint = next(e for e in report["endpoints"] if e["name"] == "vision-detector")
+    assert 60 < endpoint["variants"][0]["utilization"]["gpu"]["avg"] <= 100
+
+
+def test_memory_optimised_instance_moves_across_families(report: dict) -> None:
+    (finding,) = findings_of(report, "recsys-ranker")
+    rec = finding["recommendation"]
+    assert finding["rule"] == "underutilized" and "memory" in finding["message"]
+    assert rec["action"] == "resize" and not rec["instance_type"].startswith("ml.r5")
+    assert rec["monthly_savings_usd"] > 0
+    assert rec["current_monthly_usd"] == pytest.approx(0.605 * 730)
+
+
+def test_gpu_model_stays_on_gpu(report: dict) -> None:
+    (finding,) = findings_of(report, "image-tagger")
+    assert finding["recommendation"]["instance_type"].startswith("ml.g4dn.")
+
+
+def test_idle_endpoint(report: dict) -> None:
+    (finding,) = findings_of(report, "churn-model-legacy")
+    assert finding["rule"] == "idle" and finding["severity"] == "high"
+    assert finding["recommendation"] == {
+        "action": "delete", "instance_type": None, "instance_count": 0,
+        "current_monthly_usd": round(0.461 * 730, 2), "recommended_monthly_usd": 0.0,
+        "monthly_savings_usd": round(0.461 * 730, 2),
+    }
+
+
+def test_multi_variant_flags_only_the_underused_variant(report: dict) -> None:
+    assert [(f["rule"], f["variant"]) for f in findings_of(report, "ab-ranker")] == [("underutilized", "challenger")]
+
+
+def test_insufficient_data_gets_no_verdict(report: dict) -> None:
+    for name in ("new-model-canary", "sentiment-v2"):
+        assert [(f["rule"], f["recommendation"]) for f in findings_of(report, name)] == [("insufficient-data", None)]
+
+
+def test_deleted_config_and_failed_endpoint_are_listed_with_why(report: dict) -> None:
+    names = {e["name"]: e for e in report["endpoints"]}
+    assert "deleted" in names["orphaned-endpoint"]["not_judged_reason"]
+    assert any(e["endpoint"] == "orphaned-endpoint" and e["stage"] == "discover" for e in report["errors"])
+    assert [f["rule"] for f in findings_of(report, "broken-deploy")] == ["not-in-service"]
+
+
+def test_findings_sorted_by_saving(report: dict) -> None:
+    savings = [f["recommendation"]["monthly_savings_usd"] if f["recommendation"] else 0 for f in report["findings"]]
+    assert savings == sorted(savings, reverse=True)
+
+
+def test_api_calls_stay_within_budget(demo_env: Path) -> None:
+    from auditor.cli import execute_audit
+    from auditor.config import AuditConfig
+
+    outcome = execute_audit(AuditConfig())
+    calls = outcome.report.api_calls
+    endpoints = len(outcome.report.endpoints)
+    assert sum(calls.values()) <= 4 * endpoints
+    print(calls)
+    assert calls["cloudwatch:GetMetricData"] == 1  # every series of 15 endpoints in one call
+
+
+def test_every_format_renders(demo_env: Path) -> None:
+    for fmt in ("table", "html", "csv", "markdown"):
+        result = runner.invoke(app, ["run", "--format", fmt])
+        assert result.exit_code == 0, result.output
+        assert "recsys-ranker" in result.output
+    html = runner.invoke(app, ["run", "--format", "html"]).output
+    # Tag values are user input: markup in a tag is escaped, never executed.
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;" in html or "broken-deploy" in html
+
+
+def test_fail_on_findings_exits_3(demo_env: Path) -> None:
+    result = runner.invoke(app, ["run", "--fail-on-findings", "--format", "csv"])
+    assert result.exit_code == 3
+
+
+def test_demo_command_writes_the_three_files(demo_env: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--output-dir", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    for name in ("report.html", "report.json", "report.eml"):
+        assert (tmp_path / "out" / name).stat().st_size > 1000
+    message = message_from_bytes((tmp_path / "out" / "report.eml").read_bytes(), policy=policy.default)
+    assert message.get_content_type() == "multipart/alternative"
+    assert message["Subject"].startswith("SageMaker audit: ")
+    assert "/month to save" in message["Subject"]
+    assert {part.get_content_type() for part in message.iter_parts()} == {"text/plain", "text/html"}
+    assert "report.html" in result.output
