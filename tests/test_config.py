@@ -69,3 +69,11 @@ def test_command_line_overrides_are_validated() -> None:
     assert config.aws.regions == ("eu-west-1",) and config.aws.lookback_days == 30
     with pytest.raises(ConfigError, match="lookback_days"):
         AuditConfig().with_overrides(lookback_days=0)
+
+
+def test_readme_config_example_is_valid() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    block = readme.split("```toml\n[aws]", 1)[1].split("```", 1)[0]
+    config = parse_config(__import__("tomllib").loads("[aws]" + block), source="README.md")
+    assert config.aws.regions == ("us-east-1",)
+    assert config.recommend.min_instances is None

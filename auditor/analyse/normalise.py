@@ -35,20 +35,22 @@ def normalise_utilisation(raw: pd.DataFrame, shape: InstanceShape | None) -> pd.
     """Columns '<resource>:<Average|Maximum>' in percent, 0-100.
 
     CPU is divided by vCPUs and GPU / GPU memory by the GPU count; memory and disk are already
-    0-100. Values are clipped to 0-100 (a container may briefly report above its share).
+    0-100. Values are clipped to 0-100 (a container may briefly report above its share). Missing
+    periods stay missing (NaN): they are never read as zero.
     """
-    columns: dict[str, pd.Series] = {}
+    sources, names, divisors = [], [], []
     for resource, metric in _RAW_METRIC.items():
-        divisor = divisor_for(resource, shape)
         for stat in STATS:
-            series = raw.get(f"{metric}:{stat}")
-            if series is None:
-                continue
-            series = series.dropna()
-            if series.empty:
-                continue
-            columns[f"{resource.value}:{stat}"] = (series / divisor).clip(0.0, 100.0)
-    return pd.DataFrame(columns)
+            column = f"{metric}:{stat}"
+            if column in raw.columns:
+                sources.append(column)
+                names.append(f"{resource.value}:{stat}")
+                divisors.append(divisor_for(resource, shape))
+    if not sources:
+        return pd.DataFrame(index=raw.index)
+    # One array operation for the whole frame: this runs for every variant of every endpoint.
+    values = np.clip(raw[sources].to_numpy(dtype="float64") / np.array(divisors), 0.0, 100.0)
+    return pd.DataFrame(values, index=raw.index, columns=names)
 
 
 def statistic(values: np.ndarray, name: str) -> float:
@@ -60,15 +62,25 @@ def statistic(values: np.ndarray, name: str) -> float:
     return float(np.percentile(values, float(name[1:])))
 
 
-def _resource_stat(normalised: pd.DataFrame, resource: Resource, name: str) -> float | None:
-    # 'avg' reads the per-period averages; the percentiles and max read the per-period maxima.
-    column = f"{resource.value}:{'Average' if name == 'avg' else 'Maximum'}"
-    if column not in normalised:
-        column = f"{resource.value}:Average" if name != "avg" else f"{resource.value}:Maximum"
-        if column not in normalised:
-            return None
-    values = normalised[column].dropna().to_numpy()
-    return statistic(values, name) if values.size else None
+def _column_values(normalised: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Each column's values without the missing periods."""
+    array = normalised.to_numpy(dtype="float64")
+    out = {}
+    for i, column in enumerate(normalised.columns):
+        values = array[:, i]
+        out[column] = values[~np.isnan(values)]
+    return out
+
+
+def _resource_stat(columns: dict[str, np.ndarray], resource: Resource, name: str) -> float | None:
+    # 'avg' reads the per-period averages; the percentiles and max read the per-period maxima,
+    # falling back to the other statistic where only one was published.
+    preferred, other = ("Average", "Maximum") if name == "avg" else ("Maximum", "Average")
+    for stat in (preferred, other):
+        values = columns.get(f"{resource.value}:{stat}")
+        if values is not None and values.size:
+            return statistic(values, name)
+    return None
 
 
 def summarise_utilisation(
@@ -78,34 +90,35 @@ def summarise_utilisation(
     sizing_statistic: str,
     peak_statistic: str,
 ) -> VariantUtilization:
+    columns = _column_values(normalised)
     by_resource: dict[Resource, ResourceUtilization] = {}
     sizing: dict[Resource, float] = {}
     peak: dict[Resource, float] = {}
     for resource in Resource:
-        avg = _resource_stat(normalised, resource, "avg")
+        avg = _resource_stat(columns, resource, "avg")
         if avg is None:
             continue
         by_resource[resource] = ResourceUtilization(
             avg=round(avg, 2),
-            p95=round(_resource_stat(normalised, resource, "p95") or 0.0, 2),
-            max=round(_resource_stat(normalised, resource, "max") or 0.0, 2),
+            p95=round(_resource_stat(columns, resource, "p95") or 0.0, 2),
+            max=round(_resource_stat(columns, resource, "max") or 0.0, 2),
         )
-        sizing[resource] = _resource_stat(normalised, resource, sizing_statistic) or 0.0
-        peak[resource] = _resource_stat(normalised, resource, peak_statistic) or 0.0
+        sizing[resource] = _resource_stat(columns, resource, sizing_statistic) or 0.0
+        peak[resource] = _resource_stat(columns, resource, peak_statistic) or 0.0
     return VariantUtilization(
         by_resource=by_resource,
-        instance_metric_days=instance_metric_days(normalised, period_seconds),
+        instance_metric_days=instance_metric_days(columns, period_seconds),
         invocations=request_count(raw),
         sizing=sizing,
         peak=peak,
     )
 
 
-def instance_metric_days(normalised: pd.DataFrame, period_seconds: int) -> float:
+def instance_metric_days(columns: dict[str, np.ndarray], period_seconds: int) -> float:
     """Days actually covered by instance metrics (CPU, or memory where there is no CPU: serverless)."""
     for column in ("cpu:Maximum", "cpu:Average", "memory:Maximum", "memory:Average"):
-        if column in normalised:
-            return round(int(normalised[column].notna().sum()) * period_seconds / 86400, 2)
+        if column in columns:
+            return round(columns[column].size * period_seconds / 86400, 2)
     return 0.0
 
 
@@ -116,9 +129,11 @@ def request_count(raw: pd.DataFrame) -> float | None:
     Async endpoints may publish no Invocations: their processed requests are then counted by
     TotalProcessingTime's sample count.
     """
-    totals = [
-        float(raw[column].sum())
-        for column in ("Invocations:Sum", "TotalProcessingTime:SampleCount")
-        if column in raw and raw[column].notna().any()
-    ]
+    totals = []
+    for column in ("Invocations:Sum", "TotalProcessingTime:SampleCount"):
+        if column in raw.columns:
+            values = raw[column].to_numpy(dtype="float64")
+            values = values[~np.isnan(values)]
+            if values.size:
+                totals.append(float(values.sum()))
     return max(totals) if totals else None

@@ -1,0 +1,106 @@
+"""Benchmark: API calls, GetMetricData batching efficiency and analysis CPU per endpoint.
+
+Seeds N synthetic endpoints (default 200) into the local AWS emulator, runs the audit against it
+through AWS_ENDPOINT_URL and prints:
+- API calls by operation, and per endpoint (target: at most 4);
+- GetMetricData calls against the lower bound max(ceil(queries/500), ceil(datapoints/100800))
+  (target efficiency: at least 0.9);
+- CPU milliseconds per endpoint for analysis and recommendation after start-up (target: 5 ms).
+
+    .venv/bin/python bench/bench_audit.py [--endpoints 200] [--lookback-days 14] [--period 3600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from datetime import datetime, timezone
+
+from auditor.analyse.rules import evaluate_endpoint
+from auditor.collect.cloudwatch import collect_metrics
+from auditor.collect.plan import align_window, plan_queries
+from auditor.collect.session import AwsClients
+from auditor.config import AuditConfig, AwsConfig
+from auditor.discover.endpoints import discover_endpoints
+from auditor.emulator.fleet import seed_fleet, synthetic_fleet
+from auditor.emulator.server import Emulator
+from auditor.pipeline import assess_endpoint, run_audit
+from auditor.recommend.advice import attach_recommendations
+from auditor.recommend.catalog import load_catalog
+
+REGION = "us-east-1"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--endpoints", type=int, default=200)
+    parser.add_argument("--lookback-days", type=int, default=14)
+    parser.add_argument("--period", type=int, default=3600)
+    args = parser.parse_args()
+
+    now = datetime.now(timezone.utc)
+    config = AuditConfig(aws=AwsConfig(regions=(REGION,), lookback_days=args.lookback_days,
+                                       period_seconds=args.period))
+    with Emulator() as emulator:
+        started = time.perf_counter()
+        seed_fleet(emulator, synthetic_fleet(args.endpoints), now=now, lookback_days=args.lookback_days)
+        print(f"seeded {args.endpoints} endpoints in {time.perf_counter() - started:.1f} s (not part of the audit)")
+        with emulator.environment():
+            # 1. The whole audit, as `audit run` does it: API calls and wall time.
+            clients = AwsClients()
+            started = time.perf_counter()
+            outcome = run_audit(config, clients, now=now)
+            wall = time.perf_counter() - started
+            calls = outcome.report.api_calls
+
+            # 2. The same stages by hand, to count queries and time analysis on its own.
+            catalog = load_catalog()
+            probe = AwsClients()
+            window = align_window(now, config.aws.lookback_days, config.aws.period_seconds)
+            started = time.perf_counter()
+            endpoints = list(discover_endpoints(probe.client("sagemaker", REGION), REGION).endpoints)
+            discover_seconds = time.perf_counter() - started
+            queries = plan_queries(endpoints, catalog)
+            started = time.perf_counter()
+            metrics = collect_metrics(probe.client("cloudwatch", REGION), REGION, queries, window)
+            collect_seconds = time.perf_counter() - started
+
+    n = len(outcome.report.endpoints)
+    total_calls = sum(calls.values())
+    print(f"\naudit of {n} endpoints: {wall:.2f} s wall, {len(outcome.report.findings)} findings, "
+          f"{outcome.report.monthly_savings_usd:,.2f} USD/month to save")
+    print(f"  discovery {discover_seconds:.2f} s, collection {collect_seconds:.2f} s wall "
+          "(the emulator runs in this process and shares its CPU)")
+    print("\nAPI calls by operation:")
+    for operation, count in sorted(calls.items()):
+        print(f"  {operation:36s} {count:6d}")
+    print(f"  {'total':36s} {total_calls:6d}   = {total_calls / n:.2f} per endpoint (target <= 4)")
+
+    datapoints_requested = len(queries) * window.points_per_series
+    lower_bound = max(math.ceil(len(queries) / 500), math.ceil(datapoints_requested / 100_800))
+    gmd_calls = calls.get("cloudwatch:GetMetricData", 0)
+    print(f"\nGetMetricData: {len(queries)} queries x {window.points_per_series} periods = "
+          f"{datapoints_requested} datapoints requested, {metrics.datapoints} returned")
+    print(f"  calls {gmd_calls}, lower bound {lower_bound}, efficiency {lower_bound / gmd_calls:.2f} (target >= 0.9)")
+
+    # Warm up once (imports, caches), then time analysis and recommendation on CPU.
+    def analyse_all() -> int:
+        count = 0
+        for endpoint in endpoints:
+            assessment = assess_endpoint(endpoint, metrics, catalog, config, window, now)
+            findings = evaluate_endpoint(assessment, config)
+            count += len(attach_recommendations(findings, {endpoint.name: assessment}, catalog, config))
+        return count
+
+    analyse_all()
+    rounds = 3
+    cpu_started = time.process_time()
+    for _ in range(rounds):
+        analyse_all()
+    cpu_ms = (time.process_time() - cpu_started) * 1000 / rounds / len(endpoints)
+    print(f"\nanalysis + recommendation: {cpu_ms:.2f} ms CPU per endpoint (target <= 5)")
+
+
+if __name__ == "__main__":
+    main()
