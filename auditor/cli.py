@@ -36,10 +36,12 @@ class BarProgress(Progress):
     """A progress bar on stderr while collecting, when stderr is a terminal."""
 
     def __init__(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
+        from rich.progress import Progress as RichProgress
 
         self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 transient=True, console=None)
+                                 transient=True, console=Console(stderr=True))
         self._task: int | None = None
 
     def region_started(self, region: str, queries: int) -> None:

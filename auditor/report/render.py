@@ -132,9 +132,11 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> 
     console = Console(file=io.StringIO(), width=width, force_terminal=color, color_system="standard" if color else None)
     summary = doc["summary"]
     window = doc["window"]
+    info = summary["findings_by_severity"].get("info", 0)
     console.print(
         f"SageMaker audit {window['start'][:10]} to {window['end'][:10]}: {summary['endpoints']} endpoints, "
-        f"{usd(summary['monthly_cost_usd'])}/month, {summary['findings']} findings, "
+        f"{usd(summary['monthly_cost_usd'])}/month, {summary['findings'] - info} findings "
+        f"(+{info} not judged), "
         f"{usd(summary['monthly_savings_usd'])}/month to save",
         highlight=False,
     )
