@@ -30,6 +30,9 @@ from auditor.recommend.advice import attach_recommendations
 from auditor.recommend.catalog import Catalog, load_catalog
 
 
+NOT_BILLED_STATUSES = frozenset({"Failed"})
+
+
 class Progress:
     """Told how collection goes; the CLI draws a bar from it. The base class ignores it all."""
 
@@ -172,7 +175,9 @@ def assess_endpoint(
     variants = []
     for variant in endpoint.variants:
         shape = catalog.shape(variant.instance_type) if variant.instance_type else None
-        cost = catalog.monthly_cost(variant.instance_type, variant.instance_count, endpoint.region) if shape else None
+        # A Failed endpoint runs no instances: it costs nothing, whatever its config says.
+        billed = shape is not None and endpoint.status not in NOT_BILLED_STATUSES
+        cost = catalog.monthly_cost(variant.instance_type, variant.instance_count, endpoint.region) if billed else None
         utilization = None
         if not endpoint.not_judged_reason:
             raw = metrics.frame(endpoint.name, variant.name)
