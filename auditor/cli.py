@@ -5,11 +5,14 @@ from __future__ import annotations
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from auditor.collect.session import AwsClients
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 from auditor.config import AuditConfig, load_config
 from auditor.errors import AuditorError
 from auditor.models import AuditReport
@@ -42,7 +45,7 @@ class BarProgress(Progress):
 
         self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  transient=True, console=Console(stderr=True))
-        self._task: int | None = None
+        self._task: TaskID | None = None
 
     def region_started(self, region: str, queries: int) -> None:
         if self._task is None:

@@ -177,7 +177,7 @@ def assess_endpoint(
         shape = catalog.shape(variant.instance_type) if variant.instance_type else None
         # A Failed endpoint runs no instances: it costs nothing, whatever its config says.
         billed = shape is not None and endpoint.status not in NOT_BILLED_STATUSES
-        cost = catalog.monthly_cost(variant.instance_type, variant.instance_count, endpoint.region) if billed else None
+        cost = catalog.monthly_cost(shape.instance_type, variant.instance_count, endpoint.region) if shape and billed else None
         utilization = None
         if not endpoint.not_judged_reason:
             raw = metrics.frame(endpoint.name, variant.name)

@@ -130,7 +130,9 @@ def evaluate_endpoint(assessment: EndpointAssessment, config: AuditConfig) -> li
     if not judged:
         return findings
 
-    if len(judged) == len(assessment.variants) and all(not va.utilization.invocations for va in judged):
+    if len(judged) == len(assessment.variants) and all(
+        va.utilization is not None and not va.utilization.invocations for va in judged
+    ):
         findings.append(check_idle(assessment, config))
         return findings
 

@@ -50,7 +50,7 @@ class ApiCallCounter:
 
     def on_request(self, event_name: str, **_: Any) -> None:
         # event_name: before-send.<service>.<Operation>
-        _, service, operation = event_name.split(".", 2)
+        _event, service, operation = event_name.split(".", 2)
         with self._lock:
             self.calls[f"{service}:{operation}"] += 1
 

@@ -89,7 +89,7 @@ def _indexed_get_metric_data(
     if start_time >= end_time:
         raise ValidationError("The parameter EndTime must be greater than StartTime.")
     if any("MetricStat" not in q for q in queries):
-        return _ORIGINAL_GET_METRIC_DATA(self, queries, start_time, end_time, scan_by)
+        return _ORIGINAL_GET_METRIC_DATA(self, queries, start_time, end_time, scan_by)  # type: ignore[misc]
     index = _index_for(self)
     results = []
     for query in queries:
@@ -176,8 +176,8 @@ def install_cloudwatch_limits() -> None:
     with _PATCH_LOCK:
         if _ORIGINAL_GET_METRIC_DATA is None:
             _ORIGINAL_GET_METRIC_DATA = CloudWatchBackend.get_metric_data
-            CloudWatchBackend.get_metric_data = _indexed_get_metric_data
-            CloudWatchResponse.get_metric_data = _paginated_get_metric_data_response
+            CloudWatchBackend.get_metric_data = _indexed_get_metric_data  # type: ignore[method-assign]
+            CloudWatchResponse.get_metric_data = _paginated_get_metric_data_response  # type: ignore[method-assign]
 
 
 def _free_loopback_port() -> int:
@@ -255,4 +255,4 @@ class Emulator:
     @staticmethod
     def backend(service: str, region: str, account_id: str = ACCOUNT_ID) -> Any:
         """The emulator's in-process state, for what its API cannot set (creation times, status)."""
-        return get_backend(service)[account_id][region]
+        return get_backend(service)[account_id][region]  # type: ignore[call-overload]
