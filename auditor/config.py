@@ -54,6 +54,103 @@ class PricingConfig:
 
 
 @dataclass(frozen=True)
+class SkipConfig:
+    # Endpoint name patterns (fnmatch, e.g. "dev-*") never audited.
+    endpoints: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UnderutilizedRule:
+    enabled: bool = True
+    skip_endpoints: tuple[str, ...] = ()
+    # The per-resource thresholds live in [thresholds]; a tag override sets all four.
+
+
+@dataclass(frozen=True)
+class IdleRule:
+    enabled: bool = True
+    skip_endpoints: tuple[str, ...] = ()
+    max_invocations: float = 0.0  # at most this many invocations in the window is idle
+
+
+@dataclass(frozen=True)
+class RisingQueueRule:
+    enabled: bool = True
+    skip_endpoints: tuple[str, ...] = ()
+    min_rise_percent: float = 50.0  # the fitted line must rise this much over the window
+    p_value: float = 0.01  # Mann-Kendall, one-sided
+    lookback_days: int = 0  # 0: the whole audit window
+    target_backlog_per_instance: float = 0.0  # 0: the level at the start of the window
+
+
+@dataclass(frozen=True)
+class RisingLatencyRule:
+    enabled: bool = True
+    skip_endpoints: tuple[str, ...] = ()
+    min_rise_percent: float = 50.0
+    p_value: float = 0.01
+    lookback_days: int = 0
+
+
+@dataclass(frozen=True)
+class CountRule:
+    enabled: bool = True
+    skip_endpoints: tuple[str, ...] = ()
+    target_utilization: float = 0.0  # 0: recommend.target_utilization
+
+
+@dataclass(frozen=True)
+class AutoscalingRule:
+    enabled: bool = True
+    skip_endpoints: tuple[str, ...] = ()
+    min_instances: int = 2  # variants with fewer instances are not expected to autoscale
+    target_utilization: float = 0.0  # 0: recommend.target_utilization
+
+
+@dataclass(frozen=True)
+class ServerlessOversizedRule:
+    enabled: bool = True
+    skip_endpoints: tuple[str, ...] = ()
+    target_utilization: float = 0.0  # memory headroom; 0: recommend.target_utilization
+
+
+@dataclass(frozen=True)
+class ServerlessCandidateRule:
+    enabled: bool = True
+    skip_endpoints: tuple[str, ...] = ()
+    min_savings_percent: float = 50.0  # serverless must cost at most half: cold starts have a price too
+    max_concurrency: int = 200  # SageMaker's per-endpoint serverless limit
+
+
+@dataclass(frozen=True)
+class RulesConfig:
+    underutilized: UnderutilizedRule = field(default_factory=UnderutilizedRule)
+    idle: IdleRule = field(default_factory=IdleRule)
+    rising_queue_latency: RisingQueueRule = field(default_factory=RisingQueueRule)
+    rising_latency: RisingLatencyRule = field(default_factory=RisingLatencyRule)
+    overprovisioned_count: CountRule = field(default_factory=CountRule)
+    no_autoscaling: AutoscalingRule = field(default_factory=AutoscalingRule)
+    serverless_oversized: ServerlessOversizedRule = field(default_factory=ServerlessOversizedRule)
+    serverless_candidate: ServerlessCandidateRule = field(default_factory=ServerlessCandidateRule)
+
+    def for_rule(self, rule_id: str) -> Any:
+        return getattr(self, rule_id.replace("-", "_"))
+
+
+# The one number that a tag `auditor:<rule>:threshold` overrides, per rule.
+RULE_THRESHOLD_FIELDS: dict[str, str] = {
+    "underutilized": "thresholds",  # all four resource thresholds, in percent
+    "idle": "max_invocations",
+    "rising-queue-latency": "min_rise_percent",
+    "rising-latency": "min_rise_percent",
+    "overprovisioned-count": "target_utilization",
+    "no-autoscaling": "target_utilization",
+    "serverless-oversized": "target_utilization",
+    "serverless-candidate": "min_savings_percent",
+}
+
+
+@dataclass(frozen=True)
 class EmailConfig:
     sender: str | None = None
     recipients: tuple[str, ...] = ()
@@ -75,6 +172,8 @@ class AuditConfig:
     recommend: RecommendConfig = field(default_factory=RecommendConfig)
     pricing: PricingConfig = field(default_factory=PricingConfig)
     email: EmailConfig = field(default_factory=EmailConfig)
+    skip: SkipConfig = field(default_factory=SkipConfig)
+    rules: RulesConfig = field(default_factory=RulesConfig)
     source: str = "defaults"
 
     def with_overrides(
@@ -96,6 +195,7 @@ _SECTIONS: dict[str, type] = {
     "recommend": RecommendConfig,
     "pricing": PricingConfig,
     "email": EmailConfig,
+    "skip": SkipConfig,
 }
 
 
@@ -119,6 +219,9 @@ def load_config(path: Path | None) -> AuditConfig:
 def parse_config(raw: dict[str, Any], source: str = "<config>") -> AuditConfig:
     sections: dict[str, Any] = {}
     for section_name, value in raw.items():
+        if section_name == "rules":
+            sections["rules"] = _parse_rules(value, source)
+            continue
         if section_name not in _SECTIONS:
             raise ConfigError(
                 f"{source}: unknown section [{section_name}] (known: {', '.join(_SECTIONS)})"
@@ -129,6 +232,21 @@ def parse_config(raw: dict[str, Any], source: str = "<config>") -> AuditConfig:
     config = AuditConfig(**sections, source=source)
     _validate(config)
     return config
+
+
+def _parse_rules(raw: Any, source: str) -> RulesConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: [rules] must be a table of [rules.<rule-id>] tables")
+    known = {f.name.replace("_", "-"): f for f in fields(RulesConfig)}
+    rules: dict[str, Any] = {}
+    for rule_id, values in raw.items():
+        if rule_id not in known:
+            raise ConfigError(f"{source}: unknown rule [rules.{rule_id}] (known: {', '.join(sorted(known))})")
+        if not isinstance(values, dict):
+            raise ConfigError(f"{source}: [rules.{rule_id}] must be a table")
+        rule_field = known[rule_id]
+        rules[rule_field.name] = _parse_section(f"rules.{rule_id}", rule_field.default_factory, values, source)  # type: ignore[misc]
+    return RulesConfig(**rules)
 
 
 def _parse_section(name: str, cls: type, values: dict[str, Any], source: str) -> Any:
@@ -218,5 +336,21 @@ def _validate(config: AuditConfig) -> None:
         raise ConfigError(
             f"{src}: recommend.min_savings_percent must be from 0 to below 100, got {rec.min_savings_percent}"
         )
+    for rule_field in fields(RulesConfig):
+        rule = getattr(config.rules, rule_field.name)
+        name = f"rules.{rule_field.name.replace('_', '-')}"
+        for key in ("min_rise_percent", "target_utilization", "min_savings_percent"):
+            value = getattr(rule, key, None)
+            if value is not None and not 0 <= value <= 1000:
+                raise ConfigError(f"{src}: {name}.{key} must be a percent from 0, got {value}")
+        p_value = getattr(rule, "p_value", None)
+        if p_value is not None and not 0 < p_value < 1:
+            raise ConfigError(f"{src}: {name}.p_value must be between 0 and 1, got {p_value}")
+        lookback = getattr(rule, "lookback_days", 0)
+        if not 0 <= lookback <= aws.lookback_days:
+            raise ConfigError(
+                f"{src}: {name}.lookback_days must be from 0 (the whole window) to aws.lookback_days "
+                f"({aws.lookback_days}), got {lookback}"
+            )
     if config.email.transport not in ("smtp", "ses"):
         raise ConfigError(f"{src}: email.transport must be \"smtp\" or \"ses\", got {config.email.transport!r}")

@@ -57,12 +57,29 @@ class Window:
 
 
 @dataclass(frozen=True)
+class AutoScaling:
+    """A variant's Application Auto Scaling target and the names of its policies."""
+
+    min_capacity: int
+    max_capacity: int
+    policies: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Variant:
     name: str
     instance_type: str | None  # None: serverless, or unknown because the endpoint config is gone
     instance_count: int
     serverless_memory_mb: int | None = None
     serverless_max_concurrency: int | None = None
+    autoscaling: AutoScaling | None = None
+
+
+@dataclass(frozen=True)
+class InferenceComponent:
+    name: str
+    variant: str
+    status: str
 
 
 @dataclass(frozen=True)
@@ -79,6 +96,12 @@ class Endpoint:
     variants: tuple[Variant, ...]
     # Why the endpoint cannot be judged at all (config deleted, not InService); None when it can.
     not_judged_reason: str | None = None
+    # Why the owners asked for it, or some of its rules, not to be judged (tags, name patterns).
+    skipped_reason: str | None = None
+    skipped_rules: frozenset[str] = frozenset()  # empty with a skipped_reason: every rule
+    # Whether Application Auto Scaling was read for this endpoint's region (else autoscaling is unknown).
+    autoscaling_known: bool = False
+    inference_components: tuple[InferenceComponent, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,11 +137,12 @@ class VariantUtilization:
 
 @dataclass(frozen=True)
 class Recommendation:
-    action: str  # "resize" | "delete"
+    action: str  # resize | delete | autoscale | scale-out | resize-memory | serverless
     instance_type: str | None
     instance_count: int
     current_monthly_usd: float
     recommended_monthly_usd: float
+    details: dict[str, Any] = field(default_factory=dict)  # e.g. the scaling policy, the memory size
 
     @property
     def monthly_savings_usd(self) -> float:
@@ -150,9 +174,16 @@ class VariantReport:
 
 
 @dataclass(frozen=True)
+class ComponentReport:
+    component: InferenceComponent
+    utilization: VariantUtilization | None
+
+
+@dataclass(frozen=True)
 class EndpointReport:
     endpoint: Endpoint
     variants: tuple[VariantReport, ...]
+    components: tuple[ComponentReport, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -181,7 +212,14 @@ class AuditReport:
 
     @property
     def monthly_savings_usd(self) -> float:
-        return round(sum(f.monthly_savings_usd for f in self.findings), 2)
+        """Positive savings only, and per variant the largest: two findings that advise changes to
+        the same variant are alternatives, not savings to add up."""
+        best: dict[tuple[str, str, str | None], float] = {}
+        for f in self.findings:
+            if f.monthly_savings_usd > 0:
+                key = (f.region, f.endpoint, f.variant)
+                best[key] = max(best.get(key, 0.0), f.monthly_savings_usd)
+        return round(sum(best.values()), 2)
 
     def findings_by_severity(self) -> dict[str, int]:
         counts = {s.value: 0 for s in reversed(Severity)}

@@ -9,25 +9,30 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
-from auditor.analyse.normalise import normalise_utilisation, summarise_utilisation
+from auditor.analyse.control import apply_skips, config_for_endpoint
+from auditor.analyse.normalise import normalise_component_utilisation, normalise_utilisation, summarise_utilisation
 from auditor.analyse.rules import EndpointAssessment, VariantAssessment, evaluate_endpoint
+from auditor.analyse.usage import compute_seconds_per_month
+from auditor.catalog import Catalog, load_catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
 from auditor.collect.plan import align_window, plan_queries
 from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
+from auditor.discover.autoscaling import discover_autoscaling, variant_resource_id
 from auditor.discover.endpoints import discover_endpoints, endpoint_age_days
 from auditor.models import (
     AuditError,
     AuditReport,
     CatalogInfo,
+    ComponentReport,
     Endpoint,
+    EndpointKind,
     EndpointReport,
     Finding,
     VariantReport,
     Window,
 )
 from auditor.recommend.advice import attach_recommendations
-from auditor.recommend.catalog import Catalog, load_catalog
 
 
 NOT_BILLED_STATUSES = frozenset({"Failed"})
@@ -72,7 +77,9 @@ def run_audit(
         errors.extend(region_result.errors)
         fatal.extend(region_result.fatal)
 
-    findings.sort(key=lambda f: (-f.monthly_savings_usd, -f.severity.rank, f.region, f.endpoint, f.variant or ""))
+    # Advice that costs more (a growing queue) is not a saving: it ranks by severity among the zeros.
+    findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.region, f.endpoint,
+                                 f.variant or "", f.rule))
     report = AuditReport(
         generated_at=now,
         window=window,
@@ -126,6 +133,8 @@ def audit_region(
         return result
     result.errors.extend(discovery.errors)
     endpoints = [_check_catalog(e, catalog, result.errors) for e in discovery.endpoints]
+    endpoints = [_apply_skips(e, config, result.errors) for e in endpoints]
+    endpoints = _attach_autoscaling(endpoints, clients, region, result.errors)
     if any(not _region_priced(e, catalog) for e in endpoints):
         result.errors.append(AuditError(
             region, None, "recommend",
@@ -149,7 +158,11 @@ def audit_region(
         metrics = CollectedMetrics()
     result.errors.extend(metrics.errors)
 
-    assessments = {e.name: assess_endpoint(e, metrics, catalog, config, window, now) for e in endpoints}
+    assessments = {}
+    for endpoint in endpoints:
+        endpoint_config, tag_errors = config_for_endpoint(endpoint, config)
+        result.errors.extend(tag_errors)
+        assessments[endpoint.name] = assess_endpoint(endpoint, metrics, catalog, endpoint_config, window, now)
     region_findings: list[Finding] = []
     for assessment in assessments.values():
         region_findings.extend(evaluate_endpoint(assessment, config))
@@ -158,10 +171,55 @@ def audit_region(
         EndpointReport(
             endpoint=a.endpoint,
             variants=tuple(VariantReport(va.variant, va.monthly_cost_usd, va.utilization) for va in a.variants),
+            components=assess_components(a.endpoint, metrics, config, window),
         )
         for a in assessments.values()
     ]
     return result
+
+
+def _apply_skips(endpoint: Endpoint, config: AuditConfig, errors: list[AuditError]) -> Endpoint:
+    skipped, skip_errors = apply_skips(endpoint, config)
+    errors.extend(skip_errors)
+    return skipped
+
+
+def _attach_autoscaling(
+    endpoints: list[Endpoint], clients: AwsClients, region: str, errors: list[AuditError]
+) -> list[Endpoint]:
+    """Each variant's scaling target and policies; unknown (and so not judged) if they cannot be read."""
+    judged = [e for e in endpoints if e.kind is EndpointKind.REAL_TIME and not e.not_judged_reason
+              and not (e.skipped_reason and not e.skipped_rules)]
+    if not judged or not any(v.instance_count >= 2 for e in judged for v in e.variants):
+        return endpoints  # nothing the no-autoscaling rule would judge: spare the calls
+    try:
+        targets = discover_autoscaling(clients.client("application-autoscaling", region), region)
+    except RegionAccessError as exc:
+        errors.append(AuditError(region, None, "discover", f"{exc.message}: no-autoscaling not judged"))
+        return endpoints
+    return [
+        replace(
+            e,
+            autoscaling_known=True,
+            variants=tuple(replace(v, autoscaling=targets.get(variant_resource_id(e.name, v.name))) for v in e.variants),
+        )
+        for e in endpoints
+    ]
+
+
+def assess_components(
+    endpoint: Endpoint, metrics: CollectedMetrics, config: AuditConfig, window: Window
+) -> tuple[ComponentReport, ...]:
+    """Inference components publish normalised utilisation of their own: summarise it per component."""
+    reports = []
+    for component in endpoint.inference_components:
+        raw = metrics.frame(endpoint.name, component.variant, component.name)
+        normalised = normalise_component_utilisation(raw)
+        utilization = None if normalised.empty else summarise_utilisation(
+            normalised, raw, window.period_seconds, config.thresholds.sizing_statistic, config.recommend.peak_statistic
+        )
+        reports.append(ComponentReport(component, utilization))
+    return tuple(reports)
 
 
 def assess_endpoint(
@@ -179,17 +237,30 @@ def assess_endpoint(
         billed = shape is not None and endpoint.status not in NOT_BILLED_STATUSES
         cost = catalog.monthly_cost(shape.instance_type, variant.instance_count, endpoint.region) if shape and billed else None
         utilization = None
+        raw = metrics.frame(endpoint.name, variant.name)
+        normalised = normalise_utilisation(raw, shape)
         if not endpoint.not_judged_reason:
-            raw = metrics.frame(endpoint.name, variant.name)
             utilization = summarise_utilisation(
-                normalise_utilisation(raw, shape),
+                normalised,
                 raw,
                 window.period_seconds,
                 config.thresholds.sizing_statistic,
                 config.recommend.peak_statistic,
             )
-        variants.append(VariantAssessment(variant, shape, utilization, cost))
-    return EndpointAssessment(endpoint, tuple(variants), endpoint_age_days(endpoint, now))
+        if variant.serverless_memory_mb and utilization is not None:
+            # Serverless bills compute time: estimate it from the traffic the window saw.
+            seconds = compute_seconds_per_month(raw, utilization.invocations, window)
+            price = catalog.serverless_price(variant.serverless_memory_mb, endpoint.region)
+            cost = None if seconds is None or price is None else round(seconds * price, 2)
+        variants.append(VariantAssessment(variant, shape, utilization, cost, raw=raw, normalised=normalised))
+    return EndpointAssessment(
+        endpoint,
+        tuple(variants),
+        endpoint_age_days(endpoint, now),
+        window=window,
+        queue=metrics.frame(endpoint.name, None),
+        config=config,
+    )
 
 
 def _check_catalog(endpoint: Endpoint, catalog: Catalog, errors: list[AuditError]) -> Endpoint:

@@ -27,7 +27,7 @@ from auditor.emulator.fleet import seed_fleet, synthetic_fleet
 from auditor.emulator.server import Emulator
 from auditor.pipeline import assess_endpoint, run_audit
 from auditor.recommend.advice import attach_recommendations
-from auditor.recommend.catalog import load_catalog
+from auditor.catalog import load_catalog
 
 REGION = "us-east-1"
 

@@ -14,7 +14,7 @@ from auditor.collect.session import AwsClients
 from auditor.discover.endpoints import discover_endpoints
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.models import EndpointKind
-from auditor.recommend.catalog import load_catalog
+from auditor.catalog import load_catalog
 
 from conftest import utc_now
 

@@ -7,7 +7,7 @@ import pytest
 
 from auditor.analyse.normalise import normalise_utilisation, request_count, statistic, summarise_utilisation
 from auditor.models import Resource
-from auditor.recommend.catalog import load_catalog
+from auditor.catalog import load_catalog
 
 from helpers import hourly_frame
 

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from auditor.collect.plan import align_window, batch_queries, plan_queries
 from auditor.models import EndpointKind, Variant
-from auditor.recommend.catalog import load_catalog
+from auditor.catalog import load_catalog
 
 from helpers import endpoint
 

@@ -8,7 +8,7 @@ from auditor.analyse.rules import EndpointAssessment, VariantAssessment, evaluat
 from auditor.config import AuditConfig, ThresholdsConfig
 from auditor.models import EndpointKind, Resource, Variant
 from auditor.recommend.advice import attach_recommendations
-from auditor.recommend.catalog import load_catalog
+from auditor.catalog import load_catalog
 
 from helpers import endpoint, utilization
 
@@ -96,7 +96,11 @@ def test_multi_variant_is_judged_per_variant() -> None:
 
 def test_serverless_gets_no_instance_advice() -> None:
     ep = endpoint(kind=EndpointKind.SERVERLESS, variants=(Variant("AllTraffic", None, 0, serverless_memory_mb=2048),))
+    # No traffic: nothing billed, so no verdict on its memory size either.
     assert run_rules(assess(ep, [utilization({Resource.MEMORY: 5.0}, invocations=None)])) == []
+    findings = run_rules(assess(ep, [utilization({Resource.MEMORY: 5.0}, invocations=1000.0)]))
+    assert [f.rule for f in findings] == ["serverless-oversized"]
+    assert findings[0].evidence["advised_memory_size_mb"] == 1024
 
 
 def test_not_in_service_is_reported_not_judged() -> None:

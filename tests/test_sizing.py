@@ -8,7 +8,7 @@ import pytest
 
 from auditor.config import RecommendConfig
 from auditor.models import Resource
-from auditor.recommend.catalog import load_catalog
+from auditor.catalog import load_catalog
 from auditor.recommend.sizing import rightsize
 
 from helpers import utilization

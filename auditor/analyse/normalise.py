@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.models import Resource, ResourceUtilization, VariantUtilization
-from auditor.recommend.catalog import InstanceShape
+from auditor.catalog import InstanceShape
 
 # Raw metric name for each resource, and what its raw value is summed over.
 _RAW_METRIC = {
@@ -51,6 +51,17 @@ def normalise_utilisation(raw: pd.DataFrame, shape: InstanceShape | None) -> pd.
     # One array operation for the whole frame: this runs for every variant of every endpoint.
     values = np.clip(raw[sources].to_numpy(dtype="float64") / np.array(divisors), 0.0, 100.0)
     return pd.DataFrame(values, index=raw.index, columns=names)
+
+
+def normalise_component_utilisation(raw: pd.DataFrame) -> pd.DataFrame:
+    """Inference components publish CPU/memory/GPU already normalised to 0-100: rename only."""
+    names = {
+        f"{metric}Normalized:{stat}": f"{resource.value}:{stat}"
+        for resource, metric in _RAW_METRIC.items()
+        for stat in STATS
+    }
+    present = {k: v for k, v in names.items() if k in raw.columns}
+    return raw[list(present)].rename(columns=present).clip(0.0, 100.0) if present else pd.DataFrame(index=raw.index)
 
 
 def statistic(values: np.ndarray, name: str) -> float:

@@ -13,8 +13,8 @@ from auditor.collect.plan import SeriesQuery, batch_queries
 from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region
 from auditor.models import AuditError, Window
 
-# (endpoint, variant or None for endpoint-level series)
-FrameKey = tuple[str, str | None]
+# (endpoint, variant or None for endpoint-level series, inference component or None)
+FrameKey = tuple[str, str | None, str | None]
 
 
 @dataclass
@@ -29,8 +29,8 @@ class CollectedMetrics:
     queries: int = 0
     datapoints: int = 0
 
-    def frame(self, endpoint: str, variant: str | None) -> pd.DataFrame:
-        return self.frames.get((endpoint, variant), _EMPTY)
+    def frame(self, endpoint: str, variant: str | None, component: str | None = None) -> pd.DataFrame:
+        return self.frames.get((endpoint, variant, component), _EMPTY)
 
 
 _EMPTY = pd.DataFrame(index=pd.DatetimeIndex([], tz="UTC"))
@@ -106,7 +106,7 @@ def collect_metrics(
             series = pd.Series(values[qid], index=pd.DatetimeIndex(stamps[qid]).tz_convert("UTC"), dtype="float64")
             # Pages may repeat or interleave: one value per timestamp, in order.
             series = series[~series.index.duplicated(keep="last")].sort_index()
-            raw.setdefault((q.endpoint, q.variant), {})[q.spec.column] = series
+            raw.setdefault(q.owner, {})[q.spec.column] = series
         if on_batch:
             on_batch(len(batch))
 

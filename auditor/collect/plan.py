@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from auditor.models import Endpoint, EndpointKind, Variant, Window
-from auditor.recommend.catalog import Catalog
+from auditor.catalog import Catalog
 
 INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
+COMPONENT_NAMESPACE = "/aws/sagemaker/InferenceComponents"
 INVOCATION_NAMESPACE = "AWS/SageMaker"
 
 # GetMetricData's caps per call.
@@ -65,18 +66,32 @@ ASYNC_QUEUE = (
     + _specs(INVOCATION_NAMESPACE, "HasBacklogWithoutCapacity", MAXIMUM)
 )
 SERVERLESS = _specs(INSTANCE_NAMESPACE, "MemoryUtilization", AVERAGE, MAXIMUM) + TRAFFIC
+# Inference components publish utilisation already normalised to 0-100, per component.
+COMPONENT = (
+    _specs(COMPONENT_NAMESPACE, "CPUUtilizationNormalized", AVERAGE, MAXIMUM)
+    + _specs(COMPONENT_NAMESPACE, "MemoryUtilizationNormalized", AVERAGE, MAXIMUM)
+    + _specs(COMPONENT_NAMESPACE, "GPUUtilizationNormalized", AVERAGE, MAXIMUM)
+)
 
 
 @dataclass(frozen=True)
 class SeriesQuery:
-    """One GetMetricData query. variant None: an endpoint-level series (async queue metrics)."""
+    """One GetMetricData query. variant None: an endpoint-level series (async queue metrics);
+    component set: an inference component's series."""
 
     endpoint: str
     variant: str | None
     spec: MetricSpec
+    component: str | None = None
+
+    @property
+    def owner(self) -> tuple[str, str | None, str | None]:
+        return (self.endpoint, self.variant, self.component)
 
     @property
     def dimensions(self) -> list[dict[str, str]]:
+        if self.component is not None:
+            return [{"Name": "InferenceComponentName", "Value": self.component}]
         # Order matters to some implementations: EndpointName first, as SageMaker publishes it.
         dims = [{"Name": "EndpointName", "Value": self.endpoint}]
         if self.variant is not None:
@@ -116,12 +131,14 @@ def plan_queries(endpoints: list[Endpoint] | tuple[Endpoint, ...], catalog: Cata
     """Every series the analysis needs, for the endpoints that can be judged."""
     queries: list[SeriesQuery] = []
     for endpoint in endpoints:
-        if endpoint.not_judged_reason:
+        if endpoint.not_judged_reason or (endpoint.skipped_reason and not endpoint.skipped_rules):
             continue
         for variant in endpoint.variants:
             queries.extend(SeriesQuery(endpoint.name, variant.name, s) for s in variant_specs(endpoint, variant, catalog))
         if endpoint.kind is EndpointKind.ASYNC:
             queries.extend(SeriesQuery(endpoint.name, None, s) for s in ASYNC_QUEUE)
+        for component in endpoint.inference_components:
+            queries.extend(SeriesQuery(endpoint.name, component.variant, s, component.name) for s in COMPONENT)
     return queries
 
 

@@ -16,7 +16,7 @@ import botocore.exceptions
 from botocore.client import BaseClient
 
 from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region
-from auditor.models import AuditError, Endpoint, EndpointKind, Variant
+from auditor.models import AuditError, Endpoint, EndpointKind, InferenceComponent, Variant
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,12 @@ def _describe_endpoint(
         reason = described.get("FailureReason")
         not_judged = f"endpoint status is {status}{f' ({reason})' if reason else ''}: only InService endpoints are judged"
 
+    components: tuple[InferenceComponent, ...] = ()
+    if _hosts_inference_components(config):
+        components = _list_inference_components(sagemaker, region, name, record)
+
     return Endpoint(
+        inference_components=components,
         account_id=arn.split(":")[4],
         region=region,
         name=name,
@@ -131,6 +136,36 @@ def _join_variants(config_variants: list[dict[str, Any]], running: dict[str, dic
             )
         )
     return tuple(variants)
+
+
+def _hosts_inference_components(config: dict[str, Any]) -> bool:
+    """Variants of an endpoint that hosts inference components name no model of their own."""
+    variants = config.get("ProductionVariants", [])
+    return bool(variants) and all(
+        not v.get("ModelName") and v.get("InstanceType") for v in variants
+    )
+
+
+def _list_inference_components(
+    sagemaker: BaseClient, region: str, endpoint: str, record: Any
+) -> tuple[InferenceComponent, ...]:
+    components = []
+    try:
+        for page in sagemaker.get_paginator("list_inference_components").paginate(EndpointNameEquals=endpoint):
+            for summary in page.get("InferenceComponents", []):
+                components.append(InferenceComponent(
+                    name=summary["InferenceComponentName"],
+                    variant=summary.get("VariantName", ""),
+                    status=summary.get("InferenceComponentStatus", "Unknown"),
+                ))
+    except botocore.exceptions.ClientError as exc:
+        if is_fatal_for_region(exc):
+            raise RegionAccessError(
+                describe_client_error(exc, "sagemaker", "ListInferenceComponents", region)
+            ) from exc
+        record(AuditError(region, endpoint, "discover",
+                          describe_client_error(exc, "sagemaker", "ListInferenceComponents", region)))
+    return tuple(components)
 
 
 def _endpoint_kind(config: dict[str, Any], described: dict[str, Any]) -> EndpointKind:

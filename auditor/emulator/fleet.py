@@ -18,7 +18,7 @@ import boto3
 import numpy as np
 
 from auditor.emulator.server import Emulator
-from auditor.recommend.catalog import Catalog, load_catalog
+from auditor.catalog import Catalog, load_catalog
 
 INSTANCE_NS = "/aws/sagemaker/Endpoints"
 INVOCATION_NS = "AWS/SageMaker"
@@ -34,11 +34,18 @@ class Load:
     swing: float = 0.0
     noise: float = 1.0
     burst: float = 0.15
+    rise: float = 0.0  # relative growth of the mean from the first hour to the last
+    spike: float = 0.0  # one hour, mid-window, at this multiple of the mean
+    ceiling: float = 100.0  # percent loads stop at 100; counts and ages do not
 
     def hourly(self, hours: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         daily = np.sin(2 * math.pi * (hours % 24) / 24)
-        average = np.clip(self.mean + self.swing * daily + rng.normal(0, self.noise, hours.size), 0.0, 100.0)
-        maximum = np.clip(average * (1 + rng.uniform(0, self.burst, hours.size)), 0.0, 100.0)
+        growth = 1 + self.rise * hours / max(1, hours.size - 1)
+        average = np.clip(self.mean * growth + self.swing * daily + rng.normal(0, self.noise, hours.size),
+                          0.0, self.ceiling)
+        if self.spike and hours.size:
+            average[hours.size // 2] = min(self.ceiling, self.mean * self.spike)
+        maximum = np.clip(average * (1 + rng.uniform(0, self.burst, hours.size)), 0.0, self.ceiling)
         return average, maximum
 
 
@@ -55,6 +62,10 @@ class VariantSpec:
     invocations_per_hour: float = 5000.0
     serverless_memory_mb: int | None = None
     metric_days: float | None = None  # None: the whole window
+    latency_ms: float = 20.0
+    latency_rise: float = 0.0  # relative growth of ModelLatency over the window
+    invocations_rise: float = 0.0
+    autoscaling: tuple[int, int] | None = None  # (min, max): a target-tracking policy is registered
 
 
 @dataclass(frozen=True)
@@ -66,27 +77,31 @@ class EndpointSpec:
     age_days: float = 90.0
     status: str = "InService"
     delete_config: bool = False
-    # Async queue: mean backlog per instance and oldest request age (seconds).
+    # Async queue: backlog per instance (the oldest request's age follows it, 45 s per request).
     backlog_per_instance: Load | None = None
+    stranded_hours: int = 0  # hours at the end with HasBacklogWithoutCapacity = 1
 
 
 def demo_fleet() -> list[EndpointSpec]:
-    """Fifteen endpoints that exercise every rule, with busy ones that must not be flagged."""
+    """Nineteen endpoints that exercise every rule, with busy ones that must not be flagged."""
     team = lambda owner, env="prod": {"owner": owner, "env": env}  # noqa: E731
+    queue = lambda mean, **kw: Load(mean, ceiling=math.inf, **kw)  # noqa: E731
     return [
-        # Busy: must not be flagged.
-        EndpointSpec("fraud-scoring", (VariantSpec("ml.c5.xlarge", 2, cpu=Load(72, 10), memory=Load(61, 2)),),
+        # Busy, and autoscaled where there are several instances: must not be flagged.
+        EndpointSpec("fraud-scoring", (VariantSpec("ml.c5.xlarge", 2, cpu=Load(72, 10), memory=Load(61, 2),
+                                                   autoscaling=(2, 6)),),
                      tags=team("payments@example.com")),
         EndpointSpec("nlp-summarizer", (VariantSpec("ml.c5.4xlarge", 1, cpu=Load(74, 8), memory=Load(58, 3)),),
                      tags=team("nlp@example.com")),
         EndpointSpec("vision-detector", (VariantSpec("ml.g4dn.12xlarge", 1, cpu=Load(35, 5), memory=Load(55, 2),
                                                      gpu=Load(78, 8), gpu_memory=Load(70, 2)),),
                      tags=team("vision@example.com")),
+        # A flat, noisy queue with one burst: not a trend.
         EndpointSpec("doc-ocr-async", (VariantSpec("ml.m5.xlarge", 1, cpu=Load(81, 6), memory=Load(66, 2),
                                                    invocations_per_hour=0),),
-                     kind="async", backlog_per_instance=Load(4, 2), tags=team("docs@example.com")),
-        EndpointSpec("faq-bot", (VariantSpec(None, 0, cpu=None, memory=Load(35, 5), disk=None,
-                                             serverless_memory_mb=2048, invocations_per_hour=40),),
+                     kind="async", backlog_per_instance=queue(4, swing=2, noise=1, spike=12), tags=team("docs@example.com")),
+        EndpointSpec("intent-classifier", (VariantSpec(None, 0, cpu=None, memory=Load(52, 3), disk=None,
+                                                       serverless_memory_mb=1024, invocations_per_hour=900),),
                      kind="serverless", tags=team("support@example.com")),
         # Memory-optimised instance using 4% of its memory: moves across families.
         EndpointSpec("recsys-ranker", (VariantSpec("ml.r5.2xlarge", 1, cpu=Load(18, 5), memory=Load(4, 0.5)),),
@@ -105,12 +120,27 @@ def demo_fleet() -> list[EndpointSpec]:
         EndpointSpec("churn-model-legacy", (VariantSpec("ml.m5.2xlarge", 1, cpu=Load(2, 0.5, 0.2), memory=Load(18, 0.5),
                                                         invocations_per_hour=0),),
                      tags=team("growth@example.com")),
-        # Two variants: only the under-used one is flagged.
+        # Two variants: the busy pair runs without autoscaling, the other is under-used.
         EndpointSpec("ab-ranker", (
             VariantSpec("ml.m5.2xlarge", 2, name="champion", cpu=Load(68, 8), memory=Load(55, 2)),
             VariantSpec("ml.m5.2xlarge", 2, name="challenger", cpu=Load(5, 1), memory=Load(20, 1),
                         invocations_per_hour=200),
         ), tags=team("recsys@example.com")),
+        # A queue that keeps growing; a latency creep with flat traffic.
+        EndpointSpec("video-transcode-async", (VariantSpec("ml.m5.xlarge", 2, cpu=Load(83, 5), memory=Load(60, 2),
+                                                           invocations_per_hour=0),),
+                     kind="async", backlog_per_instance=queue(3, swing=1, noise=0.5, rise=3.0),
+                     tags=team("media@example.com")),
+        EndpointSpec("checkout-ranker", (VariantSpec("ml.c5.2xlarge", 1, cpu=Load(62, 6), memory=Load(58, 2),
+                                                     latency_ms=20, latency_rise=1.5),),
+                     tags=team("checkout@example.com")),
+        # Serverless with twice the memory it needs; sparse traffic on a dedicated instance.
+        EndpointSpec("faq-bot", (VariantSpec(None, 0, cpu=None, memory=Load(18, 2), disk=None,
+                                             serverless_memory_mb=2048, invocations_per_hour=3000, latency_ms=300),),
+                     kind="serverless", tags=team("support@example.com")),
+        EndpointSpec("internal-reports", (VariantSpec("ml.m5.large", 1, cpu=Load(3, 1), memory=Load(25, 1),
+                                                      invocations_per_hour=20, latency_ms=200),),
+                     tags=team("finance@example.com", "internal")),
         # Too young to judge, too little data to judge.
         EndpointSpec("new-model-canary", (VariantSpec("ml.m5.xlarge", 1, cpu=Load(3, 1), memory=Load(10, 1)),),
                      age_days=3, tags=team("ml-platform@example.com", "canary")),
@@ -161,12 +191,14 @@ def seed_fleet(
     )
     sagemaker = session.client("sagemaker", endpoint_url=emulator.url)
     cloudwatch = session.client("cloudwatch", endpoint_url=emulator.url)
+    autoscaling = session.client("application-autoscaling", endpoint_url=emulator.url)
     rng = np.random.default_rng(seed)
     end = now.astimezone(timezone.utc).replace(minute=0, second=0, microsecond=0)
     datums: dict[str, list[dict[str, Any]]] = {INSTANCE_NS: [], INVOCATION_NS: []}
     for spec in fleet:
         _create_endpoint(sagemaker, spec)
         _adjust_state(emulator, spec, now, region)
+        _register_autoscaling(autoscaling, spec)
         if spec.status != "InService" or spec.delete_config:
             continue
         window_hours = int(min(lookback_days, spec.age_days) * 24)
@@ -179,6 +211,26 @@ def seed_fleet(
     for namespace, items in datums.items():
         for i in range(0, len(items), 1000):  # PutMetricData takes 1,000 datums a call
             cloudwatch.put_metric_data(Namespace=namespace, MetricData=items[i : i + 1000])
+
+
+def _register_autoscaling(autoscaling: Any, spec: EndpointSpec) -> None:
+    for v in spec.variants:
+        if v.autoscaling is None:
+            continue
+        resource_id = f"endpoint/{spec.name}/variant/{v.name}"
+        dimension = "sagemaker:variant:DesiredInstanceCount"
+        autoscaling.register_scalable_target(
+            ServiceNamespace="sagemaker", ResourceId=resource_id, ScalableDimension=dimension,
+            MinCapacity=v.autoscaling[0], MaxCapacity=v.autoscaling[1],
+        )
+        autoscaling.put_scaling_policy(
+            PolicyName=f"{spec.name}-{v.name}-invocations", ServiceNamespace="sagemaker", ResourceId=resource_id,
+            ScalableDimension=dimension, PolicyType="TargetTrackingScaling",
+            TargetTrackingScalingPolicyConfiguration={
+                "TargetValue": 300.0,
+                "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"},
+            },
+        )
 
 
 def _create_endpoint(sagemaker: Any, spec: EndpointSpec) -> None:
@@ -254,10 +306,12 @@ def _variant_datums(
         factor = scale.get(metric, 1)
         yield INSTANCE_NS, _series(metric, dims, stamps, _statistic_values(average * factor, maximum * factor), "Percent")
     if variant.invocations_per_hour > 0:
-        per_hour = variant.invocations_per_hour * (1 + 0.4 * np.sin(2 * math.pi * (offsets % 24) / 24))
+        growth = 1 + variant.invocations_rise * offsets / max(1, hours - 1)
+        per_hour = variant.invocations_per_hour * growth * (1 + 0.4 * np.sin(2 * math.pi * (offsets % 24) / 24))
         invocations = [{"SampleCount": SAMPLES_PER_HOUR, "Sum": float(n), "Minimum": 0.0,
                         "Maximum": float(n) / 30} for n in per_hour]
-        latency_avg = np.clip(rng.normal(20_000, 2_000, hours), 1_000, None)
+        latency_us = variant.latency_ms * 1000 * (1 + variant.latency_rise * offsets / max(1, hours - 1))
+        latency_avg = np.clip(latency_us + rng.normal(0, variant.latency_ms * 100, hours), 1_000, None)
         latency = _statistic_values(latency_avg, latency_avg * 2.5)
         overhead = _statistic_values(latency_avg / 20, latency_avg / 8)
         yield INVOCATION_NS, (
@@ -279,8 +333,9 @@ def _queue_datums(spec: EndpointSpec, end: datetime, hours: int, rng: np.random.
     dims = [{"Name": "EndpointName", "Value": spec.name}]
     backlog_avg, backlog_max = spec.backlog_per_instance.hourly(offsets, rng)
     age = backlog_avg * 45.0
+    stranded = (offsets >= hours - spec.stranded_hours).astype(float)
     return (
         _series("ApproximateBacklogSizePerInstance", dims, stamps, _statistic_values(backlog_avg, backlog_max), "Count")
         + _series("ApproximateAgeOfOldestRequest", dims, stamps, _statistic_values(age, age * 1.5), "Seconds")
-        + _series("HasBacklogWithoutCapacity", dims, stamps, _statistic_values(np.zeros(hours), np.zeros(hours)), "Count")
+        + _series("HasBacklogWithoutCapacity", dims, stamps, _statistic_values(stranded, stranded), "Count")
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from auditor.models import AuditReport, Finding, Resource, VariantReport
+from auditor.models import AuditReport, Finding, Recommendation, Resource, VariantReport
 
 SCHEMA_VERSION = 1
 
@@ -23,6 +23,23 @@ def _utilization(variant: VariantReport) -> dict[str, Any]:
             None if figures is None else {"avg": figures.avg, "p95": figures.p95, "max": figures.max}
         )
     return out
+
+
+def advice_text(rec: Recommendation) -> str:
+    """The advice in a few words, for tables and subject lines."""
+    if rec.action == "delete":
+        return "delete the endpoint"
+    if rec.action == "autoscale":
+        policy = rec.details.get("policy", {})
+        return (f"autoscale {policy.get('MinCapacity')}-{policy.get('MaxCapacity')} x {rec.instance_type} "
+                f"at {policy.get('TargetValue')} invocations/instance/min")
+    if rec.action == "scale-out":
+        return f"scale out to {rec.instance_count} x {rec.instance_type}"
+    if rec.action == "resize-memory":
+        return f"serverless memory {rec.details.get('memory_size_mb')} MB"
+    if rec.action == "serverless":
+        return f"serverless, {rec.details.get('memory_size_mb')} MB"
+    return f"{rec.instance_count} x {rec.instance_type}"
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
@@ -43,6 +60,8 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
             "current_monthly_usd": rec.current_monthly_usd,
             "recommended_monthly_usd": rec.recommended_monthly_usd,
             "monthly_savings_usd": rec.monthly_savings_usd,
+            "advice": advice_text(rec),
+            "details": rec.details,
         },
     }
 

@@ -44,7 +44,9 @@ def template_environment() -> jinja2.Environment:
 
 
 def usd(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:,.2f}"
+    if value is None:
+        return "n/a"
+    return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"
 
 
 def pct(value: float | None) -> str:
@@ -95,7 +97,7 @@ OWNER_TAGS = ("owner", "Owner", "team", "Team")
 
 
 CSV_COLUMNS = (
-    "severity", "rule", "account_id", "region", "endpoint", "variant", "action",
+    "severity", "rule", "account_id", "region", "endpoint", "variant", "action", "advice",
     "current_instance_type", "current_instance_count", "instance_type", "instance_count",
     "current_monthly_usd", "recommended_monthly_usd", "monthly_savings_usd", "message",
 )
@@ -116,6 +118,7 @@ def render_findings_csv(doc: dict[str, Any]) -> str:
             "severity": f["severity"], "rule": f["rule"], "account_id": f["account_id"],
             "region": f["region"], "endpoint": f["endpoint"], "variant": f["variant"] or "",
             "action": rec.get("action", ""),
+            "advice": rec.get("advice", ""),
             "current_instance_type": variant.get("instance_type") or "",
             "current_instance_count": variant.get("instance_count", ""),
             "instance_type": rec.get("instance_type") or "",
@@ -146,12 +149,7 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> 
             table.add_column(column, overflow="fold")
         for f in doc["findings"]:
             rec = f["recommendation"]
-            if rec is None:
-                advice = "-"
-            elif rec["action"] == "delete":
-                advice = "delete"
-            else:
-                advice = f"{rec['instance_count']} x {rec['instance_type']}"
+            advice = rec["advice"] if rec else "-"
             table.add_row(
                 f["severity"], f["rule"], f["region"],
                 f["endpoint"] + (f" / {f['variant']}" if f["variant"] else ""),

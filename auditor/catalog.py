@@ -6,11 +6,12 @@ The data file records its source and date; reports quote both, since list prices
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
 HOURS_PER_MONTH = 730
+SERVERLESS_MEMORY_SIZES_MB = (1024, 2048, 3072, 4096, 5120, 6144)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,14 @@ class Catalog:
     shapes: dict[str, InstanceShape]
     # Use this region's prices where a region has none of its own (config pricing.assume_prices_from).
     fallback_price_region: str | None = None
+    # Serverless Inference compute price per second, by region and memory size (MB).
+    serverless_price_per_second: dict[str, dict[int, float]] = field(default_factory=dict)
+
+    def serverless_price(self, memory_mb: int, region: str) -> float | None:
+        prices = self.serverless_price_per_second.get(region)
+        if prices is None and self.fallback_price_region:
+            prices = self.serverless_price_per_second.get(self.fallback_price_region)
+        return None if prices is None else prices.get(memory_mb)
 
     def shape(self, instance_type: str) -> InstanceShape | None:
         return self.shapes.get(instance_type)
@@ -63,7 +72,7 @@ class Catalog:
 
 @cache
 def _load_bundled_data() -> dict:
-    text = resources.files("auditor.recommend").joinpath("data/instances.json").read_text("utf-8")
+    text = resources.files("auditor.data").joinpath("instances.json").read_text("utf-8")
     return json.loads(text)
 
 
@@ -90,4 +99,8 @@ def load_catalog(fallback_price_region: str | None = None) -> Catalog:
         as_of=data["as_of"],
         shapes=shapes,
         fallback_price_region=fallback_price_region,
+        serverless_price_per_second={
+            region: {int(mb): float(price) for mb, price in prices.items()}
+            for region, prices in data["serverless"]["price_per_second"].items()
+        },
     )
