@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from auditor.models import AuditReport, Finding, Recommendation, Resource, VariantReport
+from auditor.models import AuditReport, AutoScaling, ComponentReport, Finding, Recommendation, Resource, VariantReport
 
 SCHEMA_VERSION = 1
 
@@ -14,7 +14,7 @@ def _iso(value: datetime) -> str:
     return value.isoformat().replace("+00:00", "Z")
 
 
-def _utilization(variant: VariantReport) -> dict[str, Any]:
+def _utilization(variant: VariantReport | ComponentReport) -> dict[str, Any]:
     util = variant.utilization
     out: dict[str, Any] = {}
     for resource in Resource:
@@ -40,6 +40,13 @@ def advice_text(rec: Recommendation) -> str:
     if rec.action == "serverless":
         return f"serverless, {rec.details.get('memory_size_mb')} MB"
     return f"{rec.instance_count} x {rec.instance_type}"
+
+
+def _autoscaling(scaling: AutoScaling | None) -> dict[str, Any] | None:
+    if scaling is None:
+        return None
+    return {"min_capacity": scaling.min_capacity, "max_capacity": scaling.max_capacity,
+            "policies": list(scaling.policies)}
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
@@ -91,6 +98,8 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
                 "created_at": _iso(e.endpoint.created_at),
                 "tags": e.endpoint.tags,
                 "not_judged_reason": e.endpoint.not_judged_reason,
+                "skipped_reason": e.endpoint.skipped_reason,
+                "skipped_rules": sorted(e.endpoint.skipped_rules) or None,
                 "variants": [
                     {
                         "name": v.variant.name,
@@ -101,13 +110,33 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
                         "utilization": _utilization(v),
                         "invocations": v.utilization.invocations if v.utilization else None,
                         "instance_metric_days": v.utilization.instance_metric_days if v.utilization else None,
+                        "autoscaling": _autoscaling(v.variant.autoscaling) if e.endpoint.autoscaling_known else "unknown",
                     }
                     for v in e.variants
+                ],
+                "inference_components": [
+                    {
+                        "name": c.component.name,
+                        "variant": c.component.variant,
+                        "status": c.component.status,
+                        "utilization": _utilization(c),
+                    }
+                    for c in e.components
                 ],
             }
             for e in report.endpoints
         ],
         "findings": [finding_to_dict(f) for f in report.findings],
+        "skipped": [
+            {
+                "region": e.endpoint.region,
+                "endpoint": e.endpoint.name,
+                "rules": sorted(e.endpoint.skipped_rules) or None,
+                "reason": e.endpoint.skipped_reason,
+            }
+            for e in report.endpoints
+            if e.endpoint.skipped_reason
+        ],
         "summary": {
             "endpoints": len(report.endpoints),
             "findings": len(report.findings),

@@ -85,6 +85,7 @@ def _context(doc: dict[str, Any]) -> dict[str, Any]:
         "notes": [f for f in doc["findings"] if f["severity"] == "info"],
         "not_judged": not_judged,
         "errors": doc["errors"],
+        "skipped": doc["skipped"],
         "thresholds": doc["settings"].get("thresholds") or {"cpu": 50, "memory": 50, "gpu": 50, "gpu_memory": 50},
         "owners": {
             e["name"]: next((e["tags"][k] for k in OWNER_TAGS if e["tags"].get(k)), "") for e in doc["endpoints"]
@@ -158,6 +159,9 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> 
         console.print(table)
     else:
         console.print("No findings.")
+    for s in doc["skipped"]:
+        rules = f" ({', '.join(s['rules'])})" if s["rules"] else ""
+        console.print(f"skipped{rules} {s['region']} {s['endpoint']}: {s['reason']}", highlight=False, markup=False)
     for e in doc["errors"]:
         where = f"{e['region']}" + (f" {e['endpoint']}" if e["endpoint"] else "")
         console.print(f"error [{e['stage']}] {where}: {e['message']}", highlight=False, markup=False)
