@@ -98,6 +98,22 @@ def trend(series: pd.Series) -> TrendResult | None:
     )
 
 
+def judge_rising(
+    series: pd.Series, p_value: float, min_relative_rise: float, min_end_level: float = 0.0
+) -> tuple[TrendResult | None, dict[str, float | int | None]]:
+    """(the trend if rising, else None; its evidence). The Mann-Kendall screen runs first: the
+    slope of a series that is not significant is not worth its O(n^2) median."""
+    values = series.dropna().to_numpy(dtype="float64")
+    p = mann_kendall_p_increasing(values)
+    if p >= p_value:
+        return None, {"p_value": float(f"{p:.3g}"), "points": int(values.size)}
+    result = trend(series)
+    if result is None:
+        return None, {"p_value": float(f"{p:.3g}"), "points": int(values.size)}
+    rising = is_rising(result, p_value, min_relative_rise, min_end_level)
+    return (result if rising else None), result.as_evidence()
+
+
 def is_rising(result: TrendResult | None, p_value: float, min_relative_rise: float, min_end_level: float = 0.0) -> bool:
     return (
         result is not None

@@ -8,8 +8,7 @@ from typing import Any
 import pandas as pd
 
 from auditor.analyse.rules.base import EndpointAssessment, RuleMeta, VariantAssessment, make_finding
-from auditor.analyse.trend import TrendResult, is_rising, trend
-from auditor.analyse.usage import last_days
+from auditor.analyse.trend import TrendResult, judge_rising, trend
 from auditor.config import AuditConfig
 from auditor.models import Finding, Severity
 
@@ -34,7 +33,10 @@ QUEUE_FLOORS = {"ApproximateBacklogSizePerInstance": 1.0, "ApproximateAgeOfOldes
 def _series(frame: pd.DataFrame, column: str, days: int) -> pd.Series | None:
     if column not in frame.columns:
         return None
-    series = last_days(frame[[column]], days)[column].dropna()
+    series = frame[column]
+    if days:
+        series = series[series.index >= series.index.max() - pd.Timedelta(days=days)]
+    series = series.dropna()
     return series if series.size >= 3 else None
 
 
@@ -51,15 +53,18 @@ def check_rising_latency(assessment: EndpointAssessment, va: VariantAssessment, 
     evidence: dict[str, Any] = {}
     for metric in ("ModelLatency", "OverheadLatency"):
         series = _series(va.raw, f"{metric}:Average", days)
-        result = trend(series) if series is not None else None
-        if result is None:
+        if series is None:
             continue
-        evidence[metric] = result.as_evidence(scale=1e-3)  # microseconds -> milliseconds
-        evidence[metric]["unit"] = "ms"
-        if is_rising(result, rule.p_value, rule.min_rise_percent / 100.0):
+        result, _ = judge_rising(series, rule.p_value, rule.min_rise_percent / 100.0)
+        if result is not None:
             rising[metric] = result
     if not rising:
         return None
+    for metric in ("ModelLatency", "OverheadLatency"):
+        series = _series(va.raw, f"{metric}:Average", days)
+        result = rising.get(metric) or (trend(series) if series is not None else None)
+        if result is not None:
+            evidence[metric] = {**result.as_evidence(scale=1e-3), "unit": "ms"}  # microseconds -> milliseconds
     # Invocations and CPU alongside, so the reader can tell load growth from a regression.
     context: dict[str, float | None] = {}
     for name, frame, column in (("invocations", va.raw, "Invocations:Sum"), ("cpu", va.normalised, "cpu:Average")):
@@ -97,11 +102,10 @@ def check_rising_queue(assessment: EndpointAssessment, config: AuditConfig) -> F
     rising: dict[str, TrendResult] = {}
     for metric, floor in QUEUE_FLOORS.items():
         series = _series(queue, f"{metric}:Average", rule.lookback_days)
-        result = trend(series) if series is not None else None
-        if result is None:
+        if series is None:
             continue
-        evidence[metric] = result.as_evidence()
-        if is_rising(result, rule.p_value, rule.min_rise_percent / 100.0, min_end_level=floor):
+        result, evidence[metric] = judge_rising(series, rule.p_value, rule.min_rise_percent / 100.0, floor)
+        if result is not None:
             rising[metric] = result
     without_capacity = _series(queue, "HasBacklogWithoutCapacity:Maximum", rule.lookback_days)
     stranded_hours = int((without_capacity >= 1).sum()) if without_capacity is not None else 0
