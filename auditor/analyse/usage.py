@@ -37,10 +37,3 @@ def compute_seconds_per_month(raw: pd.DataFrame, invocations: float | None, wind
         return 0.0  # no requests, no billed compute
     duration = mean_duration_seconds(raw)
     return None if duration is None else per_month(invocations, window) * duration
-
-
-def last_days(frame: pd.DataFrame, days: int) -> pd.DataFrame:
-    """The last `days` days of a frame (all of it for 0)."""
-    if not days or frame.empty:
-        return frame
-    return frame[frame.index >= frame.index.max() - pd.Timedelta(days=days)]
