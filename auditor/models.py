@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import pandas as pd
+
 
 class EndpointKind(str, enum.Enum):
     REAL_TIME = "real-time"
@@ -171,6 +173,8 @@ class VariantReport:
     variant: Variant
     monthly_cost_usd: float | None
     utilization: VariantUtilization | None
+    # Normalised per-period series ('<resource>:<stat>', 0-100%), for charts; not in the JSON.
+    series: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True)

@@ -170,7 +170,10 @@ def audit_region(
     result.endpoints = [
         EndpointReport(
             endpoint=a.endpoint,
-            variants=tuple(VariantReport(va.variant, va.monthly_cost_usd, va.utilization) for va in a.variants),
+            variants=tuple(
+                VariantReport(va.variant, va.monthly_cost_usd, va.utilization, series=va.normalised)
+                for va in a.variants
+            ),
             components=assess_components(a.endpoint, metrics, config, window),
         )
         for a in assessments.values()

@@ -224,5 +224,8 @@ def test_demo_command_writes_the_three_files(demo_env: Path, tmp_path: Path) -> 
     assert message.get_content_type() == "multipart/alternative"
     assert message["Subject"].startswith("SageMaker audit: ")
     assert "/month to save" in message["Subject"]
-    assert {part.get_content_type() for part in message.iter_parts()} == {"text/plain", "text/html"}
+    assert [part.get_content_type() for part in message.iter_parts()] == ["text/plain", "multipart/related"]
+    html = message.get_body(("html",))
+    images = [part for part in message.walk() if part.get_content_type() == "image/png"]
+    assert images and all(f"cid:{part['Content-ID'][1:-1]}" in html.get_content() for part in images)
     assert "report.html" in result.output

@@ -1,4 +1,5 @@
-"""The report as an email message: text and HTML alternatives, subject with the figures.
+"""The report as an email message: a text and an HTML alternative, the charts as inline images
+(Content-ID), and the full findings as a CSV attachment when the fleet is too large to show.
 
 Building the message is pure; sending it (SMTP, SES) belongs to delivery.
 """
@@ -9,13 +10,24 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
 from auditor.models import AuditReport
-from auditor.report.render import OutputFormat, render
+from auditor.report.document import report_to_dict
+from auditor.report.render import (
+    chart_images,
+    ranked_endpoints,
+    render_findings_csv,
+    render_html,
+    render_text,
+    subject_line,
+)
+
+# Gmail clips an HTML body above about 102 KB: stay under it with room for the headers.
+HTML_BUDGET_BYTES = 95_000
+# How many findings and endpoints to show, tried in turn until the HTML fits the budget.
+SHOWN_LIMITS: tuple[int | None, ...] = (None, 100, 50, 25, 10, 5)
 
 
 def subject_for(report: AuditReport, prefix: str = "SageMaker audit") -> str:
-    findings = sum(1 for f in report.findings if f.severity.value != "info")
-    noun = "finding" if findings == 1 else "findings"
-    return f"{prefix}: {findings} {noun}, ${report.monthly_savings_usd:,.0f}/month to save"
+    return subject_line(report_to_dict(report), prefix)
 
 
 def build_report_message(
@@ -23,13 +35,32 @@ def build_report_message(
     sender: str,
     recipients: list[str] | tuple[str, ...],
     subject_prefix: str = "SageMaker audit",
+    html_budget: int = HTML_BUDGET_BYTES,
 ) -> EmailMessage:
+    doc = report_to_dict(report)
+    domain = sender.rpartition("@")[2] or None
+    for limit in SHOWN_LIMITS:
+        endpoints = ranked_endpoints(doc) if limit is None else ranked_endpoints(doc)[:limit]
+        charts = chart_images(report, [(e["region"], e["name"], v["name"]) for e in endpoints for v in e["variants"]])
+        content_ids = {key: make_msgid(idstring="chart", domain=domain) for key in charts}
+        html = render_html(doc, {key: f"cid:{cid[1:-1]}" for key, cid in content_ids.items()}, limit)
+        if len(html.encode("utf-8")) <= html_budget:
+            break
+    truncated = limit is not None
+
     message = EmailMessage()
-    message["Subject"] = subject_for(report, subject_prefix)
+    message["Subject"] = subject_line(doc, subject_prefix)
     message["From"] = sender
     message["To"] = ", ".join(recipients)
     message["Date"] = formatdate(report.generated_at.timestamp(), usegmt=True)
-    message["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2] or None)
-    message.set_content(render(report, OutputFormat.TEXT))
-    message.add_alternative(render(report, OutputFormat.HTML), subtype="html")
+    message["Message-ID"] = make_msgid(domain=domain)
+    message.set_content(render_text(doc, limit))
+    message.add_alternative(html, subtype="html")
+    html_part = message.get_payload()[1]
+    for key, png in charts.items():
+        html_part.add_related(png, maintype="image", subtype="png", cid=content_ids[key],
+                              filename=f"{key[1]}-{key[2]}.png", disposition="inline")
+    if truncated:
+        message.add_attachment(render_findings_csv(doc).encode("utf-8"), maintype="text", subtype="csv",
+                               filename="sagemaker-audit-findings.csv")
     return message

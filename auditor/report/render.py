@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import csv
 import enum
 import io
@@ -9,11 +10,14 @@ import json
 from functools import cache
 from typing import Any
 
+import css_inline
 import jinja2
 from rich.console import Console
 from rich.table import Table
 
+from auditor.analyse.rules.base import period_label
 from auditor.models import AuditReport
+from auditor.report.chart import utilisation_chart_png
 from auditor.report.document import report_to_dict
 
 
@@ -59,6 +63,9 @@ def md_cell(value: Any) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
 
 
+ChartKey = tuple[str, str, str]  # (region, endpoint, variant)
+
+
 def render(report: AuditReport, fmt: OutputFormat, color: bool = False) -> str:
     doc = report_to_dict(report)
     if fmt is OutputFormat.JSON:
@@ -67,30 +74,103 @@ def render(report: AuditReport, fmt: OutputFormat, color: bool = False) -> str:
         return render_findings_csv(doc)
     if fmt is OutputFormat.TABLE:
         return render_table(doc, color=color)
-    template = {
-        OutputFormat.HTML: "report.html.j2",
-        OutputFormat.MARKDOWN: "report.md.j2",
-        OutputFormat.TEXT: "report.txt.j2",
-    }[fmt]
-    return template_environment().get_template(template).render(doc=doc, **_context(doc))
+    if fmt is OutputFormat.HTML:
+        # A standalone file: the charts travel inside it as data URIs.
+        charts = chart_images(report, [key for key in variant_keys(doc)])
+        sources = {key: "data:image/png;base64," + base64.b64encode(png).decode() for key, png in charts.items()}
+        return render_html(doc, sources)
+    template = {OutputFormat.MARKDOWN: "report.md.j2", OutputFormat.TEXT: "report.txt.j2"}[fmt]
+    return template_environment().get_template(template).render(doc=doc, **report_context(doc))
 
 
-def _context(doc: dict[str, Any]) -> dict[str, Any]:
-    """Figures the templates show beside the document."""
-    not_judged = [e for e in doc["endpoints"] if e["not_judged_reason"]]
+def render_html(doc: dict[str, Any], chart_sources: dict[ChartKey, str], limit: int | None = None) -> str:
+    """The HTML report, its stylesheet inlined into style attributes (mail clients drop <style>)."""
+    html = template_environment().get_template("report.html.j2").render(
+        doc=doc, chart_sources=chart_sources, **report_context(doc, limit)
+    )
+    return css_inline.inline(html)
+
+
+def render_text(doc: dict[str, Any], limit: int | None = None) -> str:
+    return template_environment().get_template("report.txt.j2").render(doc=doc, **report_context(doc, limit))
+
+
+def ranked_endpoints(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Endpoints by what can be saved on them, then by what they cost."""
+    saving: dict[tuple[str, str], float] = {}
+    for f in doc["findings"]:
+        if f["recommendation"]:
+            key = (f["region"], f["endpoint"])
+            saving[key] = max(saving.get(key, 0.0), f["recommendation"]["monthly_savings_usd"])
+    def cost(e: dict[str, Any]) -> float:
+        return sum(v["monthly_cost_usd"] or 0.0 for v in e["variants"])
+    return sorted(doc["endpoints"], key=lambda e: (-saving.get((e["region"], e["name"]), 0.0), -cost(e), e["name"]))
+
+
+def variant_keys(doc: dict[str, Any], endpoints: list[dict[str, Any]] | None = None) -> list[ChartKey]:
+    return [(e["region"], e["name"], v["name"]) for e in (endpoints or doc["endpoints"]) for v in e["variants"]]
+
+
+def chart_images(report: AuditReport, keys: list[ChartKey]) -> dict[ChartKey, bytes]:
+    wanted = set(keys)
+    threshold = float(report.settings.get("thresholds", {}).get("cpu", 50.0))
+    charts = {}
+    for e in report.endpoints:
+        for v in e.variants:
+            key = (e.endpoint.region, e.endpoint.name, v.variant.name)
+            if key in wanted and v.series is not None and not e.endpoint.not_judged_reason:
+                png = utilisation_chart_png(v.series, threshold, days=int(report.settings.get("lookback_days", 14)))
+                if png:
+                    charts[key] = png
+    return charts
+
+
+def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, Any]:
+    """What the templates show beside the document; `limit` keeps the top findings and endpoints."""
+    actionable = [f for f in doc["findings"] if f["severity"] != "info"]
+    endpoints = ranked_endpoints(doc)
+    shown_findings = actionable if limit is None else actionable[:limit]
+    shown_endpoints = endpoints if limit is None else endpoints[:limit]
+    settings = doc.get("settings", {})
     return {
         "summary": doc["summary"],
+        "subject": subject_line(doc),
         "findings": doc["findings"],
-        "actionable": [f for f in doc["findings"] if f["severity"] != "info"],
+        "actionable": shown_findings,
+        "hidden_findings": len(actionable) - len(shown_findings),
+        "shown_endpoints": shown_endpoints,
+        "hidden_endpoints": len(endpoints) - len(shown_endpoints),
         "notes": [f for f in doc["findings"] if f["severity"] == "info"],
-        "not_judged": not_judged,
+        "not_judged": [e for e in doc["endpoints"] if e["not_judged_reason"]],
         "errors": doc["errors"],
         "skipped": doc["skipped"],
-        "thresholds": doc["settings"].get("thresholds") or {"cpu": 50, "memory": 50, "gpu": 50, "gpu_memory": 50},
+        "period_label": period_label(doc["window"]["period_seconds"]),
+        "thresholds": settings.get("thresholds") or {"cpu": 50, "memory": 50, "gpu": 50, "gpu_memory": 50},
         "owners": {
             e["name"]: next((e["tags"][k] for k in OWNER_TAGS if e["tags"].get(k)), "") for e in doc["endpoints"]
         },
+        "current_shapes": current_shapes(doc),
     }
+
+
+def current_shapes(doc: dict[str, Any]) -> dict[tuple[str, str | None], str]:
+    """'2 x ml.c5.xlarge' per (endpoint, variant), and all variants joined per (endpoint, None)."""
+    shapes: dict[tuple[str, str | None], str] = {}
+    for e in doc["endpoints"]:
+        for v in e["variants"]:
+            if v["instance_type"]:
+                shapes[(e["name"], v["name"])] = f"{v['instance_count']} x {v['instance_type']}"
+            elif v["serverless_memory_mb"]:
+                shapes[(e["name"], v["name"])] = f"serverless {v['serverless_memory_mb']} MB"
+        shapes[(e["name"], None)] = ", ".join(shapes[(e["name"], v["name"])] for v in e["variants"]
+                                              if (e["name"], v["name"]) in shapes)
+    return shapes
+
+
+def subject_line(doc: dict[str, Any], prefix: str = "SageMaker audit") -> str:
+    findings = sum(1 for f in doc["findings"] if f["severity"] != "info")
+    noun = "finding" if findings == 1 else "findings"
+    return f"{prefix}: {findings} {noun}, ${doc['summary']['monthly_savings_usd']:,.0f}/month to save"
 
 
 # Tags read, in order, as the owner of an endpoint.
