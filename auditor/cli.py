@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -86,15 +87,16 @@ def run(
     output_format: Annotated[OutputFormat, typer.Option("--format", help="Report format.")] = OutputFormat.TABLE,
     output: Annotated[Path | None, typer.Option("--output", help="Write the report to this file instead of stdout.")] = None,
     email: Annotated[bool, typer.Option("--email/--no-email", help="Send the report as configured in [email].")] = False,
+    email_to_file: Annotated[Path | None, typer.Option("--email-to-file", help="Write the email (.eml) here instead of sending it.")] = None,
     fail_on_findings: Annotated[bool, typer.Option("--fail-on-findings", help="Exit 3 when there are findings (info notes aside).")] = False,
 ) -> None:
     """Audit every SageMaker endpoint in the configured regions."""
     try:
         config = load_config(config_path).with_overrides(region, lookback_days)
-        if email:
+        if email or email_to_file:
             from auditor.deliver.mail import check_email_config
 
-            check_email_config(config.email)
+            check_email_config(config.email if email else replace(config.email, smtp_username=None, smtp_password_env=None))
         outcome = execute_audit(config, show_progress=sys.stderr.isatty())
     except AuditorError as exc:
         raise fail(str(exc)) from None
@@ -111,19 +113,47 @@ def run(
     except OSError as exc:
         raise fail(f"cannot write the report to {output}: {exc.strerror}") from None
 
-    if email:
+    if email_to_file:
+        from auditor.deliver.mail import write_messages
+
+        try:
+            for path in write_messages(report, config.email, email_to_file):
+                typer.echo(f"email written to {path}", err=True)
+        except OSError as exc:
+            raise fail(f"cannot write the email to {email_to_file}: {exc.strerror}") from None
+    elif email:
         from auditor.deliver.mail import send_report
 
         try:
-            send_report(report, config.email)
+            deliveries = send_report(report, config.email)
         except AuditorError as exc:
             raise fail(str(exc)) from None
+        for delivery in deliveries:
+            typer.echo(f"report sent to {', '.join(delivery.recipients)}", err=True)
     if outcome.fatal_errors:
         first = outcome.fatal_errors[0]
         more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
         raise fail(f"{first.message}{more}")
     if fail_on_findings and actionable_findings(report):
         raise typer.Exit(EXIT_FINDINGS)
+
+
+@app.command("send-outbox")
+def send_outbox_command(
+    config_path: Annotated[Path | None, typer.Option("--config", help="TOML config (default: ./auditor.toml if present).")] = None,
+) -> None:
+    """Send the reports that could not be sent earlier (saved in the outbox)."""
+    from auditor.deliver.mail import outbox_path, send_outbox
+
+    try:
+        config = load_config(config_path)
+        sent, errors = send_outbox(config.email)
+    except AuditorError as exc:
+        raise fail(str(exc)) from None
+    typer.echo(f"sent {sent} message{'s' if sent != 1 else ''} from {outbox_path(config.email)}", err=True)
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise fail(f"{errors[0]}{more}; left in the outbox")
 
 
 @app.command()

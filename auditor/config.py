@@ -163,6 +163,10 @@ class EmailConfig:
     smtp_password_env: str | None = None
     ses_region: str | None = None
     subject_prefix: str = "SageMaker audit"
+    # Send each owner only their endpoints: the tag that holds the owner's email address.
+    route_by_tag: str | None = None
+    # Where unsent messages wait for `audit send-outbox`; default: the user's data directory.
+    outbox_dir: str | None = None
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import typer
 
-from auditor.config import AuditConfig, AwsConfig
+from auditor.config import AuditConfig, AwsConfig, EmailConfig
+from auditor.deliver.mail import write_messages
 from auditor.emulator.fleet import demo_fleet, seed_fleet
 from auditor.emulator.server import Emulator
-from auditor.report.email_message import build_report_message
 from auditor.report.render import OutputFormat, render
 
 DEMO_SENDER = "sagemaker-auditor@example.com"
@@ -41,8 +41,8 @@ def run_demo(output_dir: Path, now: datetime) -> None:
     }
     paths["html"].write_text(render(report, OutputFormat.HTML), encoding="utf-8")
     paths["json"].write_text(render(report, OutputFormat.JSON), encoding="utf-8")
-    message = build_report_message(report, DEMO_SENDER, DEMO_RECIPIENTS)
-    paths["eml"].write_bytes(bytes(message))
+    # What `audit run --email-to-file` writes: the email it would send.
+    write_messages(report, EmailConfig(sender=DEMO_SENDER, recipients=DEMO_RECIPIENTS), paths["eml"])
 
     typer.echo(render(report, OutputFormat.TABLE), nl=False)
     for kind, path in paths.items():

@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime, timezone
 
+import socket
+
 import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.handlers import Message
 
 from auditor.emulator.server import Emulator
 
@@ -35,3 +39,24 @@ def aws(emulator: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path) -> Emulat
 
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+class Inbox(Message):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list = []
+
+    def handle_message(self, message) -> None:
+        self.messages.append(message)
+
+
+@pytest.fixture
+def smtp_server() -> Iterator[tuple[Controller, Inbox]]:
+    inbox = Inbox()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    yield controller, inbox
+    controller.stop()

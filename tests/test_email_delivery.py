@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import re
 import socket
-from collections.abc import Iterator
 from email import message_from_bytes, policy
 from pathlib import Path
 
 import boto3
-import pytest
-from aiosmtpd.controller import Controller
-from aiosmtpd.handlers import Message
 from typer.testing import CliRunner
 
 from auditor.cli import app
@@ -20,27 +16,6 @@ from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 
 runner = CliRunner()
-
-
-class Inbox(Message):
-    def __init__(self) -> None:
-        super().__init__()
-        self.messages: list = []
-
-    def handle_message(self, message) -> None:
-        self.messages.append(message)
-
-
-@pytest.fixture
-def smtp_server() -> Iterator[tuple[Controller, Inbox]]:
-    inbox = Inbox()
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    controller = Controller(inbox, hostname="127.0.0.1", port=port)
-    controller.start()
-    yield controller, inbox
-    controller.stop()
 
 
 def write_config(path: Path, extra: str) -> Path:

@@ -1,11 +1,23 @@
-"""Send the report by SMTP or Amazon SES (SendRawEmail), as configured in [email]."""
+"""Send the report by SMTP or Amazon SES (SendRawEmail), as configured in [email].
+
+A message that cannot be sent is never lost: it is saved as an .eml file in the outbox, and
+`audit send-outbox` sends it later, to the recipients it was addressed to.
+"""
 
 from __future__ import annotations
 
 import os
 import smtplib
 import ssl
+import uuid
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from email import message_from_bytes, policy
 from email.message import EmailMessage
+from email.utils import getaddresses
+from pathlib import Path
+
+import platformdirs
 
 from auditor.config import EmailConfig
 from auditor.errors import AuditorError, ConfigError
@@ -15,6 +27,19 @@ from auditor.report.email_message import build_report_message
 
 class DeliveryError(AuditorError):
     """The mail server or SES refused or could not be reached."""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    recipients: tuple[str, ...]
+    message: EmailMessage
+    owner: str | None = None  # None: the configured recipients
+
+
+def outbox_path(email: EmailConfig) -> Path:
+    if email.outbox_dir:
+        return Path(email.outbox_dir).expanduser()
+    return Path(platformdirs.user_data_dir("sagemaker-auditor")) / "outbox"
 
 
 def check_email_config(email: EmailConfig) -> None:
@@ -31,15 +56,118 @@ def check_email_config(email: EmailConfig) -> None:
         raise ConfigError("email.smtp_ssl and email.smtp_starttls cannot both be true")
 
 
-def send_report(report: AuditReport, email: EmailConfig) -> EmailMessage:
-    check_email_config(email)
+def _owner_address(value: str | None) -> str | None:
+    """A tag value that is one plausible email address, else None (then it is not routed)."""
+    if not value:
+        return None
+    value = value.strip()
+    local, _, domain = value.partition("@")
+    return value if local and "." in domain and " " not in value and "<" not in value else None
+
+
+def split_by_owner(report: AuditReport, tag: str) -> dict[str | None, AuditReport]:
+    """One report per owner address found in `tag`; None: the unrouted rest, and region errors."""
+    owners: dict[str, str | None] = {
+        e.endpoint.name: _owner_address(e.endpoint.tags.get(tag)) for e in report.endpoints
+    }
+    reports: dict[str | None, AuditReport] = {}
+    for owner in sorted(set(owners.values()), key=lambda o: (o is None, o or "")):
+        names = {name for name, o in owners.items() if o == owner}
+        reports[owner] = replace(
+            report,
+            endpoints=tuple(e for e in report.endpoints if e.endpoint.name in names),
+            findings=tuple(f for f in report.findings if f.endpoint in names),
+            errors=tuple(
+                err for err in report.errors
+                if err.endpoint in names or (owner is None and err.endpoint is None)
+            ),
+        )
+    if None not in reports and any(err.endpoint is None for err in report.errors):
+        reports[None] = replace(report, endpoints=(), findings=(),
+                                errors=tuple(err for err in report.errors if err.endpoint is None))
+    return reports
+
+
+def plan_deliveries(report: AuditReport, email: EmailConfig) -> list[Delivery]:
     assert email.sender is not None
-    message = build_report_message(report, email.sender, email.recipients, email.subject_prefix)
+    if not email.route_by_tag:
+        message = build_report_message(report, email.sender, email.recipients, email.subject_prefix)
+        return [Delivery(tuple(email.recipients), message)]
+    deliveries = []
+    for owner, part in split_by_owner(report, email.route_by_tag).items():
+        recipients = (owner,) if owner else tuple(email.recipients)
+        message = build_report_message(part, email.sender, recipients, email.subject_prefix)
+        deliveries.append(Delivery(recipients, message, owner))
+    return deliveries
+
+
+def send_report(report: AuditReport, email: EmailConfig) -> list[Delivery]:
+    """Send every planned message; those that fail go to the outbox, and one error says so."""
+    check_email_config(email)
+    deliveries = plan_deliveries(report, email)
+    failures: list[tuple[DeliveryError, Path]] = []
+    for delivery in deliveries:
+        try:
+            transmit(delivery.message, email)
+        except DeliveryError as exc:
+            failures.append((exc, save_to_outbox(delivery.message, email)))
+    if failures:
+        first, path = failures[0]
+        count = f"{len(failures)} unsent messages" if len(failures) > 1 else "the unsent message"
+        raise DeliveryError(f"{first}; {count} saved in {path.parent} (retry: audit send-outbox)")
+    return deliveries
+
+
+def write_messages(report: AuditReport, email: EmailConfig, path: Path) -> list[Path]:
+    """`--email-to-file`: the messages that would be sent, as .eml files instead."""
+    check_email_config(replace(email, smtp_password_env=None, smtp_username=None))
+    written = []
+    for delivery in plan_deliveries(report, email):
+        target = path if delivery.owner is None else path.with_name(f"{path.stem}.{delivery.owner}{path.suffix or '.eml'}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(bytes(delivery.message))
+        written.append(target)
+    return written
+
+
+def transmit(message: EmailMessage, email: EmailConfig) -> None:
     if email.transport == "ses":
         send_with_ses(message, email)
     else:
         send_with_smtp(message, email)
-    return message
+
+
+def save_to_outbox(message: EmailMessage, email: EmailConfig) -> Path:
+    """Write atomically (temp file, then rename): a crash never leaves half a message."""
+    outbox = outbox_path(email)
+    outbox.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    final = outbox / f"{stamp}-{uuid.uuid4().hex[:8]}.eml"
+    temporary = final.with_suffix(".tmp")
+    temporary.write_bytes(bytes(message))
+    temporary.replace(final)
+    return final
+
+
+def send_outbox(email: EmailConfig) -> tuple[int, list[str]]:
+    """Send every saved message; sent ones are removed. Returns (sent, errors)."""
+    check_email_config(email)
+    outbox = outbox_path(email)
+    sent, errors = 0, []
+    for path in sorted(outbox.glob("*.eml")) if outbox.is_dir() else []:
+        message = message_from_bytes(path.read_bytes(), policy=policy.default)
+        try:
+            transmit(message, email)  # type: ignore[arg-type]
+        except DeliveryError as exc:
+            errors.append(f"{path.name}: {exc}")
+            continue
+        path.unlink()
+        sent += 1
+    return sent, errors
+
+
+def _recipients(message: EmailMessage) -> list[str]:
+    return [address for _, address in getaddresses(message.get_all("To", []) + message.get_all("Cc", []))]
 
 
 def send_with_smtp(message: EmailMessage, email: EmailConfig) -> None:
@@ -54,8 +182,8 @@ def send_with_smtp(message: EmailMessage, email: EmailConfig) -> None:
             if email.smtp_starttls:
                 server.starttls(context=ssl.create_default_context())
             if email.smtp_username:
-                server.login(email.smtp_username, os.environ[email.smtp_password_env or ""])
-            server.send_message(message)
+                server.login(email.smtp_username, os.environ.get(email.smtp_password_env or "", ""))
+            server.send_message(message, from_addr=email.sender, to_addrs=_recipients(message))
     except smtplib.SMTPAuthenticationError as exc:
         raise DeliveryError(f"SMTP server {where} refused the login for {email.smtp_username}: {exc.smtp_code}") from None
     except smtplib.SMTPRecipientsRefused as exc:
@@ -74,7 +202,7 @@ def send_with_ses(message: EmailMessage, email: EmailConfig) -> None:
     try:
         client = boto3.session.Session().client("ses", region_name=region)
         client.send_raw_email(
-            Source=email.sender, Destinations=list(email.recipients), RawMessage={"Data": bytes(message)}
+            Source=email.sender, Destinations=_recipients(message), RawMessage={"Data": bytes(message)}
         )
     except botocore.exceptions.ClientError as exc:
         error = exc.response.get("Error", {})

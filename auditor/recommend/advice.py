@@ -47,7 +47,21 @@ def attach_recommendations(
         result = handler(finding, assessment, catalog, assessment.config or config)
         if result is not None:
             advised.append(result)
-    return advised
+    return _drop_repeated_count_advice(advised, assessments)
+
+
+def _drop_repeated_count_advice(findings: list[Finding], assessments: dict[str, EndpointAssessment]) -> list[Finding]:
+    """Where the cheapest shape is the current type with fewer instances, `overprovisioned-count`
+    already says so: the `underutilized` finding would repeat it."""
+    counted = {(f.endpoint, f.variant) for f in findings if f.rule == OVERPROVISIONED_COUNT.id and f.recommendation}
+
+    def repeats(f: Finding) -> bool:
+        if f.rule != UNDERUTILIZED.id or f.recommendation is None or (f.endpoint, f.variant) not in counted:
+            return False
+        va = _variant(f, assessments[f.endpoint])
+        return va is not None and f.recommendation.instance_type == va.variant.instance_type
+
+    return [f for f in findings if not repeats(f)]
 
 
 def _variant(finding: Finding, assessment: EndpointAssessment) -> VariantAssessment | None:

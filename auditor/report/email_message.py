@@ -12,6 +12,7 @@ from email.utils import formatdate, make_msgid
 from auditor.models import AuditReport
 from auditor.report.document import report_to_dict
 from auditor.report.render import (
+    ChartKey,
     chart_images,
     ranked_endpoints,
     render_findings_csv,
@@ -23,7 +24,7 @@ from auditor.report.render import (
 # Gmail clips an HTML body above about 102 KB: stay under it with room for the headers.
 HTML_BUDGET_BYTES = 95_000
 # How many findings and endpoints to show, tried in turn until the HTML fits the budget.
-SHOWN_LIMITS: tuple[int | None, ...] = (None, 100, 50, 25, 10, 5)
+SHOWN_LIMITS: tuple[int | None, ...] = (None, 150, 100, 75, 60, 50, 40, 30, 20, 10, 5)
 
 
 def subject_for(report: AuditReport, prefix: str = "SageMaker audit") -> str:
@@ -39,9 +40,12 @@ def build_report_message(
 ) -> EmailMessage:
     doc = report_to_dict(report)
     domain = sender.rpartition("@")[2] or None
+    ranked = ranked_endpoints(doc)
+    drawn: dict[ChartKey, bytes] = {}
     for limit in SHOWN_LIMITS:
-        endpoints = ranked_endpoints(doc) if limit is None else ranked_endpoints(doc)[:limit]
-        charts = chart_images(report, [(e["region"], e["name"], v["name"]) for e in endpoints for v in e["variants"]])
+        keys = [(e["region"], e["name"], v["name"]) for e in ranked[:limit] for v in e["variants"]]
+        drawn.update(chart_images(report, [key for key in keys if key not in drawn]))
+        charts = {key: drawn[key] for key in keys if key in drawn}
         content_ids = {key: make_msgid(idstring="chart", domain=domain) for key in charts}
         html = render_html(doc, {key: f"cid:{cid[1:-1]}" for key, cid in content_ids.items()}, limit)
         if len(html.encode("utf-8")) <= html_budget:
