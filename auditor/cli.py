@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+import json
 import sys
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -15,7 +17,7 @@ from auditor.collect.session import AwsClients
 if TYPE_CHECKING:
     from rich.progress import TaskID
 from auditor.config import AuditConfig, load_config
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, ConfigError
 from auditor.models import AuditReport
 from auditor.pipeline import AuditOutcome, Progress, run_audit
 from auditor.report.render import OutputFormat, render
@@ -29,6 +31,11 @@ app = typer.Typer(
 
 EXIT_ERROR = 1
 EXIT_FINDINGS = 3
+
+
+class HistoryFormat(str, enum.Enum):
+    TABLE = "table"
+    JSON = "json"
 
 
 def fail(message: str) -> typer.Exit:
@@ -89,6 +96,7 @@ def run(
     email: Annotated[bool, typer.Option("--email/--no-email", help="Send the report as configured in [email].")] = False,
     email_to_file: Annotated[Path | None, typer.Option("--email-to-file", help="Write the email (.eml) here instead of sending it.")] = None,
     fail_on_findings: Annotated[bool, typer.Option("--fail-on-findings", help="Exit 3 when there are findings (info notes aside).")] = False,
+    no_history: Annotated[bool, typer.Option("--no-history", help="Do not record this run in the history database.")] = False,
 ) -> None:
     """Audit every SageMaker endpoint in the configured regions."""
     try:
@@ -113,6 +121,13 @@ def run(
     except OSError as exc:
         raise fail(f"cannot write the report to {output}: {exc.strerror}") from None
 
+    if not no_history:
+        from auditor.jobs import record_history
+
+        try:
+            record_history(config, outcome)
+        except AuditorError as exc:
+            raise fail(str(exc)) from None
     if email_to_file:
         from auditor.deliver.mail import write_messages
 
@@ -136,6 +151,78 @@ def run(
         raise fail(f"{first.message}{more}")
     if fail_on_findings and actionable_findings(report):
         raise typer.Exit(EXIT_FINDINGS)
+
+
+@app.command("history")
+def history_command(
+    config_path: Annotated[Path | None, typer.Option("--config", help="TOML config (default: ./auditor.toml if present).")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="How many runs, newest first.")] = 20,
+    output_format: Annotated[HistoryFormat, typer.Option("--format", help="table or json.")] = HistoryFormat.TABLE,
+) -> None:
+    """List recent audit runs with their totals."""
+    from auditor.history.store import History
+    from auditor.jobs import history_path
+
+    try:
+        config = load_config(config_path)
+        path = history_path(config)
+        if not path.exists():
+            raise ConfigError(f"no history database at {path} (history.path): run `audit run` first")
+        with History(path) as history:
+            runs = history.runs(limit=limit)
+    except AuditorError as exc:
+        raise fail(str(exc)) from None
+    if output_format is HistoryFormat.JSON:
+        typer.echo(json.dumps([
+            {"id": r.id, "started_at": r.started_at.isoformat(), "window_start": r.window_start.isoformat(),
+             "window_end": r.window_end.isoformat(), "regions": list(r.regions), "accounts": list(r.accounts),
+             "endpoints": r.endpoints, "findings": r.findings, "monthly_cost_usd": r.monthly_cost_usd,
+             "monthly_savings_usd": r.monthly_savings_usd, "errors": list(r.errors), "failed": r.fatal}
+            for r in runs
+        ], indent=2))
+        return
+    if not runs:
+        typer.echo("No runs recorded yet.")
+        return
+    typer.echo(f"{'id':>5}  {'started (UTC)':16}  {'regions':24}  {'endpoints':>9}  {'findings':>8}  "
+               f"{'spend/month':>13}  {'to save/month':>13}  errors")
+    for r in runs:
+        typer.echo(f"{r.id:>5}  {r.started_at.strftime('%Y-%m-%d %H:%M'):16}  {','.join(r.regions)[:24]:24}  "
+                   f"{r.endpoints:>9}  {r.findings:>8}  {r.monthly_cost_usd:>13,.2f}  {r.monthly_savings_usd:>13,.2f}  "
+                   f"{len(r.errors)}{' (failed)' if r.fatal else ''}")
+
+
+@app.command("weekly")
+def weekly_command(
+    config_path: Annotated[Path | None, typer.Option("--config", help="TOML config (default: ./auditor.toml if present).")] = None,
+    week: Annotated[str | None, typer.Option("--week", help="ISO week, e.g. 2026-W48 (default: this week).")] = None,
+    email: Annotated[bool, typer.Option("--email/--no-email", help="Send the digest as configured in [email].")] = False,
+    output: Annotated[Path | None, typer.Option("--output", help="Write the digest (HTML) to this file.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Send even if this week's digest was sent already.")] = False,
+) -> None:
+    """Build the weekly digest from the audit history; send it at most once a week."""
+    from auditor.jobs import weekly_digest
+
+    try:
+        config = load_config(config_path)
+        result = weekly_digest(config, week=week, email=email, output=output, force=force)
+    except AuditorError as exc:
+        raise fail(str(exc)) from None
+    typer.echo(result.message)
+
+
+@app.command("schedule")
+def schedule_command(
+    config_path: Annotated[Path | None, typer.Option("--config", help="TOML config (default: ./auditor.toml if present).")] = None,
+) -> None:
+    """Run the nightly audit and the weekly digest on the [schedule], in the foreground."""
+    from auditor.scheduler import run_scheduler
+
+    try:
+        config = load_config(config_path)
+        run_scheduler(config)
+    except AuditorError as exc:
+        raise fail(str(exc)) from None
 
 
 @app.command("send-outbox")

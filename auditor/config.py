@@ -6,6 +6,7 @@ import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from auditor.errors import ConfigError
 
@@ -170,6 +171,22 @@ class EmailConfig:
 
 
 @dataclass(frozen=True)
+class HistoryConfig:
+    path: str | None = None  # default: history.sqlite3 in the user's data directory
+
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+@dataclass(frozen=True)
+class ScheduleConfig:
+    nightly_at: str = "02:00"
+    weekly_day: str = "monday"
+    weekly_at: str = "07:00"
+    timezone: str = "UTC"
+
+
+@dataclass(frozen=True)
 class AuditConfig:
     aws: AwsConfig = field(default_factory=AwsConfig)
     thresholds: ThresholdsConfig = field(default_factory=ThresholdsConfig)
@@ -178,6 +195,8 @@ class AuditConfig:
     email: EmailConfig = field(default_factory=EmailConfig)
     skip: SkipConfig = field(default_factory=SkipConfig)
     rules: RulesConfig = field(default_factory=RulesConfig)
+    history: HistoryConfig = field(default_factory=HistoryConfig)
+    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     source: str = "defaults"
 
     def with_overrides(
@@ -200,6 +219,8 @@ _SECTIONS: dict[str, type] = {
     "pricing": PricingConfig,
     "email": EmailConfig,
     "skip": SkipConfig,
+    "history": HistoryConfig,
+    "schedule": ScheduleConfig,
 }
 
 
@@ -356,5 +377,17 @@ def _validate(config: AuditConfig) -> None:
                 f"{src}: {name}.lookback_days must be from 0 (the whole window) to aws.lookback_days "
                 f"({aws.lookback_days}), got {lookback}"
             )
+    schedule = config.schedule
+    for key in ("nightly_at", "weekly_at"):
+        value = getattr(schedule, key)
+        hours, _, minutes = value.partition(":")
+        if not (hours.isdigit() and minutes.isdigit() and len(minutes) == 2 and int(hours) < 24 and int(minutes) < 60):
+            raise ConfigError(f"{src}: schedule.{key} must be a time as HH:MM, got {value!r}")
+    if schedule.weekly_day.lower() not in WEEKDAYS:
+        raise ConfigError(f"{src}: schedule.weekly_day must be a day of the week, got {schedule.weekly_day!r}")
+    try:
+        ZoneInfo(schedule.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"{src}: schedule.timezone is not a known time zone: {schedule.timezone!r}") from None
     if config.email.transport not in ("smtp", "ses"):
         raise ConfigError(f"{src}: email.transport must be \"smtp\" or \"ses\", got {config.email.transport!r}")

@@ -20,6 +20,12 @@ def emulator() -> Iterator[Emulator]:
         yield emu
 
 
+@pytest.fixture(autouse=True)
+def isolated_data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """History and outbox default to the user's data directory: never the real one in tests."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data-home")))
+
+
 def point_boto3_at(emulator: Emulator, mp: pytest.MonkeyPatch, tmp_home: str) -> None:
     for key, value in emulator.env().items():
         mp.setenv(key, value)
@@ -27,6 +33,7 @@ def point_boto3_at(emulator: Emulator, mp: pytest.MonkeyPatch, tmp_home: str) ->
     # No user config or credentials files may leak into the tests.
     mp.setenv("AWS_CONFIG_FILE", f"{tmp_home}/aws-config")
     mp.setenv("AWS_SHARED_CREDENTIALS_FILE", f"{tmp_home}/aws-credentials")
+    mp.setenv("XDG_DATA_HOME", f"{tmp_home}/data")
 
 
 @pytest.fixture

@@ -60,3 +60,29 @@ def utilisation_chart_png(series: pd.DataFrame, threshold: float = 50.0, days: i
     buffer = io.BytesIO()
     image.save(buffer, format="PNG", optimize=True)
     return buffer.getvalue()
+
+
+def weekly_trend_png(points: list[tuple[str, float | None, float | None]]) -> bytes | None:
+    """Monthly spend (grey bars) and potential saving (green bars) per week; None without data."""
+    known = [(w, c, s) for w, c, s in points if c is not None]
+    if not known:
+        return None
+    width, height, pad, label_h = 480, 150, 8, 16
+    image = Image.new("RGB", (width, height), (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    top = max(max(c or 0.0, s or 0.0) for _, c, s in known) or 1.0
+    slot = (width - 2 * pad) / len(points)
+    plot_h = height - pad - label_h
+    for i, (week, cost, saving) in enumerate(points):
+        x = pad + i * slot
+        for offset, value, colour in ((0.15, cost, (170, 170, 170)), (0.5, saving, (92, 184, 92))):
+            if value is None:
+                continue
+            bar_h = plot_h * value / top
+            draw.rectangle([x + slot * offset, pad + plot_h - bar_h, x + slot * (offset + 0.33), pad + plot_h],
+                           fill=colour)
+        draw.text((x + slot * 0.1, height - label_h + 2), week[-3:], fill=(90, 90, 90))
+    draw.line([(pad, pad + plot_h), (width - pad, pad + plot_h)], fill=(200, 200, 200))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()

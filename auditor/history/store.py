@@ -1,0 +1,291 @@
+"""The history database: one row per run, its endpoints' variants and its findings.
+
+SQLite, one file. The schema version is SQLite's `user_version`; migrations run in order, each in
+its own transaction, so an old file is upgraded in place. A run is written in one transaction: a
+crash mid-write leaves the earlier runs as they were and no half run.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import platformdirs
+
+from auditor.errors import AuditorError
+from auditor.models import AuditReport, Finding, Resource, VariantUtilization
+from auditor.report.document import advice_text
+
+# Each entry upgrades the schema by one version.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        window_start TEXT NOT NULL,
+        window_end TEXT NOT NULL,
+        period_seconds INTEGER NOT NULL,
+        regions TEXT NOT NULL,
+        accounts TEXT NOT NULL,
+        endpoints INTEGER NOT NULL,
+        findings INTEGER NOT NULL,
+        monthly_cost_usd REAL NOT NULL,
+        monthly_savings_usd REAL NOT NULL,
+        errors TEXT NOT NULL,
+        fatal INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX runs_started_at ON runs (started_at);
+    CREATE TABLE variants (
+        run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL,
+        region TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        variant TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        instance_type TEXT,
+        instance_count INTEGER NOT NULL,
+        monthly_cost_usd REAL,
+        cpu_p95 REAL, memory_p95 REAL, gpu_p95 REAL,
+        tags TEXT NOT NULL
+    );
+    CREATE INDEX variants_run ON variants (run_id);
+    CREATE TABLE findings (
+        run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        fingerprint TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        severity TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        region TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        variant TEXT,
+        message TEXT NOT NULL,
+        advice TEXT,
+        monthly_savings_usd REAL NOT NULL
+    );
+    CREATE INDEX findings_run ON findings (run_id);
+    """,
+    """
+    CREATE TABLE digests (
+        week TEXT PRIMARY KEY,
+        sent_at TEXT NOT NULL,
+        recipients TEXT NOT NULL
+    );
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class HistoryError(AuditorError):
+    """The history database cannot be opened, read or written."""
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    id: int
+    started_at: datetime
+    window_start: datetime
+    window_end: datetime
+    regions: tuple[str, ...]
+    accounts: tuple[str, ...]
+    endpoints: int
+    findings: int
+    monthly_cost_usd: float
+    monthly_savings_usd: float
+    errors: tuple[str, ...]
+    fatal: bool
+
+
+@dataclass(frozen=True)
+class FindingRecord:
+    fingerprint: str
+    rule: str
+    severity: str
+    account_id: str
+    region: str
+    endpoint: str
+    variant: str | None
+    message: str
+    advice: str | None
+    monthly_savings_usd: float
+
+
+def default_history_path() -> Path:
+    return Path(platformdirs.user_data_dir("sagemaker-auditor")) / "history.sqlite3"
+
+
+def fingerprint(rule: str, account_id: str, region: str, endpoint: str, variant: str | None) -> str:
+    """The identity of a finding across runs: the same rule on the same variant."""
+    return "/".join((rule, account_id, region, endpoint, variant or "*"))
+
+
+class History:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, isolation_level=None)  # transactions are explicit
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._migrate()
+        except (sqlite3.Error, OSError) as exc:
+            raise HistoryError(f"cannot open the history database {path}: {exc}") from None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        version = self.schema_version
+        if version > SCHEMA_VERSION:
+            raise HistoryError(
+                f"the history database {self.path} has schema {version}, newer than this auditor's "
+                f"{SCHEMA_VERSION}: upgrade sagemaker-auditor"
+            )
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            with self._transaction() as db:
+                for statement in script.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {number}")
+
+    def record_run(self, report: AuditReport, fatal: bool = False) -> int:
+        """Store the run, its variants and findings in one transaction; returns the run id."""
+        endpoints = report.endpoints
+        try:
+            with self._transaction() as db:
+                cursor = db.execute(
+                    "INSERT INTO runs (started_at, window_start, window_end, period_seconds, regions, accounts,"
+                    " endpoints, findings, monthly_cost_usd, monthly_savings_usd, errors, fatal)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        report.generated_at.isoformat(), report.window.start.isoformat(),
+                        report.window.end.isoformat(), report.window.period_seconds,
+                        json.dumps(report.settings.get("regions", sorted({e.endpoint.region for e in endpoints}))),
+                        json.dumps(sorted({e.endpoint.account_id for e in endpoints})),
+                        len(endpoints), len(report.findings), report.monthly_cost_usd, report.monthly_savings_usd,
+                        json.dumps([f"{e.stage} {e.region} {e.endpoint or ''}: {e.message}" for e in report.errors]),
+                        int(fatal),
+                    ),
+                )
+                run_id = int(cursor.lastrowid or 0)
+                db.executemany(
+                    "INSERT INTO variants VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            run_id, e.endpoint.account_id, e.endpoint.region, e.endpoint.name, v.variant.name,
+                            e.endpoint.kind.value, v.variant.instance_type, v.variant.instance_count,
+                            v.monthly_cost_usd,
+                            *(_p95(v.utilization, r) for r in (Resource.CPU, Resource.MEMORY, Resource.GPU)),
+                            json.dumps(e.endpoint.tags),
+                        )
+                        for e in endpoints for v in e.variants
+                    ],
+                )
+                db.executemany(
+                    "INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            run_id, fingerprint(f.rule, f.account_id, f.region, f.endpoint, f.variant), f.rule,
+                            f.severity.value, f.account_id, f.region, f.endpoint, f.variant, f.message,
+                            _advice(f), f.monthly_savings_usd,
+                        )
+                        for f in report.findings
+                    ],
+                )
+        except sqlite3.Error as exc:
+            raise HistoryError(f"cannot write the run to the history database {self.path}: {exc}") from None
+        return run_id
+
+    def runs(self, limit: int | None = None, since: datetime | None = None, until: datetime | None = None) -> list[RunSummary]:
+        """Runs, newest first."""
+        query = "SELECT * FROM runs WHERE 1 = 1"
+        params: list[object] = []
+        if since is not None:
+            query += " AND started_at >= ?"
+            params.append(since.isoformat())
+        if until is not None:
+            query += " AND started_at < ?"
+            params.append(until.isoformat())
+        query += " ORDER BY started_at DESC, id DESC"
+        if limit is not None:
+            query += " LIMIT ?"
+            params.append(limit)
+        return [_run(row) for row in self._db.execute(query, params)]
+
+    def findings(self, run_id: int) -> list[FindingRecord]:
+        rows = self._db.execute(
+            "SELECT fingerprint, rule, severity, account_id, region, endpoint, variant, message, advice,"
+            " monthly_savings_usd FROM findings WHERE run_id = ? ORDER BY monthly_savings_usd DESC", (run_id,)
+        )
+        return [FindingRecord(*row) for row in rows]
+
+    def endpoint_costs(self, run_id: int) -> dict[tuple[str, str, str], float]:
+        """(account, region, endpoint) -> monthly cost in that run (unknown prices count as 0)."""
+        rows = self._db.execute(
+            "SELECT account_id, region, endpoint, SUM(COALESCE(monthly_cost_usd, 0)) FROM variants"
+            " WHERE run_id = ? GROUP BY account_id, region, endpoint", (run_id,)
+        )
+        return {(a, r, e): float(c) for a, r, e, c in rows}
+
+    def last_successful_run(self) -> RunSummary | None:
+        row = self._db.execute("SELECT * FROM runs WHERE fatal = 0 ORDER BY started_at DESC, id DESC LIMIT 1").fetchone()
+        return _run(row) if row else None
+
+    def digest_sent(self, week: str) -> datetime | None:
+        row = self._db.execute("SELECT sent_at FROM digests WHERE week = ?", (week,)).fetchone()
+        return datetime.fromisoformat(row[0]) if row else None
+
+    def record_digest(self, week: str, sent_at: datetime, recipients: list[str]) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO digests VALUES (?, ?, ?)",
+                       (week, sent_at.isoformat(), json.dumps(recipients)))
+
+
+def _p95(utilization: VariantUtilization | None, resource: Resource) -> float | None:
+    figures = utilization.get(resource) if utilization else None
+    return figures.p95 if figures else None
+
+
+def _advice(finding: Finding) -> str | None:
+    return advice_text(finding.recommendation) if finding.recommendation else None
+
+
+def _run(row: tuple) -> RunSummary:
+    return RunSummary(
+        id=row[0],
+        started_at=datetime.fromisoformat(row[1]),
+        window_start=datetime.fromisoformat(row[2]),
+        window_end=datetime.fromisoformat(row[3]),
+        regions=tuple(json.loads(row[5])),
+        accounts=tuple(json.loads(row[6])),
+        endpoints=row[7],
+        findings=row[8],
+        monthly_cost_usd=row[9],
+        monthly_savings_usd=row[10],
+        errors=tuple(json.loads(row[11])),
+        fatal=bool(row[12]),
+    )

@@ -1,0 +1,150 @@
+"""The weekly digest, built from history (not from CloudWatch): what is new this week, what was
+resolved since last week and what it saved, what is still open and for how long, and the trend
+of spend and potential saving over the last weeks.
+
+A week is an ISO week in UTC; its state is its latest run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+
+from auditor.errors import ConfigError
+from auditor.history.store import FindingRecord, History, RunSummary
+
+TREND_WEEKS = 8
+_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
+
+
+@dataclass(frozen=True)
+class OpenFinding:
+    finding: FindingRecord
+    weeks_open: int  # consecutive weeks, this one included, whose state had it
+
+
+@dataclass(frozen=True)
+class ResolvedFinding:
+    finding: FindingRecord
+    realised_monthly_usd: float  # the endpoint's cost drop since last week (its full cost if deleted)
+
+
+@dataclass(frozen=True)
+class WeekPoint:
+    week: str
+    monthly_cost_usd: float | None  # None: no run that week
+    monthly_savings_usd: float | None
+
+
+@dataclass(frozen=True)
+class Digest:
+    week: str
+    run: RunSummary
+    previous_run: RunSummary | None
+    runs_this_week: int
+    new: tuple[OpenFinding, ...]
+    resolved: tuple[ResolvedFinding, ...]
+    still_open: tuple[OpenFinding, ...]
+    trend: tuple[WeekPoint, ...]
+
+    @property
+    def realised_monthly_usd(self) -> float:
+        return round(sum(r.realised_monthly_usd for r in self.resolved), 2)
+
+
+def iso_week(moment: datetime | date) -> str:
+    year, week, _ = moment.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def week_bounds(week: str) -> tuple[datetime, datetime]:
+    match = _WEEK.match(week)
+    if not match:
+        raise ConfigError(f"--week must look like 2026-W48, got {week!r}")
+    try:
+        monday = date.fromisocalendar(int(match[1]), int(match[2]), 1)
+    except ValueError:
+        raise ConfigError(f"--week {week!r} is not a week of that year") from None
+    start = datetime(monday.year, monday.month, monday.day, tzinfo=timezone.utc)
+    return start, start + timedelta(days=7)
+
+
+def previous_week(week: str) -> str:
+    start, _ = week_bounds(week)
+    return iso_week(start - timedelta(days=7))
+
+
+def latest_run(history: History, week: str) -> tuple[RunSummary | None, int]:
+    """The week's state (its latest run that did not fail outright) and how many runs it had."""
+    start, end = week_bounds(week)
+    runs = history.runs(since=start, until=end)
+    usable = [r for r in runs if not r.fatal] or runs
+    return (usable[0] if usable else None), len(runs)
+
+
+def build_digest(history: History, week: str) -> Digest | None:
+    """None when the week had no run."""
+    run, count = latest_run(history, week)
+    if run is None:
+        return None
+    previous, _ = latest_run(history, previous_week(week))
+    current = {f.fingerprint: f for f in history.findings(run.id)}
+    before = {f.fingerprint: f for f in history.findings(previous.id)} if previous else {}
+
+    # Weeks back in a row with the finding, for everything open now.
+    weeks_open = {fp: 1 for fp in current}
+    still_counting = set(current)
+    cursor = week
+    for _ in range(52):
+        if not still_counting:
+            break
+        cursor = previous_week(cursor)
+        past, _ = latest_run(history, cursor)
+        if past is None:
+            break
+        present = {f.fingerprint for f in history.findings(past.id)}
+        for fp in list(still_counting):
+            if fp in present:
+                weeks_open[fp] += 1
+            else:
+                still_counting.discard(fp)
+
+    resolved = []
+    if previous is not None:
+        costs_before = history.endpoint_costs(previous.id)
+        costs_now = history.endpoint_costs(run.id)
+        for fp, finding in before.items():
+            if fp in current:
+                continue
+            key = (finding.account_id, finding.region, finding.endpoint)
+            drop = costs_before.get(key, 0.0) - costs_now.get(key, 0.0)
+            resolved.append(ResolvedFinding(finding, round(max(drop, 0.0), 2)))
+    resolved.sort(key=lambda r: -r.realised_monthly_usd)
+
+    def ranked(items: list[OpenFinding]) -> tuple[OpenFinding, ...]:
+        return tuple(sorted(items, key=lambda o: (-o.finding.monthly_savings_usd, -o.weeks_open)))
+
+    new = [OpenFinding(f, weeks_open[fp]) for fp, f in current.items() if fp not in before]
+    still = [OpenFinding(f, weeks_open[fp]) for fp, f in current.items() if fp in before]
+    return Digest(
+        week=week,
+        run=run,
+        previous_run=previous,
+        runs_this_week=count,
+        new=ranked(new),
+        resolved=tuple(resolved),
+        still_open=ranked(still),
+        trend=tuple(_trend(history, week)),
+    )
+
+
+def _trend(history: History, week: str) -> list[WeekPoint]:
+    weeks = [week]
+    for _ in range(TREND_WEEKS - 1):
+        weeks.append(previous_week(weeks[-1]))
+    points = []
+    for w in reversed(weeks):
+        run, _ = latest_run(history, w)
+        points.append(WeekPoint(w, run.monthly_cost_usd if run else None, run.monthly_savings_usd if run else None))
+    return points

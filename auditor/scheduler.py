@@ -1,0 +1,132 @@
+"""`audit schedule`: the nightly audit and the weekly digest in the foreground, on `schedule`.
+
+- One job at a time: `schedule` runs due jobs one after another in this thread.
+- A job that fails is logged and runs again at its next slot; it never ends the loop.
+- SIGTERM (and Ctrl-C) stop the loop between jobs, never in the middle of one.
+- On start, if the last successful nightly run is older than 24 hours, one runs at once.
+- One JSON line per job on stderr: job, start, end, duration, status, findings, saving, errors.
+The clock, the sleep and the log are injected, so tests move time instead of waiting for it.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+import schedule
+
+from auditor.config import AuditConfig
+from auditor.history.store import History
+from auditor.jobs import history_path, nightly_audit, weekly_digest
+
+CATCH_UP_AFTER = timedelta(hours=24)
+MAX_SLEEP_SECONDS = 60.0
+
+JobFunction = Callable[[], dict[str, Any]]
+
+
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@dataclass
+class Scheduler:
+    config: AuditConfig
+    nightly: JobFunction
+    weekly: JobFunction
+    clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
+    log: Callable[[str], None] = _stderr_line
+    stop_event: threading.Event = field(default_factory=threading.Event)
+    sleep: Callable[[float], None] | None = None  # default: wait on stop_event (SIGTERM wakes it)
+    jobs: schedule.Scheduler = field(default_factory=schedule.Scheduler)
+
+    def __post_init__(self) -> None:
+        cfg = self.config.schedule
+        self.jobs.every().day.at(cfg.nightly_at, cfg.timezone).do(self.run_job, "nightly", self.nightly)
+        weekly_day = getattr(self.jobs.every(), cfg.weekly_day.lower())
+        weekly_day.at(cfg.weekly_at, cfg.timezone).do(self.run_job, "weekly", self.weekly)
+
+    def run_job(self, name: str, function: JobFunction) -> None:
+        start = self.clock()
+        try:
+            fields = function()
+            status = fields.pop("status", "ok")
+        except Exception as exc:  # noqa: BLE001 - a failed job is logged and retried at its next slot
+            fields = {"error": f"{type(exc).__name__}: {exc}"}
+            status = "failed"
+        end = self.clock()
+        self.log(json.dumps({
+            "job": name,
+            "start": start.isoformat(),
+            "end": end.isoformat(),
+            "duration_s": round((end - start).total_seconds(), 3),
+            "status": status,
+            **fields,
+        }))
+
+    def catch_up(self) -> None:
+        """Run the nightly audit now if the last successful one is older than 24 hours."""
+        path = history_path(self.config)
+        last = None
+        if path.exists():
+            with History(path) as history:
+                run = history.last_successful_run()
+                last = run.started_at if run else None
+        if last is None or self.clock() - last > CATCH_UP_AFTER:
+            self.log(json.dumps({"event": "catch-up", "last_successful_run": last.isoformat() if last else None}))
+            self.run_job("nightly", self.nightly)
+
+    def stop(self, *_: object) -> None:
+        self.stop_event.set()
+
+    def run(self, install_signals: bool = True) -> None:
+        if install_signals and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self.stop)
+            signal.signal(signal.SIGINT, self.stop)
+        cfg = self.config.schedule
+        self.log(json.dumps({"event": "start", "nightly_at": cfg.nightly_at, "weekly": f"{cfg.weekly_day} {cfg.weekly_at}",
+                             "timezone": cfg.timezone, "next_run": str(self.jobs.next_run)}))
+        self.catch_up()
+        while not self.stop_event.is_set():
+            self.jobs.run_pending()  # jobs run here, one after another
+            if self.stop_event.is_set():
+                break
+            idle = self.jobs.idle_seconds
+            pause = MAX_SLEEP_SECONDS if idle is None else min(max(idle, 0.0), MAX_SLEEP_SECONDS)
+            (self.sleep or self.stop_event.wait)(pause)
+        self.log(json.dumps({"event": "stop"}))
+
+
+def nightly_job(config: AuditConfig) -> JobFunction:
+    def run() -> dict[str, Any]:
+        result = nightly_audit(config)
+        report = result.outcome.report
+        return {"run_id": result.run_id, "endpoints": len(report.endpoints), "findings": len(report.findings),
+                "saving_usd": report.monthly_savings_usd, "errors": len(report.errors),
+                "emailed_to": list(result.sent_to)}
+    return run
+
+
+def weekly_job(config: AuditConfig) -> JobFunction:
+    def run() -> dict[str, Any]:
+        email = bool(config.email.sender and config.email.recipients)
+        output = None
+        if not email:  # no mail configured: keep the digest as a file
+            output = Path(platformdirs.user_data_dir("sagemaker-auditor")) / "digests" / "latest.html"
+        result = weekly_digest(config, email=email, output=output)
+        return {"status": "ok" if result.status in ("sent", "written") else result.status, "week": result.week,
+                "new": result.new, "resolved": result.resolved, "still_open": result.still_open,
+                "saving_usd": result.monthly_savings_usd, "message": result.message}
+    return run
+
+
+def run_scheduler(config: AuditConfig) -> None:
+    Scheduler(config, nightly_job(config), weekly_job(config)).run()
