@@ -1,0 +1,165 @@
+"""deploy/: every unit parses, and the IAM policy allows exactly the AWS calls the code makes."""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import botocore.session
+import pytest
+import yaml
+from botocore import xform_name
+
+ROOT = Path(__file__).parent.parent
+DEPLOY = ROOT / "deploy"
+# boto3 service name -> IAM action prefix, for the services the auditor talks to.
+SERVICES = {"sagemaker": "sagemaker", "cloudwatch": "cloudwatch",
+            "application-autoscaling": "application-autoscaling", "ses": "ses"}
+
+
+# The code's convention: a boto3 client is held in a variable named after its service, or `client`.
+CLIENT_NAMES = {"sagemaker", "cloudwatch", "autoscaling", "ses", "client"}
+
+
+class CloudFormationLoader(yaml.SafeLoader):
+    """Reads !Ref, !GetAtt, !Sub ... as plain values."""
+
+
+CloudFormationLoader.add_multi_constructor(
+    "!", lambda loader, suffix, node: (
+        loader.construct_sequence(node) if isinstance(node, yaml.SequenceNode)
+        else loader.construct_mapping(node) if isinstance(node, yaml.MappingNode)
+        else loader.construct_scalar(node)
+    )
+)
+
+
+def policy_actions(document: dict) -> set[str]:
+    actions: set[str] = set()
+    for statement in document["Statement"]:
+        assert statement["Effect"] == "Allow"
+        listed = statement["Action"]
+        actions.update([listed] if isinstance(listed, str) else listed)
+    return actions
+
+
+def operations_called_by_the_code() -> set[str]:
+    """IAM actions for every botocore operation the auditor's code calls (the emulator aside)."""
+    session = botocore.session.get_session()
+    by_method: dict[str, list[str]] = {}
+    for service, prefix in SERVICES.items():
+        for operation in session.get_service_model(service).operation_names:
+            by_method.setdefault(xform_name(operation), []).append(f"{prefix}:{operation}")
+    found: set[str] = set()
+    for path in (ROOT / "auditor").rglob("*.py"):
+        if "emulator" in path.parts:
+            continue  # the emulator seeds fleets; it is not what runs against an account
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            receiver = node.func.value
+            if not (isinstance(receiver, ast.Name) and receiver.id in CLIENT_NAMES):
+                continue
+            name = node.func.attr
+            if name == "get_paginator" and node.args and isinstance(node.args[0], ast.Constant):
+                name = node.args[0].value
+            actions = by_method.get(name, [])
+            assert len(actions) <= 1, f"{path.name}: {name} is ambiguous: {actions}"
+            found.update(actions)
+    return found
+
+
+def test_policy_allows_exactly_what_the_code_calls() -> None:
+    policy = json.loads((DEPLOY / "iam-policy.json").read_text())
+    called = operations_called_by_the_code()
+    assert "sagemaker:ListEndpoints" in called and "cloudwatch:GetMetricData" in called
+    assert "ses:SendRawEmail" in called
+    assert policy_actions(policy) == called
+    assert all(s["Resource"] == "*" for s in policy["Statement"])
+
+
+def test_readme_lists_the_same_permissions() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for action in operations_called_by_the_code():
+        assert f'"{action}"' in readme or f"`{action}`" in readme, action
+
+
+def test_cloudformation_template_parses_and_its_task_role_is_the_policy() -> None:
+    template = yaml.load((DEPLOY / "cloudformation" / "sagemaker-auditor.yaml").read_text(), Loader=CloudFormationLoader)
+    resources = template["Resources"]
+    task_policy = resources["TaskRole"]["Properties"]["Policies"][0]["PolicyDocument"]
+    assert policy_actions(task_policy) == policy_actions(json.loads((DEPLOY / "iam-policy.json").read_text()))
+    schedules = [r for r in resources.values() if r["Type"] == "AWS::Scheduler::Schedule"]
+    assert len(schedules) == 2
+    for schedule in schedules:
+        assert schedule["Properties"]["Target"]["EcsParameters"]["LaunchType"] == "FARGATE"
+        overrides = json.loads(schedule["Properties"]["Target"]["Input"])
+        assert "audit " in overrides["containerOverrides"][0]["command"][0]
+    assert resources["TaskDefinition"]["Properties"]["RequiresCompatibilities"] == ["FARGATE"]
+
+
+def test_cloudformation_template_passes_cfn_lint() -> None:
+    cfn_lint = shutil.which("cfn-lint", path=str(Path(sys.executable).parent))
+    assert cfn_lint, "cfn-lint is a dev dependency"
+    result = subprocess.run([cfn_lint, str(DEPLOY / "cloudformation" / "sagemaker-auditor.yaml")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_kubernetes_cronjobs() -> None:
+    documents = list(yaml.safe_load_all((DEPLOY / "kubernetes" / "cronjobs.yaml").read_text()))
+    kinds = [d["kind"] for d in documents]
+    assert kinds.count("CronJob") == 2 and "ServiceAccount" in kinds
+    account = next(d for d in documents if d["kind"] == "ServiceAccount")
+    assert account["metadata"]["annotations"]["eks.amazonaws.com/role-arn"].startswith("arn:aws:iam::")
+    config = next(d for d in documents if d["kind"] == "ConfigMap")
+    from auditor.config import parse_config
+
+    parse_config(__import__("tomllib").loads(config["data"]["auditor.toml"]))
+    for job in (d for d in documents if d["kind"] == "CronJob"):
+        pod = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+        assert pod["serviceAccountName"] == account["metadata"]["name"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert job["spec"]["concurrencyPolicy"] == "Forbid"
+        (container,) = pod["containers"]
+        assert container["args"][0] in ("run", "weekly") and "--email" in container["args"]
+        assert len(job["spec"]["schedule"].split()) == 5
+
+
+@pytest.mark.parametrize("unit", sorted((DEPLOY / "systemd").glob("*.*")), ids=lambda p: p.name)
+def test_systemd_units(unit: Path) -> None:
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str  # keys are case-sensitive
+    parser.read(unit)
+    if unit.suffix == ".timer":
+        assert parser["Timer"]["OnCalendar"] and parser["Install"]["WantedBy"] == "timers.target"
+        assert (unit.with_suffix(".service")).exists()
+    else:
+        service = parser["Service"]
+        assert service["Type"] == "oneshot" and service["User"] != "root"
+        command = service["ExecStart"].split()
+        assert command[0].endswith("/audit") and command[1] in ("run", "weekly")
+
+
+def test_crontab_lines() -> None:
+    lines = [line for line in (DEPLOY / "crontab").read_text().splitlines() if line.strip() and not line.startswith("#")]
+    assert len(lines) == 2
+    for line in lines:
+        fields = line.split(None, 5)
+        assert len(fields) == 6 and "audit " in fields[5] and "--email" in fields[5]
+
+
+def test_dockerfile() -> None:
+    lines = [line.strip() for line in (DEPLOY / "Dockerfile").read_text().splitlines()
+             if line.strip() and not line.strip().startswith("#")]
+    assert lines[0].startswith("FROM python:") and "slim" in lines[0]
+    user = [line for line in lines if line.startswith("USER ")]
+    assert user and user[-1] != "USER root"
+    assert any(line.startswith("VOLUME") and "/data" in line for line in lines)
+    assert any("XDG_DATA_HOME=/data" in line for line in lines)
+    assert lines[-2] == 'ENTRYPOINT ["audit"]'
