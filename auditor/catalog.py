@@ -27,6 +27,7 @@ class InstanceShape:
     burstable: bool
     hosting_price_per_hour: dict[str, float]
     price_source: str  # "list" | "derived"
+    training_price_per_hour: dict[str, float] = field(default_factory=dict)  # empty: not offered for training
 
     @property
     def has_accelerator(self) -> bool:
@@ -65,6 +66,15 @@ class Catalog:
             price = shape.hosting_price_per_hour.get(self.fallback_price_region)
         return price
 
+    def training_price(self, instance_type: str, region: str) -> float | None:
+        shape = self.shapes.get(instance_type)
+        if shape is None:
+            return None
+        price = shape.training_price_per_hour.get(region)
+        if price is None and self.fallback_price_region:
+            price = shape.training_price_per_hour.get(self.fallback_price_region)
+        return price
+
     def monthly_cost(self, instance_type: str, count: int, region: str) -> float | None:
         price = self.hourly_price(instance_type, region)
         return None if price is None else round(price * count * HOURS_PER_MONTH, 2)
@@ -91,6 +101,7 @@ def load_catalog(fallback_price_region: str | None = None) -> Catalog:
             burstable=bool(row["burstable"]),
             hosting_price_per_hour={k: float(v) for k, v in row["hosting_price_per_hour"].items()},
             price_source=row["price_source"],
+            training_price_per_hour={k: float(v) for k, v in row.get("training_price_per_hour", {}).items()},
         )
         for row in data["instances"]
     }

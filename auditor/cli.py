@@ -20,7 +20,7 @@ from auditor.config import AuditConfig, load_config
 from auditor.errors import AuditorError, ConfigError
 from auditor.models import AuditReport
 from auditor.pipeline import AuditOutcome, Progress, run_audit
-from auditor.report.render import OutputFormat, render
+from auditor.report.render import OutputFormat, render, render_experiments
 
 app = typer.Typer(
     help="Find the money wasted on Amazon SageMaker endpoints, and say what to change.",
@@ -111,13 +111,22 @@ def run(
     report = outcome.report
 
     text = render(report, output_format, color=output is None and sys.stdout.isatty())
+    # CSV is one table a file: the experiments of training jobs go beside the findings.
+    experiments = render_experiments(report) if output_format is OutputFormat.CSV else None
     try:
         if output is not None:
             output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text(text, encoding="utf-8")
             typer.echo(f"report written to {output}", err=True)
+            if experiments:
+                beside = output.with_name(f"{output.stem}-experiments{output.suffix or '.csv'}")
+                beside.write_text(experiments, encoding="utf-8")
+                typer.echo(f"experiments written to {beside}", err=True)
         else:
             typer.echo(text, nl=False)
+            if experiments:
+                typer.echo("")
+                typer.echo(experiments, nl=False)
     except OSError as exc:
         raise fail(f"cannot write the report to {output}: {exc.strerror}") from None
 

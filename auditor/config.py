@@ -171,6 +171,16 @@ class EmailConfig:
 
 
 @dataclass(frozen=True)
+class JobsConfig:
+    enabled: bool = True  # audit training and batch transform jobs too
+    spot_discount_percent: float = 70.0  # the Spot saving assumed for on-demand training
+    min_savings_usd: float = 1.0  # smaller Spot savings per run are not reported
+    experiment_prefixes: tuple[str, ...] = ()  # job name prefixes that make an experiment
+    transform_min_hours: float = 1.0  # a recurring transform job this long is judged
+    transform_min_runs: int = 3  # runs of one name pattern in the window that make it recurring
+
+
+@dataclass(frozen=True)
 class HistoryConfig:
     path: str | None = None  # default: history.sqlite3 in the user's data directory
 
@@ -195,6 +205,7 @@ class AuditConfig:
     email: EmailConfig = field(default_factory=EmailConfig)
     skip: SkipConfig = field(default_factory=SkipConfig)
     rules: RulesConfig = field(default_factory=RulesConfig)
+    jobs: JobsConfig = field(default_factory=JobsConfig)
     history: HistoryConfig = field(default_factory=HistoryConfig)
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     source: str = "defaults"
@@ -219,6 +230,7 @@ _SECTIONS: dict[str, type] = {
     "pricing": PricingConfig,
     "email": EmailConfig,
     "skip": SkipConfig,
+    "jobs": JobsConfig,
     "history": HistoryConfig,
     "schedule": ScheduleConfig,
 }
@@ -377,6 +389,11 @@ def _validate(config: AuditConfig) -> None:
                 f"{src}: {name}.lookback_days must be from 0 (the whole window) to aws.lookback_days "
                 f"({aws.lookback_days}), got {lookback}"
             )
+    jobs = config.jobs
+    if not 0 <= jobs.spot_discount_percent < 100:
+        raise ConfigError(f"{src}: jobs.spot_discount_percent must be from 0 to below 100, got {jobs.spot_discount_percent}")
+    if jobs.transform_min_runs < 2:
+        raise ConfigError(f"{src}: jobs.transform_min_runs must be at least 2, got {jobs.transform_min_runs}")
     schedule = config.schedule
     for key in ("nightly_at", "weekly_at"):
         value = getattr(schedule, key)

@@ -10,7 +10,7 @@ import typer
 
 from auditor.config import AuditConfig, AwsConfig, EmailConfig
 from auditor.deliver.mail import write_messages
-from auditor.emulator.fleet import demo_fleet, seed_fleet
+from auditor.emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor.emulator.server import Emulator
 from auditor.report.render import OutputFormat, render
 
@@ -28,7 +28,10 @@ def run_demo(output_dir: Path, now: datetime) -> None:
         typer.echo(f"local AWS emulator on {emulator.url}", err=True)
         fleet = demo_fleet()
         seed_fleet(emulator, fleet, now=now, lookback_days=config.aws.lookback_days)
-        typer.echo(f"seeded {len(fleet)} endpoints with {config.aws.lookback_days} days of metrics", err=True)
+        training, transform = demo_jobs()
+        seed_jobs(emulator, training, transform, now=now)
+        typer.echo(f"seeded {len(fleet)} endpoints with {config.aws.lookback_days} days of metrics, "
+                   f"{len(training)} training and {len(transform)} transform jobs", err=True)
         with emulator.environment():
             outcome = execute_audit(config, now=now)
     report = outcome.report

@@ -9,9 +9,12 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from auditor.analyse.jobs import Experiment, TrainingCost, TransformCost
 
 
 class EndpointKind(str, enum.Enum):
@@ -107,6 +110,49 @@ class Endpoint:
 
 
 @dataclass(frozen=True)
+class TrainingJob:
+    account_id: str
+    region: str
+    name: str
+    status: str
+    instance_type: str
+    instance_count: int
+    created_at: datetime
+    started_at: datetime | None
+    ended_at: datetime | None
+    training_seconds: int | None  # None: still running, or not reported
+    billable_seconds: int | None
+    spot: bool
+    checkpoint_s3_uri: str | None
+    max_wait_seconds: int | None
+    max_runtime_seconds: int | None
+    image: str  # the training image, or the algorithm name
+    hyperparameters: dict[str, str]
+    final_metrics: dict[str, float]
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TransformJob:
+    account_id: str
+    region: str
+    name: str
+    status: str
+    instance_type: str
+    instance_count: int
+    model_name: str
+    created_at: datetime
+    started_at: datetime | None
+    ended_at: datetime | None
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.started_at is None or self.ended_at is None:
+            return None
+        return max(0.0, (self.ended_at - self.started_at).total_seconds())
+
+
+@dataclass(frozen=True)
 class AuditError:
     """A failure that did not stop the run; reported so that silence never hides it."""
 
@@ -198,6 +244,15 @@ class CatalogInfo:
 
 
 @dataclass(frozen=True)
+class JobsSection:
+    """Training and batch transform jobs of the window (the analysis' cost models)."""
+
+    training: tuple[TrainingCost, ...] = ()
+    transform: tuple[TransformCost, ...] = ()
+    experiments: tuple[Experiment, ...] = ()
+
+
+@dataclass(frozen=True)
 class AuditReport:
     generated_at: datetime
     window: Window
@@ -207,6 +262,7 @@ class AuditReport:
     catalog: CatalogInfo
     api_calls: dict[str, int] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)  # thresholds and targets the verdicts used
+    jobs: JobsSection = field(default_factory=JobsSection)
 
     @property
     def monthly_cost_usd(self) -> float:

@@ -8,18 +8,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from typing import Any
 
 from auditor.analyse.control import apply_skips, config_for_endpoint
+from auditor.analyse.jobs import (
+    build_experiments,
+    check_spot_candidate,
+    check_training_underutilized,
+    check_transform_long_running,
+    job_utilisation,
+    training_cost,
+    transform_cost,
+)
 from auditor.analyse.normalise import normalise_component_utilisation, normalise_utilisation, summarise_utilisation
 from auditor.analyse.rules import EndpointAssessment, VariantAssessment, evaluate_endpoint
 from auditor.analyse.usage import compute_seconds_per_month
 from auditor.catalog import Catalog, load_catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
+from auditor.collect.job_metrics import (
+    TRAINING_NAMESPACE,
+    TRANSFORM_NAMESPACE,
+    JobSpan,
+    collect_job_metrics,
+    list_job_hosts,
+)
 from auditor.collect.plan import align_window, plan_queries
 from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
 from auditor.discover.autoscaling import discover_autoscaling, variant_resource_id
 from auditor.discover.endpoints import discover_endpoints, endpoint_age_days
+from auditor.discover.jobs import discover_jobs
 from auditor.models import (
     AuditError,
     AuditReport,
@@ -29,6 +47,7 @@ from auditor.models import (
     EndpointKind,
     EndpointReport,
     Finding,
+    JobsSection,
     VariantReport,
     Window,
 )
@@ -70,12 +89,23 @@ def run_audit(
     findings: list[Finding] = []
     errors: list[AuditError] = []
     fatal: list[AuditError] = []
+    jobs = JobsSection()
     for region in config.aws.regions:
         region_result = audit_region(region, config, clients, catalog, window, now, progress)
         endpoint_reports.extend(region_result.endpoints)
         findings.extend(region_result.findings)
         errors.extend(region_result.errors)
         fatal.extend(region_result.fatal)
+        if config.jobs.enabled:
+            job_result = audit_jobs(region, config, clients, catalog, window, now)
+            jobs = JobsSection(
+                training=jobs.training + job_result.section.training,
+                transform=jobs.transform + job_result.section.transform,
+                experiments=jobs.experiments + job_result.section.experiments,
+            )
+            findings.extend(job_result.findings)
+            errors.extend(job_result.errors)
+            fatal.extend(job_result.fatal)
 
     # Advice that costs more (a growing queue) is not a saving: it ranks by severity among the zeros.
     findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.region, f.endpoint,
@@ -89,8 +119,72 @@ def run_audit(
         catalog=CatalogInfo(source=catalog.source, as_of=catalog.as_of, priced_regions=catalog.priced_regions),
         api_calls=clients.counter.as_dict(),
         settings=report_settings(config),
+        jobs=jobs,
     )
     return AuditOutcome(report=report, fatal_errors=tuple(fatal))
+
+
+@dataclass
+class JobsResult:
+    section: JobsSection
+    findings: list[Finding]
+    errors: list[AuditError]
+    fatal: list[AuditError]
+
+
+def audit_jobs(
+    region: str, config: AuditConfig, clients: AwsClients, catalog: Catalog, window: Window, now: datetime
+) -> JobsResult:
+    """Training and transform jobs created in the window: cost, Spot, utilisation, experiments."""
+    result = JobsResult(JobsSection(), [], [], [])
+    sagemaker, cloudwatch = clients.client("sagemaker", region), clients.client("cloudwatch", region)
+    try:
+        discovery = discover_jobs(sagemaker, region, window.start, config.aws.max_workers)
+        result.errors.extend(discovery.errors)
+        discount = config.jobs.spot_discount_percent / 100.0
+        training = [training_cost(job, catalog, discount) for job in discovery.training]
+        transform = [transform_cost(job, catalog) for job in discovery.transform]
+        training = _with_utilisation(training, cloudwatch, region, TRAINING_NAMESPACE, catalog, config, now, result.errors)
+        transform = _with_utilisation(transform, cloudwatch, region, TRANSFORM_NAMESPACE, catalog, config, now, result.errors)
+    except RegionAccessError as exc:
+        error = AuditError(region, None, "collect", f"{exc.message} (training and transform jobs; "
+                                                   "jobs.enabled = false skips them)")
+        result.errors.append(error)
+        result.fatal.append(error)
+        return result
+    for cost in training:
+        result.findings.extend(f for f in (check_spot_candidate(cost, window, config),
+                                           check_training_underutilized(cost, catalog, window, config)) if f)
+    result.findings.extend(check_transform_long_running(transform, catalog, config))
+    result.section = JobsSection(tuple(training), tuple(transform),
+                                 tuple(build_experiments(training, config.jobs.experiment_prefixes)))
+    return result
+
+
+def _with_utilisation(costs: list, cloudwatch: Any, region: str, namespace: str, catalog: Catalog,
+                      config: AuditConfig, now: datetime, errors: list[AuditError]) -> list:
+    """The costs with each finished job's host utilisation attached (where CloudWatch has it)."""
+    finished = [c for c in costs if c.job.started_at and c.job.ended_at]
+    if not finished:
+        return costs
+    hosts = list_job_hosts(cloudwatch, region, namespace)
+    spans = []
+    for cost in finished:
+        shape = catalog.shape(cost.job.instance_type)
+        if cost.job.name in hosts:
+            spans.append(JobSpan(cost.job.name, cost.job.started_at, cost.job.ended_at, tuple(hosts[cost.job.name]),
+                                 gpu=bool(shape and shape.has_accelerator)))
+    metrics = collect_job_metrics(cloudwatch, region, spans, namespace, now)
+    errors.extend(metrics.errors)
+    by_job: dict[str, dict[str, Any]] = {}
+    for (job, host, _), frame in metrics.frames.items():
+        by_job.setdefault(job, {})[host] = frame
+    period = 60
+    return [
+        replace(c, utilization=job_utilisation(by_job[c.job.name], c.job.instance_type, catalog, period, config))
+        if c.job.name in by_job else c
+        for c in costs
+    ]
 
 
 def report_settings(config: AuditConfig) -> dict:

@@ -83,6 +83,7 @@ class SeriesQuery:
     variant: str | None
     spec: MetricSpec
     component: str | None = None
+    dimension: tuple[str, str] | None = None  # a single dimension of its own (a job's Host)
 
     @property
     def owner(self) -> tuple[str, str | None, str | None]:
@@ -90,6 +91,8 @@ class SeriesQuery:
 
     @property
     def dimensions(self) -> list[dict[str, str]]:
+        if self.dimension is not None:
+            return [{"Name": self.dimension[0], "Value": self.dimension[1]}]
         if self.component is not None:
             return [{"Name": "InferenceComponentName", "Value": self.component}]
         # Order matters to some implementations: EndpointName first, as SageMaker publishes it.

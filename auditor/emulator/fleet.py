@@ -339,3 +339,170 @@ def _queue_datums(spec: EndpointSpec, end: datetime, hours: int, rng: np.random.
         + _series("ApproximateAgeOfOldestRequest", dims, stamps, _statistic_values(age, age * 1.5), "Seconds")
         + _series("HasBacklogWithoutCapacity", dims, stamps, _statistic_values(stranded, stranded), "Count")
     )
+
+
+# ---------- Training and batch transform jobs ----------
+
+@dataclass(frozen=True)
+class TrainingSpec:
+    name: str
+    instance_type: str
+    count: int = 1
+    seconds: int = 3600  # TrainingTimeInSeconds
+    spot: bool = False
+    billable_ratio: float = 1.0  # BillableTimeInSeconds / TrainingTimeInSeconds (Spot: below 1)
+    checkpoint: bool = False
+    max_wait_seconds: int | None = None
+    hyperparameters: dict[str, str] = field(default_factory=dict)
+    image: str = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.3-gpu-py311"
+    final_metrics: dict[str, float] = field(default_factory=dict)
+    ended_hours_ago: float = 24.0
+    cpu: Load | None = field(default_factory=lambda: Load(40, 0, 3))
+    memory: Load | None = field(default_factory=lambda: Load(45, 0, 2))
+    gpu: Load | None = None
+    gpu_memory: Load | None = None
+
+
+@dataclass(frozen=True)
+class TransformSpec:
+    name: str
+    instance_type: str = "ml.m5.xlarge"
+    count: int = 1
+    seconds: int = 3600
+    ended_hours_ago: float = 24.0
+    cpu: Load | None = field(default_factory=lambda: Load(50, 0, 3))
+    memory: Load | None = field(default_factory=lambda: Load(40, 0, 2))
+
+
+def demo_experiment() -> list[TrainingSpec]:
+    """The same training on a V100 and a T4, two batch sizes, two learning rates, some on Spot.
+    The T4 is cheaper at batch size 128; at 256 the V100 finishes proportionally sooner and wins."""
+    hours = {("ml.p3.2xlarge", "128"): 0.9, ("ml.g4dn.2xlarge", "128"): 3.2,
+             ("ml.p3.2xlarge", "256"): 0.6, ("ml.g4dn.2xlarge", "256"): 2.8}
+    specs = []
+    for (instance_type, batch), h in hours.items():
+        for lr in ("0.01", "0.1"):
+            spot = lr == "0.1" and instance_type == "ml.g4dn.2xlarge"
+            short = "p3" if "p3" in instance_type else "g4dn"
+            specs.append(TrainingSpec(
+                f"resnet50-{short}-bs{batch}-lr{lr.replace('.', '')}", instance_type, seconds=int(h * 3600),
+                spot=spot, billable_ratio=0.3 if spot else 1.0, checkpoint=spot,
+                max_wait_seconds=int(h * 3600 * 2) if spot else None,
+                hyperparameters={"batch_size": batch, "learning_rate": lr, "epochs": "30"},
+                final_metrics={"validation:accuracy": 0.76 if lr == "0.01" else 0.71},
+                ended_hours_ago=48 + len(specs) * 3,
+                gpu=Load(85, 0, 3), gpu_memory=Load(70, 0, 2),
+            ))
+    return specs
+
+
+def demo_jobs() -> tuple[list[TrainingSpec], list[TransformSpec]]:
+    training = demo_experiment() + [
+        # Four V100s for a job that keeps less than one of them busy.
+        TrainingSpec("churn-xgb-tuning-0412", "ml.p3.8xlarge", seconds=5400, cpu=Load(10, 0, 1), memory=Load(5, 0, 1),
+                     gpu=Load(15, 0, 2), gpu_memory=Load(9, 0, 1), hyperparameters={"max_depth": "8"},
+                     image="683313688378.dkr.ecr.us-east-1.amazonaws.com/sagemaker-xgboost:1.7-1",
+                     ended_hours_ago=30),
+    ]
+    # A nightly batch scoring that runs three hours on one CPU-bound instance.
+    transform = [
+        TransformSpec(f"nightly-scoring-2026-11-{day:02d}", "ml.m5.xlarge", seconds=3 * 3600,
+                      ended_hours_ago=24 * (13 - i) + 2, cpu=Load(92, 0, 2))
+        for i, day in enumerate(range(16, 30))
+    ]
+    return training, transform
+
+
+def seed_jobs(
+    emulator: Emulator,
+    training: Iterable[TrainingSpec],
+    transform: Iterable[TransformSpec],
+    now: datetime,
+    region: str = "us-east-1",
+    seed: int = 7,
+    catalog: Catalog | None = None,
+) -> None:
+    """Create the jobs through the API, give them the times a real run has (the emulator finishes
+    them at once with none), and publish their hosts' metrics at 1-minute resolution."""
+    catalog = catalog or load_catalog()
+    session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=region)
+    sagemaker = session.client("sagemaker", endpoint_url=emulator.url)
+    cloudwatch = session.client("cloudwatch", endpoint_url=emulator.url)
+    backend = emulator.backend("sagemaker", region)
+    rng = np.random.default_rng(seed)
+    datums: dict[str, list[dict[str, Any]]] = {"/aws/sagemaker/TrainingJobs": [], "/aws/sagemaker/TransformJobs": []}
+    naive_now = now.astimezone(timezone.utc).replace(tzinfo=None)  # the emulator keeps naive UTC times
+    for spec in training:
+        request: dict[str, Any] = dict(
+            TrainingJobName=spec.name,
+            AlgorithmSpecification={"TrainingImage": spec.image, "TrainingInputMode": "File"},
+            RoleArn="arn:aws:iam::123456789012:role/sagemaker-execution",
+            InputDataConfig=[{"ChannelName": "train", "DataSource": {"S3DataSource": {
+                "S3DataType": "S3Prefix", "S3Uri": "s3://demo-bucket/train/"}}}],
+            OutputDataConfig={"S3OutputPath": "s3://demo-bucket/output/"},
+            ResourceConfig={"InstanceType": spec.instance_type, "InstanceCount": spec.count, "VolumeSizeInGB": 50},
+            StoppingCondition={"MaxRuntimeInSeconds": 86400, **({"MaxWaitTimeInSeconds": spec.max_wait_seconds}
+                                                                  if spec.max_wait_seconds else {})},
+            HyperParameters=spec.hyperparameters,
+            EnableManagedSpotTraining=spec.spot,
+        )
+        if spec.checkpoint:
+            request["CheckpointConfig"] = {"S3Uri": f"s3://demo-bucket/checkpoints/{spec.name}/"}
+        sagemaker.create_training_job(**request)
+        job = backend.training_jobs[spec.name]
+        end = naive_now - timedelta(hours=spec.ended_hours_ago)
+        start = end - timedelta(seconds=spec.seconds)
+        job.creation_time = start - timedelta(minutes=3)
+        job.training_start_time, job.training_end_time, job.last_modified_time = start, end, end
+        job.training_time_in_seconds = spec.seconds
+        job.billable_time_in_seconds = int(spec.seconds * spec.billable_ratio)
+        job.final_metric_data_list = [{"MetricName": k, "Value": v, "Timestamp": end} for k, v in spec.final_metrics.items()]
+        shape = catalog.shape(spec.instance_type)
+        for host in range(1, spec.count + 1):
+            datums["/aws/sagemaker/TrainingJobs"] += _host_datums(
+                f"{spec.name}/algo-{host}", start, spec.seconds, shape, rng,
+                (("CPUUtilization", spec.cpu), ("MemoryUtilization", spec.memory),
+                 ("GPUUtilization", spec.gpu), ("GPUMemoryUtilization", spec.gpu_memory)))
+    for spec in transform:
+        model = f"{spec.name}-model"
+        sagemaker.create_model(ModelName=model, PrimaryContainer={"Image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/model:latest"},
+                               ExecutionRoleArn="arn:aws:iam::123456789012:role/sagemaker-execution")
+        sagemaker.create_transform_job(
+            TransformJobName=spec.name, ModelName=model,
+            TransformInput={"DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": "s3://demo-bucket/in/"}}},
+            TransformOutput={"S3OutputPath": "s3://demo-bucket/out/"},
+            TransformResources={"InstanceType": spec.instance_type, "InstanceCount": spec.count},
+        )
+        job = backend.transform_jobs[spec.name]
+        end = naive_now - timedelta(hours=spec.ended_hours_ago)
+        start = end - timedelta(seconds=spec.seconds)
+        job.creation_time = start - timedelta(minutes=2)
+        job.transform_start_time, job.transform_end_time, job.last_modified_time = start, end, end
+        shape = catalog.shape(spec.instance_type)
+        for host in range(spec.count):
+            datums["/aws/sagemaker/TransformJobs"] += _host_datums(
+                f"{spec.name}/i-0{host:015x}", start, spec.seconds, shape, rng,
+                (("CPUUtilization", spec.cpu), ("MemoryUtilization", spec.memory)))
+    for namespace, items in datums.items():
+        for i in range(0, len(items), 1000):
+            cloudwatch.put_metric_data(Namespace=namespace, MetricData=items[i : i + 1000])
+
+
+def _host_datums(host: str, start: datetime, seconds: int, shape: Any, rng: np.random.Generator,
+                 loads: tuple[tuple[str, Load | None], ...]) -> list[dict[str, Any]]:
+    minutes = max(1, seconds // 60)
+    offsets = np.arange(minutes)
+    stamps = [(start + timedelta(minutes=int(m), seconds=30)).replace(tzinfo=timezone.utc) for m in offsets]
+    scale = {"CPUUtilization": shape.vcpu if shape else 1, "GPUUtilization": shape.gpu_count if shape else 1,
+             "GPUMemoryUtilization": shape.gpu_count if shape else 1}
+    out: list[dict[str, Any]] = []
+    for metric, load in loads:
+        if load is None:
+            continue
+        average, maximum = load.hourly(offsets, rng)  # one value a minute here
+        factor = scale.get(metric, 1)
+        out += [{"MetricName": metric, "Dimensions": [{"Name": "Host", "Value": host}], "Timestamp": ts,
+                 "StatisticValues": {"SampleCount": 1, "Sum": float(a * factor), "Minimum": float(a * factor),
+                                     "Maximum": float(m * factor)}, "Unit": "Percent"}
+                for ts, a, m in zip(stamps, average, maximum)]
+    return out

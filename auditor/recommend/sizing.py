@@ -14,6 +14,7 @@ image), and steady workloads are not moved onto burstable t2/t3 (CPU credits).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from auditor.analyse.demand import Demand, instances_needed, minimum_instances, peak_demand
@@ -46,9 +47,12 @@ def rightsize(
     region: str,
     catalog: Catalog,
     config: RecommendConfig,
+    price_of: Callable[[str, str], float | None] | None = None,
 ) -> SizingResult | None:
-    """The cheapest compatible shape and count, if it saves at least min_savings_percent."""
-    current_price = catalog.hourly_price(current.instance_type, region)
+    """The cheapest compatible shape and count, if it saves at least min_savings_percent.
+    `price_of(instance_type, region)`: hosting prices unless told otherwise (training)."""
+    price_of = price_of or catalog.hourly_price
+    current_price = price_of(current.instance_type, region)
     if current_price is None or demand_unmeasured(utilization):
         return None
     current_monthly = round(current_price * current_count * HOURS_PER_MONTH, 2)
@@ -60,7 +64,7 @@ def rightsize(
     for candidate in catalog.shapes.values():
         if not _compatible(candidate, current, config):
             continue
-        price = catalog.hourly_price(candidate.instance_type, region)
+        price = price_of(candidate.instance_type, region)
         if price is None:
             continue
         count = instances_needed(candidate, current, demand, min_count, target)

@@ -5,9 +5,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from auditor.models import AuditReport, AutoScaling, ComponentReport, Finding, Recommendation, Resource, VariantReport
+from auditor.models import (
+    AuditReport,
+    AutoScaling,
+    ComponentReport,
+    Finding,
+    JobsSection,
+    Recommendation,
+    Resource,
+    VariantReport,
+)
 
-SCHEMA_VERSION = 1
+# 2: the `jobs` section (training and batch transform), `resource_type` on findings.
+SCHEMA_VERSION = 2
 
 
 def _iso(value: datetime) -> str:
@@ -39,6 +49,8 @@ def advice_text(rec: Recommendation) -> str:
         return f"serverless memory {rec.details.get('memory_size_mb')} MB"
     if rec.action == "serverless":
         return f"serverless, {rec.details.get('memory_size_mb')} MB"
+    if rec.action == "spot":
+        return f"managed Spot training, {rec.instance_count} x {rec.instance_type}"
     return f"{rec.instance_count} x {rec.instance_type}"
 
 
@@ -49,10 +61,82 @@ def _autoscaling(scaling: AutoScaling | None) -> dict[str, Any] | None:
             "policies": list(scaling.policies)}
 
 
+def _money(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def _summary(utilization: Any) -> dict[str, Any] | None:
+    if utilization is None:
+        return None
+    return {r.value: {"avg": u.avg, "p95": u.p95, "max": u.max} for r, u in utilization.by_resource.items()}
+
+
+def jobs_to_dict(jobs: JobsSection) -> dict[str, Any]:
+    training = [
+        {
+            "account_id": c.job.account_id, "region": c.job.region, "name": c.job.name, "status": c.job.status,
+            "instance_type": c.job.instance_type, "instance_count": c.job.instance_count, "spot": c.job.spot,
+            "created_at": _iso(c.job.created_at), "training_seconds": c.job.training_seconds,
+            "billable_seconds": c.job.billable_seconds, "cost_usd": _money(c.cost_usd),
+            "on_demand_cost_usd": _money(c.on_demand_cost_usd), "spot_cost_usd": _money(c.spot_cost_usd),
+            "spot_cost_estimated": c.spot_estimated, "spot_saving_usd": _money(c.spot_saving_usd),
+            "checkpoint_config": bool(c.job.checkpoint_s3_uri), "max_wait_seconds": c.job.max_wait_seconds,
+            "image": c.job.image, "hyperparameters": c.job.hyperparameters, "final_metrics": c.job.final_metrics,
+            "utilization": _summary(c.utilization),
+        }
+        for c in jobs.training
+    ]
+    transform = [
+        {
+            "account_id": c.job.account_id, "region": c.job.region, "name": c.job.name, "status": c.job.status,
+            "instance_type": c.job.instance_type, "instance_count": c.job.instance_count,
+            "model_name": c.job.model_name, "created_at": _iso(c.job.created_at),
+            "duration_seconds": c.job.duration_seconds, "cost_usd": _money(c.cost_usd),
+            "utilization": _summary(c.utilization),
+        }
+        for c in jobs.transform
+    ]
+    experiments = [
+        {
+            "name": e.name, "image": e.image, "varied": list(e.varied),
+            "runs": [
+                {"job": r.job, "instance_type": r.instance_type, "instance_count": r.instance_count,
+                 "setting": r.setting, "training_seconds": r.training_seconds,
+                 "on_demand_cost_usd": _money(r.on_demand_cost_usd), "spot_cost_usd": _money(r.spot_cost_usd),
+                 "spot_cost_estimated": r.spot_estimated, "final_metrics": r.final_metrics}
+                for r in e.runs
+            ],
+            "verdicts": [
+                {"setting": v.setting, "cheapest_instance_type": v.cheapest_instance_type,
+                 "cost_per_run_usd": _money(v.cost_per_run_usd), "spot_cost_per_run_usd": _money(v.spot_cost_per_run_usd),
+                 "cost_per_run_by_instance_type": {t: _money(c) for t, c in v.alternatives.items()}}
+                for v in e.verdicts
+            ],
+        }
+        for e in jobs.experiments
+    ]
+    realised = [c.spot_saving_usd for c in jobs.training if c.job.spot]
+    potential = [c.spot_saving_usd for c in jobs.training if not c.job.spot and c.job.status == "Completed"]
+    return {
+        "summary": {
+            "training_jobs": len(training),
+            "training_cost_usd": round(sum(c.cost_usd or 0.0 for c in jobs.training), 2),
+            "spot_saving_realised_usd": round(sum(v or 0.0 for v in realised), 2),
+            "spot_saving_potential_usd": round(sum(v or 0.0 for v in potential), 2),
+            "transform_jobs": len(transform),
+            "transform_cost_usd": round(sum(c.cost_usd or 0.0 for c in jobs.transform), 2),
+        },
+        "training": training,
+        "transform": transform,
+        "experiments": experiments,
+    }
+
+
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
     rec = finding.recommendation
     return {
         "rule": finding.rule,
+        "resource_type": finding.evidence.get("resource_type", "endpoint"),
         "severity": finding.severity.value,
         "account_id": finding.account_id,
         "region": finding.region,
@@ -127,6 +211,7 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
             for e in report.endpoints
         ],
         "findings": [finding_to_dict(f) for f in report.findings],
+        "jobs": jobs_to_dict(report.jobs),
         "skipped": [
             {
                 "region": e.endpoint.region,

@@ -44,6 +44,7 @@ def template_environment() -> jinja2.Environment:
     env.filters["usd"] = usd
     env.filters["pct"] = pct
     env.filters["md_cell"] = md_cell
+    env.filters["duration"] = duration
     return env
 
 
@@ -55,6 +56,13 @@ def usd(value: float | None) -> str:
 
 def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f}%"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "n/a"
+    hours, rest = divmod(int(seconds), 3600)
+    return f"{hours} h {rest // 60:02d} min" if hours else f"{rest // 60} min"
 
 
 def md_cell(value: Any) -> str:
@@ -182,6 +190,33 @@ CSV_COLUMNS = (
     "current_instance_type", "current_instance_count", "instance_type", "instance_count",
     "current_monthly_usd", "recommended_monthly_usd", "monthly_savings_usd", "message",
 )
+
+
+EXPERIMENT_COLUMNS = ("experiment", "job", "instance_type", "instance_count", "setting", "training_seconds",
+                      "on_demand_cost_usd", "spot_cost_usd", "spot_cost_estimated", "final_metrics")
+
+
+def render_experiments(report: AuditReport) -> str | None:
+    """The experiments table as CSV, or None when no training jobs form an experiment."""
+    return render_experiments_csv(report_to_dict(report)) if report.jobs.experiments else None
+
+
+def render_experiments_csv(doc: dict[str, Any]) -> str:
+    """One row per training run of every experiment; the varied hyperparameters as k=v pairs."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=EXPERIMENT_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for e in doc["jobs"]["experiments"]:
+        for r in e["runs"]:
+            writer.writerow({
+                "experiment": e["name"], "job": r["job"], "instance_type": r["instance_type"],
+                "instance_count": r["instance_count"],
+                "setting": " ".join(f"{k}={v}" for k, v in r["setting"].items()),
+                "training_seconds": r["training_seconds"], "on_demand_cost_usd": r["on_demand_cost_usd"],
+                "spot_cost_usd": r["spot_cost_usd"], "spot_cost_estimated": r["spot_cost_estimated"],
+                "final_metrics": " ".join(f"{k}={v:g}" for k, v in r["final_metrics"].items()),
+            })
+    return out.getvalue()
 
 
 def render_findings_csv(doc: dict[str, Any]) -> str:

@@ -1,0 +1,123 @@
+"""Training and batch transform jobs created in the window: List*Jobs by creation time, then
+Describe* for what the list does not say (instance type and count, times, Spot, hyperparameters)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import botocore.exceptions
+from botocore.client import BaseClient
+
+from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region
+from auditor.models import AuditError, TrainingJob, TransformJob
+
+
+@dataclass(frozen=True)
+class JobDiscovery:
+    training: tuple[TrainingJob, ...]
+    transform: tuple[TransformJob, ...]
+    errors: tuple[AuditError, ...]
+
+
+def discover_jobs(sagemaker: BaseClient, region: str, since: datetime, max_workers: int = 8) -> JobDiscovery:
+    errors: list[AuditError] = []
+    lock = threading.Lock()
+
+    def record(error: AuditError) -> None:
+        with lock:
+            errors.append(error)
+
+    pages = {"PaginationConfig": {"PageSize": 100}, "CreationTimeAfter": since}
+    training_names = _list(
+        lambda: sagemaker.get_paginator("list_training_jobs").paginate(**pages),
+        region, "ListTrainingJobs", "TrainingJobSummaries", "TrainingJobName",
+    )
+    transform_names = _list(
+        lambda: sagemaker.get_paginator("list_transform_jobs").paginate(**pages),
+        region, "ListTransformJobs", "TransformJobSummaries", "TransformJobName",
+    )
+
+    def training(name: str) -> TrainingJob | None:
+        return _describe(lambda: sagemaker.describe_training_job(TrainingJobName=name), region, name,
+                         "DescribeTrainingJob", _training_job, record)
+
+    def transform(name: str) -> TransformJob | None:
+        return _describe(lambda: sagemaker.describe_transform_job(TransformJobName=name), region, name,
+                         "DescribeTransformJob", _transform_job, record)
+
+    with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="jobs") as pool:
+        trainings = [j for j in pool.map(training, training_names) if j]
+        transforms = [j for j in pool.map(transform, transform_names) if j]
+    return JobDiscovery(tuple(trainings), tuple(transforms), tuple(errors))
+
+
+def _list(pages: Callable[[], Any], region: str, operation: str, key: str, name_key: str) -> list[str]:
+    try:
+        return [summary[name_key] for page in pages() for summary in page.get(key, [])]
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+        raise RegionAccessError(describe_client_error(exc, "sagemaker", operation, region)) from exc
+
+
+def _describe(
+    call: Callable[[], dict[str, Any]], region: str, name: str, operation: str,
+    build: Callable[[dict[str, Any], str], Any], record: Callable[[AuditError], None],
+) -> Any:
+    try:
+        described = call()
+    except botocore.exceptions.ClientError as exc:
+        if is_fatal_for_region(exc):
+            raise RegionAccessError(describe_client_error(exc, "sagemaker", operation, region)) from exc
+        record(AuditError(region, name, "discover", describe_client_error(exc, "sagemaker", operation, region)))
+        return None
+    return build(described, region)
+
+
+def _account(arn: str) -> str:
+    return arn.split(":")[4] if arn.count(":") >= 5 else ""
+
+
+def _training_job(d: dict[str, Any], region: str) -> TrainingJob:
+    resources = d.get("ResourceConfig", {})
+    algorithm = d.get("AlgorithmSpecification", {})
+    stopping = d.get("StoppingCondition", {})
+    return TrainingJob(
+        account_id=_account(d.get("TrainingJobArn", "")),
+        region=region,
+        name=d["TrainingJobName"],
+        status=d.get("TrainingJobStatus", "Unknown"),
+        instance_type=resources.get("InstanceType", ""),
+        instance_count=int(resources.get("InstanceCount", 1)),
+        created_at=d["CreationTime"],
+        started_at=d.get("TrainingStartTime"),
+        ended_at=d.get("TrainingEndTime"),
+        training_seconds=d.get("TrainingTimeInSeconds"),
+        billable_seconds=d.get("BillableTimeInSeconds"),
+        spot=bool(d.get("EnableManagedSpotTraining")),
+        checkpoint_s3_uri=(d.get("CheckpointConfig") or {}).get("S3Uri"),
+        max_wait_seconds=stopping.get("MaxWaitTimeInSeconds"),
+        max_runtime_seconds=stopping.get("MaxRuntimeInSeconds"),
+        image=algorithm.get("TrainingImage") or algorithm.get("AlgorithmName") or "",
+        hyperparameters={k: str(v) for k, v in (d.get("HyperParameters") or {}).items()},
+        final_metrics={m["MetricName"]: float(m["Value"]) for m in d.get("FinalMetricDataList", []) if "Value" in m},
+    )
+
+
+def _transform_job(d: dict[str, Any], region: str) -> TransformJob:
+    resources = d.get("TransformResources", {})
+    return TransformJob(
+        account_id=_account(d.get("TransformJobArn", "")),
+        region=region,
+        name=d["TransformJobName"],
+        status=d.get("TransformJobStatus", "Unknown"),
+        instance_type=resources.get("InstanceType", ""),
+        instance_count=int(resources.get("InstanceCount", 1)),
+        model_name=d.get("ModelName", ""),
+        created_at=d["CreationTime"],
+        started_at=d.get("TransformStartTime"),
+        ended_at=d.get("TransformEndTime"),
+    )
