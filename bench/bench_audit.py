@@ -23,7 +23,7 @@ from auditor.collect.plan import align_window, plan_queries
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig, AwsConfig
 from auditor.discover.endpoints import discover_endpoints
-from auditor.emulator.fleet import seed_fleet, synthetic_fleet
+from auditor.emulator.fleet import demo_jobs, seed_fleet, seed_jobs, synthetic_fleet
 from auditor.emulator.server import Emulator
 from auditor.pipeline import assess_endpoint, run_audit
 from auditor.recommend.advice import attach_recommendations
@@ -45,7 +45,10 @@ def main() -> None:
     with Emulator() as emulator:
         started = time.perf_counter()
         seed_fleet(emulator, synthetic_fleet(args.endpoints), now=now, lookback_days=args.lookback_days)
-        print(f"seeded {args.endpoints} endpoints in {time.perf_counter() - started:.1f} s (not part of the audit)")
+        training, transform = demo_jobs()
+        seed_jobs(emulator, training, transform, now=now)
+        print(f"seeded {args.endpoints} endpoints, {len(training)} training and {len(transform)} transform jobs "
+              f"in {time.perf_counter() - started:.1f} s (not part of the audit)")
         with emulator.environment():
             # 1. The whole audit, as `audit run` does it: API calls and wall time.
             clients = AwsClients()
@@ -75,11 +78,17 @@ def main() -> None:
     print("\nAPI calls by operation:")
     for operation, count in sorted(calls.items()):
         print(f"  {operation:36s} {count:6d}")
-    print(f"  {'total':36s} {total_calls:6d}   = {total_calls / n:.2f} per endpoint (target <= 4)")
+    job_operations = ("TrainingJob", "TransformJob", "ListMetrics")
+    # GetMetricData serves both: the endpoint series took metrics.calls of them, the job hosts the rest.
+    job_series_calls = calls.get("cloudwatch:GetMetricData", 0) - metrics.calls
+    endpoint_calls = sum(c for op, c in calls.items() if not any(j in op for j in job_operations)) - job_series_calls
+    print(f"  {'total':36s} {total_calls:6d}")
+    print(f"  endpoint calls {endpoint_calls} = {endpoint_calls / n:.2f} per endpoint (target <= 4); "
+          f"job calls {total_calls - endpoint_calls} for {len(training) + len(transform)} jobs")
 
     datapoints_requested = len(queries) * window.points_per_series
     lower_bound = max(math.ceil(len(queries) / 500), math.ceil(datapoints_requested / 100_800))
-    gmd_calls = calls.get("cloudwatch:GetMetricData", 0)
+    gmd_calls = metrics.calls  # the endpoint series alone (job hosts are fetched separately)
     print(f"\nGetMetricData: {len(queries)} queries x {window.points_per_series} periods = "
           f"{datapoints_requested} datapoints requested, {metrics.datapoints} returned")
     print(f"  calls {gmd_calls}, lower bound {lower_bound}, efficiency {lower_bound / gmd_calls:.2f} (target >= 0.9)")
