@@ -23,6 +23,7 @@ from auditor.analyse.rules.base import RuleMeta
 from auditor.catalog import Catalog, HOURS_PER_MONTH
 from auditor.config import AuditConfig
 from auditor.models import Finding, Recommendation, Resource, Severity, TrainingJob, TransformJob, VariantUtilization, Window
+from auditor.recommend.sizing import rightsize
 
 TRAINING_SPOT_CANDIDATE = RuleMeta(
     "training-spot-candidate",
@@ -138,8 +139,6 @@ def check_spot_candidate(cost: TrainingCost, window: Window, config: AuditConfig
 
 def check_training_underutilized(cost: TrainingCost, catalog: Catalog, window: Window,
                                  config: AuditConfig) -> Finding | None:
-    from auditor.recommend.sizing import rightsize
-
     job, util = cost.job, cost.utilization
     shape = catalog.shape(job.instance_type)
     if util is None or shape is None or cost.cost_usd is None:
