@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 from importlib import resources
 
 HOURS_PER_MONTH = 730
@@ -45,9 +46,7 @@ class Catalog:
     serverless_price_per_second: dict[str, dict[int, float]] = field(default_factory=dict)
 
     def serverless_price(self, memory_mb: int, region: str) -> float | None:
-        prices = self.serverless_price_per_second.get(region)
-        if prices is None and self.fallback_price_region:
-            prices = self.serverless_price_per_second.get(self.fallback_price_region)
+        prices = self._in_region(self.serverless_price_per_second, region)
         return None if prices is None else prices.get(memory_mb)
 
     def shape(self, instance_type: str) -> InstanceShape | None:
@@ -57,23 +56,20 @@ class Catalog:
     def priced_regions(self) -> tuple[str, ...]:
         return tuple(sorted({r for s in self.shapes.values() for r in s.hosting_price_per_hour}))
 
+    def _in_region(self, prices: dict[str, Any], region: str) -> Any:
+        """The region's entry, or the fallback region's (pricing.assume_prices_from)."""
+        if region in prices:
+            return prices[region]
+        return prices.get(self.fallback_price_region) if self.fallback_price_region else None
+
     def hourly_price(self, instance_type: str, region: str) -> float | None:
+        """The on-demand hosting (real-time inference, batch transform) price per hour."""
         shape = self.shapes.get(instance_type)
-        if shape is None:
-            return None
-        price = shape.hosting_price_per_hour.get(region)
-        if price is None and self.fallback_price_region:
-            price = shape.hosting_price_per_hour.get(self.fallback_price_region)
-        return price
+        return None if shape is None else self._in_region(shape.hosting_price_per_hour, region)
 
     def training_price(self, instance_type: str, region: str) -> float | None:
         shape = self.shapes.get(instance_type)
-        if shape is None:
-            return None
-        price = shape.training_price_per_hour.get(region)
-        if price is None and self.fallback_price_region:
-            price = shape.training_price_per_hour.get(self.fallback_price_region)
-        return price
+        return None if shape is None else self._in_region(shape.training_price_per_hour, region)
 
     def monthly_cost(self, instance_type: str, count: int, region: str) -> float | None:
         price = self.hourly_price(instance_type, region)
