@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from auditor.collect.session import AwsClients
+from auditor.config import load_config
+from auditor.errors import AuditorError, ConfigError
+from auditor.jobs import execute_audit
+from auditor.models import AuditReport
+from auditor.pipeline import Progress
+from auditor.report.render import OutputFormat, render, render_experiments
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
-from auditor.config import AuditConfig, load_config
-from auditor.errors import AuditorError, ConfigError
-from auditor.models import AuditReport
-from auditor.pipeline import AuditOutcome, Progress, run_audit
-from auditor.report.render import OutputFormat, render, render_experiments
 
 app = typer.Typer(
     help="Find the money wasted on Amazon SageMaker endpoints, and say what to change.",
@@ -71,17 +71,6 @@ class BarProgress(Progress):
             self._bar.stop()
 
 
-def execute_audit(config: AuditConfig, now: datetime | None = None, show_progress: bool = False) -> AuditOutcome:
-    """The one code path of `audit run` and `audit demo`."""
-    clients = AwsClients(profile=config.aws.profile)
-    progress = BarProgress() if show_progress else Progress()
-    try:
-        return run_audit(config, clients, now=now, progress=progress)
-    finally:
-        if isinstance(progress, BarProgress):
-            progress.stop()
-
-
 def actionable_findings(report: AuditReport) -> int:
     return sum(1 for f in report.findings if f.severity.value != "info")
 
@@ -105,7 +94,12 @@ def run(
             from auditor.deliver.mail import check_email_config
 
             check_email_config(config.email if email else replace(config.email, smtp_username=None, smtp_password_env=None))
-        outcome = execute_audit(config, show_progress=sys.stderr.isatty())
+        progress = BarProgress() if sys.stderr.isatty() else None
+        try:
+            outcome = execute_audit(config, progress=progress)
+        finally:
+            if progress is not None:
+                progress.stop()
     except AuditorError as exc:
         raise fail(str(exc)) from None
     report = outcome.report

@@ -282,7 +282,8 @@ def _parse_rules(raw: Any, source: str) -> RulesConfig:
         if not isinstance(values, dict):
             raise ConfigError(f"{source}: [rules.{rule_id}] must be a table")
         rule_field = known[rule_id]
-        rules[rule_field.name] = _parse_section(f"rules.{rule_id}", rule_field.default_factory, values, source)  # type: ignore[misc]
+        rule_type = type(getattr(RulesConfig(), rule_field.name))
+        rules[rule_field.name] = _parse_section(f"rules.{rule_id}", rule_type, values, source)
     return RulesConfig(**rules)
 
 

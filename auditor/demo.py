@@ -10,6 +10,7 @@ import typer
 
 from auditor.config import AuditConfig, AwsConfig, EmailConfig
 from auditor.deliver.mail import write_messages
+from auditor.jobs import execute_audit
 from auditor.emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor.emulator.server import Emulator
 from auditor.report.render import OutputFormat, render
@@ -19,9 +20,6 @@ DEMO_RECIPIENTS = ("ml-platform@example.com", "finops@example.com")
 
 
 def run_demo(output_dir: Path, now: datetime) -> None:
-    # Imported here so that `audit run` does not pay for the emulator's imports.
-    from auditor.cli import execute_audit
-
     started = time.monotonic()
     config = AuditConfig(aws=AwsConfig(regions=("us-east-1",)), source="demo")
     with Emulator() as emulator:

@@ -11,7 +11,13 @@ from auditor.config import AuditConfig
 from auditor.errors import AuditorError, ConfigError
 from auditor.history.store import History, default_history_path
 from auditor.history.weekly import build_digest, iso_week
-from auditor.pipeline import AuditOutcome
+from auditor.collect.session import AwsClients
+from auditor.pipeline import AuditOutcome, Progress, run_audit
+
+
+def execute_audit(config: AuditConfig, now: datetime | None = None, progress: Progress | None = None) -> AuditOutcome:
+    """The one code path of `audit run`, `audit demo` and the nightly job."""
+    return run_audit(config, AwsClients(profile=config.aws.profile), now=now, progress=progress)
 
 
 def history_path(config: AuditConfig) -> Path:
@@ -33,7 +39,6 @@ class NightlyResult:
 def nightly_audit(config: AuditConfig, now: datetime | None = None) -> NightlyResult:
     """Audit, record the run, and mail the report when [email] names recipients. Raises the
     first problem as an AuditorError after whatever could be done was done."""
-    from auditor.cli import execute_audit
     from auditor.deliver.mail import send_report
 
     outcome = execute_audit(config, now=now)
@@ -86,14 +91,15 @@ def weekly_digest(
         digest = build_digest(history, week)
         if digest is None:
             return WeeklyResult(week, "no-runs", f"no audit runs in {week}: no digest to send")
-        counts = {"new": len(digest.new), "resolved": len(digest.resolved), "still_open": len(digest.still_open),
-                  "monthly_savings_usd": digest.run.monthly_savings_usd}
+        counts = dict(new=len(digest.new), resolved=len(digest.resolved), still_open=len(digest.still_open))
+        saving = digest.run.monthly_savings_usd
         if output is not None:
             output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text(render_weekly_file(digest), encoding="utf-8")
         if not email:
             where = f" to {output}" if output else ""
-            return WeeklyResult(week, "written", f"digest for {week} written{where}", **counts)
+            return WeeklyResult(week, "written", f"digest for {week} written{where}", **counts,
+                                monthly_savings_usd=saving)
         assert config.email.sender is not None
         message = build_weekly_message(digest, config.email.sender, config.email.recipients,
                                        config.email.subject_prefix)
@@ -105,4 +111,5 @@ def weekly_digest(
             saved = save_to_outbox(message, config.email)
             raise AuditorError(f"{exc}; the digest was saved in {saved.parent} (retry: audit send-outbox)") from None
         history.record_digest(week, now, list(config.email.recipients))
-        return WeeklyResult(week, "sent", f"digest for {week} sent to {', '.join(config.email.recipients)}", **counts)
+        return WeeklyResult(week, "sent", f"digest for {week} sent to {', '.join(config.email.recipients)}", **counts,
+                            monthly_savings_usd=saving)

@@ -178,7 +178,7 @@ def _with_utilisation(costs: list, cloudwatch: Any, region: str, namespace: str,
     errors.extend(metrics.errors)
     by_job: dict[str, dict[str, Any]] = {}
     for (job, host, _), frame in metrics.frames.items():
-        by_job.setdefault(job, {})[host] = frame
+        by_job.setdefault(job, {})[host or ""] = frame
     period = 60
     return [
         replace(c, utilization=job_utilisation(by_job[c.job.name], c.job.instance_type, catalog, period, config))

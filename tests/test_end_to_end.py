@@ -188,7 +188,7 @@ def test_serverless_rules(report: dict) -> None:
 
 
 def test_api_calls_stay_within_budget(demo_env: Path) -> None:
-    from auditor.cli import execute_audit
+    from auditor.jobs import execute_audit
     from auditor.config import AuditConfig
 
     outcome = execute_audit(AuditConfig())

@@ -26,7 +26,7 @@ class TrendResult:
     p_value: float  # one-sided Mann-Kendall, for an increasing trend
     relative_rise: float  # (end - start) / start; inf when the start is 0 and the end is not
 
-    def as_evidence(self, scale: float = 1.0, digits: int = 3) -> dict[str, float | int]:
+    def as_evidence(self, scale: float = 1.0, digits: int = 3) -> dict[str, float | int | None]:
         return {
             "slope_per_day": round(self.slope_per_day * scale, digits),
             "start_level": round(self.start_level * scale, digits),
@@ -34,7 +34,7 @@ class TrendResult:
             "p_value": float(f"{self.p_value:.3g}"),
             "relative_rise": round(self.relative_rise, 3) if math.isfinite(self.relative_rise) else None,
             "points": self.n,
-        }  # type: ignore[return-value]
+        }
 
 
 @cache

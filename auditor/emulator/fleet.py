@@ -379,7 +379,7 @@ def demo_experiment() -> list[TrainingSpec]:
     The T4 is cheaper at batch size 128; at 256 the V100 finishes proportionally sooner and wins."""
     hours = {("ml.p3.2xlarge", "128"): 0.9, ("ml.g4dn.2xlarge", "128"): 3.2,
              ("ml.p3.2xlarge", "256"): 0.6, ("ml.g4dn.2xlarge", "256"): 2.8}
-    specs = []
+    specs: list[TrainingSpec] = []
     for (instance_type, batch), h in hours.items():
         for lr in ("0.01", "0.1"):
             spot = lr == "0.1" and instance_type == "ml.g4dn.2xlarge"
@@ -463,26 +463,26 @@ def seed_jobs(
                 f"{spec.name}/algo-{host}", start, spec.seconds, shape, rng,
                 (("CPUUtilization", spec.cpu), ("MemoryUtilization", spec.memory),
                  ("GPUUtilization", spec.gpu), ("GPUMemoryUtilization", spec.gpu_memory)))
-    for spec in transform:
-        model = f"{spec.name}-model"
+    for tspec in transform:
+        model = f"{tspec.name}-model"
         sagemaker.create_model(ModelName=model, PrimaryContainer={"Image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/model:latest"},
                                ExecutionRoleArn="arn:aws:iam::123456789012:role/sagemaker-execution")
         sagemaker.create_transform_job(
-            TransformJobName=spec.name, ModelName=model,
+            TransformJobName=tspec.name, ModelName=model,
             TransformInput={"DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": "s3://demo-bucket/in/"}}},
             TransformOutput={"S3OutputPath": "s3://demo-bucket/out/"},
-            TransformResources={"InstanceType": spec.instance_type, "InstanceCount": spec.count},
+            TransformResources={"InstanceType": tspec.instance_type, "InstanceCount": tspec.count},
         )
-        job = backend.transform_jobs[spec.name]
-        end = naive_now - timedelta(hours=spec.ended_hours_ago)
-        start = end - timedelta(seconds=spec.seconds)
+        job = backend.transform_jobs[tspec.name]
+        end = naive_now - timedelta(hours=tspec.ended_hours_ago)
+        start = end - timedelta(seconds=tspec.seconds)
         job.creation_time = start - timedelta(minutes=2)
         job.transform_start_time, job.transform_end_time, job.last_modified_time = start, end, end
-        shape = catalog.shape(spec.instance_type)
-        for host in range(spec.count):
+        shape = catalog.shape(tspec.instance_type)
+        for host in range(tspec.count):
             datums["/aws/sagemaker/TransformJobs"] += _host_datums(
-                f"{spec.name}/i-0{host:015x}", start, spec.seconds, shape, rng,
-                (("CPUUtilization", spec.cpu), ("MemoryUtilization", spec.memory)))
+                f"{tspec.name}/i-0{host:015x}", start, tspec.seconds, shape, rng,
+                (("CPUUtilization", tspec.cpu), ("MemoryUtilization", tspec.memory)))
     for namespace, items in datums.items():
         for i in range(0, len(items), 1000):
             cloudwatch.put_metric_data(Namespace=namespace, MetricData=items[i : i + 1000])

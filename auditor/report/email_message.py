@@ -60,7 +60,8 @@ def build_report_message(
     message["Message-ID"] = make_msgid(domain=domain)
     message.set_content(render_text(doc, limit))
     message.add_alternative(html, subtype="html")
-    html_part = message.get_payload()[1]
+    html_part = message.get_body(preferencelist=("html",))
+    assert isinstance(html_part, EmailMessage)
     for key, png in charts.items():
         html_part.add_related(png, maintype="image", subtype="png", cid=content_ids[key],
                               filename=f"{key[1]}-{key[2]}.png", disposition="inline")

@@ -80,7 +80,8 @@ def build_weekly_message(digest: Digest, sender: str, recipients: list[str] | tu
     message["Message-ID"] = make_msgid(domain=domain)
     message.set_content(render_weekly_text(digest))
     message.add_alternative(render_weekly_html(digest, f"cid:{cid[1:-1]}" if chart else None, prefix), subtype="html")
-    if chart:
-        message.get_payload()[1].add_related(chart, maintype="image", subtype="png", cid=cid,
-                                             filename="trend.png", disposition="inline")
+    html_part = message.get_body(preferencelist=("html",))
+    if chart and isinstance(html_part, EmailMessage):
+        html_part.add_related(chart, maintype="image", subtype="png", cid=cid, filename="trend.png",
+                              disposition="inline")
     return message
