@@ -42,6 +42,10 @@ def test_report_is_mailed_over_smtp(aws, smtp_server, tmp_path: Path) -> None:
     text = message.get_body(("plain",)).get_content()
     assert "oversized" in html and "oversized" in text
     assert "&lt;b&gt;team&lt;/b&gt;" in html and "<b>team</b>" not in html
+    # multipart/alternative: the text, then the HTML with its chart inline (multipart/related, by cid).
+    assert message.get_content_type() == "multipart/alternative"
+    (chart,) = [part for part in message.walk() if part.get_content_type() == "image/png"]
+    assert f'src="cid:{chart["Content-ID"][1:-1]}"' in html
 
 
 def test_unreachable_smtp_server_is_one_line_error_after_the_report(aws, tmp_path: Path) -> None:

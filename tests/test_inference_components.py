@@ -81,3 +81,7 @@ def test_components_are_discovered_and_reported_with_their_own_metrics(aws) -> N
     assert endpoint["tags"] == {"owner": "llm@example.com"}
     # The component series were fetched from CloudWatch with the InferenceComponentName dimension.
     assert outcome.report.api_calls["cloudwatch:GetMetricData"] == 1
+    from auditor.report.render import OutputFormat, render
+
+    html = render(outcome.report, OutputFormat.HTML)
+    assert "component chat-7b" in html and "component embed-small" in html
