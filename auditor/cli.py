@@ -87,7 +87,7 @@ def run(
     fail_on_findings: Annotated[bool, typer.Option("--fail-on-findings", help="Exit 3 when there are findings (info notes aside).")] = False,
     no_history: Annotated[bool, typer.Option("--no-history", help="Do not record this run in the history database.")] = False,
 ) -> None:
-    """Audit every SageMaker endpoint in the configured regions."""
+    """Audit every SageMaker endpoint, training and transform job in the configured regions."""
     try:
         config = load_config(config_path).with_overrides(region, lookback_days)
         if email or email_to_file:
