@@ -52,6 +52,7 @@ from auditor.models import (
     Window,
 )
 from auditor.recommend.advice import attach_recommendations
+from auditor.recommend.jobs import advise_jobs
 
 
 NOT_BILLED_STATUSES = frozenset({"Failed"})
@@ -152,10 +153,12 @@ def audit_jobs(
         result.errors.append(error)
         result.fatal.append(error)
         return result
+    candidates: list[Finding] = []
     for cost in training:
-        result.findings.extend(f for f in (check_spot_candidate(cost, window, config),
-                                           check_training_underutilized(cost, catalog, window, config)) if f)
-    result.findings.extend(check_transform_long_running(transform, catalog, config))
+        candidates.extend(f for f in (check_spot_candidate(cost, config),
+                                      check_training_underutilized(cost, catalog, config)) if f)
+    candidates.extend(check_transform_long_running(transform, catalog, config))
+    result.findings = advise_jobs(candidates, training, transform, catalog, window, config)
     result.section = JobsSection(tuple(training), tuple(transform),
                                  tuple(build_experiments(training, config.jobs.experiment_prefixes)))
     return result

@@ -2,17 +2,16 @@
 recurring transform jobs that run for hours. Pure: models and frames in, figures and findings out.
 
 Costs per run use the catalog's training price for training jobs (billable seconds x instance
-count) and the hosting price for transform jobs (duration x instance count). Monthly figures are
-the window's spend at the rate seen in the window (scaled to 730 hours), and say so.
+count) and the hosting price for transform jobs (duration x instance count). The rules here find
+the candidates; recommend/jobs.py prices the change.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -20,10 +19,9 @@ import pandas as pd
 
 from auditor.analyse.normalise import normalise_utilisation, summarise_utilisation
 from auditor.analyse.rules.base import RuleMeta
-from auditor.catalog import Catalog, HOURS_PER_MONTH
+from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.models import Finding, Recommendation, Resource, Severity, TrainingJob, TransformJob, VariantUtilization, Window
-from auditor.recommend.sizing import rightsize
+from auditor.models import Finding, Resource, Severity, TrainingJob, TransformJob, VariantUtilization
 
 TRAINING_SPOT_CANDIDATE = RuleMeta(
     "training-spot-candidate",
@@ -46,15 +44,6 @@ TRANSFORM_LONG_RUNNING = RuleMeta(
 JOB_RULES = (TRAINING_SPOT_CANDIDATE, TRAINING_UNDERUTILIZED, TRANSFORM_LONG_RUNNING)
 # A transform job this busy is bound by its instances: more of them finish sooner at the same cost.
 BOUND_PERCENT = 80.0
-
-
-def monthly_rate(total: float, window: Window) -> float:
-    hours = (window.end - window.start).total_seconds() / 3600
-    return round(total * HOURS_PER_MONTH / hours, 2) if hours else 0.0
-
-
-def severity_for(amount: float) -> Severity:
-    return Severity.HIGH if amount >= 1000 else Severity.MEDIUM if amount >= 100 else Severity.LOW
 
 
 @dataclass(frozen=True)
@@ -101,7 +90,8 @@ def job_utilisation(frames: dict[str, pd.DataFrame], instance_type: str, catalog
 
 # ---------- Spot ----------
 
-def check_spot_candidate(cost: TrainingCost, window: Window, config: AuditConfig) -> Finding | None:
+def check_spot_candidate(cost: TrainingCost, config: AuditConfig) -> Finding | None:
+    """A completed on-demand job whose Spot saving per run is worth saying; priced by recommend."""
     job = cost.job
     if job.spot or job.status != "Completed" or cost.cost_usd is None or cost.spot_saving_usd is None:
         return None
@@ -118,27 +108,23 @@ def check_spot_candidate(cost: TrainingCost, window: Window, config: AuditConfig
         f"${cost.cost_usd:,.2f}; on Spot at {discount:g}% off about ${cost.spot_cost_usd:,.2f}"
         + (f". Note: {'; '.join(notes)}" if notes else "")
     )
-    recommendation = Recommendation(
-        "spot", job.instance_type, job.instance_count,
-        current_monthly_usd=monthly_rate(cost.cost_usd, window),
-        recommended_monthly_usd=monthly_rate(cost.spot_cost_usd or 0.0, window),
-        details={"per_run_usd": round(cost.cost_usd, 2), "per_run_spot_usd": round(cost.spot_cost_usd or 0.0, 2),
-                 "basis": "the window's spend on this job, scaled to 730 hours"},
-    )
-    return Finding(
-        rule=TRAINING_SPOT_CANDIDATE.id, severity=severity_for(recommendation.monthly_savings_usd),
-        account_id=job.account_id, region=job.region, endpoint=job.name, variant=None, message=message + ".",
-        evidence={"resource_type": "training-job", "training_seconds": job.training_seconds,
-                  "billable_seconds": job.billable_seconds, "spot_discount_percent": discount,
-                  "checkpoint_config": bool(job.checkpoint_s3_uri), "max_wait_seconds": job.max_wait_seconds},
-        recommendation=recommendation,
-    )
+    return _job_finding(TRAINING_SPOT_CANDIDATE, job, message + ".", {
+        "resource_type": "training-job", "training_seconds": job.training_seconds,
+        "billable_seconds": job.billable_seconds, "spot_discount_percent": discount,
+        "per_run_usd": round(cost.cost_usd, 2), "per_run_spot_usd": round(cost.spot_cost_usd or 0.0, 2),
+        "checkpoint_config": bool(job.checkpoint_s3_uri), "max_wait_seconds": job.max_wait_seconds,
+    })
+
+
+def _job_finding(rule: RuleMeta, job: TrainingJob | TransformJob, message: str, evidence: dict[str, Any]) -> Finding:
+    return Finding(rule=rule.id, severity=rule.severity, account_id=job.account_id, region=job.region,
+                   endpoint=job.name, variant=None, message=message, evidence=evidence)
 
 
 # ---------- Under-used training hosts ----------
 
-def check_training_underutilized(cost: TrainingCost, catalog: Catalog, window: Window,
-                                 config: AuditConfig) -> Finding | None:
+def check_training_underutilized(cost: TrainingCost, catalog: Catalog, config: AuditConfig) -> Finding | None:
+    """GPU (or, without GPUs, CPU) under its threshold on the job's hosts; recommend sizes it."""
     job, util = cost.job, cost.utilization
     shape = catalog.shape(job.instance_type)
     if util is None or shape is None or cost.cost_usd is None:
@@ -149,33 +135,16 @@ def check_training_underutilized(cost: TrainingCost, catalog: Catalog, window: W
     if level is None or level >= threshold:
         return None
     label = "GPU" if resource is Resource.GPU else "CPU"
-    message = (f"{label} {config.thresholds.sizing_statistic} {level:.1f}% on {job.instance_count} x "
-               f"{job.instance_type} (threshold {threshold:g}%)")
-    evidence: dict[str, Any] = {"resource_type": "training-job", "resource": resource.value,
-                                "level": round(level, 2), "threshold": threshold,
-                                "utilization": {r.value: {"avg": u.avg, "p95": u.p95, "max": u.max}
-                                                for r, u in util.by_resource.items()}}
-    # Training needs no standby instance: one host may do.
-    result = rightsize(util, shape, job.instance_count, job.region, catalog,
-                       replace(config.recommend, min_instances=1), price_of=catalog.training_price)
-    recommendation = None
-    if result is not None:
-        per_run = result.recommendation.recommended_monthly_usd / result.recommendation.current_monthly_usd * cost.cost_usd
-        recommendation = Recommendation(
-            "resize", result.recommendation.instance_type, result.recommendation.instance_count,
-            current_monthly_usd=monthly_rate(cost.cost_usd, window),
-            recommended_monthly_usd=monthly_rate(per_run, window),
-            details={"per_run_usd": round(cost.cost_usd, 2), "per_run_advised_usd": round(per_run, 2),
-                     "assumes": "the job runs as long on the advised shape"},
-        )
-        message += (f"; {result.recommendation.instance_count} x {result.recommendation.instance_type} holds its peak: "
-                    f"about ${per_run:,.2f} a run instead of ${cost.cost_usd:,.2f}, if it runs as long")
-    return Finding(
-        rule=TRAINING_UNDERUTILIZED.id,
-        severity=severity_for(recommendation.monthly_savings_usd) if recommendation else Severity.LOW,
-        account_id=job.account_id, region=job.region, endpoint=job.name, variant=None, message=message + ".",
-        evidence=evidence, recommendation=recommendation,
+    return _job_finding(
+        TRAINING_UNDERUTILIZED, job,
+        f"{label} {config.thresholds.sizing_statistic} {level:.1f}% on {job.instance_count} x {job.instance_type} "
+        f"(threshold {threshold:g}%)",
+        {"resource_type": "training-job", "resource": resource.value, "level": round(level, 2),
+         "threshold": threshold, "per_run_usd": round(cost.cost_usd, 2),
+         "utilization": {r.value: {"avg": u.avg, "p95": u.p95, "max": u.max} for r, u in util.by_resource.items()}},
     )
+
+
 
 
 # ---------- Experiments ----------
@@ -298,6 +267,8 @@ def name_pattern(name: str) -> str:
 
 
 def check_transform_long_running(costs: list[TransformCost], catalog: Catalog, config: AuditConfig) -> list[Finding]:
+    """Daily jobs of one name pattern that run for hours, and are either bound by their instances
+    (at or above BOUND_PERCENT) or under the threshold; recommend prices the change."""
     settings = config.jobs
     groups: dict[str, list[TransformCost]] = defaultdict(list)
     for cost in costs:
@@ -322,59 +293,23 @@ def check_transform_long_running(costs: list[TransformCost], catalog: Catalog, c
             continue
         resource = Resource.GPU if shape.has_accelerator and Resource.GPU in util.sizing else Resource.CPU
         level = util.sizing.get(resource)
-        if level is None:
-            continue
+        threshold = config.thresholds.gpu if resource is Resource.GPU else config.thresholds.cpu
+        if level is None or threshold <= level < BOUND_PERCENT:
+            continue  # neither bound nor under-used: fine as it is
         cost_per_run = statistics.mean(c.cost_usd or 0.0 for c in members)
-        runs_per_month = HOURS_PER_MONTH / 24
-        evidence: dict[str, Any] = {
-            "resource_type": "transform-job", "pattern": pattern, "runs": len(members),
-            "median_hours": round(hours, 2), "median_gap_hours": round(statistics.median(gaps), 2),
-            "resource": resource.value, "level": round(level, 2), "cost_per_run_usd": round(cost_per_run, 2),
-        }
         label = "GPU" if resource is Resource.GPU else "CPU"
-        count, instance_type = latest.job.instance_count, latest.job.instance_type
-        base = (f"{len(members)} daily runs of {pattern}, {hours:.1f} h each on {count} x {instance_type} "
-                f"(${cost_per_run:,.2f} a run), {label} {config.thresholds.sizing_statistic} {level:.0f}%")
-        if level >= BOUND_PERCENT:
-            advice_count = count * 2
-            message = (f"{base}: bound by its instances. {advice_count} x {instance_type} would take about "
-                       f"{hours / 2:.1f} h at about the same cost (${cost_per_run:,.2f} a run)")
-            recommendation = Recommendation("scale-out", instance_type, advice_count,
-                                            current_monthly_usd=round(cost_per_run * runs_per_month, 2),
-                                            recommended_monthly_usd=round(cost_per_run * runs_per_month, 2),
-                                            details={"estimated_hours": round(hours / 2, 2),
-                                                     "assumes": "the work divides evenly across instances"})
-        elif level < (config.thresholds.gpu if resource is Resource.GPU else config.thresholds.cpu):
-            smaller = _smaller_shape(shape, catalog, latest.job.region)
-            if smaller is None:
-                continue
-            price = catalog.hourly_price(smaller.instance_type, latest.job.region) or 0.0
-            new_cost = hours * price * count
-            message = (f"{base}: not bound by its instances. {count} x {smaller.instance_type} would cost about "
-                       f"${new_cost:,.2f} a run in about the same {hours:.1f} h")
-            recommendation = Recommendation("resize", smaller.instance_type, count,
-                                            current_monthly_usd=round(cost_per_run * runs_per_month, 2),
-                                            recommended_monthly_usd=round(new_cost * runs_per_month, 2),
-                                            details={"estimated_hours": round(hours, 2),
-                                                     "assumes": "the job is not bound by CPU or GPU, so it runs as long"})
-        else:
-            continue
-        findings.append(Finding(
-            rule=TRANSFORM_LONG_RUNNING.id, severity=severity_for(max(recommendation.monthly_savings_usd, 0.0)),
-            account_id=latest.job.account_id, region=latest.job.region, endpoint=latest.job.name, variant=None,
-            message=message + ".", evidence=evidence, recommendation=recommendation,
+        bound = level >= BOUND_PERCENT
+        findings.append(_job_finding(
+            TRANSFORM_LONG_RUNNING, latest.job,
+            f"{len(members)} daily runs of {pattern}, {hours:.1f} h each on {latest.job.instance_count} x "
+            f"{latest.job.instance_type} (${cost_per_run:,.2f} a run), {label} {config.thresholds.sizing_statistic} "
+            f"{level:.0f}%: {'bound' if bound else 'not bound'} by its instances",
+            {"resource_type": "transform-job", "pattern": pattern, "runs": len(members),
+             "median_hours": round(hours, 2), "median_gap_hours": round(statistics.median(gaps), 2),
+             "resource": resource.value, "level": round(level, 2), "bound": bound,
+             "cost_per_run_usd": round(cost_per_run, 2)},
         ))
     return findings
-
-
-def _smaller_shape(shape: Any, catalog: Catalog, region: str) -> Any:
-    """The next size down in the same family (half the vCPUs), priced in the region."""
-    candidates = [
-        s for s in catalog.shapes.values()
-        if s.family == shape.family and s.vcpu < shape.vcpu and s.gpu_count <= shape.gpu_count
-        and (s.gpu_count > 0) == (shape.gpu_count > 0) and catalog.hourly_price(s.instance_type, region) is not None
-    ]
-    return max(candidates, key=lambda s: s.vcpu, default=None)
 
 
 def _duration(seconds: int | None) -> str:
@@ -382,7 +317,3 @@ def _duration(seconds: int | None) -> str:
         return "an unknown time"
     hours, rest = divmod(int(seconds), 3600)
     return f"{hours} h {rest // 60:02d} min" if hours else f"{rest // 60} min"
-
-
-def total(values: list[float | None]) -> float:
-    return round(sum(v for v in values if v is not None and not math.isnan(v)), 2)
