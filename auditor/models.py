@@ -129,7 +129,6 @@ class TrainingJob:
     image: str  # the training image, or the algorithm name
     hyperparameters: dict[str, str]
     final_metrics: dict[str, float]
-    tags: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
