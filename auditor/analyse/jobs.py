@@ -18,7 +18,8 @@ from typing import Any
 import pandas as pd
 
 from auditor.analyse.normalise import normalise_utilisation, summarise_utilisation
-from auditor.analyse.rules.base import RuleMeta
+from auditor.analyse.rules.base import RuleMeta, make_finding
+from auditor.analyse.usage import format_duration
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, Resource, Severity, TrainingJob, TransformJob, VariantUtilization
@@ -104,21 +105,16 @@ def check_spot_candidate(cost: TrainingCost, config: AuditConfig) -> Finding | N
     if not job.max_wait_seconds:
         notes.append("MaxWaitTimeInSeconds is unset (Spot needs it, at least MaxRuntimeInSeconds)")
     message = (
-        f"{job.instance_count} x {job.instance_type} on demand for {_duration(job.training_seconds)}: "
+        f"{job.instance_count} x {job.instance_type} on demand for {format_duration(job.training_seconds, 'an unknown time')}: "
         f"${cost.cost_usd:,.2f}; on Spot at {discount:g}% off about ${cost.spot_cost_usd:,.2f}"
         + (f". Note: {'; '.join(notes)}" if notes else "")
     )
-    return _job_finding(TRAINING_SPOT_CANDIDATE, job, message + ".", {
+    return make_finding(TRAINING_SPOT_CANDIDATE, job, None, message + ".", {
         "resource_type": "training-job", "training_seconds": job.training_seconds,
         "billable_seconds": job.billable_seconds, "spot_discount_percent": discount,
         "per_run_usd": round(cost.cost_usd, 2), "per_run_spot_usd": round(cost.spot_cost_usd or 0.0, 2),
         "checkpoint_config": bool(job.checkpoint_s3_uri), "max_wait_seconds": job.max_wait_seconds,
     })
-
-
-def _job_finding(rule: RuleMeta, job: TrainingJob | TransformJob, message: str, evidence: dict[str, Any]) -> Finding:
-    return Finding(rule=rule.id, severity=rule.severity, account_id=job.account_id, region=job.region,
-                   endpoint=job.name, variant=None, message=message, evidence=evidence)
 
 
 # ---------- Under-used training hosts ----------
@@ -135,8 +131,8 @@ def check_training_underutilized(cost: TrainingCost, catalog: Catalog, config: A
     if level is None or level >= threshold:
         return None
     label = "GPU" if resource is Resource.GPU else "CPU"
-    return _job_finding(
-        TRAINING_UNDERUTILIZED, job,
+    return make_finding(
+        TRAINING_UNDERUTILIZED, job, None,
         f"{label} {config.thresholds.sizing_statistic} {level:.1f}% on {job.instance_count} x {job.instance_type} "
         f"(threshold {threshold:g}%)",
         {"resource_type": "training-job", "resource": resource.value, "level": round(level, 2),
@@ -299,8 +295,8 @@ def check_transform_long_running(costs: list[TransformCost], catalog: Catalog, c
         cost_per_run = statistics.mean(c.cost_usd or 0.0 for c in members)
         label = "GPU" if resource is Resource.GPU else "CPU"
         bound = level >= BOUND_PERCENT
-        findings.append(_job_finding(
-            TRANSFORM_LONG_RUNNING, latest.job,
+        findings.append(make_finding(
+            TRANSFORM_LONG_RUNNING, latest.job, None,
             f"{len(members)} daily runs of {pattern}, {hours:.1f} h each on {latest.job.instance_count} x "
             f"{latest.job.instance_type} (${cost_per_run:,.2f} a run), {label} {config.thresholds.sizing_statistic} "
             f"{level:.0f}%: {'bound' if bound else 'not bound'} by its instances",
@@ -310,10 +306,3 @@ def check_transform_long_running(costs: list[TransformCost], catalog: Catalog, c
              "cost_per_run_usd": round(cost_per_run, 2)},
         ))
     return findings
-
-
-def _duration(seconds: int | None) -> str:
-    if seconds is None:
-        return "an unknown time"
-    hours, rest = divmod(int(seconds), 3600)
-    return f"{hours} h {rest // 60:02d} min" if hours else f"{rest // 60} min"

@@ -16,6 +16,14 @@ def per_month(total: float, window: Window) -> float:
     return total * HOURS_PER_MONTH / hours if hours else 0.0
 
 
+def format_duration(seconds: float | None, unknown: str = "n/a") -> str:
+    """'2 h 05 min' or '36 min'."""
+    if seconds is None:
+        return unknown
+    hours, rest = divmod(int(seconds), 3600)
+    return f"{hours} h {rest // 60:02d} min" if hours else f"{rest // 60} min"
+
+
 def mean_duration_seconds(raw: pd.DataFrame) -> float | None:
     """Invocation-weighted mean of ModelLatency + OverheadLatency (published in microseconds)."""
     if "ModelLatency:Average" not in raw.columns or "Invocations:Sum" not in raw.columns:

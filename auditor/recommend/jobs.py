@@ -14,6 +14,7 @@ from auditor.analyse.jobs import (
     TrainingCost,
     TransformCost,
 )
+from auditor.analyse.usage import per_month
 from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 from auditor.config import AuditConfig
 from auditor.models import Finding, Recommendation, Window
@@ -24,8 +25,7 @@ DAILY_RUNS_PER_MONTH = HOURS_PER_MONTH / 24
 
 
 def monthly_rate(total: float, window: Window) -> float:
-    hours = (window.end - window.start).total_seconds() / 3600
-    return round(total * HOURS_PER_MONTH / hours, 2) if hours else 0.0
+    return round(per_month(total, window), 2)
 
 
 def advise_jobs(findings: list[Finding], training: list[TrainingCost], transform: list[TransformCost],

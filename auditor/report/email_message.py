@@ -27,10 +27,6 @@ HTML_BUDGET_BYTES = 95_000
 SHOWN_LIMITS: tuple[int | None, ...] = (None, 150, 100, 75, 60, 50, 40, 30, 20, 10, 5)
 
 
-def subject_for(report: AuditReport, prefix: str = "SageMaker audit") -> str:
-    return subject_line(report_to_dict(report), prefix)
-
-
 def build_report_message(
     report: AuditReport,
     sender: str,

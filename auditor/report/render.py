@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from auditor.analyse.rules.base import period_label
+from auditor.analyse.usage import format_duration
 from auditor.models import AuditReport
 from auditor.report.chart import utilisation_chart_png
 from auditor.report.document import report_to_dict
@@ -44,7 +45,7 @@ def template_environment() -> jinja2.Environment:
     env.filters["usd"] = usd
     env.filters["pct"] = pct
     env.filters["md_cell"] = md_cell
-    env.filters["duration"] = duration
+    env.filters["duration"] = format_duration
     return env
 
 
@@ -56,13 +57,6 @@ def usd(value: float | None) -> str:
 
 def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f}%"
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "n/a"
-    hours, rest = divmod(int(seconds), 3600)
-    return f"{hours} h {rest // 60:02d} min" if hours else f"{rest // 60} min"
 
 
 def md_cell(value: Any) -> str:
@@ -84,7 +78,7 @@ def render(report: AuditReport, fmt: OutputFormat, color: bool = False) -> str:
         return render_table(doc, color=color)
     if fmt is OutputFormat.HTML:
         # A standalone file: the charts travel inside it as data URIs.
-        charts = chart_images(report, [key for key in variant_keys(doc)])
+        charts = chart_images(report, variant_keys(doc))
         sources = {key: "data:image/png;base64," + base64.b64encode(png).decode() for key, png in charts.items()}
         return render_html(doc, sources)
     template = {OutputFormat.MARKDOWN: "report.md.j2", OutputFormat.TEXT: "report.txt.j2"}[fmt]
@@ -149,7 +143,6 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
         "shown_endpoints": shown_endpoints,
         "hidden_endpoints": len(endpoints) - len(shown_endpoints),
         "notes": [f for f in doc["findings"] if f["severity"] == "info"],
-        "not_judged": [e for e in doc["endpoints"] if e["not_judged_reason"]],
         "errors": doc["errors"],
         "skipped": doc["skipped"],
         "period_label": period_label(doc["window"]["period_seconds"]),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -49,7 +49,20 @@ RESOURCE_LABELS = {
 }
 
 
-def make_finding(rule: RuleMeta, endpoint: Endpoint, variant: str | None, message: str,
+class Audited(Protocol):
+    """What a finding is about: an endpoint, a training job or a transform job."""
+
+    @property
+    def account_id(self) -> str: ...
+
+    @property
+    def region(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+def make_finding(rule: RuleMeta, endpoint: Audited, variant: str | None, message: str,
                  evidence: dict[str, Any]) -> Finding:
     return Finding(
         rule=rule.id,
