@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import datetime, timezone
-
+import contextlib
 import socket
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 from aiosmtpd.controller import Controller
@@ -34,6 +35,18 @@ def point_boto3_at(emulator: Emulator, mp: pytest.MonkeyPatch, tmp_home: str) ->
     mp.setenv("AWS_CONFIG_FILE", f"{tmp_home}/aws-config")
     mp.setenv("AWS_SHARED_CREDENTIALS_FILE", f"{tmp_home}/aws-credentials")
     mp.setenv("XDG_DATA_HOME", f"{tmp_home}/data")
+
+
+@contextlib.contextmanager
+def seeded_emulator(emulator: Emulator, home: Path, seed: Callable[[Emulator], None]) -> Iterator[Path]:
+    """For module-scoped fixtures: the emptied emulator, seeded once, with boto3 pointed at it and
+    `home` as the working directory (no ./auditor.toml of the repository is read)."""
+    with pytest.MonkeyPatch.context() as mp:
+        emulator.reset()
+        point_boto3_at(emulator, mp, str(home))
+        mp.chdir(home)
+        seed(emulator)
+        yield home
 
 
 @pytest.fixture

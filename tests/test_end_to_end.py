@@ -13,19 +13,15 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.emulator.fleet import demo_fleet, seed_fleet
 
-from conftest import point_boto3_at, utc_now
+from conftest import seeded_emulator, utc_now
 
 runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
 def demo_env(emulator, tmp_path_factory) -> Iterator[Path]:
-    home = tmp_path_factory.mktemp("home")
-    with pytest.MonkeyPatch.context() as mp:
-        emulator.reset()
-        point_boto3_at(emulator, mp, str(home))
-        mp.chdir(home)
-        seed_fleet(emulator, demo_fleet(), now=utc_now())
+    with seeded_emulator(emulator, tmp_path_factory.mktemp("home"),
+                         lambda emu: seed_fleet(emu, demo_fleet(), now=utc_now())) as home:
         yield home
 
 

@@ -18,7 +18,7 @@ from auditor.catalog import load_catalog
 from auditor.cli import app
 from auditor.emulator.fleet import demo_jobs, seed_jobs
 
-from conftest import point_boto3_at, utc_now
+from conftest import seeded_emulator, utc_now
 
 runner = CliRunner()
 V100, T4 = 3.825 / 3600, 0.94 / 3600  # dollars per second
@@ -27,12 +27,9 @@ SECONDS = {("p3", "128"): 3240, ("g4dn", "128"): 11520, ("p3", "256"): 2160, ("g
 
 @pytest.fixture(scope="module")
 def jobs_env(emulator, tmp_path_factory) -> Iterator[Path]:
-    home = tmp_path_factory.mktemp("jobs")
-    with pytest.MonkeyPatch.context() as mp:
-        emulator.reset()
-        point_boto3_at(emulator, mp, str(home))
-        training, transform = demo_jobs()
-        seed_jobs(emulator, training, transform, now=utc_now())
+    training, transform = demo_jobs()
+    with seeded_emulator(emulator, tmp_path_factory.mktemp("jobs"),
+                         lambda emu: seed_jobs(emu, training, transform, now=utc_now())) as home:
         yield home
 
 
