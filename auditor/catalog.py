@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
 from importlib import resources
+from typing import Any
 
 HOURS_PER_MONTH = 730
 SERVERLESS_MEMORY_SIZES_MB = (1024, 2048, 3072, 4096, 5120, 6144)

@@ -6,7 +6,7 @@ import enum
 import json
 import sys
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -254,7 +254,7 @@ def demo(
     from auditor.demo import run_demo
 
     try:
-        run_demo(output_dir, now=datetime.now(timezone.utc))
+        run_demo(output_dir, now=datetime.now(UTC))
     except AuditorError as exc:
         raise fail(str(exc)) from None
 

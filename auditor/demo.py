@@ -10,9 +10,9 @@ import typer
 
 from auditor.config import AuditConfig, AwsConfig, EmailConfig
 from auditor.deliver.mail import write_messages
-from auditor.jobs import execute_audit
 from auditor.emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor.emulator.server import Emulator
+from auditor.jobs import execute_audit
 from auditor.report.render import OutputFormat, render
 
 DEMO_SENDER = "sagemaker-auditor@example.com"

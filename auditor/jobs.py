@@ -4,14 +4,14 @@ scheduler run the same functions; the CLI prints, the scheduler logs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
+from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError, ConfigError
 from auditor.history.store import History, default_history_path
 from auditor.history.weekly import build_digest, iso_week
-from auditor.collect.session import AwsClients
 from auditor.pipeline import AuditOutcome, Progress, run_audit
 
 
@@ -74,7 +74,7 @@ def weekly_digest(
     from auditor.deliver.mail import check_email_config, transmit
     from auditor.report.weekly import build_weekly_message, render_weekly_file
 
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     week = week or iso_week(now)
     if email:
         check_email_config(config.email)

@@ -7,7 +7,7 @@ other regions carry on; what was collected before it stays in the report.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from auditor.analyse.control import apply_skips, config_for_endpoint
@@ -54,7 +54,6 @@ from auditor.models import (
 from auditor.recommend.advice import attach_recommendations
 from auditor.recommend.jobs import advise_jobs
 
-
 NOT_BILLED_STATUSES = frozenset({"Failed"})
 
 
@@ -78,7 +77,7 @@ def run_audit(
     now: datetime | None = None,
     progress: Progress | None = None,
 ) -> AuditOutcome:
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     progress = progress or Progress()
     clients.check_credentials()
     for region in config.aws.regions:

@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ class Scheduler:
     config: AuditConfig
     nightly: JobFunction
     weekly: JobFunction
-    clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     log: Callable[[str], None] = _stderr_line
     stop_event: threading.Event = field(default_factory=threading.Event)
     sleep: Callable[[float], None] | None = None  # default: wait on stop_event (SIGTERM wakes it)
@@ -59,7 +59,7 @@ class Scheduler:
         try:
             fields = function()
             status = fields.pop("status", "ok")
-        except Exception as exc:  # noqa: BLE001 - a failed job is logged and retried at its next slot
+        except Exception as exc:
             fields = {"error": f"{type(exc).__name__}: {exc}"}
             status = "failed"
         end = self.clock()

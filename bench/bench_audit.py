@@ -15,9 +15,10 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from auditor.analyse.rules import evaluate_endpoint
+from auditor.catalog import load_catalog
 from auditor.collect.cloudwatch import collect_metrics
 from auditor.collect.plan import align_window, plan_queries
 from auditor.collect.session import AwsClients
@@ -27,7 +28,6 @@ from auditor.emulator.fleet import demo_jobs, seed_fleet, seed_jobs, synthetic_f
 from auditor.emulator.server import Emulator
 from auditor.pipeline import assess_endpoint, run_audit
 from auditor.recommend.advice import attach_recommendations
-from auditor.catalog import load_catalog
 
 REGION = "us-east-1"
 
@@ -39,7 +39,7 @@ def main() -> None:
     parser.add_argument("--period", type=int, default=3600)
     args = parser.parse_args()
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     config = AuditConfig(aws=AwsConfig(regions=(REGION,), lookback_days=args.lookback_days,
                                        period_seconds=args.period))
     with Emulator() as emulator:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import socket
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -58,7 +58,7 @@ def aws(emulator: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path) -> Emulat
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Inbox(Message):

@@ -17,7 +17,6 @@ from auditor.config import AuditConfig
 from auditor.models import AuditReport, CatalogInfo, EndpointReport, Variant, VariantReport
 from auditor.pipeline import assess_endpoint, report_settings
 from auditor.recommend.advice import attach_recommendations
-
 from helpers import NOW, endpoint
 
 SHAPES = ["ml.m5.xlarge", "ml.m5.2xlarge", "ml.c5.xlarge", "ml.c5.2xlarge", "ml.r5.xlarge", "ml.g4dn.xlarge"]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pandas as pd
 
 from auditor.models import Endpoint, EndpointKind, Resource, ResourceUtilization, Variant, VariantUtilization
 
-NOW = datetime(2026, 11, 30, 6, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 
 
 def hourly_frame(days: float = 14, **columns: float | list[float]) -> pd.DataFrame:

@@ -11,7 +11,6 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.emulator.fleet import EndpointSpec, VariantSpec, seed_fleet
-
 from conftest import utc_now
 
 runner = CliRunner()

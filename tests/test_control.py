@@ -12,7 +12,6 @@ from auditor.analyse.control import apply_skips, config_for_endpoint
 from auditor.cli import app
 from auditor.config import AuditConfig, parse_config
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
-
 from conftest import utc_now
 from helpers import endpoint
 

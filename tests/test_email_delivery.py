@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
-
 from conftest import utc_now
 
 runner = CliRunner()

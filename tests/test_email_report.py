@@ -14,7 +14,6 @@ from auditor.config import EmailConfig
 from auditor.deliver.mail import plan_deliveries, split_by_owner
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.report.email_message import HTML_BUDGET_BYTES, build_report_message
-
 from conftest import utc_now
 from fleet_report import synthetic_report
 from test_email_delivery import write_config

@@ -8,14 +8,13 @@ import boto3
 import pytest
 
 import auditor.emulator.server as emulator_server
+from auditor.catalog import load_catalog
 from auditor.collect.cloudwatch import collect_metrics
 from auditor.collect.plan import align_window, plan_queries
 from auditor.collect.session import AwsClients
 from auditor.discover.endpoints import discover_endpoints
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.models import EndpointKind
-from auditor.catalog import load_catalog
-
 from conftest import utc_now
 
 CATALOG = load_catalog()

@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.emulator.fleet import demo_fleet, seed_fleet
-
 from conftest import seeded_emulator, utc_now
 
 runner = CliRunner()
@@ -184,8 +183,8 @@ def test_serverless_rules(report: dict) -> None:
 
 
 def test_api_calls_stay_within_budget(demo_env: Path) -> None:
-    from auditor.jobs import execute_audit
     from auditor.config import AuditConfig
+    from auditor.jobs import execute_audit
 
     outcome = execute_audit(AuditConfig())
     calls = outcome.report.api_calls

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
 from pathlib import Path
 
@@ -16,11 +16,10 @@ from auditor.cli import app
 from auditor.history.store import MIGRATIONS, SCHEMA_VERSION, History, HistoryError
 from auditor.history.weekly import build_digest, iso_week, week_bounds
 from auditor.models import AuditReport
-
 from fleet_report import synthetic_report
 
 runner = CliRunner()
-MONDAY = datetime(2026, 11, 23, 3, 0, tzinfo=timezone.utc)  # 2026-W48
+MONDAY = datetime(2026, 11, 23, 3, 0, tzinfo=UTC)  # 2026-W48
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +103,7 @@ def test_a_failed_write_leaves_earlier_runs_intact(tmp_path: Path, base_report: 
 def test_weeks() -> None:
     assert iso_week(MONDAY) == "2026-W48"
     start, end = week_bounds("2026-W48")
-    assert start == datetime(2026, 11, 23, tzinfo=timezone.utc) and end - start == timedelta(days=7)
+    assert start == datetime(2026, 11, 23, tzinfo=UTC) and end - start == timedelta(days=7)
 
 
 def seed_three_weeks(path: Path, report: AuditReport) -> tuple[str, float]:

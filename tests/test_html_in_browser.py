@@ -15,7 +15,6 @@ import pytest
 from PIL import Image
 
 from auditor.report.render import OutputFormat, render
-
 from fleet_report import synthetic_report
 
 ARTIFACTS = Path(__file__).parent / "artifacts"

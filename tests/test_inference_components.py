@@ -12,7 +12,6 @@ from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict
-
 from conftest import utc_now
 
 ARN = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm-host"

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 from collections.abc import Iterator
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,6 @@ from auditor.analyse.jobs import name_pattern, training_cost
 from auditor.catalog import load_catalog
 from auditor.cli import app
 from auditor.emulator.fleet import demo_jobs, seed_jobs
-
 from conftest import seeded_emulator, utc_now
 
 runner = CliRunner()
@@ -133,11 +133,11 @@ def test_html_and_text_have_the_training_section(jobs_env: Path) -> None:
 
 def test_name_patterns_and_unpriced_jobs() -> None:
     assert name_pattern("nightly-scoring-2026-11-16") == "nightly-scoring-#-#-#"
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from auditor.models import TrainingJob
 
-    job = TrainingJob("1", "us-east-1", "j", "Completed", "ml.inf2.xlarge", 1, datetime.now(timezone.utc), None, None,
+    job = TrainingJob("1", "us-east-1", "j", "Completed", "ml.inf2.xlarge", 1, datetime.now(UTC), None, None,
                       600, 600, False, None, None, None, "img", {}, {})
     cost = training_cost(job, load_catalog(), 0.7)
     assert cost.cost_usd is None  # Inferentia is not offered for training: no price, no guess

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from auditor.analyse.normalise import normalise_utilisation, request_count, statistic, summarise_utilisation
-from auditor.models import Resource
 from auditor.catalog import load_catalog
-
+from auditor.models import Resource
 from helpers import hourly_frame
 
 CATALOG = load_catalog()

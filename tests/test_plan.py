@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
+from auditor.catalog import load_catalog
 from auditor.collect.plan import align_window, batch_queries, plan_queries
 from auditor.models import EndpointKind, Variant
-from auditor.catalog import load_catalog
-
 from helpers import endpoint
 
 CATALOG = load_catalog()
-NOW = datetime(2026, 11, 30, 6, 17, 42, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 6, 17, 42, tzinfo=UTC)
 
 
 def test_window_ends_on_the_last_whole_period() -> None:
     window = align_window(NOW, 14, 3600)
-    assert window.end == datetime(2026, 11, 30, 6, 0, tzinfo=timezone.utc)
+    assert window.end == datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
     assert (window.end - window.start).days == 14
     assert window.points_per_series == 336
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from auditor.analyse.rules import EndpointAssessment, VariantAssessment, evaluate_endpoint
+from auditor.catalog import load_catalog
 from auditor.config import AuditConfig, ThresholdsConfig
 from auditor.models import EndpointKind, Resource, Variant
 from auditor.recommend.advice import attach_recommendations
-from auditor.catalog import load_catalog
-
 from helpers import endpoint, utilization
 
 CATALOG = load_catalog()

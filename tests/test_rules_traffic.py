@@ -14,7 +14,6 @@ from auditor.catalog import load_catalog
 from auditor.collect.plan import align_window
 from auditor.config import AuditConfig
 from auditor.models import EndpointKind, Variant
-
 from helpers import NOW, endpoint, hourly_frame
 
 CATALOG = load_catalog()

@@ -6,7 +6,7 @@ import json
 import os
 import signal
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import time_machine
@@ -14,10 +14,9 @@ import time_machine
 from auditor.config import parse_config
 from auditor.history.store import History
 from auditor.scheduler import Scheduler
-
 from fleet_report import synthetic_report
 
-START = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)  # a Friday, 12:00 UTC
+START = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)  # a Friday, 12:00 UTC
 
 
 class Clock:
@@ -28,7 +27,7 @@ class Clock:
         self.slept = 0.0
 
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
     def sleep(self, seconds: float) -> None:
         self.slept += seconds
@@ -56,8 +55,8 @@ def test_nightly_and_weekly_run_at_their_slots_in_the_time_zone(tmp_path: Path) 
     calls: list[tuple[str, datetime]] = []
     scheduler, lines, clock, traveller = make(
         tmp_path,
-        nightly=lambda: calls.append(("nightly", datetime.now(timezone.utc))) or {"findings": 3, "saving_usd": 12.5},
-        weekly=lambda: calls.append(("weekly", datetime.now(timezone.utc))) or {"new": 1},
+        nightly=lambda: calls.append(("nightly", datetime.now(UTC))) or {"findings": 3, "saving_usd": 12.5},
+        weekly=lambda: calls.append(("weekly", datetime.now(UTC))) or {"new": 1},
         days=7,
     )
     try:

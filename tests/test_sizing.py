@@ -6,11 +6,10 @@ from dataclasses import replace
 
 import pytest
 
+from auditor.catalog import load_catalog
 from auditor.config import RecommendConfig
 from auditor.models import Resource
-from auditor.catalog import load_catalog
 from auditor.recommend.sizing import rightsize
-
 from helpers import utilization
 
 CATALOG = load_catalog()

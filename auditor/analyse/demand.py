@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from auditor.catalog import InstanceShape
 from auditor.config import RecommendConfig
 from auditor.models import Resource, VariantUtilization
-from auditor.catalog import InstanceShape
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from auditor.models import Resource, ResourceUtilization, VariantUtilization
 from auditor.catalog import InstanceShape
+from auditor.models import Resource, ResourceUtilization, VariantUtilization
 
 # Raw metric name for each resource, and what its raw value is summed over.
 _RAW_METRIC = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import botocore.exceptions
 from botocore.client import BaseClient
@@ -65,7 +65,7 @@ def _period_for(start: datetime, now: datetime) -> int:
 def _window(start: datetime, end: datetime, period: int) -> Window:
     first = int(start.timestamp()) // period * period
     last = math.ceil(end.timestamp() / period) * period
-    return Window(datetime.fromtimestamp(first, timezone.utc), datetime.fromtimestamp(max(last, first + period), timezone.utc),
+    return Window(datetime.fromtimestamp(first, UTC), datetime.fromtimestamp(max(last, first + period), UTC),
                   period)
 
 

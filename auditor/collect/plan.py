@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from auditor.models import Endpoint, EndpointKind, Variant, Window
 from auditor.catalog import Catalog
+from auditor.models import Endpoint, EndpointKind, Variant, Window
 
 INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
 COMPONENT_NAMESPACE = "/aws/sagemaker/InferenceComponents"
@@ -105,7 +105,7 @@ class SeriesQuery:
 def align_window(now: datetime, lookback_days: int, period_seconds: int) -> Window:
     """End at the last whole period before `now`; round the period up to what retention keeps."""
     if now.tzinfo is None:
-        now = now.replace(tzinfo=timezone.utc)
+        now = now.replace(tzinfo=UTC)
     oldest_age = timedelta(days=lookback_days)
     if oldest_age > timedelta(days=63):
         step = 3600
@@ -115,7 +115,7 @@ def align_window(now: datetime, lookback_days: int, period_seconds: int) -> Wind
         step = 60
     period = math.ceil(period_seconds / step) * step
     epoch = int(now.timestamp())
-    end = datetime.fromtimestamp(epoch - epoch % period, tz=timezone.utc)
+    end = datetime.fromtimestamp(epoch - epoch % period, tz=UTC)
     periods = math.ceil(lookback_days * 86400 / period)
     return Window(start=end - timedelta(seconds=periods * period), end=end, period_seconds=period)
 

@@ -11,7 +11,7 @@ import smtplib
 import ssl
 import uuid
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from email.utils import getaddresses
@@ -141,7 +141,7 @@ def save_to_outbox(message: EmailMessage, email: EmailConfig) -> Path:
     """Write atomically (temp file, then rename): a crash never leaves half a message."""
     outbox = outbox_path(email)
     outbox.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     final = outbox / f"{stamp}-{uuid.uuid4().hex[:8]}.eml"
     temporary = final.with_suffix(".tmp")
     temporary.write_bytes(bytes(message))

@@ -11,14 +11,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
 import numpy as np
 
-from auditor.emulator.server import Emulator
 from auditor.catalog import Catalog, load_catalog
+from auditor.emulator.server import Emulator
 
 INSTANCE_NS = "/aws/sagemaker/Endpoints"
 INVOCATION_NS = "AWS/SageMaker"
@@ -193,7 +193,7 @@ def seed_fleet(
     cloudwatch = session.client("cloudwatch", endpoint_url=emulator.url)
     autoscaling = session.client("application-autoscaling", endpoint_url=emulator.url)
     rng = np.random.default_rng(seed)
-    end = now.astimezone(timezone.utc).replace(minute=0, second=0, microsecond=0)
+    end = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
     datums: dict[str, list[dict[str, Any]]] = {INSTANCE_NS: [], INVOCATION_NS: []}
     for spec in fleet:
         _create_endpoint(sagemaker, spec)
@@ -431,7 +431,7 @@ def seed_jobs(
     backend = emulator.backend("sagemaker", region)
     rng = np.random.default_rng(seed)
     datums: dict[str, list[dict[str, Any]]] = {"/aws/sagemaker/TrainingJobs": [], "/aws/sagemaker/TransformJobs": []}
-    naive_now = now.astimezone(timezone.utc).replace(tzinfo=None)  # the emulator keeps naive UTC times
+    naive_now = now.astimezone(UTC).replace(tzinfo=None)  # the emulator keeps naive UTC times
     for spec in training:
         request: dict[str, Any] = dict(
             TrainingJobName=spec.name,
@@ -492,7 +492,7 @@ def _host_datums(host: str, start: datetime, seconds: int, shape: Any, rng: np.r
                  loads: tuple[tuple[str, Load | None], ...]) -> list[dict[str, Any]]:
     minutes = max(1, seconds // 60)
     offsets = np.arange(minutes)
-    stamps = [(start + timedelta(minutes=int(m), seconds=30)).replace(tzinfo=timezone.utc) for m in offsets]
+    stamps = [(start + timedelta(minutes=int(m), seconds=30)).replace(tzinfo=UTC) for m in offsets]
     scale = {"CPUUtilization": shape.vcpu if shape else 1, "GPUUtilization": shape.gpu_count if shape else 1,
              "GPUMemoryUtilization": shape.gpu_count if shape else 1}
     out: list[dict[str, Any]] = []

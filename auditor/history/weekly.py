@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 from auditor.errors import ConfigError
 from auditor.history.store import FindingRecord, History, RunSummary
@@ -66,7 +66,7 @@ def week_bounds(week: str) -> tuple[datetime, datetime]:
         monday = date.fromisocalendar(int(match[1]), int(match[2]), 1)
     except ValueError:
         raise ConfigError(f"--week {week!r} is not a week of that year") from None
-    start = datetime(monday.year, monday.month, monday.day, tzinfo=timezone.utc)
+    start = datetime(monday.year, monday.month, monday.day, tzinfo=UTC)
     return start, start + timedelta(days=7)
 
 
@@ -93,7 +93,7 @@ def build_digest(history: History, week: str) -> Digest | None:
     before = {f.fingerprint: f for f in history.findings(previous.id)} if previous else {}
 
     # Weeks back in a row with the finding, for everything open now.
-    weeks_open = {fp: 1 for fp in current}
+    weeks_open = dict.fromkeys(current, 1)
     still_counting = set(current)
     cursor = week
     for _ in range(52):

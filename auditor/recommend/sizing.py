@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from auditor.analyse.demand import Demand, instances_needed, minimum_instances, peak_demand
+from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 from auditor.config import RecommendConfig
 from auditor.models import Recommendation, Resource, VariantUtilization
-from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 
 
 @dataclass(frozen=True)
