@@ -14,10 +14,10 @@ import typer
 
 from auditor.config import load_config
 from auditor.errors import AuditorError, ConfigError
-from auditor.jobs import execute_audit
 from auditor.models import AuditReport
 from auditor.pipeline import Progress
 from auditor.report.render import OutputFormat, render, render_experiments
+from auditor.tasks.audit import deliver_outcome, execute_audit
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -33,7 +33,13 @@ EXIT_ERROR = 1
 EXIT_FINDINGS = 3
 
 
-class HistoryFormat(str, enum.Enum):
+# Every command reads the same config file.
+ConfigOption = Annotated[
+    Path | None, typer.Option("--config", help="TOML config (default: ./auditor.toml if present).")
+]
+
+
+class HistoryFormat(enum.StrEnum):
     TABLE = "table"
     JSON = "json"
 
@@ -75,35 +81,8 @@ def actionable_findings(report: AuditReport) -> int:
     return sum(1 for f in report.findings if f.severity.value != "info")
 
 
-@app.command()
-def run(
-    config_path: Annotated[Path | None, typer.Option("--config", help="TOML config (default: ./auditor.toml if present).")] = None,
-    region: Annotated[list[str] | None, typer.Option("--region", help="Region to audit; repeat for several. Overrides aws.regions.")] = None,
-    lookback_days: Annotated[int | None, typer.Option("--lookback-days", help="Days of metrics to judge (default 14).")] = None,
-    output_format: Annotated[OutputFormat, typer.Option("--format", help="Report format.")] = OutputFormat.TABLE,
-    output: Annotated[Path | None, typer.Option("--output", help="Write the report to this file instead of stdout.")] = None,
-    email: Annotated[bool, typer.Option("--email/--no-email", help="Send the report as configured in [email].")] = False,
-    email_to_file: Annotated[Path | None, typer.Option("--email-to-file", help="Write the email (.eml) here instead of sending it.")] = None,
-    fail_on_findings: Annotated[bool, typer.Option("--fail-on-findings", help="Exit 3 when there are findings (info notes aside).")] = False,
-    no_history: Annotated[bool, typer.Option("--no-history", help="Do not record this run in the history database.")] = False,
-) -> None:
-    """Audit every SageMaker endpoint, training and transform job in the configured regions."""
-    try:
-        config = load_config(config_path).with_overrides(region, lookback_days)
-        if email or email_to_file:
-            from auditor.deliver.mail import check_email_config
-
-            check_email_config(config.email if email else replace(config.email, smtp_username=None, smtp_password_env=None))
-        progress = BarProgress() if sys.stderr.isatty() else None
-        try:
-            outcome = execute_audit(config, progress=progress)
-        finally:
-            if progress is not None:
-                progress.stop()
-    except AuditorError as exc:
-        raise fail(str(exc)) from None
-    report = outcome.report
-
+def write_report(report: AuditReport, output_format: OutputFormat, output: Path | None) -> str | None:
+    """The report on stdout or in `output`; the problem in one line if it cannot be written."""
     text = render(report, output_format, color=output is None and sys.stdout.isatty())
     # CSV is one table a file: the experiments of training jobs go beside the findings.
     experiments = render_experiments(report) if output_format is OutputFormat.CSV else None
@@ -122,32 +101,57 @@ def run(
                 typer.echo("")
                 typer.echo(experiments, nl=False)
     except OSError as exc:
-        raise fail(f"cannot write the report to {output}: {exc.strerror}") from None
+        return f"cannot write the report to {output}: {exc.strerror}"
+    return None
 
-    if not no_history:
-        from auditor.jobs import record_history
 
+@app.command()
+def run(
+    config_path: ConfigOption = None,
+    region: Annotated[list[str] | None, typer.Option(
+        "--region", help="Region to audit; repeat for several. Overrides aws.regions.")] = None,
+    lookback_days: Annotated[int | None, typer.Option(
+        "--lookback-days", help="Days of metrics to judge (default 14).")] = None,
+    output_format: Annotated[OutputFormat, typer.Option("--format", help="Report format.")] = OutputFormat.TABLE,
+    output: Annotated[Path | None, typer.Option(
+        "--output", help="Write the report to this file instead of stdout.")] = None,
+    email: Annotated[bool, typer.Option(
+        "--email/--no-email", help="Send the report as configured in the email section.")] = False,
+    email_to_file: Annotated[Path | None, typer.Option(
+        "--email-to-file", help="Write the email (.eml) here instead of sending it.")] = None,
+    fail_on_findings: Annotated[bool, typer.Option(
+        "--fail-on-findings", help="Exit 3 when there are findings (info notes aside).")] = False,
+    no_history: Annotated[bool, typer.Option(
+        "--no-history", help="Do not record this run in the history database.")] = False,
+) -> None:
+    """Audit every SageMaker endpoint, training and transform job in the configured regions."""
+    try:
+        config = load_config(config_path).with_overrides(region, lookback_days)
+        if email or email_to_file:
+            from auditor.deliver.mail import check_email_config
+
+            check_email_config(config.email if email else replace(config.email, smtp_username=None, smtp_password_env=None))
+        progress = BarProgress() if sys.stderr.isatty() else None
         try:
-            record_history(config, outcome)
-        except AuditorError as exc:
-            raise fail(str(exc)) from None
-    if email_to_file:
-        from auditor.deliver.mail import write_messages
+            outcome = execute_audit(config, progress=progress)
+        finally:
+            if progress is not None:
+                progress.stop()
+    except AuditorError as exc:
+        raise fail(str(exc)) from None
+    report = outcome.report
 
-        try:
-            for path in write_messages(report, config.email, email_to_file):
-                typer.echo(f"email written to {path}", err=True)
-        except OSError as exc:
-            raise fail(f"cannot write the email to {email_to_file}: {exc.strerror}") from None
-    elif email:
-        from auditor.deliver.mail import send_report
-
-        try:
-            deliveries = send_report(report, config.email)
-        except AuditorError as exc:
-            raise fail(str(exc)) from None
-        for delivery in deliveries:
-            typer.echo(f"report sent to {', '.join(delivery.recipients)}", err=True)
+    problems = [p for p in [write_report(report, output_format, output)] if p]
+    # The history and the mail do not depend on the report file: a full disk still sends the mail.
+    delivered = deliver_outcome(config, outcome, history=not no_history, email=email, email_to_file=email_to_file)
+    for path in delivered.written:
+        typer.echo(f"email written to {path}", err=True)
+    if delivered.sent_to:
+        typer.echo(f"report sent to {', '.join(delivered.sent_to)}", err=True)
+    problems += delivered.problems
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise fail(f"{problems[0]}{more}")
     if outcome.fatal_errors:
         first = outcome.fatal_errors[0]
         more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
@@ -158,13 +162,13 @@ def run(
 
 @app.command("history")
 def history_command(
-    config_path: Annotated[Path | None, typer.Option("--config", help="TOML config (default: ./auditor.toml if present).")] = None,
+    config_path: ConfigOption = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="How many runs, newest first.")] = 20,
     output_format: Annotated[HistoryFormat, typer.Option("--format", help="table or json.")] = HistoryFormat.TABLE,
 ) -> None:
     """List recent audit runs with their totals."""
     from auditor.history.store import History
-    from auditor.jobs import history_path
+    from auditor.tasks.audit import history_path
 
     try:
         config = load_config(config_path)
@@ -197,18 +201,21 @@ def history_command(
 
 @app.command("weekly")
 def weekly_command(
-    config_path: Annotated[Path | None, typer.Option("--config", help="TOML config (default: ./auditor.toml if present).")] = None,
+    config_path: ConfigOption = None,
     week: Annotated[str | None, typer.Option("--week", help="ISO week, e.g. 2026-W48 (default: this week).")] = None,
     email: Annotated[bool, typer.Option("--email/--no-email", help="Send the digest as configured in [email].")] = False,
     output: Annotated[Path | None, typer.Option("--output", help="Write the digest (HTML) to this file.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Send even if this week's digest was sent already.")] = False,
+    email_to_file: Annotated[Path | None, typer.Option(
+        "--email-to-file", help="Write the digest email (.eml) here instead of sending it.")] = None,
 ) -> None:
     """Build the weekly digest from the audit history; send it at most once a week."""
-    from auditor.jobs import weekly_digest
+    from auditor.tasks.weekly import weekly_digest
 
     try:
         config = load_config(config_path)
-        result = weekly_digest(config, week=week, email=email, output=output, force=force)
+        result = weekly_digest(config, week=week, email=email, output=output, force=force,
+                               email_to_file=email_to_file)
     except AuditorError as exc:
         raise fail(str(exc)) from None
     typer.echo(result.message)
@@ -216,10 +223,10 @@ def weekly_command(
 
 @app.command("schedule")
 def schedule_command(
-    config_path: Annotated[Path | None, typer.Option("--config", help="TOML config (default: ./auditor.toml if present).")] = None,
+    config_path: ConfigOption = None,
 ) -> None:
     """Run the nightly audit and the weekly digest on the [schedule], in the foreground."""
-    from auditor.scheduler import run_scheduler
+    from auditor.tasks.scheduler import run_scheduler
 
     try:
         config = load_config(config_path)
@@ -230,7 +237,7 @@ def schedule_command(
 
 @app.command("send-outbox")
 def send_outbox_command(
-    config_path: Annotated[Path | None, typer.Option("--config", help="TOML config (default: ./auditor.toml if present).")] = None,
+    config_path: ConfigOption = None,
 ) -> None:
     """Send the reports that could not be sent earlier (saved in the outbox)."""
     from auditor.deliver.mail import outbox_path, send_outbox
@@ -251,7 +258,7 @@ def demo(
     output_dir: Annotated[Path, typer.Option("--output-dir", help="Where the report files go.")] = Path("audit-demo"),
 ) -> None:
     """Run the whole audit against a local AWS emulator seeded with a synthetic fleet."""
-    from auditor.demo import run_demo
+    from auditor.emulator.demo import run_demo
 
     try:
         run_demo(output_dir, now=datetime.now(UTC))

@@ -60,95 +60,48 @@ class SkipConfig:
     endpoints: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class UnderutilizedRule:
-    enabled: bool = True
-    skip_endpoints: tuple[str, ...] = ()
-    # The per-resource thresholds live in [thresholds]; a tag override sets all four.
-
-
-@dataclass(frozen=True)
-class IdleRule:
-    enabled: bool = True
-    skip_endpoints: tuple[str, ...] = ()
-    max_invocations: float = 0.0  # at most this many invocations in the window is idle
-
-
-@dataclass(frozen=True)
-class RisingQueueRule:
-    enabled: bool = True
-    skip_endpoints: tuple[str, ...] = ()
-    min_rise_percent: float = 50.0  # the fitted line must rise this much over the window
-    p_value: float = 0.01  # Mann-Kendall, one-sided
-    lookback_days: int = 0  # 0: the whole audit window
-    target_backlog_per_instance: float = 0.0  # 0: the level at the start of the window
-
-
-@dataclass(frozen=True)
-class RisingLatencyRule:
-    enabled: bool = True
-    skip_endpoints: tuple[str, ...] = ()
-    min_rise_percent: float = 50.0
-    p_value: float = 0.01
-    lookback_days: int = 0
-
-
-@dataclass(frozen=True)
-class CountRule:
-    enabled: bool = True
-    skip_endpoints: tuple[str, ...] = ()
-    target_utilization: float = 0.0  # 0: recommend.target_utilization
-
-
-@dataclass(frozen=True)
-class AutoscalingRule:
-    enabled: bool = True
-    skip_endpoints: tuple[str, ...] = ()
-    min_instances: int = 2  # variants with fewer instances are not expected to autoscale
-    target_utilization: float = 0.0  # 0: recommend.target_utilization
-
-
-@dataclass(frozen=True)
-class ServerlessOversizedRule:
-    enabled: bool = True
-    skip_endpoints: tuple[str, ...] = ()
-    target_utilization: float = 0.0  # memory headroom; 0: recommend.target_utilization
-
-
-@dataclass(frozen=True)
-class ServerlessCandidateRule:
-    enabled: bool = True
-    skip_endpoints: tuple[str, ...] = ()
-    min_savings_percent: float = 50.0  # serverless must cost at most half: cold starts have a price too
-    max_concurrency: int = 200  # SageMaker's per-endpoint serverless limit
-
-
-@dataclass(frozen=True)
 class RulesConfig:
-    underutilized: UnderutilizedRule = field(default_factory=UnderutilizedRule)
-    idle: IdleRule = field(default_factory=IdleRule)
-    rising_queue_latency: RisingQueueRule = field(default_factory=RisingQueueRule)
-    rising_latency: RisingLatencyRule = field(default_factory=RisingLatencyRule)
-    overprovisioned_count: CountRule = field(default_factory=CountRule)
-    no_autoscaling: AutoscalingRule = field(default_factory=AutoscalingRule)
-    serverless_oversized: ServerlessOversizedRule = field(default_factory=ServerlessOversizedRule)
-    serverless_candidate: ServerlessCandidateRule = field(default_factory=ServerlessCandidateRule)
+    """The settings of every rule, by rule id: `[rules.<id>]` tables over each rule's defaults.
+    The rules and their settings classes are defined in auditor/analyse/rules/, one module each."""
 
-    def for_rule(self, rule_id: str) -> Any:
-        return getattr(self, rule_id.replace("-", "_"))
+    def __init__(self, values: dict[str, Any] | None = None) -> None:
+        self._values = dict(values or {})
+
+    def of(self, rule_id: str) -> Any:
+        """The settings of a rule (an instance of its own settings class)."""
+        if rule_id not in self._values:
+            self._values[rule_id] = _rule(rule_id).settings()
+        return self._values[rule_id]
+
+    def replaced(self, rule_id: str, settings: Any) -> RulesConfig:
+        return RulesConfig({**self._values, rule_id: settings})
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RulesConfig) and all(
+            self.of(r.id) == other.of(r.id) for r in _configurable_rules()
+        )
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.of(r.id) for r in _configurable_rules()))
+
+    def __repr__(self) -> str:
+        return f"RulesConfig({self._values!r})"
 
 
-# The one number that a tag `auditor:<rule>:threshold` overrides, per rule.
-RULE_THRESHOLD_FIELDS: dict[str, str] = {
-    "underutilized": "thresholds",  # all four resource thresholds, in percent
-    "idle": "max_invocations",
-    "rising-queue-latency": "min_rise_percent",
-    "rising-latency": "min_rise_percent",
-    "overprovisioned-count": "target_utilization",
-    "no-autoscaling": "target_utilization",
-    "serverless-oversized": "target_utilization",
-    "serverless-candidate": "min_savings_percent",
-}
+def _configurable_rules() -> tuple[Any, ...]:
+    # The registry imports this module (rules read AuditConfig): look it up when first needed.
+    from auditor.analyse.rules import configurable_rules
+
+    return configurable_rules()
+
+
+def _rule(rule_id: str) -> Any:
+    from auditor.analyse.rules import BY_ID
+
+    rule = BY_ID.get(rule_id)
+    if rule is None or not rule.configurable:
+        raise KeyError(f"no configurable rule {rule_id!r}")
+    return rule
 
 
 @dataclass(frozen=True)
@@ -274,17 +227,15 @@ def parse_config(raw: dict[str, Any], source: str = "<config>") -> AuditConfig:
 def _parse_rules(raw: Any, source: str) -> RulesConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: [rules] must be a table of [rules.<rule-id>] tables")
-    known = {f.name.replace("_", "-"): f for f in fields(RulesConfig)}
+    known = {r.id: r for r in _configurable_rules()}
     rules: dict[str, Any] = {}
     for rule_id, values in raw.items():
         if rule_id not in known:
             raise ConfigError(f"{source}: unknown rule [rules.{rule_id}] (known: {', '.join(sorted(known))})")
         if not isinstance(values, dict):
             raise ConfigError(f"{source}: [rules.{rule_id}] must be a table")
-        rule_field = known[rule_id]
-        rule_type = type(getattr(RulesConfig(), rule_field.name))
-        rules[rule_field.name] = _parse_section(f"rules.{rule_id}", rule_type, values, source)
-    return RulesConfig(**rules)
+        rules[rule_id] = _parse_section(f"rules.{rule_id}", known[rule_id].settings, values, source)
+    return RulesConfig(rules)
 
 
 def _parse_section(name: str, cls: type, values: dict[str, Any], source: str) -> Any:
@@ -374,9 +325,9 @@ def _validate(config: AuditConfig) -> None:
         raise ConfigError(
             f"{src}: recommend.min_savings_percent must be from 0 to below 100, got {rec.min_savings_percent}"
         )
-    for rule_field in fields(RulesConfig):
-        rule = getattr(config.rules, rule_field.name)
-        name = f"rules.{rule_field.name.replace('_', '-')}"
+    for rule_meta in _configurable_rules():
+        rule = config.rules.of(rule_meta.id)
+        name = f"rules.{rule_meta.id}"
         for key in ("min_rise_percent", "target_utilization", "min_savings_percent"):
             value = getattr(rule, key, None)
             if value is not None and not 0 <= value <= 1000:

@@ -9,21 +9,36 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
-if TYPE_CHECKING:
-    from auditor.analyse.jobs import Experiment, TrainingCost, TransformCost
 
-
-class EndpointKind(str, enum.Enum):
+class EndpointKind(enum.StrEnum):
     REAL_TIME = "real-time"
     ASYNC = "async"
     SERVERLESS = "serverless"
 
 
-class Severity(str, enum.Enum):
+class ResourceKind(enum.StrEnum):
+    """What a rule can judge: the three endpoint kinds and the two kinds of job."""
+
+    REAL_TIME = "real-time"
+    ASYNC = "async"
+    SERVERLESS = "serverless"
+    TRAINING_JOB = "training-job"
+    TRANSFORM_JOB = "transform-job"
+
+    @classmethod
+    def of_endpoint(cls, kind: EndpointKind) -> ResourceKind:
+        return cls(kind.value)
+
+    @property
+    def is_job(self) -> bool:
+        return self in (ResourceKind.TRAINING_JOB, ResourceKind.TRANSFORM_JOB)
+
+
+class Severity(enum.StrEnum):
     INFO = "info"
     LOW = "low"
     MEDIUM = "medium"
@@ -34,7 +49,7 @@ class Severity(str, enum.Enum):
         return ["info", "low", "medium", "high"].index(self.value)
 
 
-class Resource(str, enum.Enum):
+class Resource(enum.StrEnum):
     """The utilisation dimensions the auditor judges, each 0-100% after normalisation."""
 
     CPU = "cpu"
@@ -196,17 +211,90 @@ class Recommendation:
         return round(self.current_monthly_usd - self.recommended_monthly_usd, 2)
 
 
+# What a rule proposes, typed, for the recommend stage to price. `evidence` is for the reader only.
+
+
+@dataclass(frozen=True)
+class CountProposal:
+    """The same instance type, this many instances (fewer: a saving; more: a scale-out)."""
+
+    instance_count: int
+
+
+@dataclass(frozen=True)
+class ScalingPolicy:
+    """A target-tracking policy for a variant's DesiredInstanceCount."""
+
+    metric: str  # a predefined metric type, e.g. SageMakerVariantInvocationsPerInstance
+    target_value: float
+    min_capacity: int
+    max_capacity: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"PolicyType": "TargetTrackingScaling", "PredefinedMetricType": self.metric,
+                "TargetValue": self.target_value, "MinCapacity": self.min_capacity,
+                "MaxCapacity": self.max_capacity}
+
+
+@dataclass(frozen=True)
+class AutoscalingProposal:
+    policy: ScalingPolicy
+    average_instances: float  # what the policy would have run on average over the window
+
+
+@dataclass(frozen=True)
+class MemoryProposal:
+    """A serverless memory size."""
+
+    memory_size_mb: int
+
+
+@dataclass(frozen=True)
+class ServerlessProposal:
+    memory_size_mb: int
+    compute_seconds_per_month: float
+    peak_concurrency: float
+
+
+@dataclass(frozen=True)
+class ShapeProposal:
+    """The cheapest shape and count that holds the observed peak: the recommend stage searches it."""
+
+
+@dataclass(frozen=True)
+class SpotProposal:
+    per_run_usd: float
+    per_run_spot_usd: float
+
+
+@dataclass(frozen=True)
+class TransformProposal:
+    """A recurring transform job: more instances when it is bound by them, a smaller size when not."""
+
+    bound: bool
+    median_hours: float
+    cost_per_run_usd: float
+
+
+Proposal = (CountProposal | AutoscalingProposal | MemoryProposal | ServerlessProposal | ShapeProposal
+            | SpotProposal | TransformProposal)
+
+
 @dataclass(frozen=True)
 class Finding:
     rule: str
     severity: Severity
     account_id: str
     region: str
-    endpoint: str
+    endpoint: str  # the endpoint, or the job's name
     variant: str | None
     message: str
     evidence: dict[str, Any]
     recommendation: Recommendation | None = None
+    title: str = ""
+    remediation: str = ""
+    resource_type: str = "endpoint"  # endpoint | training-job | transform-job
+    proposal: Proposal | None = None
 
     @property
     def monthly_savings_usd(self) -> float:
@@ -240,6 +328,60 @@ class CatalogInfo:
     source: str
     as_of: str
     priced_regions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TrainingCost:
+    job: TrainingJob
+    price_per_hour: float | None
+    cost_usd: float | None  # billed: billable seconds x count x price
+    on_demand_cost_usd: float | None  # training seconds x count x price: what on-demand costs
+    spot_cost_usd: float | None  # billed, for Spot jobs; estimated at the discount otherwise
+    spot_saving_usd: float | None  # realised for Spot jobs; potential otherwise
+    utilization: VariantUtilization | None = None
+
+    @property
+    def spot_estimated(self) -> bool:
+        return not self.job.spot
+
+
+@dataclass(frozen=True)
+class TransformCost:
+    job: TransformJob
+    price_per_hour: float | None
+    cost_usd: float | None
+    utilization: VariantUtilization | None = None
+
+
+@dataclass(frozen=True)
+class ExperimentRun:
+    job: str
+    instance_type: str
+    instance_count: int
+    setting: dict[str, str]  # the hyperparameters that differ between the experiment's runs
+    training_seconds: int | None
+    on_demand_cost_usd: float | None
+    spot_cost_usd: float | None
+    spot_estimated: bool
+    final_metrics: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    setting: dict[str, str]
+    cheapest_instance_type: str
+    cost_per_run_usd: float
+    alternatives: dict[str, float]  # instance type -> mean on-demand cost per run
+    spot_cost_per_run_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    image: str
+    varied: tuple[str, ...]  # hyperparameter names that differ
+    runs: tuple[ExperimentRun, ...]
+    verdicts: tuple[Verdict, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)

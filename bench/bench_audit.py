@@ -17,6 +17,7 @@ import math
 import time
 from datetime import UTC, datetime
 
+from auditor.analyse.assessment import assess_endpoint
 from auditor.analyse.rules import evaluate_endpoint
 from auditor.catalog import load_catalog
 from auditor.collect.cloudwatch import collect_metrics
@@ -26,7 +27,7 @@ from auditor.config import AuditConfig, AwsConfig
 from auditor.discover.endpoints import discover_endpoints
 from auditor.emulator.fleet import demo_jobs, seed_fleet, seed_jobs, synthetic_fleet
 from auditor.emulator.server import Emulator
-from auditor.pipeline import assess_endpoint, run_audit
+from auditor.pipeline import run_audit
 from auditor.recommend.advice import attach_recommendations
 
 REGION = "us-east-1"

@@ -50,8 +50,8 @@ def test_threshold_tags_override_per_rule() -> None:
         "auditor:idle:threshold": "many",
     }), AuditConfig())
     assert config.thresholds.cpu == 20 and config.thresholds.gpu_memory == 20
-    assert config.rules.rising_latency.min_rise_percent == 25
-    assert config.rules.idle.max_invocations == 0  # unreadable tag: the configured value stays
+    assert config.rules.of("rising-latency").min_rise_percent == 25
+    assert config.rules.of("idle").max_invocations == 0  # unreadable tag: the configured value stays
     assert [e.message for e in errors] == ["tag auditor:idle:threshold='many' is not a number: the configured threshold applies"]
 
 

@@ -184,7 +184,7 @@ def test_serverless_rules(report: dict) -> None:
 
 def test_api_calls_stay_within_budget(demo_env: Path) -> None:
     from auditor.config import AuditConfig
-    from auditor.jobs import execute_audit
+    from auditor.tasks.audit import execute_audit
 
     outcome = execute_audit(AuditConfig())
     calls = outcome.report.api_calls

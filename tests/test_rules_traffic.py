@@ -9,7 +9,7 @@ import pandas as pd
 
 from auditor.analyse.normalise import normalise_utilisation, summarise_utilisation
 from auditor.analyse.rules import EndpointAssessment, VariantAssessment, evaluate_endpoint
-from auditor.analyse.rules.serverless import smallest_memory_size
+from auditor.analyse.rules.serverless_oversized import smallest_memory_size
 from auditor.catalog import load_catalog
 from auditor.collect.plan import align_window
 from auditor.config import AuditConfig

@@ -13,7 +13,7 @@ import time_machine
 
 from auditor.config import parse_config
 from auditor.history.store import History
-from auditor.scheduler import Scheduler
+from auditor.tasks.scheduler import Scheduler
 from fleet_report import synthetic_report
 
 START = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)  # a Friday, 12:00 UTC

@@ -4,7 +4,7 @@
   patterns skip one rule; `[rules.<id>] enabled = false` turns a rule off everywhere.
 - Tags: `auditor:ignore` = "true" (or empty, "all") skips the endpoint, or a comma-separated list
   of rule ids skips those rules; `auditor:<rule-id>:threshold` = a number overrides the rule's
-  threshold for this endpoint (see config.RULE_THRESHOLD_FIELDS for what it sets).
+  threshold for this endpoint (each rule's `threshold_field` says what it sets).
 A tag that cannot be read is reported as an error, never silently ignored.
 """
 
@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 from fnmatch import fnmatchcase
 
-from auditor.config import RULE_THRESHOLD_FIELDS, AuditConfig, ThresholdsConfig
+from auditor.analyse.rules import configurable_rules
+from auditor.config import AuditConfig, ThresholdsConfig
 from auditor.models import AuditError, Endpoint
 
 IGNORE_TAG = "auditor:ignore"
@@ -34,17 +35,17 @@ def apply_skips(endpoint: Endpoint, config: AuditConfig) -> tuple[Endpoint, list
     if tag is not None and tag.strip().lower() in ALL_VALUES:
         return replace(endpoint, skipped_reason=f"tag {IGNORE_TAG}={tag!r}"), errors
 
+    rule_ids = [r.id for r in configurable_rules()]
     skipped: dict[str, str] = {}
     if tag is not None:
         for rule_id in (r.strip() for r in tag.split(",") if r.strip()):
-            if rule_id in RULE_THRESHOLD_FIELDS:
+            if rule_id in rule_ids:
                 skipped[rule_id] = f"tag {IGNORE_TAG}"
             else:
                 errors.append(AuditError(endpoint.region, endpoint.name, "analyse",
                                          f"tag {IGNORE_TAG} names unknown rule {rule_id!r}: not skipped"))
-    for rule_id in RULE_THRESHOLD_FIELDS:
-        rule = config.rules.for_rule(rule_id)
-        rule_pattern = _matching(endpoint.name, rule.skip_endpoints)
+    for rule_id in rule_ids:
+        rule_pattern = _matching(endpoint.name, config.rules.of(rule_id).skip_endpoints)
         if rule_pattern and rule_id not in skipped:
             skipped[rule_id] = f"name matches {rule_pattern!r} (rules.{rule_id}.skip_endpoints)"
     if not skipped:
@@ -56,12 +57,13 @@ def apply_skips(endpoint: Endpoint, config: AuditConfig) -> tuple[Endpoint, list
 def config_for_endpoint(endpoint: Endpoint, config: AuditConfig) -> tuple[AuditConfig, list[AuditError]]:
     """The config with the endpoint's `auditor:<rule>:threshold` tags applied."""
     errors: list[AuditError] = []
+    threshold_fields = {r.id: r.threshold_field for r in configurable_rules() if r.threshold_field}
     for key, value in sorted(endpoint.tags.items()):
         parts = key.split(":")
         if len(parts) != 3 or parts[0] != "auditor" or parts[2] != "threshold":
             continue
         rule_id = parts[1]
-        if rule_id not in RULE_THRESHOLD_FIELDS:
+        if rule_id not in threshold_fields:
             errors.append(AuditError(endpoint.region, endpoint.name, "analyse",
                                      f"tag {key} names unknown rule {rule_id!r}: ignored"))
             continue
@@ -71,22 +73,17 @@ def config_for_endpoint(endpoint: Endpoint, config: AuditConfig) -> tuple[AuditC
             errors.append(AuditError(endpoint.region, endpoint.name, "analyse",
                                      f"tag {key}={value!r} is not a number: the configured threshold applies"))
             continue
-        if number < 0 or (rule_id == "underutilized" and not 0 < number <= 100):
+        if number < 0 or (threshold_fields[rule_id] == "thresholds" and not 0 < number <= 100):
             errors.append(AuditError(endpoint.region, endpoint.name, "analyse",
                                      f"tag {key}={value!r} is out of range: the configured threshold applies"))
             continue
-        field_name = RULE_THRESHOLD_FIELDS[rule_id]
+        field_name = threshold_fields[rule_id]
         if field_name == "thresholds":
             config = replace(config, thresholds=ThresholdsConfig(
                 cpu=number, memory=number, gpu=number, gpu_memory=number,
                 sizing_statistic=config.thresholds.sizing_statistic,
             ))
         else:
-            attribute = rule_id.replace("-", "_")
-            rule = replace(config.rules.for_rule(rule_id), **{field_name: number})
-            config = replace(config, rules=replace(config.rules, **{attribute: rule}))
+            settings = replace(config.rules.of(rule_id), **{field_name: number})
+            config = replace(config, rules=config.rules.replaced(rule_id, settings))
     return config, errors
-
-
-def rule_applies(rule_id: str, endpoint: Endpoint, config: AuditConfig) -> bool:
-    return bool(config.rules.for_rule(rule_id).enabled) and rule_id not in endpoint.skipped_rules

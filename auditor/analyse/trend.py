@@ -84,10 +84,7 @@ def trend(series: pd.Series) -> TrendResult | None:
     values = clean.to_numpy(dtype="float64")
     slope, intercept = theil_sen(days, values)
     start, end = intercept, intercept + slope * days[-1]
-    if start > 0:
-        relative = (end - start) / start
-    else:
-        relative = math.inf if end > 0 else 0.0
+    relative = (end - start) / start if start > 0 else (math.inf if end > 0 else 0.0)
     return TrendResult(
         n=int(values.size),
         slope_per_day=slope,
@@ -122,3 +119,20 @@ def is_rising(result: TrendResult | None, p_value: float, min_relative_rise: flo
         and result.relative_rise >= min_relative_rise
         and result.end_level >= min_end_level
     )
+
+
+def recent_series(frame: pd.DataFrame, column: str, days: int) -> pd.Series | None:
+    """The column's points in the last `days` (0: all of them), without gaps; None under 3 points."""
+    if column not in frame.columns:
+        return None
+    series = frame[column]
+    if days:
+        series = series[series.index >= series.index.max() - pd.Timedelta(days=days)]
+    series = series.dropna()
+    return series if series.size >= 3 else None
+
+
+def rise_text(result: TrendResult) -> str:
+    if not math.isfinite(result.relative_rise):
+        return "from zero"
+    return f"{result.relative_rise * 100:+.0f}%"

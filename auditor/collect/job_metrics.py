@@ -82,7 +82,7 @@ def group_jobs(jobs: list[JobSpan], namespace: str, now: datetime) -> list[tuple
     groups: list[tuple[Window, list[SeriesQuery]]] = []
     current: list[JobSpan] = []
     for job in sorted(jobs, key=lambda j: j.start):
-        candidate = current + [job]
+        candidate = [*current, job]
         period = _period_for(min(j.start for j in candidate), now)
         window = _window(min(j.start for j in candidate), max(j.end for j in candidate), period)
         queries = [q for j in candidate for q in _queries(j, namespace)]

@@ -157,7 +157,7 @@ def send_outbox(email: EmailConfig) -> tuple[int, list[str]]:
     for path in sorted(outbox.glob("*.eml")) if outbox.is_dir() else []:
         message = message_from_bytes(path.read_bytes(), policy=policy.default)
         try:
-            transmit(message, email)  # type: ignore[arg-type]
+            transmit(message, email)
         except DeliveryError as exc:
             errors.append(f"{path.name}: {exc}")
             continue

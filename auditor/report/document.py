@@ -1,4 +1,4 @@
-"""The report as plain data: the JSON document (schema_version 1), which every renderer reads."""
+"""The report as plain data: the JSON document (see SCHEMA_VERSION), which every renderer reads."""
 
 from __future__ import annotations
 
@@ -136,7 +136,9 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
     rec = finding.recommendation
     return {
         "rule": finding.rule,
-        "resource_type": finding.evidence.get("resource_type", "endpoint"),
+        "title": finding.title,
+        "remediation": finding.remediation,
+        "resource_type": finding.resource_type,
         "severity": finding.severity.value,
         "account_id": finding.account_id,
         "region": finding.region,

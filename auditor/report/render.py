@@ -22,7 +22,7 @@ from auditor.report.chart import utilisation_chart_png
 from auditor.report.document import report_to_dict
 
 
-class OutputFormat(str, enum.Enum):
+class OutputFormat(enum.StrEnum):
     TABLE = "table"
     JSON = "json"
     HTML = "html"
@@ -181,7 +181,7 @@ OWNER_TAGS = ("owner", "Owner", "team", "Team")
 CSV_COLUMNS = (
     "severity", "rule", "account_id", "region", "endpoint", "variant", "action", "advice",
     "current_instance_type", "current_instance_count", "instance_type", "instance_count",
-    "current_monthly_usd", "recommended_monthly_usd", "monthly_savings_usd", "message",
+    "current_monthly_usd", "recommended_monthly_usd", "monthly_savings_usd", "message", "title", "remediation",
 )
 
 
@@ -236,6 +236,8 @@ def render_findings_csv(doc: dict[str, Any]) -> str:
             "recommended_monthly_usd": rec.get("recommended_monthly_usd", ""),
             "monthly_savings_usd": rec.get("monthly_savings_usd", ""),
             "message": f["message"],
+            "title": f["title"],
+            "remediation": f["remediation"],
         })
     return out.getvalue()
 

@@ -1,101 +1,119 @@
-"""The endpoint rules, and the order they are applied in.
+"""The rule registry and the engine that applies it.
 
-Order matters and is explicit: an endpoint that cannot be judged, or is too young or too short
-of data, gets no waste verdict; an idle endpoint is not also reported as under-used. Each rule
-reads only the assessment models; its metadata is data beside it.
+Every module in this package (besides `base`) defines one rule as `RULE`; the registry is what
+those modules define, found at import, so a new rule is a new module. Nothing else lists rule
+ids: the config's [rules.<id>] tables, the tag overrides, evaluation and pricing all read the
+registry.
+
+Order of evaluation for an endpoint: the gates (not-in-service, then insufficient-data) decide
+what may be judged at all; an exclusive verdict (idle) makes the others moot; then every judging
+rule whose kinds include the endpoint's kind adds its finding. Findings are sorted later, so the
+order among judging rules does not matter.
 """
 
 from __future__ import annotations
 
-from auditor.analyse.control import rule_applies
-from auditor.analyse.rules.base import EndpointAssessment, RuleMeta, VariantAssessment
-from auditor.analyse.rules.capacity import (
-    IDLE,
-    INSUFFICIENT_DATA,
-    NOT_IN_SERVICE,
-    OVERPROVISIONED_COUNT,
-    UNDERUTILIZED,
-    check_endpoint_age,
-    check_idle,
-    check_not_in_service,
-    check_overprovisioned_count,
-    check_underutilized,
-    check_variant_data,
-    is_idle,
+import importlib
+import pkgutil
+from collections.abc import Iterable
+from dataclasses import replace
+from fnmatch import fnmatchcase
+
+from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.analyse.rules.base import (
+    AnyRule,
+    EndpointRule,
+    GateRule,
+    JobRule,
+    JobsAssessment,
+    Phase,
+    Rule,
+    VariantRule,
 )
-from auditor.analyse.rules.scaling import NO_AUTOSCALING, check_no_autoscaling
-from auditor.analyse.rules.serverless import (
-    SERVERLESS_CANDIDATE,
-    SERVERLESS_OVERSIZED,
-    check_serverless_candidate,
-    check_serverless_oversized,
-)
-from auditor.analyse.rules.traffic import RISING_LATENCY, RISING_QUEUE_LATENCY, check_rising_latency, check_rising_queue
+from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.models import EndpointKind, Finding
+from auditor.models import Endpoint, Finding, ResourceKind
 
-RULES: tuple[RuleMeta, ...] = (
-    NOT_IN_SERVICE, INSUFFICIENT_DATA, IDLE, UNDERUTILIZED, OVERPROVISIONED_COUNT, NO_AUTOSCALING,
-    RISING_LATENCY, RISING_QUEUE_LATENCY, SERVERLESS_OVERSIZED, SERVERLESS_CANDIDATE,
-)
 
-__all__ = ["RULES", "EndpointAssessment", "RuleMeta", "VariantAssessment", "evaluate_endpoint"]
+def _discover() -> tuple[AnyRule, ...]:
+    rules: list[AnyRule] = []
+    for module in pkgutil.iter_modules(__path__):
+        if module.name == "base":
+            continue
+        rule = getattr(importlib.import_module(f"{__name__}.{module.name}"), "RULE", None)
+        if not isinstance(rule, GateRule | EndpointRule | VariantRule | JobRule):
+            raise TypeError(f"{__name__}.{module.name} defines no RULE")
+        rules.append(rule)
+    ids = [r.id for r in rules]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"rule ids defined twice: {', '.join(duplicates)}")
+    return tuple(sorted(rules, key=lambda r: r.id))
+
+
+REGISTRY: tuple[AnyRule, ...] = _discover()
+BY_ID: dict[str, AnyRule] = {r.id: r for r in REGISTRY}
+# Gates run in this order: a status first (nothing else can be said), then the data.
+GATES: tuple[GateRule, ...] = (BY_ID["not-in-service"], BY_ID["insufficient-data"])  # type: ignore[assignment]
+
+__all__ = ["BY_ID", "REGISTRY", "EndpointAssessment", "JobsAssessment", "Rule", "VariantAssessment",
+           "configurable_rules", "evaluate_endpoint", "evaluate_jobs", "rule_applies"]
+
+
+def configurable_rules() -> tuple[AnyRule, ...]:
+    """The rules that have a [rules.<id>] table: every rule but the gates."""
+    return tuple(r for r in REGISTRY if r.configurable)
 
 
 def evaluate_endpoint(assessment: EndpointAssessment, config: AuditConfig) -> list[Finding]:
     config = assessment.config or config
     endpoint = assessment.endpoint
-    if endpoint.not_judged_reason:
-        # A deleted config is reported in errors by discovery; a status is a finding.
-        return [check_not_in_service(endpoint)] if endpoint.status != "InService" else []
-    if endpoint.skipped_reason and not endpoint.skipped_rules:
+    if endpoint.skipped_reason and not endpoint.skipped_rules and not endpoint.not_judged_reason:
         return []
-
-    def applies(rule: RuleMeta) -> bool:
-        return rule_applies(rule.id, endpoint, config)
-
-    too_young = check_endpoint_age(assessment, config)
-    if too_young is not None:
-        return [too_young]
     findings: list[Finding] = []
-    judged: list[VariantAssessment] = []
-    for va in assessment.variants:
-        short = check_variant_data(endpoint, va, config)
-        if short is not None:
-            # Serverless variants with no traffic publish nothing and cost nothing: no note needed.
-            if endpoint.kind is not EndpointKind.SERVERLESS or (va.utilization and va.utilization.invocations):
-                findings.append(short)
+    judged = assessment.variants
+    for gate in GATES:
+        result = gate.check(replace(assessment, variants=judged), config)
+        findings.extend(result.findings)
+        if result.judged is None:
+            return findings
+        judged = result.judged
+    view = replace(assessment, variants=judged)
+    kind = ResourceKind.of_endpoint(endpoint.kind)
+
+    def applicable(phase: Phase) -> Iterable[AnyRule]:
+        return (r for r in REGISTRY if r.phase is phase and kind in r.kinds and rule_applies(r, endpoint, config))
+
+    # An exclusive verdict is about the whole endpoint: only when every variant could be judged.
+    if len(judged) == len(assessment.variants):
+        for rule in applicable(Phase.EXCLUSIVE):
+            if isinstance(rule, EndpointRule) and (finding := rule.check(view, config)) is not None:
+                return [*findings, finding]
+    for rule in applicable(Phase.JUDGE):
+        if isinstance(rule, EndpointRule):
+            found = [rule.check(view, config)]
+        elif isinstance(rule, VariantRule):
+            found = [rule.check(view, va, config) for va in judged]
         else:
-            judged.append(va)
-    if not judged:
-        return findings
-
-    if endpoint.kind is EndpointKind.SERVERLESS:
-        # Billed per request: nothing to pay while idle, no instance to resize.
-        if applies(SERVERLESS_OVERSIZED):
-            findings.extend(f for va in judged if (f := check_serverless_oversized(assessment, va, config)))
-        return findings
-
-    if applies(IDLE) and len(judged) == len(assessment.variants) and is_idle(judged, config):
-        findings.append(check_idle(assessment, config))
-        return findings
-
-    real_time = endpoint.kind is EndpointKind.REAL_TIME
-    for va in judged:
-        checks = [
-            (UNDERUTILIZED, lambda: check_underutilized(endpoint, va, config)),
-            (OVERPROVISIONED_COUNT, lambda: check_overprovisioned_count(endpoint, va, config)),
-        ]
-        if real_time:
-            checks += [
-                (NO_AUTOSCALING, lambda: check_no_autoscaling(assessment, va, config)),
-                (RISING_LATENCY, lambda: check_rising_latency(assessment, va, config)),
-                (SERVERLESS_CANDIDATE, lambda: check_serverless_candidate(assessment, va, config)),
-            ]
-        for rule, check in checks:
-            if applies(rule) and (finding := check()) is not None:
-                findings.append(finding)
-    if endpoint.kind is EndpointKind.ASYNC and applies(RISING_QUEUE_LATENCY):
-        if (finding := check_rising_queue(assessment, config)) is not None:
-            findings.append(finding)
+            continue
+        findings.extend(f for f in found if f is not None)
     return findings
+
+
+def evaluate_jobs(jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule in REGISTRY:
+        settings = config.rules.of(rule.id) if rule.configurable else None
+        if isinstance(rule, JobRule) and (settings is None or settings.enabled):
+            skip = settings.skip_endpoints if settings else ()
+            findings.extend(f for f in rule.check(jobs, catalog, config) if not _matches(f.endpoint, skip))
+    return findings
+
+
+def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatchcase(name, p) for p in patterns)
+
+
+def rule_applies(rule: Rule, endpoint: Endpoint, config: AuditConfig) -> bool:
+    """Enabled in the config, and not skipped for this endpoint by its tags or name patterns."""
+    return bool(config.rules.of(rule.id).enabled) and rule.id not in endpoint.skipped_rules

@@ -1,52 +1,143 @@
-"""What every rule reads, and the small helpers they share. Metadata is data beside the rule."""
+"""What a rule is: its metadata, the resources it judges, its settings, its check and its pricing
+step, in one object. Each rule lives in a module of its own in this package and is found there by
+`auditor.analyse.rules`; evaluation, config validation, tag overrides and pricing are derived
+from these objects, so a rule id is written once.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+import enum
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
 
-import pandas as pd
+from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.models import Finding, Proposal, Resource, ResourceKind, Severity, TrainingCost, TransformCost, Window
 
-from auditor.catalog import InstanceShape
-from auditor.config import AuditConfig
-from auditor.models import Endpoint, Finding, Resource, Severity, Variant, VariantUtilization, Window
+if TYPE_CHECKING:
+    from auditor.catalog import Catalog
+    from auditor.config import AuditConfig
+
+ENDPOINT_KINDS = frozenset({ResourceKind.REAL_TIME, ResourceKind.ASYNC, ResourceKind.SERVERLESS})
+INSTANCE_KINDS = frozenset({ResourceKind.REAL_TIME, ResourceKind.ASYNC})
+
+
+class Phase(enum.IntEnum):
+    """When a rule runs. Gates decide whether anything else may judge an endpoint; an exclusive
+    verdict (idle) makes the others moot; judging rules each add their own finding."""
+
+    GATE = 0
+    EXCLUSIVE = 1
+    JUDGE = 2
 
 
 @dataclass(frozen=True)
-class RuleMeta:
+class RuleSettings:
+    """What every rule has under `[rules.<id>]`; a rule's own settings class extends it."""
+
+    enabled: bool = True
+    skip_endpoints: tuple[str, ...] = ()  # name patterns (fnmatch) this rule does not judge
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rule:
     id: str
     title: str
-    severity: Severity  # the default; the recommend stage may raise it with the money at stake
+    severity: Severity  # the default; the pricing step may set it from the money at stake
     remediation: str
+    docs: str  # the AWS documentation the remediation rests on
+    kinds: frozenset[ResourceKind]
+    settings: type[RuleSettings] = RuleSettings
+    # The one setting an `auditor:<id>:threshold` tag overrides; "thresholds" sets all four
+    # resource thresholds of [thresholds]; None: the rule takes no threshold tag.
+    threshold_field: str | None = None
+    phase: Phase = Phase.JUDGE
+
+    @property
+    def configurable(self) -> bool:
+        """Gates always run: they decide what may be judged, so they have no [rules.<id>] table."""
+        return self.phase is not Phase.GATE
+
+    def finding(self, subject: Audited, variant: str | None, message: str, evidence: dict[str, Any],
+                proposal: Proposal | None = None) -> Finding:
+        return Finding(
+            rule=self.id,
+            severity=self.severity,
+            account_id=subject.account_id,
+            region=subject.region,
+            endpoint=subject.name,
+            variant=variant,
+            message=message,
+            evidence=evidence,
+            title=self.title,
+            remediation=self.remediation,
+            resource_type=_resource_type(self.kinds),
+            proposal=proposal,
+        )
+
+
+def _resource_type(kinds: frozenset[ResourceKind]) -> str:
+    jobs = [k for k in kinds if k.is_job]
+    return jobs[0].value if len(jobs) == 1 and len(kinds) == 1 else "endpoint"
+
+
+EndpointPricer = Callable[[Finding, EndpointAssessment, "Catalog", "AuditConfig"], Finding | None]
 
 
 @dataclass(frozen=True)
-class VariantAssessment:
-    variant: Variant
-    shape: InstanceShape | None
-    utilization: VariantUtilization | None
-    monthly_cost_usd: float | None
-    raw: pd.DataFrame = field(default_factory=pd.DataFrame)  # the collected series, as published
-    normalised: pd.DataFrame = field(default_factory=pd.DataFrame)  # '<resource>:<stat>', 0-100%
+class Gate:
+    """A gate's verdict: its notes, and the variants left to judge (None: judge nothing more)."""
+
+    findings: tuple[Finding, ...] = ()
+    judged: tuple[VariantAssessment, ...] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateRule(Rule):
+    check: Callable[[EndpointAssessment, AuditConfig], Gate]
+    phase: Phase = Phase.GATE
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointRule(Rule):
+    """Judges a whole endpoint (its judged variants): idle, a growing async queue."""
+
+    check: Callable[[EndpointAssessment, AuditConfig], Finding | None]
+    price: EndpointPricer | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class VariantRule(Rule):
+    """Judges one production variant."""
+
+    check: Callable[[EndpointAssessment, VariantAssessment, AuditConfig], Finding | None]
+    price: EndpointPricer | None = None
 
 
 @dataclass(frozen=True)
-class EndpointAssessment:
-    endpoint: Endpoint
-    variants: tuple[VariantAssessment, ...]
-    age_days: float
+class JobsAssessment:
+    """The training and transform jobs of one region in the window, with their costs."""
+
+    training: tuple[TrainingCost, ...] = ()
+    transform: tuple[TransformCost, ...] = ()
     window: Window | None = None
-    queue: pd.DataFrame = field(default_factory=pd.DataFrame)  # endpoint-level series (async)
-    config: AuditConfig | None = None  # the config with this endpoint's tag overrides
+    by_name: dict[str, TrainingCost | TransformCost] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        costs: tuple[TrainingCost | TransformCost, ...] = (*self.training, *self.transform)
+        self.by_name.update({c.job.name: c for c in costs})
 
 
-RESOURCE_LABELS = {
-    Resource.CPU: "CPU",
-    Resource.MEMORY: "memory",
-    Resource.DISK: "disk",
-    Resource.GPU: "GPU",
-    Resource.GPU_MEMORY: "GPU memory",
-}
+JobPricer = Callable[[Finding, JobsAssessment, "Catalog", "AuditConfig"], Finding | None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobRule(Rule):
+    check: Callable[[JobsAssessment, Catalog, AuditConfig], Iterable[Finding]]
+    price: JobPricer | None = None
+
+
+AnyRule = GateRule | EndpointRule | VariantRule | JobRule
 
 
 class Audited(Protocol):
@@ -62,18 +153,18 @@ class Audited(Protocol):
     def name(self) -> str: ...
 
 
-def make_finding(rule: RuleMeta, endpoint: Audited, variant: str | None, message: str,
-                 evidence: dict[str, Any]) -> Finding:
-    return Finding(
-        rule=rule.id,
-        severity=rule.severity,
-        account_id=endpoint.account_id,
-        region=endpoint.region,
-        endpoint=endpoint.name,
-        variant=variant,
-        message=message,
-        evidence=evidence,
-    )
+def settings_of(rule: Rule, config: AuditConfig) -> Any:
+    """The rule's settings in `config` (its own class; the defaults where the config has none)."""
+    return config.rules.of(rule.id)
+
+
+RESOURCE_LABELS = {
+    Resource.CPU: "CPU",
+    Resource.MEMORY: "memory",
+    Resource.DISK: "disk",
+    Resource.GPU: "GPU",
+    Resource.GPU_MEMORY: "GPU memory",
+}
 
 
 def join_words(words: list[str]) -> str:
@@ -92,3 +183,7 @@ def period_label(period_seconds: int) -> str:
 def target_percent(rule_value: float, config: AuditConfig) -> float:
     """A rule's own target utilisation, or the [recommend] one where the rule says 0."""
     return rule_value or config.recommend.target_utilization
+
+
+def with_severity(finding: Finding, severity: Severity) -> Finding:
+    return replace(finding, severity=severity)

@@ -25,7 +25,8 @@ import schedule
 
 from auditor.config import AuditConfig
 from auditor.history.store import History
-from auditor.jobs import history_path, nightly_audit, weekly_digest
+from auditor.tasks.audit import history_path, nightly_audit
+from auditor.tasks.weekly import weekly_digest
 
 CATCH_UP_AFTER = timedelta(hours=24)
 MAX_SLEEP_SECONDS = 60.0

@@ -12,8 +12,8 @@ from auditor.config import AuditConfig, AwsConfig, EmailConfig
 from auditor.deliver.mail import write_messages
 from auditor.emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor.emulator.server import Emulator
-from auditor.jobs import execute_audit
 from auditor.report.render import OutputFormat, render
+from auditor.tasks.audit import execute_audit
 
 DEMO_SENDER = "sagemaker-auditor@example.com"
 DEMO_RECIPIENTS = ("ml-platform@example.com", "finops@example.com")

@@ -1,0 +1,97 @@
+"""What the rules read: each endpoint with its variants' shapes, costs, utilisation and series.
+
+Built from the discovered models and the collected frames; pure (no AWS calls).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import pandas as pd
+
+from auditor.analyse.normalise import normalise_component_utilisation, normalise_utilisation, summarise_utilisation
+from auditor.analyse.usage import compute_seconds_per_month
+from auditor.catalog import Catalog, InstanceShape
+from auditor.collect.cloudwatch import CollectedMetrics
+from auditor.config import AuditConfig
+from auditor.models import ComponentReport, Endpoint, Variant, VariantUtilization, Window
+
+# A Failed endpoint runs no instances: it costs nothing, whatever its config says.
+NOT_BILLED_STATUSES = frozenset({"Failed"})
+
+
+@dataclass(frozen=True)
+class VariantAssessment:
+    variant: Variant
+    shape: InstanceShape | None
+    utilization: VariantUtilization | None
+    monthly_cost_usd: float | None
+    raw: pd.DataFrame = field(default_factory=pd.DataFrame)  # the collected series, as published
+    normalised: pd.DataFrame = field(default_factory=pd.DataFrame)  # '<resource>:<stat>', 0-100%
+
+
+@dataclass(frozen=True)
+class EndpointAssessment:
+    endpoint: Endpoint
+    variants: tuple[VariantAssessment, ...]
+    age_days: float
+    window: Window | None = None
+    queue: pd.DataFrame = field(default_factory=pd.DataFrame)  # endpoint-level series (async)
+    config: AuditConfig | None = None  # the config with this endpoint's tag overrides
+
+
+def assess_endpoint(
+    endpoint: Endpoint,
+    metrics: CollectedMetrics,
+    catalog: Catalog,
+    config: AuditConfig,
+    window: Window,
+    now: datetime,
+) -> EndpointAssessment:
+    variants = []
+    for variant in endpoint.variants:
+        shape = catalog.shape(variant.instance_type) if variant.instance_type else None
+        billed = shape is not None and endpoint.status not in NOT_BILLED_STATUSES
+        cost = (catalog.monthly_cost(shape.instance_type, variant.instance_count, endpoint.region)
+                if shape and billed else None)
+        utilization = None
+        raw = metrics.frame(endpoint.name, variant.name)
+        normalised = normalise_utilisation(raw, shape)
+        if not endpoint.not_judged_reason:
+            utilization = summarise_utilisation(
+                normalised,
+                raw,
+                window.period_seconds,
+                config.thresholds.sizing_statistic,
+                config.recommend.peak_statistic,
+            )
+        if variant.serverless_memory_mb and utilization is not None:
+            # Serverless bills compute time: estimate it from the traffic the window saw.
+            seconds = compute_seconds_per_month(raw, utilization.invocations, window)
+            price = catalog.serverless_price(variant.serverless_memory_mb, endpoint.region)
+            cost = None if seconds is None or price is None else round(seconds * price, 2)
+        variants.append(VariantAssessment(variant, shape, utilization, cost, raw=raw, normalised=normalised))
+    return EndpointAssessment(
+        endpoint,
+        tuple(variants),
+        (now - endpoint.created_at).total_seconds() / 86400,
+        window=window,
+        queue=metrics.frame(endpoint.name, None),
+        config=config,
+    )
+
+
+def assess_components(
+    endpoint: Endpoint, metrics: CollectedMetrics, config: AuditConfig, window: Window
+) -> tuple[ComponentReport, ...]:
+    """Inference components publish normalised utilisation of their own: summarise it per component."""
+    reports = []
+    for component in endpoint.inference_components:
+        raw = metrics.frame(endpoint.name, component.variant, component.name)
+        normalised = normalise_component_utilisation(raw)
+        utilization = None if normalised.empty else summarise_utilisation(
+            normalised, raw, window.period_seconds, config.thresholds.sizing_statistic, config.recommend.peak_statistic
+        )
+        reports.append(ComponentReport(component, utilization))
+    return tuple(reports)

@@ -1,0 +1,68 @@
+"""idle: an InService endpoint whose instances ran through the window while nobody called it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from auditor.analyse.assessment import EndpointAssessment
+from auditor.analyse.rules.base import INSTANCE_KINDS, EndpointRule, Phase, RuleSettings, settings_of
+from auditor.catalog import Catalog
+from auditor.config import AuditConfig
+from auditor.models import Finding, Recommendation, Resource, Severity
+from auditor.recommend.pricing import priced
+
+
+@dataclass(frozen=True)
+class IdleSettings(RuleSettings):
+    max_invocations: float = 0.0  # at most this many invocations in the window is idle
+
+
+def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None:
+    settings: IdleSettings = settings_of(RULE, config)
+    limit = settings.max_invocations
+    if not all(va.utilization is not None and (va.utilization.invocations or 0.0) <= limit
+               for va in assessment.variants):
+        return None
+    endpoint = assessment.endpoint
+    shapes = ", ".join(f"{va.variant.instance_count} x {va.variant.instance_type}" for va in assessment.variants)
+    cpu = [va.utilization.by_resource[Resource.CPU].avg for va in assessment.variants
+           if va.utilization and Resource.CPU in va.utilization.by_resource]
+    cpu_text = f" (CPU avg {max(cpu):.1f}%)" if cpu else ""
+    days = min(va.utilization.instance_metric_days for va in assessment.variants if va.utilization)
+    invocations = sum(va.utilization.invocations or 0.0 for va in assessment.variants if va.utilization)
+    what = "No invocations" if not invocations else f"Only {invocations:,.0f} invocations"
+    return RULE.finding(
+        endpoint, None,
+        f"{what} in {days:.1f} days while {shapes} ran{cpu_text}.",
+        {
+            "invocations": invocations,
+            "max_invocations": limit,
+            "instance_metric_days": days,
+            "lookback_days": config.aws.lookback_days,
+        },
+    )
+
+
+def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, config: AuditConfig) -> Finding:
+    costs = [va.monthly_cost_usd for va in assessment.variants]
+    if any(c is None for c in costs):
+        return replace(finding, message=f"{finding.message} Delete it (no list price for its region: saving unknown).")
+    total = round(sum(c for c in costs if c is not None), 2)
+    recommendation = Recommendation("delete", None, 0, current_monthly_usd=total, recommended_monthly_usd=0.0)
+    return priced(finding, recommendation, f"{finding.message} Delete it to save ${total:,.2f}/month.",
+                  severity=finding.severity)
+
+
+RULE = EndpointRule(
+    id="idle",
+    title="Idle endpoint",
+    severity=Severity.HIGH,
+    remediation="Delete the endpoint (keep its model and config to re-create it), or move it to serverless.",
+    docs="https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-delete-resources.html",
+    kinds=INSTANCE_KINDS,
+    settings=IdleSettings,
+    threshold_field="max_invocations",
+    phase=Phase.EXCLUSIVE,
+    check=check,
+    price=price,
+)

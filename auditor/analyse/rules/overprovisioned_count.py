@@ -1,0 +1,73 @@
+"""overprovisioned-count: a multi-instance variant whose summed load fits in fewer instances of
+the same type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.analyse.demand import instances_needed, minimum_instances, peak_demand
+from auditor.analyse.rules.base import INSTANCE_KINDS, RuleSettings, VariantRule, settings_of, target_percent
+from auditor.catalog import Catalog
+from auditor.config import AuditConfig
+from auditor.models import CountProposal, Finding, Resource, Severity
+from auditor.recommend.pricing import priced, same_type_count
+
+
+@dataclass(frozen=True)
+class CountSettings(RuleSettings):
+    target_utilization: float = 0.0  # 0: recommend.target_utilization
+
+
+def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditConfig) -> Finding | None:
+    count = va.variant.instance_count
+    if count < 2 or va.shape is None or va.utilization is None or Resource.CPU not in va.utilization.peak:
+        return None
+    settings: CountSettings = settings_of(RULE, config)
+    target = target_percent(settings.target_utilization, config)
+    demand = peak_demand(va.utilization, va.shape, count)
+    floor = minimum_instances(count, config.recommend)
+    needed = instances_needed(va.shape, va.shape, demand, floor, target / 100.0)
+    if needed is None or needed >= count:
+        return None
+    held = [f"{demand.cpu_cores:.1f} of {va.shape.vcpu * needed} vCPU"] if demand.cpu_cores is not None else []
+    if demand.accelerators is not None:
+        held.append(f"{demand.accelerators:.2f} of {va.shape.gpu_count * needed} GPUs")
+    return RULE.finding(
+        assessment.endpoint, va.variant.name,
+        f"{needed} of the {count} x {va.variant.instance_type} hold the {config.recommend.peak_statistic} peak "
+        f"({'; '.join(held)}) at <= {target:g}%",
+        {
+            "current_count": count,
+            "needed_count": needed,
+            "minimum_count": floor,
+            "target_utilization": target,
+            "peak_statistic": config.recommend.peak_statistic,
+            "peak_demand": demand.as_dict(),
+        },
+        proposal=CountProposal(needed),
+    )
+
+
+def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, config: AuditConfig) -> Finding | None:
+    assert isinstance(finding.proposal, CountProposal)
+    rec = same_type_count(finding, assessment, catalog, finding.proposal.instance_count, "resize")
+    if rec is None:
+        return finding
+    if rec.monthly_savings_usd < rec.current_monthly_usd * config.recommend.min_savings_percent / 100.0:
+        return None
+    return priced(finding, rec, f"{finding.message}: saves ${rec.monthly_savings_usd:,.2f}/month.")
+
+
+RULE = VariantRule(
+    id="overprovisioned-count",
+    title="More instances than the load needs",
+    severity=Severity.MEDIUM,
+    remediation="Lower the variant's instance count (UpdateEndpointWeightsAndCapacities), or let autoscaling do it.",
+    docs="https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateEndpointWeightsAndCapacities.html",
+    kinds=INSTANCE_KINDS,
+    settings=CountSettings,
+    threshold_field="target_utilization",
+    check=check,
+    price=price,
+)

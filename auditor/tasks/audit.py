@@ -1,0 +1,94 @@
+"""The audit as a task: run it, record it in the history, and deliver the report by mail or file.
+
+`audit run`, `audit demo` and the nightly job share this code path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from auditor.collect.session import AwsClients
+from auditor.config import AuditConfig
+from auditor.errors import AuditorError
+from auditor.history.store import History, default_history_path
+from auditor.pipeline import AuditOutcome, Progress, run_audit
+
+
+def execute_audit(config: AuditConfig, now: datetime | None = None, progress: Progress | None = None) -> AuditOutcome:
+    """The one code path of `audit run`, `audit demo` and the nightly job."""
+    return run_audit(config, AwsClients(profile=config.aws.profile), now=now, progress=progress)
+
+
+def history_path(config: AuditConfig) -> Path:
+    return Path(config.history.path).expanduser() if config.history.path else default_history_path()
+
+
+def record_history(config: AuditConfig, outcome: AuditOutcome) -> int:
+    with History(history_path(config)) as history:
+        return history.record_run(outcome.report, fatal=bool(outcome.fatal_errors))
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """What happened after the audit: each step on its own, so one failing does not stop the others."""
+
+    run_id: int | None = None
+    sent_to: tuple[str, ...] = ()
+    written: tuple[Path, ...] = ()
+    problems: tuple[str, ...] = field(default=())  # one line each
+
+
+def deliver_outcome(config: AuditConfig, outcome: AuditOutcome, *, history: bool = True, email: bool = False,
+                    email_to_file: Path | None = None) -> Delivered:
+    """Record the run in the history and send (or write) the email; a step that fails is a
+    problem in the result and the next step still runs."""
+    from auditor.deliver.mail import send_report, write_messages
+
+    problems: list[str] = []
+    run_id = None
+    if history:
+        try:
+            run_id = record_history(config, outcome)
+        except AuditorError as exc:
+            problems.append(str(exc))
+    sent: tuple[str, ...] = ()
+    written: tuple[Path, ...] = ()
+    if email_to_file is not None:
+        try:
+            written = tuple(write_messages(outcome.report, config.email, email_to_file))
+        except OSError as exc:
+            problems.append(f"cannot write the email to {email_to_file}: {exc.strerror}")
+        except AuditorError as exc:
+            problems.append(str(exc))
+    elif email:
+        try:
+            sent = tuple(r for d in send_report(outcome.report, config.email) for r in d.recipients)
+        except AuditorError as exc:
+            problems.append(str(exc))
+    return Delivered(run_id, sent, written, tuple(problems))
+
+
+@dataclass(frozen=True)
+class NightlyResult:
+    outcome: AuditOutcome
+    run_id: int | None
+    sent_to: tuple[str, ...]
+
+
+def nightly_audit(config: AuditConfig, now: datetime | None = None) -> NightlyResult:
+    """Audit, record the run, and mail the report when [email] names recipients. Raises the
+    first problem as an AuditorError after whatever could be done was done."""
+    outcome = execute_audit(config, now=now)
+    mail = bool(config.email.sender and config.email.recipients)
+    delivered = deliver_outcome(config, outcome, email=mail)
+    if delivered.problems:
+        raise AuditorError(delivered.problems[0])
+    if outcome.fatal_errors:
+        raise AuditorError(outcome.fatal_errors[0].message)
+    return NightlyResult(outcome, delivered.run_id, delivered.sent_to)
+
+
+__all__ = ["Delivered", "NightlyResult", "deliver_outcome", "execute_audit", "history_path", "nightly_audit",
+           "record_history"]
