@@ -1,32 +1,43 @@
 # Two commands set everything up on a fresh machine that has python3 and make:
 #   make demo   creates .venv, installs the tool with the local AWS emulator, runs the demo audit
-#   make test   creates .venv, installs the dev extras, runs the test suite
+#   make test   creates .venv, installs the dev extras, then lint, types, the test suite and the installed-wheel check
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench clean
+.PHONY: demo test lint check-install bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-demo: pyproject.toml setup.py | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[demo]'
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-dev: pyproject.toml setup.py | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed-demo
 
 demo: $(VENV)/.installed-demo
 	$(BIN)/audit demo
 
+# In this order: lint and types, the suite (editable install), then the built wheel as users get it.
 test: $(VENV)/.installed-dev
+	$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest
+	$(MAKE) --no-print-directory check-install
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check auditor tests bench
+	$(BIN)/mypy
+
+# Builds the sdist and wheel, installs the wheel in a fresh venv outside the checkout, runs it there.
+check-install: $(VENV)/.installed-dev
+	.ci/check-installed.sh $(BIN)/python
 
 bench: $(VENV)/.installed-demo
 	$(BIN)/python bench/bench_audit.py
 
 clean:
-	rm -rf $(VENV) audit-demo build *.egg-info
+	rm -rf $(VENV) audit-demo build dist *.egg-info

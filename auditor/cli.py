@@ -29,6 +29,23 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"sagemaker-auditor {version('sagemaker-auditor')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    _version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                           help="Print the version and exit.")] = False,
+) -> None:
+    """Options before the command: only --version."""
+
+
 EXIT_ERROR = 1
 EXIT_FINDINGS = 3
 
