@@ -147,7 +147,8 @@ def run(
         if email or email_to_file:
             from auditor.deliver.mail import check_email_config
 
-            check_email_config(config.email if email else replace(config.email, smtp_username=None, smtp_password_env=None))
+            check_email_config(config.email if email
+                               else replace(config.email, smtp_username=None, smtp_password_env=None))
         progress = BarProgress() if sys.stderr.isatty() else None
         try:
             outcome = execute_audit(config, progress=progress)
@@ -220,7 +221,8 @@ def history_command(
 def weekly_command(
     config_path: ConfigOption = None,
     week: Annotated[str | None, typer.Option("--week", help="ISO week, e.g. 2026-W48 (default: this week).")] = None,
-    email: Annotated[bool, typer.Option("--email/--no-email", help="Send the digest as configured in [email].")] = False,
+    email: Annotated[bool, typer.Option(
+        "--email/--no-email", help="Send the digest as configured in [email].")] = False,
     output: Annotated[Path | None, typer.Option("--output", help="Write the digest (HTML) to this file.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Send even if this week's digest was sent already.")] = False,
     email_to_file: Annotated[Path | None, typer.Option(

@@ -343,7 +343,8 @@ def _validate(config: AuditConfig) -> None:
             )
     jobs = config.jobs
     if not 0 <= jobs.spot_discount_percent < 100:
-        raise ConfigError(f"{src}: jobs.spot_discount_percent must be from 0 to below 100, got {jobs.spot_discount_percent}")
+        raise ConfigError(f"{src}: jobs.spot_discount_percent must be from 0 to below 100, "
+                          f"got {jobs.spot_discount_percent}")
     if jobs.transform_min_runs < 2:
         raise ConfigError(f"{src}: jobs.transform_min_runs must be at least 2, got {jobs.transform_min_runs}")
     schedule = config.schedule

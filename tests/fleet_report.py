@@ -49,7 +49,8 @@ def synthetic_report(count: int = 200, seed: int = 3) -> AuditReport:
             columns["GPUUtilization:Maximum"] = columns["GPUUtilization:Average"] * 1.1
         metrics.frames[(ep.name, "AllTraffic", None)] = pd.DataFrame(columns, index=index)
         assessment = assess_endpoint(ep, metrics, catalog, config, window, NOW)
-        findings += attach_recommendations(evaluate_endpoint(assessment, config), {ep.name: assessment}, catalog, config)
+        findings += attach_recommendations(evaluate_endpoint(assessment, config), {ep.name: assessment},
+                                           catalog, config)
         reports.append(EndpointReport(ep, tuple(VariantReport(va.variant, va.monthly_cost_usd, va.utilization,
                                                                series=va.normalised) for va in assessment.variants)))
     findings.sort(key=lambda f: -max(f.monthly_savings_usd, 0))

@@ -52,7 +52,8 @@ def test_threshold_tags_override_per_rule() -> None:
     assert config.thresholds.cpu == 20 and config.thresholds.gpu_memory == 20
     assert config.rules.of("rising-latency").min_rise_percent == 25
     assert config.rules.of("idle").max_invocations == 0  # unreadable tag: the configured value stays
-    assert [e.message for e in errors] == ["tag auditor:idle:threshold='many' is not a number: the configured threshold applies"]
+    assert [e.message for e in errors] == [
+        "tag auditor:idle:threshold='many' is not a number: the configured threshold applies"]
 
 
 @pytest.fixture

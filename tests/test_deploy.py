@@ -90,7 +90,8 @@ def test_readme_lists_the_same_permissions() -> None:
 
 
 def test_cloudformation_template_parses_and_its_task_role_is_the_policy() -> None:
-    template = yaml.load((DEPLOY / "cloudformation" / "sagemaker-auditor.yaml").read_text(), Loader=CloudFormationLoader)
+    template = yaml.load((DEPLOY / "cloudformation" / "sagemaker-auditor.yaml").read_text(),
+                         Loader=CloudFormationLoader)
     resources = template["Resources"]
     task_policy = resources["TaskRole"]["Properties"]["Policies"][0]["PolicyDocument"]
     assert policy_actions(task_policy) == policy_actions(json.loads((DEPLOY / "iam-policy.json").read_text()))
@@ -147,7 +148,8 @@ def test_systemd_units(unit: Path) -> None:
 
 
 def test_crontab_lines() -> None:
-    lines = [line for line in (DEPLOY / "crontab").read_text().splitlines() if line.strip() and not line.startswith("#")]
+    lines = [line for line in (DEPLOY / "crontab").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
     assert len(lines) == 2
     for line in lines:
         fields = line.split(None, 5)

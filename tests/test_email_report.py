@@ -123,7 +123,8 @@ def test_send_outbox_failure_keeps_the_message(tmp_path: Path) -> None:
 
 def test_email_to_file_writes_the_message_per_owner(aws, tmp_path: Path) -> None:
     seed_fleet(aws, [
-        EndpointSpec("a", (VariantSpec("ml.m5.4xlarge", 1, cpu=Load(5, 1), memory=Load(8, 1)),), tags={"owner": "a@example.com"}),
+        EndpointSpec("a", (VariantSpec("ml.m5.4xlarge", 1, cpu=Load(5, 1), memory=Load(8, 1)),),
+                     tags={"owner": "a@example.com"}),
         EndpointSpec("b", (VariantSpec("ml.m5.4xlarge", 1, cpu=Load(5, 1), memory=Load(8, 1)),)),
     ], now=utc_now())
     config = write_config(tmp_path / "c.toml", 'route_by_tag = "owner"\n')

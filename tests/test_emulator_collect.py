@@ -23,7 +23,8 @@ CATALOG = load_catalog()
 def test_discovery_joins_configs_counts_kinds_and_tags(aws) -> None:
     now = utc_now()
     seed_fleet(aws, [
-        EndpointSpec("two-variants", (VariantSpec("ml.m5.xlarge", 3, name="a"), VariantSpec("ml.c5.large", 1, name="b")),
+        EndpointSpec("two-variants",
+                     (VariantSpec("ml.m5.xlarge", 3, name="a"), VariantSpec("ml.c5.large", 1, name="b")),
                      tags={"owner": "x@example.com"}),
         EndpointSpec("queue", kind="async"),
         EndpointSpec("tiny", (VariantSpec(None, 0, cpu=None, serverless_memory_mb=3072),), kind="serverless"),
@@ -36,7 +37,8 @@ def test_discovery_joins_configs_counts_kinds_and_tags(aws) -> None:
     assert set(by_name) == {"two-variants", "queue", "tiny", "gone", "failed"}
 
     two = by_name["two-variants"]
-    assert [(v.name, v.instance_type, v.instance_count) for v in two.variants] == [("a", "ml.m5.xlarge", 3), ("b", "ml.c5.large", 1)]
+    assert [(v.name, v.instance_type, v.instance_count) for v in two.variants] == [
+        ("a", "ml.m5.xlarge", 3), ("b", "ml.c5.large", 1)]
     assert two.tags == {"owner": "x@example.com"}
     assert two.account_id == "123456789012" and two.kind is EndpointKind.REAL_TIME
     assert abs((now - two.created_at) - timedelta(days=90)) < timedelta(minutes=1)
@@ -57,7 +59,8 @@ def test_discovery_joins_configs_counts_kinds_and_tags(aws) -> None:
 
 def test_collector_follows_next_token_and_keeps_every_point(aws, monkeypatch: pytest.MonkeyPatch) -> None:
     now = utc_now()
-    seed_fleet(aws, [EndpointSpec(f"ep-{i}", (VariantSpec("ml.m5.xlarge", 1, cpu=Load(40, 5)),)) for i in range(3)], now=now)
+    seed_fleet(aws, [EndpointSpec(f"ep-{i}", (VariantSpec("ml.m5.xlarge", 1, cpu=Load(40, 5)),)) for i in range(3)],
+               now=now)
     # Make the emulator page after 1,000 datapoints, as CloudWatch does after 100,800.
     monkeypatch.setattr(emulator_server, "MAX_DATAPOINTS", 1000)
     clients = AwsClients()

@@ -190,14 +190,14 @@ def test_api_calls_stay_within_budget(demo_env: Path) -> None:
     calls = outcome.report.api_calls
     endpoints = len(outcome.report.endpoints)
     assert sum(calls.values()) <= 4 * endpoints
-    assert calls["cloudwatch:GetMetricData"] == 1
+    assert calls["cloudwatch:GetMetricData"] == 1  # every series of 15 endpoints in one call
     # Every call the run made is allowed by the policy in deploy/.
     policy = json.loads((Path(__file__).parent.parent / "deploy" / "iam-policy.json").read_text())
     allowed = {action for statement in policy["Statement"] for action in statement["Action"]}
     iam_prefix = {"application-auto-scaling": "application-autoscaling"}
     for operation in calls:
         service, name = operation.split(":")
-        assert f"{iam_prefix.get(service, service)}:{name}" in allowed, operation  # every series of 15 endpoints in one call
+        assert f"{iam_prefix.get(service, service)}:{name}" in allowed, operation
 
 
 def test_every_format_renders(demo_env: Path) -> None:

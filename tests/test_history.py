@@ -69,8 +69,8 @@ def test_schema_is_upgraded_in_place(tmp_path: Path, base_report: AuditReport) -
     db.executescript(MIGRATIONS[0] + "; PRAGMA user_version = 1;")
     db.execute("INSERT INTO runs (started_at, window_start, window_end, period_seconds, regions, accounts, endpoints,"
                " findings, monthly_cost_usd, monthly_savings_usd, errors) VALUES"
-               " ('2026-11-01T00:00:00+00:00', '2026-10-18T00:00:00+00:00', '2026-11-01T00:00:00+00:00', 3600, '[]', '[]',"
-               " 1, 0, 10.0, 0.0, '[]')")
+               " ('2026-11-01T00:00:00+00:00', '2026-10-18T00:00:00+00:00', '2026-11-01T00:00:00+00:00',"
+               " 3600, '[]', '[]', 1, 0, 10.0, 0.0, '[]')")
     db.commit()
     db.close()
     with History(path) as history:
@@ -114,7 +114,8 @@ def seed_three_weeks(path: Path, report: AuditReport) -> tuple[str, float]:
         history.record_run(at(report, MONDAY - timedelta(days=7)))
         history.record_run(at(report, MONDAY - timedelta(days=6)))  # two runs in W47: the latest counts
         history.record_run(at(without(report, idle.endpoint), MONDAY))
-    cost = sum(v.monthly_cost_usd or 0 for e in report.endpoints if e.endpoint.name == idle.endpoint for v in e.variants)
+    cost = sum(v.monthly_cost_usd or 0
+               for e in report.endpoints if e.endpoint.name == idle.endpoint for v in e.variants)
     return idle.endpoint, cost
 
 
@@ -141,7 +142,8 @@ def test_weekly_command_sends_once_a_week(tmp_path: Path, base_report: AuditRepo
     config = config_file(tmp_path, '[email]\nsender = "auditor@example.com"\nrecipients = ["finops@example.com"]\n'
                                    f'smtp_host = "127.0.0.1"\nsmtp_port = {controller.port}\n')
     out = tmp_path / "digest.html"
-    result = runner.invoke(app, ["weekly", "--config", str(config), "--week", "2026-W48", "--email", "--output", str(out)])
+    result = runner.invoke(app, ["weekly", "--config", str(config), "--week", "2026-W48", "--email",
+                                 "--output", str(out)])
     assert result.exit_code == 0, result.output
     assert "sent to finops@example.com" in result.output
     (received,) = inbox.messages

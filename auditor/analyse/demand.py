@@ -37,7 +37,8 @@ def peak_demand(utilization: VariantUtilization, shape: InstanceShape, count: in
         value = peak.get(resource)
         return None if value is None else value / 100.0
 
-    cpu, memory, gpu, gpu_memory = (share(r) for r in (Resource.CPU, Resource.MEMORY, Resource.GPU, Resource.GPU_MEMORY))
+    cpu, memory, gpu, gpu_memory = (share(r) for r in (Resource.CPU, Resource.MEMORY, Resource.GPU,
+                                                       Resource.GPU_MEMORY))
     return Demand(
         cpu_cores=None if cpu is None else cpu * shape.vcpu * count,
         memory_gib=None if memory is None else memory * shape.memory_gib,
@@ -52,7 +53,8 @@ def minimum_instances(current_count: int, config: RecommendConfig) -> int:
     return config.min_instances if config.min_instances is not None else min(current_count, 2)
 
 
-def instances_needed(candidate: InstanceShape, current: InstanceShape, demand: Demand, min_count: int, target: float) -> int | None:
+def instances_needed(candidate: InstanceShape, current: InstanceShape, demand: Demand, min_count: int,
+                     target: float) -> int | None:
     """How many `candidate` instances hold the demand at `target` (0-1), or None if none can."""
     # Unmeasured per-instance resources must keep at least the current capacity.
     memory_need = demand.memory_gib if demand.memory_gib is not None else current.memory_gib * target

@@ -94,7 +94,8 @@ def collect_metrics(
             if is_fatal_for_region(exc):
                 raise RegionAccessError(message) from exc
             endpoints = sorted({q.endpoint for q in batch})
-            result.errors.append(AuditError(region, None, "collect", f"{message} (metrics of {len(endpoints)} endpoints missing)"))
+            result.errors.append(AuditError(region, None, "collect",
+                                            f"{message} (metrics of {len(endpoints)} endpoints missing)"))
             continue
         except botocore.exceptions.BotoCoreError as exc:
             raise RegionAccessError(describe_client_error(exc, "cloudwatch", "GetMetricData", region)) from exc

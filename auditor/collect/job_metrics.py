@@ -86,7 +86,8 @@ def group_jobs(jobs: list[JobSpan], namespace: str, now: datetime) -> list[tuple
         period = _period_for(min(j.start for j in candidate), now)
         window = _window(min(j.start for j in candidate), max(j.end for j in candidate), period)
         queries = [q for j in candidate for q in _queries(j, namespace)]
-        fits = len(queries) <= MAX_QUERIES_PER_CALL and len(queries) * window.points_per_series <= MAX_DATAPOINTS_PER_CALL
+        fits = (len(queries) <= MAX_QUERIES_PER_CALL
+                and len(queries) * window.points_per_series <= MAX_DATAPOINTS_PER_CALL)
         if current and not fits:
             groups.append(_group(current, namespace, now))
             current = [job]
@@ -99,7 +100,8 @@ def group_jobs(jobs: list[JobSpan], namespace: str, now: datetime) -> list[tuple
 
 def _group(jobs: list[JobSpan], namespace: str, now: datetime) -> tuple[Window, list[SeriesQuery]]:
     start = min(j.start for j in jobs)
-    return _window(start, max(j.end for j in jobs), _period_for(start, now)), [q for j in jobs for q in _queries(j, namespace)]
+    window = _window(start, max(j.end for j in jobs), _period_for(start, now))
+    return window, [q for j in jobs for q in _queries(j, namespace)]
 
 
 def collect_job_metrics(cloudwatch: BaseClient, region: str, jobs: list[JobSpan], namespace: str,

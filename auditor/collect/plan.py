@@ -137,7 +137,8 @@ def plan_queries(endpoints: list[Endpoint] | tuple[Endpoint, ...], catalog: Cata
         if endpoint.not_judged_reason or (endpoint.skipped_reason and not endpoint.skipped_rules):
             continue
         for variant in endpoint.variants:
-            queries.extend(SeriesQuery(endpoint.name, variant.name, s) for s in variant_specs(endpoint, variant, catalog))
+            queries.extend(SeriesQuery(endpoint.name, variant.name, s)
+                           for s in variant_specs(endpoint, variant, catalog))
         if endpoint.kind is EndpointKind.ASYNC:
             queries.extend(SeriesQuery(endpoint.name, None, s) for s in ASYNC_QUEUE)
         for component in endpoint.inference_components:

@@ -123,7 +123,8 @@ def write_messages(report: AuditReport, email: EmailConfig, path: Path) -> list[
     check_email_config(replace(email, smtp_password_env=None, smtp_username=None))
     written = []
     for delivery in plan_deliveries(report, email):
-        target = path if delivery.owner is None else path.with_name(f"{path.stem}.{delivery.owner}{path.suffix or '.eml'}")
+        target = (path if delivery.owner is None
+                  else path.with_name(f"{path.stem}.{delivery.owner}{path.suffix or '.eml'}"))
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(bytes(delivery.message))
         written.append(target)
@@ -185,7 +186,8 @@ def send_with_smtp(message: EmailMessage, email: EmailConfig) -> None:
                 server.login(email.smtp_username, os.environ.get(email.smtp_password_env or "", ""))
             server.send_message(message, from_addr=email.sender, to_addrs=_recipients(message))
     except smtplib.SMTPAuthenticationError as exc:
-        raise DeliveryError(f"SMTP server {where} refused the login for {email.smtp_username}: {exc.smtp_code}") from None
+        raise DeliveryError(f"SMTP server {where} refused the login for {email.smtp_username}: "
+                            f"{exc.smtp_code}") from None
     except smtplib.SMTPRecipientsRefused as exc:
         raise DeliveryError(f"SMTP server {where} refused the recipients {', '.join(exc.recipients)}") from None
     except smtplib.SMTPException as exc:
@@ -206,6 +208,7 @@ def send_with_ses(message: EmailMessage, email: EmailConfig) -> None:
         )
     except botocore.exceptions.ClientError as exc:
         error = exc.response.get("Error", {})
-        raise DeliveryError(f"SES in {region} rejected the message: {error.get('Code')}: {error.get('Message')}") from None
+        raise DeliveryError(f"SES in {region} rejected the message: "
+                            f"{error.get('Code')}: {error.get('Message')}") from None
     except botocore.exceptions.BotoCoreError as exc:
         raise DeliveryError(f"cannot send with SES in {region}: {exc}") from None

@@ -68,7 +68,8 @@ def _describe_endpoint(
         if is_fatal_for_region(exc):
             raise RegionAccessError(describe_client_error(exc, "sagemaker", "DescribeEndpoint", region)) from exc
         # Deleted between ListEndpoints and now: say so, carry on.
-        record(AuditError(region, name, "discover", describe_client_error(exc, "sagemaker", "DescribeEndpoint", region)))
+        record(AuditError(region, name, "discover",
+                          describe_client_error(exc, "sagemaker", "DescribeEndpoint", region)))
         return None
 
     arn = described["EndpointArn"]
@@ -91,7 +92,8 @@ def _describe_endpoint(
     kind = _endpoint_kind(config, described)
     if not_judged is None and status != "InService":
         reason = described.get("FailureReason")
-        not_judged = f"endpoint status is {status}{f' ({reason})' if reason else ''}: only InService endpoints are judged"
+        not_judged = (f"endpoint status is {status}{f' ({reason})' if reason else ''}: "
+                      "only InService endpoints are judged")
 
     components: tuple[InferenceComponent, ...] = ()
     if _hosts_inference_components(config):

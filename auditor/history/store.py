@@ -220,7 +220,8 @@ class History:
             raise HistoryError(f"cannot write the run to the history database {self.path}: {exc}") from None
         return run_id
 
-    def runs(self, limit: int | None = None, since: datetime | None = None, until: datetime | None = None) -> list[RunSummary]:
+    def runs(self, limit: int | None = None, since: datetime | None = None,
+             until: datetime | None = None) -> list[RunSummary]:
         """Runs, newest first."""
         query = "SELECT * FROM runs WHERE 1 = 1"
         params: list[object] = []
@@ -252,7 +253,8 @@ class History:
         return {(a, r, e): float(c) for a, r, e, c in rows}
 
     def last_successful_run(self) -> RunSummary | None:
-        row = self._db.execute("SELECT * FROM runs WHERE fatal = 0 ORDER BY started_at DESC, id DESC LIMIT 1").fetchone()
+        row = self._db.execute("SELECT * FROM runs WHERE fatal = 0"
+                               " ORDER BY started_at DESC, id DESC LIMIT 1").fetchone()
         return _run(row) if row else None
 
     def digest_sent(self, week: str) -> datetime | None:

@@ -64,7 +64,8 @@ def trend_chart(digest: Digest) -> bytes | None:
 
 def render_weekly_file(digest: Digest) -> str:
     chart = trend_chart(digest)
-    return render_weekly_html(digest, None if chart is None else "data:image/png;base64," + base64.b64encode(chart).decode())
+    chart_uri = None if chart is None else "data:image/png;base64," + base64.b64encode(chart).decode()
+    return render_weekly_html(digest, chart_uri)
 
 
 def build_weekly_message(digest: Digest, sender: str, recipients: list[str] | tuple[str, ...],

@@ -93,7 +93,8 @@ class Scheduler:
             signal.signal(signal.SIGTERM, self.stop)
             signal.signal(signal.SIGINT, self.stop)
         cfg = self.config.schedule
-        self.log(json.dumps({"event": "start", "nightly_at": cfg.nightly_at, "weekly": f"{cfg.weekly_day} {cfg.weekly_at}",
+        self.log(json.dumps({"event": "start", "nightly_at": cfg.nightly_at,
+                             "weekly": f"{cfg.weekly_day} {cfg.weekly_at}",
                              "timezone": cfg.timezone, "next_run": str(self.jobs.next_run)}))
         self.catch_up()
         while not self.stop_event.is_set():
