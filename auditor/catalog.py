@@ -71,7 +71,7 @@ class Catalog:
         shape = self.shapes.get(instance_type)
         return None if shape is None else self._in_region(shape.training_price_per_hour, region)
 
-    def monthly_cost(self, instance_type: str, count: int, region: str) -> float | None:
+    def monthly_cost(self, instance_type: str, count: float, region: str) -> float | None:
         price = self.hourly_price(instance_type, region)
         return None if price is None else round(price * count * HOURS_PER_MONTH, 2)
 

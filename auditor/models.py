@@ -308,6 +308,7 @@ class VariantReport:
     utilization: VariantUtilization | None
     # Normalised per-period series ('<resource>:<stat>', 0-100%), for charts; not in the JSON.
     series: pd.DataFrame | None = None
+    average_instances: float | None = None  # autoscaled: what ran on average (the cost rests on it)
 
 
 @dataclass(frozen=True)

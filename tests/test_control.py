@@ -65,9 +65,11 @@ def small_fleet(aws):
                                              invocations_per_hour=0),),
                      tags={"auditor:ignore": "idle"}),
         EndpointSpec("dev-sandbox", (VariantSpec("ml.m5.2xlarge", 1, cpu=Load(2, 0.5), invocations_per_hour=0),)),
-        EndpointSpec("sparse", (VariantSpec("ml.m5.large", 1, memory=Load(60, 1), invocations_per_hour=20),),
+        EndpointSpec("sparse", (VariantSpec("ml.m5.large", 1, cpu=Load(2, 0.5, 0.2), memory=Load(60, 1),
+                                            invocations_per_hour=20),),
                      tags={"auditor:idle:threshold": "10000"}),
-        EndpointSpec("sparse-default", (VariantSpec("ml.m5.large", 1, memory=Load(60, 1), invocations_per_hour=20),)),
+        EndpointSpec("sparse-default", (VariantSpec("ml.m5.large", 1, cpu=Load(2, 0.5, 0.2), memory=Load(60, 1),
+                                                    invocations_per_hour=20),)),
     ], now=utc_now())
     return aws
 

@@ -32,7 +32,10 @@ def test_clear_rise_is_a_trend() -> None:
     result = trend(hourly(values))
     assert result is not None
     assert result.slope_per_day == pytest.approx(30 / 14, rel=0.1)
-    assert result.start_level == pytest.approx(10, abs=1.0) and result.end_level == pytest.approx(40, abs=1.0)
+    assert result.fitted_start == pytest.approx(10, abs=1.0) and result.fitted_end == pytest.approx(40, abs=1.0)
+    # The levels reported are observed: the medians of the first and the last day.
+    assert result.start_level == pytest.approx(10 + 30 / 28, abs=1.0)
+    assert result.end_level == pytest.approx(40 - 30 / 28, abs=1.0)
     assert result.p_value < 1e-10
     assert is_rising(result, p_value=0.01, min_relative_rise=0.5)
 

@@ -29,6 +29,8 @@ class VariantAssessment:
     monthly_cost_usd: float | None
     raw: pd.DataFrame = field(default_factory=pd.DataFrame)  # the collected series, as published
     normalised: pd.DataFrame = field(default_factory=pd.DataFrame)  # '<resource>:<stat>', 0-100%
+    # Autoscaled variants: the instances that really ran, on average (None: the current count is used).
+    average_instances: float | None = None
 
 
 @dataclass(frozen=True)
@@ -53,10 +55,11 @@ def assess_endpoint(
     for variant in endpoint.variants:
         shape = catalog.shape(variant.instance_type) if variant.instance_type else None
         billed = shape is not None and endpoint.status not in NOT_BILLED_STATUSES
-        cost = (catalog.monthly_cost(shape.instance_type, variant.instance_count, endpoint.region)
+        raw = metrics.frame(endpoint.name, variant.name)
+        average = average_instances(raw, window) if variant.autoscaling is not None else None
+        cost = (catalog.monthly_cost(shape.instance_type, average or variant.instance_count, endpoint.region)
                 if shape and billed else None)
         utilization = None
-        raw = metrics.frame(endpoint.name, variant.name)
         normalised = normalise_utilisation(raw, shape)
         if not endpoint.not_judged_reason:
             utilization = summarise_utilisation(
@@ -71,7 +74,8 @@ def assess_endpoint(
             seconds = compute_seconds_per_month(raw, utilization.invocations, window)
             price = catalog.serverless_price(variant.serverless_memory_mb, endpoint.region)
             cost = None if seconds is None or price is None else round(seconds * price, 2)
-        variants.append(VariantAssessment(variant, shape, utilization, cost, raw=raw, normalised=normalised))
+        variants.append(VariantAssessment(variant, shape, utilization, cost, raw=raw, normalised=normalised,
+                                          average_instances=average))
     return EndpointAssessment(
         endpoint,
         tuple(variants),
@@ -80,6 +84,24 @@ def assess_endpoint(
         queue=metrics.frame(endpoint.name, None),
         config=config,
     )
+
+
+# Each instance publishes its instance metrics once a minute.
+SAMPLES_PER_INSTANCE_MINUTE = 1
+
+
+def average_instances(raw: pd.DataFrame, window: Window) -> float | None:
+    """The mean instance count over the periods the variant ran: CPUUtilization's sample count is
+    instances x minutes in each period, so it tells what autoscaling really ran."""
+    if "CPUUtilization:SampleCount" not in raw.columns:
+        return None
+    samples = raw["CPUUtilization:SampleCount"].dropna()
+    if samples.empty:
+        return None
+    # From the first period that ran to the window's end: a period without a sample ran no instance.
+    first = max(pd.Timestamp(samples.index.min()), pd.Timestamp(window.start))
+    minutes = max((pd.Timestamp(window.end) - first).total_seconds() / 60, window.period_seconds / 60)
+    return round(float(samples.sum()) / SAMPLES_PER_INSTANCE_MINUTE / minutes, 3)
 
 
 def assess_components(

@@ -21,16 +21,19 @@ import pandas as pd
 class TrendResult:
     n: int
     slope_per_day: float  # Theil-Sen, in the series' unit per day
-    start_level: float  # the fitted line at the first point
-    end_level: float  # the fitted line at the last point
+    start_level: float  # observed: the median of the first day's points (never below zero)
+    end_level: float  # observed: the median of the last day's points
     p_value: float  # one-sided Mann-Kendall, for an increasing trend
-    relative_rise: float  # (end - start) / start; inf when the start is 0 and the end is not
+    relative_rise: float  # of the fitted line: (end - start) / start; inf when the start is <= 0 and the end is not
+    fitted_start: float = 0.0  # the fitted line at the first point (may be below zero: not a level)
+    fitted_end: float = 0.0
 
-    def as_evidence(self, scale: float = 1.0, digits: int = 3) -> dict[str, float | int | None]:
+    def as_evidence(self, scale: float = 1.0, digits: int = 3) -> dict[str, float | int | str | None]:
         return {
             "slope_per_day": round(self.slope_per_day * scale, digits),
             "start_level": round(self.start_level * scale, digits),
             "end_level": round(self.end_level * scale, digits),
+            "levels": "observed: medians of the first and last day",
             "p_value": float(f"{self.p_value:.3g}"),
             "relative_rise": round(self.relative_rise, 3) if math.isfinite(self.relative_rise) else None,
             "points": self.n,
@@ -85,19 +88,23 @@ def trend(series: pd.Series) -> TrendResult | None:
     slope, intercept = theil_sen(days, values)
     start, end = intercept, intercept + slope * days[-1]
     relative = (end - start) / start if start > 0 else (math.inf if end > 0 else 0.0)
+    # Levels a reader can check on a graph: what the first and last day really showed.
+    first_day, last_day = values[days <= days[0] + 1.0], values[days >= days[-1] - 1.0]
     return TrendResult(
         n=int(values.size),
         slope_per_day=slope,
-        start_level=start,
-        end_level=end,
+        start_level=max(0.0, float(np.median(first_day))),
+        end_level=max(0.0, float(np.median(last_day))),
         p_value=mann_kendall_p_increasing(values),
         relative_rise=relative,
+        fitted_start=start,
+        fitted_end=end,
     )
 
 
 def judge_rising(
     series: pd.Series, p_value: float, min_relative_rise: float, min_end_level: float = 0.0
-) -> tuple[TrendResult | None, dict[str, float | int | None]]:
+) -> tuple[TrendResult | None, dict[str, float | int | str | None]]:
     """(the trend if rising, else None; its evidence). The Mann-Kendall screen runs first: the
     slope of a series that is not significant is not worth its O(n^2) median."""
     values = series.dropna().to_numpy(dtype="float64")
@@ -133,6 +140,7 @@ def recent_series(frame: pd.DataFrame, column: str, days: int) -> pd.Series | No
 
 
 def rise_text(result: TrendResult) -> str:
-    if not math.isfinite(result.relative_rise):
+    """The rise between the observed levels, as a reader would compute it from them."""
+    if result.start_level <= 0:
         return "from zero"
-    return f"{result.relative_rise * 100:+.0f}%"
+    return f"{(result.end_level - result.start_level) / result.start_level * 100:+.0f}%"

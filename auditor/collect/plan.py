@@ -47,6 +47,7 @@ CPU_MEMORY_DISK = (
     + _specs(INSTANCE_NAMESPACE, "MemoryUtilization", AVERAGE, MAXIMUM)
     + _specs(INSTANCE_NAMESPACE, "DiskUtilization", AVERAGE, MAXIMUM)
 )
+INSTANCE_HOURS = _specs(INSTANCE_NAMESPACE, "CPUUtilization", SAMPLE_COUNT)
 GPU = _specs(INSTANCE_NAMESPACE, "GPUUtilization", AVERAGE, MAXIMUM) + _specs(
     INSTANCE_NAMESPACE, "GPUMemoryUtilization", AVERAGE, MAXIMUM
 )
@@ -55,13 +56,15 @@ TRAFFIC = (
     + _specs(INVOCATION_NAMESPACE, "ModelLatency", AVERAGE, MAXIMUM)
     + _specs(INVOCATION_NAMESPACE, "OverheadLatency", AVERAGE, MAXIMUM)
 )
-# Async endpoints may publish no Invocations; the processed-request count is then TotalProcessingTime's.
-ASYNC_TRAFFIC = _specs(INVOCATION_NAMESPACE, "Invocations", SUM) + _specs(
-    INVOCATION_NAMESPACE, "TotalProcessingTime", SAMPLE_COUNT, AVERAGE
-) + _specs(INVOCATION_NAMESPACE, "ModelLatency", AVERAGE, MAXIMUM)
+# Async endpoints publish no Invocations (AWS's list of async metrics has none): the requests they
+# processed are TotalProcessingTime's sample count.
+ASYNC_TRAFFIC = _specs(INVOCATION_NAMESPACE, "TotalProcessingTime", SAMPLE_COUNT, AVERAGE) + _specs(
+    INVOCATION_NAMESPACE, "ModelLatency", AVERAGE, MAXIMUM
+)
 # Queue metrics carry the EndpointName dimension only.
 ASYNC_QUEUE = (
-    _specs(INVOCATION_NAMESPACE, "ApproximateBacklogSizePerInstance", AVERAGE, MAXIMUM)
+    _specs(INVOCATION_NAMESPACE, "ApproximateBacklogSize", AVERAGE, MAXIMUM)
+    + _specs(INVOCATION_NAMESPACE, "ApproximateBacklogSizePerInstance", AVERAGE, MAXIMUM)
     + _specs(INVOCATION_NAMESPACE, "ApproximateAgeOfOldestRequest", AVERAGE, MAXIMUM)
     + _specs(INVOCATION_NAMESPACE, "HasBacklogWithoutCapacity", MAXIMUM)
 )
@@ -127,7 +130,10 @@ def variant_specs(endpoint: Endpoint, variant: Variant, catalog: Catalog) -> tup
     # GPU series only where there is a GPU: GetMetricData is billed per metric requested.
     gpu = GPU if shape is None or shape.has_accelerator else ()
     traffic = ASYNC_TRAFFIC if endpoint.kind is EndpointKind.ASYNC else TRAFFIC
-    return CPU_MEMORY_DISK + gpu + traffic
+    # An autoscaled variant's count moves: CPU's sample count (one per instance a minute) tells
+    # the instance-hours it really ran.
+    hours = INSTANCE_HOURS if variant.autoscaling is not None else ()
+    return CPU_MEMORY_DISK + hours + gpu + traffic
 
 
 def plan_queries(endpoints: list[Endpoint] | tuple[Endpoint, ...], catalog: Catalog) -> list[SeriesQuery]:

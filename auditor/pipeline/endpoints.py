@@ -83,7 +83,8 @@ def audit_endpoints(
         EndpointReport(
             endpoint=a.endpoint,
             variants=tuple(
-                VariantReport(va.variant, va.monthly_cost_usd, va.utilization, series=va.normalised)
+                VariantReport(va.variant, va.monthly_cost_usd, va.utilization, series=va.normalised,
+                              average_instances=va.average_instances)
                 for va in a.variants
             ),
             components=assess_components(a.endpoint, metrics, config, window),

@@ -193,6 +193,7 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
                         "instance_count": v.variant.instance_count,
                         "serverless_memory_mb": v.variant.serverless_memory_mb,
                         "monthly_cost_usd": v.monthly_cost_usd,
+                        "average_instances": v.average_instances,
                         "utilization": _utilization(v),
                         "invocations": v.utilization.invocations if v.utilization else None,
                         "instance_metric_days": v.utilization.instance_metric_days if v.utilization else None,

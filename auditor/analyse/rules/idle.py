@@ -1,9 +1,13 @@
-"""idle: an InService endpoint whose instances ran through the window while nobody called it."""
+"""idle: an InService endpoint that nothing shows working: no requests (Invocations for real-time,
+processed requests for async), no request waiting in an async queue, and instances whose CPU and
+GPU stay under a small ceiling. An endpoint whose request metrics are silent while its instances
+are busy is not idle (see data-gap)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from auditor.analyse.activity import endpoint_activity
 from auditor.analyse.assessment import EndpointAssessment
 from auditor.analyse.rules.base import INSTANCE_KINDS, EndpointRule, Phase, RuleSettings, settings_of
 from auditor.catalog import Catalog
@@ -15,13 +19,16 @@ from auditor.recommend.pricing import priced
 @dataclass(frozen=True)
 class IdleSettings(RuleSettings):
     max_invocations: float = 0.0  # at most this many invocations in the window is idle
+    idle_ceiling_percent: float = 5.0  # CPU and GPU (per vCPU / GPU, p95 of hourly maxima) at or under this
 
 
 def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None:
     settings: IdleSettings = settings_of(RULE, config)
     limit = settings.max_invocations
-    if not all(va.utilization is not None and (va.utilization.invocations or 0.0) <= limit
-               for va in assessment.variants):
+    if any(va.utilization is None for va in assessment.variants):
+        return None
+    activity = endpoint_activity(assessment, settings.idle_ceiling_percent)
+    if (activity.requests or 0.0) > limit or activity.queue_waiting or activity.busy:
         return None
     endpoint = assessment.endpoint
     shapes = ", ".join(f"{va.variant.instance_count} x {va.variant.instance_type}" for va in assessment.variants)
@@ -29,13 +36,19 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None
            if va.utilization and Resource.CPU in va.utilization.by_resource]
     cpu_text = f" (CPU avg {max(cpu):.1f}%)" if cpu else ""
     days = min(va.utilization.instance_metric_days for va in assessment.variants if va.utilization)
-    invocations = sum(va.utilization.invocations or 0.0 for va in assessment.variants if va.utilization)
-    what = "No invocations" if not invocations else f"Only {invocations:,.0f} invocations"
+    invocations = activity.requests or 0.0
+    noun = "processed requests" if activity.requests_metric == "TotalProcessingTime" else "invocations"
+    what = f"No {noun}" if not invocations else f"Only {invocations:,.0f} {noun}"
+    queue = ", nothing waiting in its queue" if activity.queue else ""
     return RULE.finding(
         endpoint, None,
-        f"{what} in {days:.1f} days while {shapes} ran{cpu_text}.",
+        f"{what} ({activity.requests_metric}){queue} in {days:.1f} days while {shapes} ran{cpu_text}, "
+        f"CPU and GPU under {settings.idle_ceiling_percent:g}%.",
         {
             "invocations": invocations,
+            "requests_metric": activity.requests_metric,
+            "queue_max": activity.queue,
+            "idle_ceiling_percent": settings.idle_ceiling_percent,
             "max_invocations": limit,
             "instance_metric_days": days,
             "lookback_days": config.aws.lookback_days,

@@ -1,6 +1,10 @@
-"""serverless-candidate: a real-time endpoint whose traffic is sparse enough that Serverless
-Inference would cost less. The pricing step prices both sides and keeps it only where serverless
-is cheaper by `min_savings_percent`."""
+"""serverless-candidate: a real-time endpoint whose traffic fits Serverless Inference, which AWS
+positions for traffic with idle periods between spurts that can tolerate cold starts.
+
+A candidate has: idle periods (at least `min_idle_hours_percent` of its hours without a single
+invocation) or very low traffic (at most `max_invocations_per_hour` on average); instances that
+are not busy (CPU p95 under the [thresholds] cpu); a model that fits in 6 GB; no GPU. The pricing
+step prices both sides and keeps it only where serverless is cheaper by `min_savings_percent`."""
 
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ BURST_FACTOR = 10.0
 class CandidateSettings(RuleSettings):
     min_savings_percent: float = 50.0  # serverless must cost at most half: cold starts have a price too
     max_concurrency: int = 200  # SageMaker's per-endpoint serverless limit
+    min_idle_hours_percent: float = 25.0  # share of hours with no invocation that makes traffic spiky
+    max_invocations_per_hour: float = 60.0  # or traffic this low on average
 
 
 def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditConfig) -> Finding | None:
@@ -31,10 +37,21 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         return None  # Serverless Inference has no GPUs
     if not util.invocations or Resource.MEMORY not in util.peak:
         return None
+    cpu = util.get(Resource.CPU)
+    if cpu is None or cpu.p95 >= config.thresholds.cpu:
+        return None  # busy instances: the work would not get cheaper, and cold starts would hurt
     duration = mean_duration_seconds(va.raw)
     if duration is None:
         return None
     settings: CandidateSettings = settings_of(RULE, config)
+    hours = _hours(va)
+    if hours is None:
+        return None
+    hours_total, hours_idle = hours
+    idle_share = 100.0 * hours_idle / hours_total
+    per_hour = util.invocations / hours_total
+    if idle_share < settings.min_idle_hours_percent and per_hour > settings.max_invocations_per_hour:
+        return None  # steady traffic: dedicated instances are what it needs
     target = config.recommend.target_utilization
     used_mb = util.peak[Resource.MEMORY] / 100.0 * shape.memory_gib * 1024
     memory_mb = smallest_memory_size(used_mb, target)
@@ -53,8 +70,14 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         f"at {duration * 1000:,.0f} ms each; serverless at {memory_mb} MB would bill "
         f"{compute_seconds:,.0f} compute-seconds a month (assumes the observed mean duration, "
         f"memory peak {used_mb:,.0f} MB, and bursts of {BURST_FACTOR:g}x the busiest hour: "
-        f"~{max(concurrency, 0.01):.2f} concurrent requests)",
+        f"~{max(concurrency, 0.01):.2f} concurrent requests). Traffic: {per_hour:,.0f} invocations an hour on "
+        f"average, none at all in {hours_idle} of {hours_total} hours ({idle_share:.0f}%), CPU p95 {cpu.p95:.0f}%. "
+        "Trade-off: after an idle spell the first request waits for a cold start (seconds, more for large "
+        "models); provisioned concurrency avoids it at a price",
         {
+            "idle_hours_percent": round(idle_share, 1),
+            "invocations_per_hour": round(per_hour, 1),
+            "cpu_p95": cpu.p95,
             "invocations_per_month": round(invocations_month),
             "mean_duration_ms": milliseconds(duration),
             "compute_seconds_per_month": round(compute_seconds, 1),
@@ -67,6 +90,19 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         },
         proposal=ServerlessProposal(memory_mb, round(compute_seconds, 1), round(concurrency, 2)),
     )
+
+
+def _hours(va: VariantAssessment) -> tuple[int, int] | None:
+    """(hours the instances ran, hours of those without one invocation), from the instance metrics:
+    AWS publishes no Invocations datapoint for an hour without traffic."""
+    if "CPUUtilization:Maximum" not in va.raw.columns:
+        return None
+    running = va.raw["CPUUtilization:Maximum"].dropna().index
+    if not len(running):
+        return None
+    calls = va.raw["Invocations:Sum"].reindex(running) if "Invocations:Sum" in va.raw.columns else None
+    idle = len(running) if calls is None else int((calls.fillna(0.0) <= 0).sum())
+    return len(running), idle
 
 
 def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, config: AuditConfig) -> Finding | None:
