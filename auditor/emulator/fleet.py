@@ -32,7 +32,8 @@ from auditor.emulator.published import ASYNC, INSTANCE_NS, INVOCATION_NS, REAL_T
 from auditor.emulator.server import Emulator
 
 __all__ = ["INSTANCE_NS", "INVOCATION_NS", "Busy", "EndpointSpec", "Load", "VariantSpec", "async_variant",
-           "day_night_counts", "demo_fleet", "scenario_fleet", "seed_fleet", "serverless_variant", "synthetic_fleet"]
+           "day_night_counts", "demo_fleet", "fleet_datums", "scenario_fleet", "seed_fleet", "serverless_variant",
+           "synthetic_fleet"]
 
 MINUTES_PER_HOUR = 60
 UPLOAD_MS = 150.0  # async: writing the result to S3, part of TotalProcessingTime
@@ -321,6 +322,28 @@ def synthetic_fleet(count: int, seed: int = 7) -> list[EndpointSpec]:
     return fleet
 
 
+def fleet_datums(fleet: Iterable[EndpointSpec], now: datetime, lookback_days: int = 14, seed: int = 42,
+                 catalog: Catalog | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Every datum the fleet publishes, by namespace, each checked against what AWS publishes for
+    its endpoint's kind (UnpublishedMetricError names the endpoint, kind and metric otherwise)."""
+    catalog = catalog or load_catalog()
+    rng = np.random.default_rng(seed)
+    end = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    datums: dict[str, list[dict[str, Any]]] = {INSTANCE_NS: [], INVOCATION_NS: []}
+    for spec in fleet:
+        if spec.status != "InService" or spec.delete_config:
+            continue
+        window_hours = int(min(lookback_days, spec.age_days) * 24)
+        if spec.kind == ASYNC and len(spec.variants) != 1:
+            raise ValueError(f"endpoint {spec.name!r}: an async endpoint has one variant")
+        for variant in spec.variants:
+            hours = window_hours if variant.metric_days is None else int(variant.metric_days * 24)
+            for namespace, items in _variant_datums(spec, variant, end, hours, rng, catalog):
+                check_datums(spec.name, spec.kind, namespace, items)
+                datums[namespace].extend(items)
+    return datums
+
+
 def seed_fleet(
     emulator: Emulator,
     fleet: Iterable[EndpointSpec],
@@ -342,21 +365,8 @@ def seed_fleet(
     sagemaker = session.client("sagemaker", endpoint_url=emulator.url)
     cloudwatch = session.client("cloudwatch", endpoint_url=emulator.url)
     autoscaling = session.client("application-autoscaling", endpoint_url=emulator.url)
-    rng = np.random.default_rng(seed)
-    end = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
     fleet = list(fleet)
-    datums: dict[str, list[dict[str, Any]]] = {INSTANCE_NS: [], INVOCATION_NS: []}
-    for spec in fleet:  # generate and check everything before creating anything
-        if spec.status != "InService" or spec.delete_config:
-            continue
-        window_hours = int(min(lookback_days, spec.age_days) * 24)
-        if spec.kind == ASYNC and len(spec.variants) != 1:
-            raise ValueError(f"endpoint {spec.name!r}: an async endpoint has one variant")
-        for variant in spec.variants:
-            hours = window_hours if variant.metric_days is None else int(variant.metric_days * 24)
-            for namespace, items in _variant_datums(spec, variant, end, hours, rng, catalog):
-                check_datums(spec.name, spec.kind, namespace, items)
-                datums[namespace].extend(items)
+    datums = fleet_datums(fleet, now, lookback_days, seed, catalog)  # checked before anything is created
     for spec in fleet:
         _create_endpoint(sagemaker, spec)
         _adjust_state(emulator, spec, now, region)
@@ -498,8 +508,8 @@ def _variant_datums(
     traffic: list[tuple[str, list[dict[str, Any]]]] = []
     if spec.kind == ASYNC:
         busy, traffic = _async_datums(spec, variant, dims, stamps, hod, offsets, counts, rng)
-    elif variant.invocations_per_hour > 0:
-        traffic = _realtime_datums(variant, dims, stamps, hod, offsets, counts, rng)
+    if variant.invocations_per_hour > 0:  # on an async spec, the check of what AWS publishes refuses it
+        traffic += _realtime_datums(variant, dims, stamps, hod, offsets, counts, rng)
     yield from _instance_datums(spec, variant, dims, stamps, offsets, counts, busy, rng, catalog)
     yield from traffic
 
