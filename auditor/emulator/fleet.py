@@ -255,7 +255,7 @@ def realtime_steady_busy() -> EndpointSpec:
     """Verdict: no finding; not a serverless candidate. Traffic around the clock on 2 x ml.c5.xlarge
     at 65-95% CPU."""
     return EndpointSpec("realtime-steady-busy", (VariantSpec(
-        "ml.c5.xlarge", 2, cpu=Load(80, 10, 2.5), memory=Load(62, 2), invocations_per_hour=7000,
+        "ml.c5.xlarge", 2, cpu=Load(80, 8, 2), memory=Load(62, 2), invocations_per_hour=7000,
         traffic_swing=0.2, latency_ms=35),), tags={"owner": "payments@example.com"})
 
 
