@@ -252,15 +252,15 @@ def async_slowly_growing() -> EndpointSpec:
 
 
 def realtime_steady_busy() -> EndpointSpec:
-    """Verdict: no finding; not a serverless candidate. Traffic around the clock on 2 x ml.c5.xlarge
-    at 65-95% CPU."""
+    """Verdict: busy: not idle, not under-utilised, not a serverless candidate. Traffic around the
+    clock on 2 x ml.c5.xlarge at 65-95% CPU; with no scaling policy, advice to add one is fair."""
     return EndpointSpec("realtime-steady-busy", (VariantSpec(
         "ml.c5.xlarge", 2, cpu=Load(80, 8, 2), memory=Load(62, 2), invocations_per_hour=7000,
         traffic_swing=0.2, latency_ms=35),), tags={"owner": "payments@example.com"})
 
 
 def realtime_bursty_low_traffic() -> EndpointSpec:
-    """Verdict: serverless candidate. One ml.m5.large serves ~150 requests in each of three hours a
+    """Verdict: serverless candidate (and under-used where it stays). One ml.m5.large serves ~150 requests in each of three hours a
     day (a batch job calling it) and nothing otherwise: no invocation datapoints in the other 21
     hours; CPU ~4%, memory ~1 GB."""
     return EndpointSpec("realtime-bursty-low-traffic", (VariantSpec(
