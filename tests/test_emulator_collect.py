@@ -13,7 +13,7 @@ from auditor.collect.cloudwatch import collect_metrics
 from auditor.collect.plan import align_window, plan_queries
 from auditor.collect.session import AwsClients
 from auditor.discover.endpoints import discover_endpoints
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
+from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, async_variant, seed_fleet, serverless_variant
 from auditor.models import EndpointKind
 from conftest import utc_now
 
@@ -26,8 +26,9 @@ def test_discovery_joins_configs_counts_kinds_and_tags(aws) -> None:
         EndpointSpec("two-variants",
                      (VariantSpec("ml.m5.xlarge", 3, name="a"), VariantSpec("ml.c5.large", 1, name="b")),
                      tags={"owner": "x@example.com"}),
-        EndpointSpec("queue", kind="async"),
-        EndpointSpec("tiny", (VariantSpec(None, 0, cpu=None, serverless_memory_mb=3072),), kind="serverless"),
+        EndpointSpec("queue", (async_variant("ml.m5.xlarge", 1, arrivals_per_hour=30, processing_seconds=60),),
+                     kind="async"),
+        EndpointSpec("tiny", (serverless_variant(3072, 100, Load(30, 2)),), kind="serverless"),
         EndpointSpec("gone", delete_config=True),
         EndpointSpec("failed", status="Failed"),
     ], now=now)

@@ -1,9 +1,19 @@
-"""Synthetic SageMaker fleets seeded into the emulator: the demo's, the tests' and the bench's.
+"""Synthetic SageMaker fleets seeded into the emulator: the demo's, the tests', the scenarios' and the bench's.
 
-Loads are given as the true utilisation (0-100%) and published the way SageMaker publishes them:
-CPU summed over vCPUs, GPU summed over GPUs, so the auditor's normalisation is exercised for real.
-Everything goes through the AWS API; only what the API cannot set (creation time, status) is
-adjusted in the emulator's own state.
+Published the way AWS publishes, kind by kind (see `auditor.emulator.published`, which every datum
+is checked against before it is sent):
+
+- Loads are given as the true utilisation (0-100%) and published as SageMaker does: CPU summed
+  over vCPUs, GPU summed over GPUs. Each running instance publishes once a minute, so an hourly
+  instance datum has SampleCount = instances x 60; an autoscaled variant's count moves by the hour.
+- Real-time and serverless traffic is a random (Poisson) count per hour; an hour without requests
+  has no invocation or latency datapoint at all, never a zero.
+- Async endpoints publish no Invocations: a queue is simulated hour by hour (arrivals, capacity,
+  backlog carried over) and published as TotalProcessingTime, TimeInBacklog, ModelLatency and the
+  endpoint-level backlog metrics; instance load follows how busy the instances are.
+
+Everything goes through the AWS API; only what the API cannot set (creation time, status, the
+current instance count) is adjusted in the emulator's own state.
 """
 
 from __future__ import annotations
@@ -18,11 +28,15 @@ import boto3
 import numpy as np
 
 from auditor.catalog import Catalog, load_catalog
+from auditor.emulator.published import ASYNC, INSTANCE_NS, INVOCATION_NS, REAL_TIME, SERVERLESS, check_datums
 from auditor.emulator.server import Emulator
 
-INSTANCE_NS = "/aws/sagemaker/Endpoints"
-INVOCATION_NS = "AWS/SageMaker"
-SAMPLES_PER_HOUR = 60
+__all__ = ["INSTANCE_NS", "INVOCATION_NS", "Busy", "EndpointSpec", "Load", "VariantSpec", "async_variant",
+           "day_night_counts", "demo_fleet", "fleet_datums", "scenario_fleet", "seed_fleet", "serverless_variant",
+           "synthetic_fleet"]
+
+MINUTES_PER_HOUR = 60
+UPLOAD_MS = 150.0  # async: writing the result to S3, part of TotalProcessingTime
 
 
 @dataclass(frozen=True)
@@ -50,42 +64,92 @@ class Load:
 
 
 @dataclass(frozen=True)
+class Busy:
+    """An async variant's load that follows how busy its instances are (requests processed /
+    capacity): `idle` percent with nothing to do, `full` with every instance busy all hour."""
+
+    full: float
+    idle: float = 1.0
+    noise: float = 1.0
+    burst: float = 0.1
+
+    def hourly(self, busy: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        average = np.clip(self.idle + (self.full - self.idle) * busy + rng.normal(0, self.noise, busy.size),
+                          0.0, 100.0)
+        maximum = np.clip(average * (1 + rng.uniform(0, self.burst, busy.size)), 0.0, 100.0)
+        return average, maximum
+
+
+def day_night_counts(night: int, day: int, day_hours: Iterable[int] = range(8, 20)) -> tuple[int, ...]:
+    """An instance count per UTC hour of the day: `day` in `day_hours`, `night` otherwise."""
+    busy = set(day_hours)
+    return tuple(day if h in busy else night for h in range(24))
+
+
+@dataclass(frozen=True)
 class VariantSpec:
     instance_type: str | None = "ml.m5.xlarge"
-    count: int = 1
+    count: int = 1  # the configured (initial) instance count
     name: str = "AllTraffic"
-    cpu: Load | None = field(default_factory=lambda: Load(60, 10))
-    memory: Load | None = field(default_factory=lambda: Load(60, 2))
-    disk: Load | None = field(default_factory=lambda: Load(20, 0))
-    gpu: Load | None = None
-    gpu_memory: Load | None = None
+    cpu: Load | Busy | None = field(default_factory=lambda: Load(60, 10))
+    memory: Load | Busy | None = field(default_factory=lambda: Load(60, 2))
+    disk: Load | Busy | None = field(default_factory=lambda: Load(20, 0))
+    gpu: Load | Busy | None = None
+    gpu_memory: Load | Busy | None = None
+    # Real-time and serverless traffic: requests in an hour with traffic (Poisson around it, with a daily swing).
     invocations_per_hour: float = 5000.0
+    traffic_hours: tuple[int, ...] | None = None  # UTC hours of the day with traffic; None: all day
+    traffic_swing: float = 0.4  # relative daily swing of the request rate
     serverless_memory_mb: int | None = None
     metric_days: float | None = None  # None: the whole window
     latency_ms: float = 20.0
     latency_rise: float = 0.0  # relative growth of ModelLatency over the window
     invocations_rise: float = 0.0
     autoscaling: tuple[int, int] | None = None  # (min, max): a target-tracking policy is registered
+    counts: tuple[int, ...] | None = None  # instances running per UTC hour of the day (24): None = `count`
+    # Async queue: requests arriving per hour, seconds one instance spends on a request.
+    arrivals_per_hour: float = 0.0
+    processing_seconds: float = 60.0
+    initial_backlog: int = 0
+    steady_arrivals: bool = False  # exact arrivals (no Poisson noise): for queues balanced on capacity
+    late_arrivals: tuple[float, float] | None = None  # (last days, extra requests per hour in them)
+    spike_requests: int = 0  # extra requests arriving in one hour mid-window
+    cold_start_ms: float = 2500.0  # serverless ModelSetupTime
+
+    def count_at(self, hour_of_day: int) -> int:
+        return self.counts[hour_of_day % 24] if self.counts else self.count
 
 
 @dataclass(frozen=True)
 class EndpointSpec:
     name: str
     variants: tuple[VariantSpec, ...] = (VariantSpec(),)
-    kind: str = "real-time"  # real-time | async | serverless
+    kind: str = REAL_TIME  # real-time | async | serverless
     tags: dict[str, str] = field(default_factory=dict)
     age_days: float = 90.0
     status: str = "InService"
     delete_config: bool = False
-    # Async queue: backlog per instance (the oldest request's age follows it, 45 s per request).
-    backlog_per_instance: Load | None = None
-    stranded_hours: int = 0  # hours at the end with HasBacklogWithoutCapacity = 1
+    stranded_hours: int = 0  # async: hours at the end scaled to zero instances while requests keep arriving
+
+
+def async_variant(instance_type: str, count: int, arrivals_per_hour: float, processing_seconds: float,
+                  cpu: Load | Busy | None = None, gpu: Load | Busy | None = None, **kw: Any) -> VariantSpec:
+    """An async variant: no invocation traffic; CPU (and GPU on a GPU type) follow the queue."""
+    has_gpu = any(k in instance_type for k in ("g4dn", "g5", "p3", "p4", "g6"))
+    return VariantSpec(
+        instance_type, count, cpu=cpu or Busy(85, 1.5, 1.5), gpu=gpu or (Busy(95, 0.5, 2) if has_gpu else None),
+        invocations_per_hour=0.0, arrivals_per_hour=arrivals_per_hour, processing_seconds=processing_seconds, **kw)
+
+
+def serverless_variant(memory_mb: int, invocations_per_hour: float, memory: Load, **kw: Any) -> VariantSpec:
+    """A serverless variant: memory and traffic only, no instance metrics."""
+    return VariantSpec(None, 0, cpu=None, memory=memory, disk=None, serverless_memory_mb=memory_mb,
+                       invocations_per_hour=invocations_per_hour, **kw)
 
 
 def demo_fleet() -> list[EndpointSpec]:
     """Nineteen endpoints that exercise every rule, with busy ones that must not be flagged."""
     team = lambda owner, env="prod": {"owner": owner, "env": env}  # noqa: E731
-    queue = lambda mean, **kw: Load(mean, ceiling=math.inf, **kw)  # noqa: E731
     return [
         # Busy, and autoscaled where there are several instances: must not be flagged.
         EndpointSpec("fraud-scoring", (VariantSpec("ml.c5.xlarge", 2, cpu=Load(72, 10), memory=Load(61, 2),
@@ -96,13 +160,13 @@ def demo_fleet() -> list[EndpointSpec]:
         EndpointSpec("vision-detector", (VariantSpec("ml.g4dn.12xlarge", 1, cpu=Load(35, 5), memory=Load(55, 2),
                                                      gpu=Load(78, 8), gpu_memory=Load(70, 2)),),
                      tags=team("vision@example.com")),
-        # A flat, noisy queue with one burst: not a trend.
-        EndpointSpec("doc-ocr-async", (VariantSpec("ml.m5.xlarge", 1, cpu=Load(81, 6), memory=Load(66, 2),
-                                                   invocations_per_hour=0),),
-                     kind="async", backlog_per_instance=queue(4, swing=2, noise=1, spike=12), tags=team("docs@example.com")),
-        EndpointSpec("intent-classifier", (VariantSpec(None, 0, cpu=None, memory=Load(52, 3), disk=None,
-                                                       serverless_memory_mb=1024, invocations_per_hour=900),),
-                     kind="serverless", tags=team("support@example.com")),
+        # A busy queue that drains: flat, noisy, with one burst mid-window; not a trend.
+        EndpointSpec("doc-ocr-async", (async_variant("ml.m5.xlarge", 1, arrivals_per_hour=50, processing_seconds=60,
+                                                     cpu=Busy(92, 2), memory=Load(66, 2), traffic_swing=0.1,
+                                                     spike_requests=40),),
+                     kind=ASYNC, tags=team("docs@example.com")),
+        EndpointSpec("intent-classifier", (serverless_variant(1024, 900, Load(52, 3)),),
+                     kind=SERVERLESS, tags=team("support@example.com")),
         # Memory-optimised instance using 4% of its memory: moves across families.
         EndpointSpec("recsys-ranker", (VariantSpec("ml.r5.2xlarge", 1, cpu=Load(18, 5), memory=Load(4, 0.5)),),
                      tags=team("recsys@example.com")),
@@ -126,25 +190,26 @@ def demo_fleet() -> list[EndpointSpec]:
             VariantSpec("ml.m5.2xlarge", 2, name="challenger", cpu=Load(5, 1), memory=Load(20, 1),
                         invocations_per_hour=200),
         ), tags=team("recsys@example.com")),
-        # A queue that keeps growing; a latency creep with flat traffic.
-        EndpointSpec("video-transcode-async", (VariantSpec("ml.m5.xlarge", 2, cpu=Load(83, 5), memory=Load(60, 2),
-                                                           invocations_per_hour=0),),
-                     kind="async", backlog_per_instance=queue(3, swing=1, noise=0.5, rise=3.0),
-                     tags=team("media@example.com")),
+        # A queue that keeps growing: arrivals a little above what two instances process.
+        EndpointSpec("video-transcode-async", (async_variant(
+            "ml.m5.xlarge", 2, arrivals_per_hour=60.08, processing_seconds=120, cpu=Busy(85, 2), memory=Load(60, 2),
+            initial_backlog=6, steady_arrivals=True, traffic_swing=0.0),),
+                     kind=ASYNC, tags=team("media@example.com")),
+        # A latency creep with flat traffic.
         EndpointSpec("checkout-ranker", (VariantSpec("ml.c5.2xlarge", 1, cpu=Load(62, 6), memory=Load(58, 2),
                                                      latency_ms=20, latency_rise=1.5),),
                      tags=team("checkout@example.com")),
         # Serverless with twice the memory it needs; sparse traffic on a dedicated instance.
-        EndpointSpec("faq-bot", (VariantSpec(None, 0, cpu=None, memory=Load(18, 2), disk=None,
-                                             serverless_memory_mb=2048, invocations_per_hour=3000, latency_ms=300),),
-                     kind="serverless", tags=team("support@example.com")),
+        EndpointSpec("faq-bot", (serverless_variant(2048, 3000, Load(18, 2), latency_ms=300),),
+                     kind=SERVERLESS, tags=team("support@example.com")),
         EndpointSpec("internal-reports", (VariantSpec("ml.m5.large", 1, cpu=Load(3, 1), memory=Load(25, 1),
                                                       invocations_per_hour=20, latency_ms=200),),
                      tags=team("finance@example.com", "internal")),
         # Too young to judge, too little data to judge.
         EndpointSpec("new-model-canary", (VariantSpec("ml.m5.xlarge", 1, cpu=Load(3, 1), memory=Load(10, 1)),),
                      age_days=3, tags=team("ml-platform@example.com", "canary")),
-        EndpointSpec("sentiment-v2", (VariantSpec("ml.c5.xlarge", 1, cpu=Load(4, 1), memory=Load(12, 1), metric_days=4),),
+        EndpointSpec("sentiment-v2", (VariantSpec("ml.c5.xlarge", 1, cpu=Load(4, 1), memory=Load(12, 1),
+                                                  metric_days=4),),
                      tags=team("nlp@example.com")),
         # Config deleted while the endpoint runs; and an endpoint that failed.
         EndpointSpec("orphaned-endpoint", (VariantSpec("ml.m5.large", 1),), delete_config=True,
@@ -155,24 +220,128 @@ def demo_fleet() -> list[EndpointSpec]:
     ]
 
 
+# ---------- Scenarios: realistic endpoints whose correct verdict is known ----------
+
+def async_busy_draining() -> EndpointSpec:
+    """Verdict: in use, no finding. Two g4dn.xlarge process ~80% of their capacity (GPU ~80%); at
+    the daily peak requests wait, and the queue drains every evening. No Invocations metric at all:
+    an audit that reads 'no invocations' as idle is wrong here."""
+    return EndpointSpec("async-busy-gpu-draining", (async_variant(
+        "ml.g4dn.xlarge", 2, arrivals_per_hour=960, processing_seconds=6, memory=Load(55, 2),
+        gpu_memory=Load(60, 2), traffic_swing=0.3),), kind=ASYNC, tags={"owner": "vision@example.com"})
+
+
+def async_idle() -> EndpointSpec:
+    """Verdict: idle (delete it, or scale it to zero). No request arrives, the queue stays empty,
+    the instance idles at ~1% CPU."""
+    return EndpointSpec("async-idle-empty-queue", (async_variant(
+        "ml.m5.xlarge", 1, arrivals_per_hour=0, processing_seconds=30, cpu=Busy(80, 1.0, 0.3),
+        memory=Load(15, 0.5)),), kind=ASYNC, tags={"owner": "docs@example.com"})
+
+
+def async_slowly_growing() -> EndpointSpec:
+    """Verdict: rising queue (scale out by one instance). Two g4dn.xlarge process 1,500 requests an
+    hour, flat out; in the last week arrivals exceed that by ~1.2 an hour, so the backlog grows from
+    ~5 to ~200 requests and the oldest request's age with it. Tiny against the throughput, but it
+    never drains."""
+    return EndpointSpec("async-queue-growing-slowly", (async_variant(
+        "ml.g4dn.xlarge", 2, arrivals_per_hour=1500, processing_seconds=4.8, memory=Load(58, 2),
+        gpu_memory=Load(64, 2), initial_backlog=5, steady_arrivals=True, late_arrivals=(7, 1.17),
+        traffic_swing=0.0),),
+        kind=ASYNC, tags={"owner": "media@example.com"})
+
+
+def realtime_steady_busy() -> EndpointSpec:
+    """Verdict: busy: not idle, not under-utilised, not a serverless candidate. Traffic around the
+    clock on 2 x ml.c5.xlarge at 65-95% CPU; with no scaling policy, advice to add one is fair."""
+    return EndpointSpec("realtime-steady-busy", (VariantSpec(
+        "ml.c5.xlarge", 2, cpu=Load(80, 8, 2), memory=Load(62, 2), invocations_per_hour=7000,
+        traffic_swing=0.2, latency_ms=35),), tags={"owner": "payments@example.com"})
+
+
+def realtime_bursty_low_traffic() -> EndpointSpec:
+    """Verdict: serverless candidate (and under-used where it stays). One ml.m5.large serves ~150 requests in each of three hours a
+    day (a batch job calling it) and nothing otherwise: no invocation datapoints in the other 21
+    hours; CPU ~4%, memory ~1 GB."""
+    return EndpointSpec("realtime-bursty-low-traffic", (VariantSpec(
+        "ml.m5.large", 1, cpu=Load(4, 1, 0.5), memory=Load(13, 0.5), invocations_per_hour=150,
+        traffic_hours=(6, 12, 18), traffic_swing=0.0, latency_ms=80),), tags={"owner": "finance@example.com"})
+
+
+def realtime_autoscaled_day_night() -> EndpointSpec:
+    """Verdict: no finding (busy and autoscaled). A target-tracking policy runs 2 x ml.c5.xlarge at
+    night and 6 by day; CPUUtilization's SampleCount shows the real instance-hours (~4 on average,
+    not the 2 configured nor the count DescribeEndpoint shows now)."""
+    counts = day_night_counts(2, 6)
+    return EndpointSpec("realtime-autoscaled-day-night", (VariantSpec(
+        "ml.c5.xlarge", 2, cpu=Load(58, 6, 2), memory=Load(50, 2), invocations_per_hour=9000,
+        traffic_swing=0.6, autoscaling=(2, 8), counts=counts),), tags={"owner": "search@example.com"})
+
+
+def scenario_fleet() -> list[EndpointSpec]:
+    """Realistic endpoints, one per trap an audit can fall into; each function's docstring says the
+    verdict a correct audit gives."""
+    return [async_busy_draining(), async_idle(), async_slowly_growing(), realtime_steady_busy(),
+            realtime_bursty_low_traffic(), realtime_autoscaled_day_night()]
+
+
 def synthetic_fleet(count: int, seed: int = 7) -> list[EndpointSpec]:
-    """`count` endpoints of mixed shapes and loads, for the benchmark."""
+    """`count` endpoints of mixed kinds, shapes and loads, for the benchmark: mostly real-time (some
+    with traffic in business hours only, some idle), one in ten async, one in ten serverless."""
     rng = np.random.default_rng(seed)
     shapes = ["ml.m5.xlarge", "ml.m5.2xlarge", "ml.c5.xlarge", "ml.c5.2xlarge", "ml.r5.xlarge", "ml.g4dn.xlarge"]
     fleet = []
     for i in range(count):
         instance_type = shapes[i % len(shapes)]
-        cpu, memory = float(rng.uniform(3, 85)), float(rng.uniform(3, 80))
+        tags = {"owner": f"team-{i % 9}@example.com"}
+        memory = Load(float(rng.uniform(3, 80)), 2)
+        instances = int(rng.integers(1, 4))
+        if i % 10 == 7:
+            processing = float(rng.uniform(5, 60))
+            capacity = instances * 3600 / processing
+            fleet.append(EndpointSpec(f"bench-{i:04d}", (async_variant(
+                instance_type, instances, arrivals_per_hour=capacity * float(rng.uniform(0, 0.9)),
+                processing_seconds=processing, memory=memory),), kind=ASYNC, tags=tags))
+            continue
+        if i % 10 == 9:
+            fleet.append(EndpointSpec(f"bench-{i:04d}", (serverless_variant(
+                int(rng.choice([1024, 2048, 3072])), float(rng.uniform(20, 2000)), memory,
+                traffic_hours=tuple(range(7, 19)) if i % 20 == 9 else None),), kind=SERVERLESS, tags=tags))
+            continue
+        cpu = float(rng.uniform(3, 85))
         gpu = Load(float(rng.uniform(5, 90)), 5) if "g4dn" in instance_type else None
         gpu_memory = Load(float(rng.uniform(10, 80)), 2) if gpu else None
         fleet.append(EndpointSpec(
             f"bench-{i:04d}",
-            (VariantSpec(instance_type, int(rng.integers(1, 4)), cpu=Load(cpu, cpu / 5), memory=Load(memory, 2),
+            (VariantSpec(instance_type, instances, cpu=Load(cpu, cpu / 5), memory=memory,
                          gpu=gpu, gpu_memory=gpu_memory,
-                         invocations_per_hour=0.0 if i % 17 == 0 else 1000.0),),
-            tags={"owner": f"team-{i % 9}@example.com"},
+                         invocations_per_hour=0.0 if i % 17 == 0 else 1000.0,
+                         traffic_hours=tuple(range(8, 18)) if i % 3 == 1 else None),),
+            tags=tags,
         ))
     return fleet
+
+
+def fleet_datums(fleet: Iterable[EndpointSpec], now: datetime, lookback_days: int = 14, seed: int = 42,
+                 catalog: Catalog | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Every datum the fleet publishes, by namespace, each checked against what AWS publishes for
+    its endpoint's kind (UnpublishedMetricError names the endpoint, kind and metric otherwise)."""
+    catalog = catalog or load_catalog()
+    rng = np.random.default_rng(seed)
+    end = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    datums: dict[str, list[dict[str, Any]]] = {INSTANCE_NS: [], INVOCATION_NS: []}
+    for spec in fleet:
+        if spec.status != "InService" or spec.delete_config:
+            continue
+        window_hours = int(min(lookback_days, spec.age_days) * 24)
+        if spec.kind == ASYNC and len(spec.variants) != 1:
+            raise ValueError(f"endpoint {spec.name!r}: an async endpoint has one variant")
+        for variant in spec.variants:
+            hours = window_hours if variant.metric_days is None else int(variant.metric_days * 24)
+            for namespace, items in _variant_datums(spec, variant, end, hours, rng, catalog):
+                check_datums(spec.name, spec.kind, namespace, items)
+                datums[namespace].extend(items)
+    return datums
 
 
 def seed_fleet(
@@ -184,7 +353,11 @@ def seed_fleet(
     seed: int = 42,
     catalog: Catalog | None = None,
 ) -> None:
-    """Create the endpoints through the SageMaker API and publish their metrics to CloudWatch."""
+    """Create the endpoints through the SageMaker API and publish their metrics to CloudWatch.
+
+    Every datum is checked against what AWS publishes for the endpoint's kind first: a spec that
+    would publish anything else raises UnpublishedMetricError before anything is created.
+    """
     catalog = catalog or load_catalog()
     session = boto3.session.Session(
         aws_access_key_id="testing", aws_secret_access_key="testing", region_name=region
@@ -192,22 +365,12 @@ def seed_fleet(
     sagemaker = session.client("sagemaker", endpoint_url=emulator.url)
     cloudwatch = session.client("cloudwatch", endpoint_url=emulator.url)
     autoscaling = session.client("application-autoscaling", endpoint_url=emulator.url)
-    rng = np.random.default_rng(seed)
-    end = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
-    datums: dict[str, list[dict[str, Any]]] = {INSTANCE_NS: [], INVOCATION_NS: []}
+    fleet = list(fleet)
+    datums = fleet_datums(fleet, now, lookback_days, seed, catalog)  # checked before anything is created
     for spec in fleet:
         _create_endpoint(sagemaker, spec)
         _adjust_state(emulator, spec, now, region)
         _register_autoscaling(autoscaling, spec)
-        if spec.status != "InService" or spec.delete_config:
-            continue
-        window_hours = int(min(lookback_days, spec.age_days) * 24)
-        for variant in spec.variants:
-            hours = window_hours if variant.metric_days is None else int(variant.metric_days * 24)
-            for namespace, items in _variant_datums(spec, variant, end, hours, rng, catalog):
-                datums[namespace].extend(items)
-        if spec.backlog_per_instance is not None:
-            datums[INVOCATION_NS].extend(_queue_datums(spec, end, window_hours, rng))
     for namespace, items in datums.items():
         for i in range(0, len(items), 1000):  # PutMetricData takes 1,000 datums a call
             cloudwatch.put_metric_data(Namespace=namespace, MetricData=items[i : i + 1000])
@@ -249,7 +412,7 @@ def _create_endpoint(sagemaker: Any, spec: EndpointSpec) -> None:
             variant.update(InstanceType=v.instance_type, InitialInstanceCount=v.count)
         variants.append(variant)
     config: dict[str, Any] = {"EndpointConfigName": f"{spec.name}-config", "ProductionVariants": variants}
-    if spec.kind == "async":
+    if spec.kind == ASYNC:
         config["AsyncInferenceConfig"] = {"OutputConfig": {"S3OutputPath": f"s3://demo-bucket/{spec.name}/"}}
     sagemaker.create_endpoint_config(**config)
     tags = [{"Key": k, "Value": v} for k, v in spec.tags.items()]
@@ -259,37 +422,102 @@ def _create_endpoint(sagemaker: Any, spec: EndpointSpec) -> None:
 
 
 def _adjust_state(emulator: Emulator, spec: EndpointSpec, now: datetime, region: str) -> None:
-    """The emulator stamps endpoints InService and created now: set what the spec says."""
+    """The emulator stamps endpoints InService, created now, at the initial count: set what the spec says."""
     endpoint = emulator.backend("sagemaker", region).endpoints[spec.name]
     endpoint.creation_time = now - timedelta(days=spec.age_days)
     endpoint.endpoint_status = spec.status
     if spec.status == "Failed":
         endpoint.failure_reason = "The primary container did not pass the ping health check."
+    hour = now.astimezone(UTC).hour
+    for variant, described in zip(spec.variants, endpoint.production_variants, strict=False):
+        if variant.counts and "CurrentInstanceCount" in described:
+            described["CurrentInstanceCount"] = described["DesiredInstanceCount"] = variant.count_at(hour)
 
 
-def _statistic_values(average: np.ndarray, maximum: np.ndarray) -> list[dict[str, float]]:
-    return [
-        {"SampleCount": SAMPLES_PER_HOUR, "Sum": float(a) * SAMPLES_PER_HOUR, "Minimum": float(a) * 0.7,
-         "Maximum": float(m)}
-        for a, m in zip(average, maximum)
-    ]
+# ---------- What one variant publishes ----------
 
-
-def _series(name: str, dims: list[dict[str, str]], stamps: list[datetime], stats: list[dict[str, float]], unit: str) -> list[dict[str, Any]]:
+def _series(name: str, dims: list[dict[str, str]], stamps: list[datetime], stats: list[dict[str, float]],
+            unit: str) -> list[dict[str, Any]]:
     return [
         {"MetricName": name, "Dimensions": dims, "Timestamp": ts, "StatisticValues": st, "Unit": unit}
-        for ts, st in zip(stamps, stats)
+        for ts, st in zip(stamps, stats, strict=True)
     ]
+
+
+def _stats(samples: np.ndarray, average: np.ndarray, minimum: np.ndarray,
+           maximum: np.ndarray) -> list[dict[str, float]]:
+    return [{"SampleCount": float(n), "Sum": float(a) * float(n), "Minimum": float(lo), "Maximum": float(hi)}
+            for n, a, lo, hi in zip(samples, average, minimum, maximum, strict=True)]
+
+
+def _pick(mask: np.ndarray, stamps: list[datetime]) -> list[datetime]:
+    return [s for s, keep in zip(stamps, mask, strict=True) if keep]
+
+
+def _requests(rate: np.ndarray, steady: bool, rng: np.random.Generator) -> np.ndarray:
+    """Requests per hour: Poisson around the rate, or exactly the rate (carrying the fractions)."""
+    if steady:
+        return np.diff(np.floor(np.concatenate(([0.0], np.cumsum(rate))))).astype(np.int64)
+    return rng.poisson(np.clip(rate, 0, None)).astype(np.int64)
+
+
+def _traffic_rate(variant: VariantSpec, base: float, hod: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    hours = offsets.size
+    growth = 1 + variant.invocations_rise * offsets / max(1, hours - 1)
+    swing = 1 + variant.traffic_swing * np.sin(2 * math.pi * (hod - 9) / 24)  # peaks mid-afternoon UTC
+    active = np.isin(hod, variant.traffic_hours) if variant.traffic_hours is not None else np.ones(hours, bool)
+    return base * growth * swing * active
+
+
+def _active_minutes(requests: np.ndarray) -> np.ndarray:
+    """Minutes of the hour with at least one request: the SampleCount of a per-minute count metric."""
+    return np.clip(np.round(MINUTES_PER_HOUR * (1 - np.exp(-requests / MINUTES_PER_HOUR))), 1, MINUTES_PER_HOUR)
+
+
+def _count_stats(requests: np.ndarray, divisor: np.ndarray | float = 1.0) -> list[dict[str, float]]:
+    minutes = _active_minutes(requests)
+    per_minute = requests / minutes
+    full = minutes >= MINUTES_PER_HOUR
+    minimum = np.where(full, np.maximum(1, np.floor(per_minute * 0.5)), 1)
+    maximum = np.maximum(1, np.ceil(per_minute * 1.6))
+    return [{"SampleCount": float(m), "Sum": float(n), "Minimum": float(lo), "Maximum": float(hi)}
+            for m, n, lo, hi in zip(minutes, requests / divisor, minimum / divisor, maximum / divisor, strict=True)]
+
+
+def _latency_stats(requests: np.ndarray, average_us: np.ndarray, spread: float = 2.5) -> list[dict[str, float]]:
+    return _stats(requests, average_us, average_us * 0.4, average_us * spread)
 
 
 def _variant_datums(
     spec: EndpointSpec, variant: VariantSpec, end: datetime, hours: int, rng: np.random.Generator, catalog: Catalog
 ) -> Iterable[tuple[str, list[dict[str, Any]]]]:
+    """What AWS would publish for this variant, hour by hour, ending at `end`."""
     if hours <= 0:
         return
     offsets = np.arange(hours)
     stamps = [end - timedelta(hours=int(hours - h)) + timedelta(minutes=30) for h in offsets]
+    hod = np.array([s.hour for s in stamps])
     dims = [{"Name": "EndpointName", "Value": spec.name}, {"Name": "VariantName", "Value": variant.name}]
+    counts = np.array([variant.count_at(h) for h in hod], dtype=np.int64)
+    if spec.stranded_hours:
+        counts[max(0, hours - spec.stranded_hours):] = 0
+    if spec.kind == SERVERLESS:
+        yield from _serverless_datums(variant, dims, stamps, hod, offsets, rng)
+        return
+    busy: np.ndarray | None = None
+    traffic: list[tuple[str, list[dict[str, Any]]]] = []
+    if spec.kind == ASYNC:
+        busy, traffic = _async_datums(spec, variant, dims, stamps, hod, offsets, counts, rng)
+    if variant.invocations_per_hour > 0:  # on an async spec, the check of what AWS publishes refuses it
+        traffic += _realtime_datums(variant, dims, stamps, hod, offsets, counts, rng)
+    yield from _instance_datums(spec, variant, dims, stamps, offsets, counts, busy, rng, catalog)
+    yield from traffic
+
+
+def _instance_datums(spec: EndpointSpec, variant: VariantSpec, dims: list[dict[str, str]], stamps: list[datetime],
+                     offsets: np.ndarray, counts: np.ndarray, busy: np.ndarray | None, rng: np.random.Generator,
+                     catalog: Catalog) -> Iterable[tuple[str, list[dict[str, Any]]]]:
+    """Each running instance publishes once a minute: SampleCount = instances x 60; no instance, no datum."""
     shape = catalog.shape(variant.instance_type) if variant.instance_type else None
     # SageMaker sums CPU over vCPUs and GPU figures over GPUs: publish them that way.
     scale = {
@@ -297,48 +525,148 @@ def _variant_datums(
         "GPUUtilization": shape.gpu_count if shape else 1,
         "GPUMemoryUtilization": shape.gpu_count if shape else 1,
     }
+    running = counts > 0
+    samples = counts[running] * MINUTES_PER_HOUR
     for metric, load in (("CPUUtilization", variant.cpu), ("MemoryUtilization", variant.memory),
                          ("DiskUtilization", variant.disk), ("GPUUtilization", variant.gpu),
                          ("GPUMemoryUtilization", variant.gpu_memory)):
         if load is None:
             continue
-        average, maximum = load.hourly(offsets, rng)
+        if isinstance(load, Busy):
+            if busy is None:
+                raise ValueError(f"endpoint {spec.name!r}: a Busy load follows an async queue; give a Load instead")
+            average, maximum = load.hourly(busy, rng)
+        else:
+            average, maximum = load.hourly(offsets, rng)
         factor = scale.get(metric, 1)
-        yield INSTANCE_NS, _series(metric, dims, stamps, _statistic_values(average * factor, maximum * factor), "Percent")
-    if variant.invocations_per_hour > 0:
-        growth = 1 + variant.invocations_rise * offsets / max(1, hours - 1)
-        per_hour = variant.invocations_per_hour * growth * (1 + 0.4 * np.sin(2 * math.pi * (offsets % 24) / 24))
-        invocations = [{"SampleCount": SAMPLES_PER_HOUR, "Sum": float(n), "Minimum": 0.0,
-                        "Maximum": float(n) / 30} for n in per_hour]
-        latency_us = variant.latency_ms * 1000 * (1 + variant.latency_rise * offsets / max(1, hours - 1))
-        latency_avg = np.clip(latency_us + rng.normal(0, variant.latency_ms * 100, hours), 1_000, None)
-        latency = _statistic_values(latency_avg, latency_avg * 2.5)
-        overhead = _statistic_values(latency_avg / 20, latency_avg / 8)
-        yield INVOCATION_NS, (
-            _series("Invocations", dims, stamps, invocations, "None")
-            + _series("ModelLatency", dims, stamps, latency, "Microseconds")
-            + _series("OverheadLatency", dims, stamps, overhead, "Microseconds")
-        )
-    elif spec.kind == "async" and variant.cpu is not None:
-        # Async endpoints count processed requests through TotalProcessingTime.
-        processed = [{"SampleCount": 120.0, "Sum": 120.0 * 900.0, "Minimum": 300.0, "Maximum": 2_400.0}
-                     for _ in offsets]
-        yield INVOCATION_NS, _series("TotalProcessingTime", dims, stamps, processed, "Milliseconds")
+        average, maximum = average[running] * factor, maximum[running] * factor
+        yield INSTANCE_NS, _series(metric, dims, _pick(running, stamps),
+                                   _stats(samples, average, average * 0.7, maximum), "Percent")
 
 
-def _queue_datums(spec: EndpointSpec, end: datetime, hours: int, rng: np.random.Generator) -> list[dict[str, Any]]:
-    assert spec.backlog_per_instance is not None
-    offsets = np.arange(hours)
-    stamps = [end - timedelta(hours=int(hours - h)) + timedelta(minutes=30) for h in offsets]
-    dims = [{"Name": "EndpointName", "Value": spec.name}]
-    backlog_avg, backlog_max = spec.backlog_per_instance.hourly(offsets, rng)
-    age = backlog_avg * 45.0
-    stranded = (offsets >= hours - spec.stranded_hours).astype(float)
-    return (
-        _series("ApproximateBacklogSizePerInstance", dims, stamps, _statistic_values(backlog_avg, backlog_max), "Count")
-        + _series("ApproximateAgeOfOldestRequest", dims, stamps, _statistic_values(age, age * 1.5), "Seconds")
-        + _series("HasBacklogWithoutCapacity", dims, stamps, _statistic_values(stranded, stranded), "Count")
-    )
+def _latency_us(variant: VariantSpec, offsets: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    hours = offsets.size
+    latency_us = variant.latency_ms * 1000 * (1 + variant.latency_rise * offsets / max(1, hours - 1))
+    return np.clip(latency_us + rng.normal(0, variant.latency_ms * 100, hours), 1_000, None)
+
+
+def _realtime_datums(variant: VariantSpec, dims: list[dict[str, str]], stamps: list[datetime], hod: np.ndarray,
+                     offsets: np.ndarray, counts: np.ndarray, rng: np.random.Generator
+                     ) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Invocations (split over the instances running for InvocationsPerInstance) and latencies, only
+    in hours with at least one request."""
+    requests = _requests(_traffic_rate(variant, variant.invocations_per_hour, hod, offsets), False, rng)
+    latency = _latency_us(variant, offsets, rng)
+    served = (requests > 0) & (counts > 0)
+    n, at = requests[served], _pick(served, stamps)
+    return [(INVOCATION_NS,
+             _series("Invocations", dims, at, _count_stats(n), "None")
+             + _series("InvocationsPerInstance", dims, at, _count_stats(n, counts[served].astype(float)), "None")
+             + _series("ModelLatency", dims, at, _latency_stats(n, latency[served]), "Microseconds")
+             + _series("OverheadLatency", dims, at, _latency_stats(n, latency[served] / 20, 6.0), "Microseconds"))]
+
+
+def _serverless_datums(variant: VariantSpec, dims: list[dict[str, str]], stamps: list[datetime], hod: np.ndarray,
+                       offsets: np.ndarray, rng: np.random.Generator) -> Iterable[tuple[str, list[dict[str, Any]]]]:
+    """Memory, traffic, latencies, cold starts and concurrency; nothing in an hour without requests."""
+    requests = _requests(_traffic_rate(variant, variant.invocations_per_hour, hod, offsets), False, rng)
+    latency = _latency_us(variant, offsets, rng)
+    served = requests > 0
+    n, at, minutes = requests[served], _pick(served, stamps), _active_minutes(requests[served])
+    for metric, load in (("CPUUtilization", variant.cpu), ("MemoryUtilization", variant.memory),
+                         ("DiskUtilization", variant.disk), ("GPUUtilization", variant.gpu),
+                         ("GPUMemoryUtilization", variant.gpu_memory)):
+        if load is None:
+            continue  # anything but memory is caught by the check of what AWS publishes
+        if isinstance(load, Busy):
+            raise ValueError("a Busy load follows an async queue; give a Load instead")
+        average, maximum = load.hourly(offsets, rng)
+        yield INSTANCE_NS, _series(metric, dims, at, _stats(minutes, average[served], average[served] * 0.8,
+                                                            maximum[served]), "Percent")
+    # A cold start on the first request after a silent hour, and now and then as concurrency grows.
+    after_silence = np.concatenate(([True], requests[:-1] == 0))[served]
+    cold = np.minimum(n, after_silence.astype(np.int64) + rng.poisson(np.minimum(3.0, n / 1500.0)))
+    setup_us = variant.cold_start_ms * 1000 * rng.uniform(0.8, 1.2, cold.size)
+    has_cold = cold > 0
+    concurrency = n * latency[served] / 1e6 / 3600 / 5  # mean concurrent executions / MaxConcurrency (5)
+    yield INVOCATION_NS, (
+        _series("Invocations", dims, at, _count_stats(n), "None")
+        + _series("ModelLatency", dims, at, _latency_stats(n, latency[served]), "Microseconds")
+        + _series("OverheadLatency", dims, at, _latency_stats(n, latency[served] / 10, 4.0), "Microseconds")
+        + _series("ModelSetupTime", dims, _pick(has_cold, at),
+                  _latency_stats(cold[has_cold], setup_us[has_cold], 1.3), "Microseconds")
+        + _series("ServerlessConcurrentExecutionsUtilization", dims, at,
+                  _stats(minutes, np.clip(concurrency, 0, 1), np.zeros(n.size),
+                         np.clip(concurrency * 4 + 0.2, 0, 1)), "None"))
+
+
+def _async_datums(spec: EndpointSpec, variant: VariantSpec, dims: list[dict[str, str]], stamps: list[datetime],
+                  hod: np.ndarray, offsets: np.ndarray, counts: np.ndarray, rng: np.random.Generator
+                  ) -> tuple[np.ndarray, list[tuple[str, list[dict[str, Any]]]]]:
+    """Simulate the queue hour by hour: capacity = instances x 3600 / processing seconds; processed
+    = min(backlog + arrivals, capacity); the rest waits for the next hour. Returns how busy the
+    instances were (processed / capacity) and the datums."""
+    hours = offsets.size
+    rate = _traffic_rate(variant, variant.arrivals_per_hour, hod, offsets)
+    if variant.late_arrivals:
+        days, extra = variant.late_arrivals
+        rate = rate + extra * (offsets >= hours - days * 24)
+    arrivals = _requests(rate, variant.steady_arrivals, rng)
+    if variant.spike_requests:
+        arrivals[hours // 2] += variant.spike_requests
+    capacity = np.floor(counts * 3600 / variant.processing_seconds).astype(np.int64)
+    processed = np.zeros(hours, np.int64)
+    backlog_start, backlog_end = np.zeros(hours), np.zeros(hours)
+    backlog = int(variant.initial_backlog)
+    for h in range(hours):
+        backlog_start[h] = backlog
+        processed[h] = min(backlog + int(arrivals[h]), int(capacity[h]))
+        backlog = backlog + int(arrivals[h]) - int(processed[h])
+        backlog_end[h] = backlog
+    busy = np.where(capacity > 0, processed / np.maximum(capacity, 1), 0.0)
+    # With no backlog carried over, requests still wait inside an hour when the instances are nearly
+    # full (M/D/1: rho^2 / 2(1 - rho) waiting per instance).
+    idle_queue = (backlog_start == 0) & (backlog_end == 0)
+    transient = np.where(idle_queue, counts * np.minimum(busy**2 / (2 * np.maximum(1 - busy, 1e-6)), 2.0), 0.0)
+    backlog_avg = (backlog_start + backlog_end) / 2 + transient
+    backlog_max = np.maximum(backlog_start, backlog_end) + np.ceil(2 * transient)
+    throughput = counts / variant.processing_seconds  # requests per second
+    wait_s = np.where(counts > 0, backlog_avg / np.maximum(throughput, 1e-9), 0.0)
+    age_avg = np.zeros(hours)
+    for h in range(hours):  # the oldest request: backlog / throughput, or waiting on since capacity went
+        if backlog_avg[h] <= 0:
+            continue
+        age_avg[h] = wait_s[h] if counts[h] > 0 else (age_avg[h - 1] if h else 0.0) + 3600.0
+    without_capacity = ((backlog_end > 0) & (counts == 0)).astype(float)
+
+    out: list[tuple[str, list[dict[str, Any]]]] = []
+    done = processed > 0
+    n, at = processed[done], _pick(done, stamps)
+    model_us = variant.processing_seconds * 1e6 * rng.uniform(0.93, 1.07, hours)
+    total_ms = wait_s * 1000 + model_us / 1000 + UPLOAD_MS
+    out.append((INVOCATION_NS,
+                _series("ModelLatency", dims, at, _latency_stats(n, model_us[done], 1.8), "Microseconds")
+                + _series("TimeInBacklog", dims, at, _stats(n, wait_s[done] * 1000, np.zeros(n.size),
+                                                            wait_s[done] * 2000 + 1), "Milliseconds")
+                + _series("TotalProcessingTime", dims, at, _stats(n, total_ms[done], total_ms[done] * 0.5,
+                                                                  total_ms[done] * 2), "Milliseconds")))
+    # The queue is the endpoint's, published every minute whether or not anything waits.
+    queue_dims = dims[:1]
+    samples = np.full(hours, float(MINUTES_PER_HOUR))
+    running = counts > 0
+    per_instance = backlog_avg / np.maximum(counts, 1)
+    out.append((INVOCATION_NS,
+                _series("ApproximateBacklogSize", queue_dims, stamps,
+                        _stats(samples, backlog_avg, np.minimum(backlog_start, backlog_end), backlog_max), "Count")
+                + _series("ApproximateBacklogSizePerInstance", queue_dims, _pick(running, stamps),
+                          _stats(samples[running], per_instance[running],
+                                 np.minimum(backlog_start, backlog_end)[running] / counts[running],
+                                 backlog_max[running] / counts[running]), "Count")
+                + _series("ApproximateAgeOfOldestRequest", queue_dims, stamps,
+                          _stats(samples, age_avg, age_avg * 0.5, age_avg * 1.5), "Seconds")
+                + _series("HasBacklogWithoutCapacity", queue_dims, stamps,
+                          _stats(samples, without_capacity, without_capacity, without_capacity), "Count")))
+    return busy, out
 
 
 # ---------- Training and batch transform jobs ----------

@@ -1,0 +1,93 @@
+"""What AWS publishes to CloudWatch for each kind of SageMaker endpoint, as data.
+
+From /work/shared/reference/sagemaker-cloudwatch-facts.md and the SageMaker developer guide
+(monitoring-cloudwatch, async-inference-monitor, serverless-endpoints-monitoring). The emulator
+accepts any metric for any endpoint; a real account does not. `seed_fleet` checks every datum it
+is about to publish against this table, so no fixture can show a rule data it never sees on AWS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+INSTANCE_NS = "/aws/sagemaker/Endpoints"
+INVOCATION_NS = "AWS/SageMaker"
+
+REAL_TIME, ASYNC, SERVERLESS = "real-time", "async", "serverless"
+KINDS = (REAL_TIME, ASYNC, SERVERLESS)
+
+VARIANT_DIMS = ("EndpointName", "VariantName")
+ENDPOINT_DIMS = ("EndpointName",)  # the async queue metrics
+
+_VARIANT_INSTANCE = (INSTANCE_NS, VARIANT_DIMS)
+_VARIANT = (INVOCATION_NS, VARIANT_DIMS)
+_ENDPOINT = (INVOCATION_NS, ENDPOINT_DIMS)
+_INSTANCE_METRICS = ("CPUUtilization", "MemoryUtilization", "DiskUtilization", "GPUUtilization",
+                     "GPUMemoryUtilization")
+_ERROR_METRICS = ("Invocation4XXErrors", "Invocation5XXErrors", "InvocationModelErrors")
+
+# kind -> metric -> (namespace, dimension names in the order SageMaker puts them)
+PUBLISHED: Mapping[str, Mapping[str, tuple[str, tuple[str, ...]]]] = {
+    REAL_TIME: {
+        **dict.fromkeys(_INSTANCE_METRICS, _VARIANT_INSTANCE),
+        **dict.fromkeys(("Invocations", "InvocationsPerInstance", "ModelLatency", "OverheadLatency"), _VARIANT),
+        **dict.fromkeys(_ERROR_METRICS, _VARIANT),
+    },
+    # No Invocations, InvocationsPerInstance nor OverheadLatency: requests are counted by
+    # TotalProcessingTime's SampleCount; the queue is published per endpoint.
+    ASYNC: {
+        **dict.fromkeys(_INSTANCE_METRICS, _VARIANT_INSTANCE),
+        **dict.fromkeys(("ModelLatency", "TimeInBacklog", "TotalProcessingTime"), _VARIANT),
+        **dict.fromkeys(_ERROR_METRICS, _VARIANT),
+        **dict.fromkeys(("ApproximateBacklogSize", "ApproximateBacklogSizePerInstance",
+                         "ApproximateAgeOfOldestRequest", "HasBacklogWithoutCapacity"), _ENDPOINT),
+    },
+    # No CPU, disk or GPU: there are no instances of the account's to measure.
+    SERVERLESS: {
+        "MemoryUtilization": _VARIANT_INSTANCE,
+        **dict.fromkeys(("Invocations", "ModelLatency", "OverheadLatency", "ModelSetupTime",
+                         "ServerlessConcurrentExecutionsUtilization"), _VARIANT),
+        **dict.fromkeys(_ERROR_METRICS, _VARIANT),
+    },
+}
+
+# Published only while requests are served: an hour without traffic has no datapoint, not a zero.
+TRAFFIC_METRICS = frozenset({"Invocations", "InvocationsPerInstance", "ModelLatency", "OverheadLatency",
+                             "ModelSetupTime", "ServerlessConcurrentExecutionsUtilization", "TimeInBacklog",
+                             "TotalProcessingTime"})
+
+
+class UnpublishedMetricError(ValueError):
+    """A fixture would publish a datum that AWS does not publish for that kind of endpoint."""
+
+
+def check_datum(endpoint: str, kind: str, namespace: str, datum: Mapping[str, Any]) -> None:
+    """Raise UnpublishedMetricError unless AWS publishes this datum for an endpoint of `kind`."""
+    metric = datum["MetricName"]
+    where = f"endpoint {endpoint!r} ({kind})"
+    if kind not in PUBLISHED:
+        raise UnpublishedMetricError(f"{where}: unknown endpoint kind; expected one of {', '.join(KINDS)}")
+    expected = PUBLISHED[kind].get(metric)
+    if expected is None:
+        raise UnpublishedMetricError(
+            f"{where} would publish {namespace} {metric}, which AWS does not publish for {kind} endpoints")
+    expected_ns, expected_dims = expected
+    dims = tuple(d["Name"] for d in datum.get("Dimensions", ()))
+    if namespace != expected_ns or dims != expected_dims:
+        raise UnpublishedMetricError(
+            f"{where} would publish {metric} in {namespace} with dimensions {list(dims)}; AWS publishes it in "
+            f"{expected_ns} with {list(expected_dims)}")
+    values = datum.get("StatisticValues")
+    if values is not None:
+        if values["SampleCount"] <= 0:
+            raise UnpublishedMetricError(f"{where} would publish {metric} with SampleCount 0: CloudWatch has no such "
+                                         "datapoint")
+        if metric in TRAFFIC_METRICS and metric.startswith("Invocations") and values["Sum"] <= 0:
+            raise UnpublishedMetricError(
+                f"{where} would publish a zero {metric} datapoint: an hour without traffic has no datapoint at all")
+
+
+def check_datums(endpoint: str, kind: str, namespace: str, datums: list[dict[str, Any]]) -> None:
+    for datum in datums:
+        check_datum(endpoint, kind, namespace, datum)
