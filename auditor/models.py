@@ -302,6 +302,45 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class PlanOption:
+    """One way to change a variant: what it would run and cost a month."""
+
+    rules: tuple[str, ...]  # the findings it rests on
+    action: str  # resize | delete | autoscale | scale-out | resize-memory | serverless | spot | resize+autoscale
+    instance_type: str | None
+    instance_count: int
+    autoscaling: dict[str, Any] | None  # a target-tracking policy (as Application Auto Scaling takes it)
+    monthly_cost_usd: float
+    monthly_savings_usd: float  # negative: it costs more (a risk to fix)
+    advice: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to change on one variant (or endpoint, or job): the cheapest option its findings
+    together support, and the others as alternatives."""
+
+    account_id: str
+    region: str
+    endpoint: str
+    variant: str | None
+    resource_type: str
+    current_instance_type: str | None
+    current_instance_count: int
+    current_monthly_usd: float
+    proposed: PlanOption
+    alternatives: tuple[PlanOption, ...] = ()
+
+    @property
+    def monthly_savings_usd(self) -> float:
+        return self.proposed.monthly_savings_usd
+
+    @property
+    def findings(self) -> tuple[str, ...]:
+        return tuple(sorted({r for o in (self.proposed, *self.alternatives) for r in o.rules}))
+
+
+@dataclass(frozen=True)
 class VariantReport:
     variant: Variant
     monthly_cost_usd: float | None
@@ -405,6 +444,7 @@ class AuditReport:
     api_calls: dict[str, int] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)  # thresholds and targets the verdicts used
     jobs: JobsSection = field(default_factory=JobsSection)
+    plans: tuple[Plan, ...] = ()
 
     @property
     def monthly_cost_usd(self) -> float:
@@ -414,14 +454,9 @@ class AuditReport:
 
     @property
     def monthly_savings_usd(self) -> float:
-        """Positive savings only, and per variant the largest: two findings that advise changes to
-        the same variant are alternatives, not savings to add up."""
-        best: dict[tuple[str, str, str | None], float] = {}
-        for f in self.findings:
-            if f.monthly_savings_usd > 0:
-                key = (f.region, f.endpoint, f.variant)
-                best[key] = max(best.get(key, 0.0), f.monthly_savings_usd)
-        return round(sum(best.values()), 2)
+        """The sum of the plans' savings: one plan per variant, so alternatives are never added up;
+        a plan that costs more (a growing queue) is a risk to fix, not a negative saving."""
+        return round(sum(max(p.monthly_savings_usd, 0.0) for p in self.plans), 2)
 
     def findings_by_severity(self) -> dict[str, int]:
         counts = {s.value: 0 for s in reversed(Severity)}

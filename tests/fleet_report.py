@@ -18,6 +18,7 @@ from auditor.config import AuditConfig
 from auditor.models import AuditReport, CatalogInfo, EndpointReport, Variant, VariantReport
 from auditor.pipeline import report_settings
 from auditor.recommend.advice import attach_recommendations
+from auditor.recommend.plans import build_plans
 from helpers import NOW, endpoint
 
 SHAPES = ["ml.m5.xlarge", "ml.m5.2xlarge", "ml.c5.xlarge", "ml.c5.2xlarge", "ml.r5.xlarge", "ml.g4dn.xlarge"]
@@ -56,7 +57,9 @@ def synthetic_report(count: int = 200, seed: int = 3) -> AuditReport:
         reports.append(EndpointReport(ep, tuple(VariantReport(va.variant, va.monthly_cost_usd, va.utilization,
                                                                series=va.normalised) for va in assessment.variants)))
     findings.sort(key=lambda f: -max(f.monthly_savings_usd, 0))
+    endpoint_reports = tuple(reports)
     return AuditReport(
-        generated_at=NOW, window=window, endpoints=tuple(reports), findings=tuple(findings), errors=(),
+        generated_at=NOW, window=window, endpoints=endpoint_reports, findings=tuple(findings), errors=(),
+        plans=build_plans(findings, endpoint_reports, catalog, config),
         catalog=CatalogInfo(catalog.source, catalog.as_of, catalog.priced_regions), settings=report_settings(config),
     )

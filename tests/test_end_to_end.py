@@ -37,22 +37,28 @@ def findings_of(report: dict, endpoint: str) -> list[dict]:
 
 
 def test_json_document_shape(report: dict) -> None:
-    assert report["schema_version"] == 2
-    assert set(report) >= {"generated_at", "window", "endpoints", "findings", "summary", "errors"}
+    assert report["schema_version"] == 3
+    assert set(report) >= {"generated_at", "window", "endpoints", "plans", "findings", "summary", "errors"}
     assert report["window"]["period_seconds"] == 3600
     assert report["summary"]["endpoints"] == len(report["endpoints"]) == len(demo_fleet())
     variant = report["endpoints"][0]["variants"][0]
     assert set(variant["utilization"]) == {"cpu", "memory", "disk", "gpu", "gpu_memory"}
     for finding in report["findings"]:
-        assert set(finding) >= {"rule", "severity", "account_id", "region", "endpoint", "variant", "message",
-                                "evidence", "recommendation"}
-    # Alternatives for one variant are not added up, and advice that costs more is no saving.
-    best: dict = {}
-    for f in report["findings"]:
-        saving = f["recommendation"]["monthly_savings_usd"] if f["recommendation"] else 0
-        key = (f["region"], f["endpoint"], f["variant"])
-        best[key] = max(best.get(key, 0), saving)
-    assert report["summary"]["monthly_savings_usd"] == pytest.approx(sum(best.values()), abs=0.01)
+        assert set(finding) >= {"rule", "title", "remediation", "severity", "account_id", "region", "endpoint",
+                                "variant", "message", "evidence", "recommendation"}
+        assert finding["title"] and finding["remediation"]
+    # One plan per variant: alternatives are never added up, and advice that costs more is no saving.
+    keys = [(p["region"], p["endpoint"], p["variant"]) for p in report["plans"]]
+    assert len(keys) == len(set(keys))
+    advised = {(f["region"], f["endpoint"], f["variant"]) for f in report["findings"] if f["recommendation"]}
+    assert set(keys) == advised
+    for plan in report["plans"]:
+        assert plan["findings"] and set(plan["proposed"]) >= {"action", "instance_type", "instance_count",
+                                                             "autoscaling", "monthly_savings_usd"}
+        assert all(a["monthly_savings_usd"] <= plan["monthly_savings_usd"] for a in plan["alternatives"]) or \
+            plan["proposed"]["action"] == "scale-out"
+    saving = sum(max(p["monthly_savings_usd"], 0) for p in report["plans"])
+    assert report["summary"]["monthly_savings_usd"] == pytest.approx(saving, abs=0.01)
 
 
 @pytest.mark.parametrize("busy", ["fraud-scoring", "nlp-summarizer", "vision-detector", "doc-ocr-async",

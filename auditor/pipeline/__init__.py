@@ -30,6 +30,7 @@ from auditor.models import (
 from auditor.pipeline.endpoints import audit_endpoints
 from auditor.pipeline.jobs import audit_jobs
 from auditor.pipeline.progress import Progress
+from auditor.recommend.plans import build_plans
 
 __all__ = ["AuditOutcome", "Progress", "report_settings", "run_audit"]
 
@@ -79,16 +80,18 @@ def run_audit(
     # Advice that costs more (a growing queue) is not a saving: it ranks by severity among the zeros.
     findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.region, f.endpoint,
                                  f.variant or "", f.rule))
+    endpoint_reports = tuple(endpoints)
     report = AuditReport(
         generated_at=now,
         window=window,
-        endpoints=tuple(endpoints),
+        endpoints=endpoint_reports,
         findings=tuple(findings),
         errors=tuple(errors),
         catalog=CatalogInfo(source=catalog.source, as_of=catalog.as_of, priced_regions=catalog.priced_regions),
         api_calls=clients.counter.as_dict(),
         settings=report_settings(config),
         jobs=JobsSection(tuple(training), tuple(transform), tuple(experiments)),
+        plans=build_plans(findings, endpoint_reports, catalog, config),
     )
     return AuditOutcome(report=report, fatal_errors=tuple(fatal))
 

@@ -11,13 +11,17 @@ from auditor.models import (
     ComponentReport,
     Finding,
     JobsSection,
-    Recommendation,
+    Plan,
+    PlanOption,
     Resource,
     VariantReport,
 )
+from auditor.recommend.wording import advice_text
 
 # 2: the `jobs` section (training and batch transform), `resource_type` on findings.
-SCHEMA_VERSION = 2
+# 3: `plans` (one per variant: what to change, with alternatives); findings carry `title` and
+#    `remediation`; variants carry `average_instances`; the summary's saving is the plans' sum.
+SCHEMA_VERSION = 3
 
 
 def _iso(value: datetime) -> str:
@@ -33,25 +37,6 @@ def _utilization(variant: VariantReport | ComponentReport) -> dict[str, Any]:
             None if figures is None else {"avg": figures.avg, "p95": figures.p95, "max": figures.max}
         )
     return out
-
-
-def advice_text(rec: Recommendation) -> str:
-    """The advice in a few words, for tables and subject lines."""
-    if rec.action == "delete":
-        return "delete the endpoint"
-    if rec.action == "autoscale":
-        policy = rec.details.get("policy", {})
-        return (f"autoscale {policy.get('MinCapacity')}-{policy.get('MaxCapacity')} x {rec.instance_type} "
-                f"at {policy.get('TargetValue')} invocations/instance/min")
-    if rec.action == "scale-out":
-        return f"scale out to {rec.instance_count} x {rec.instance_type}"
-    if rec.action == "resize-memory":
-        return f"serverless memory {rec.details.get('memory_size_mb')} MB"
-    if rec.action == "serverless":
-        return f"serverless, {rec.details.get('memory_size_mb')} MB"
-    if rec.action == "spot":
-        return f"managed Spot training, {rec.instance_count} x {rec.instance_type}"
-    return f"{rec.instance_count} x {rec.instance_type}"
 
 
 def _autoscaling(scaling: AutoScaling | None) -> dict[str, Any] | None:
@@ -108,7 +93,8 @@ def jobs_to_dict(jobs: JobsSection) -> dict[str, Any]:
             ],
             "verdicts": [
                 {"setting": v.setting, "cheapest_instance_type": v.cheapest_instance_type,
-                 "cost_per_run_usd": _money(v.cost_per_run_usd), "spot_cost_per_run_usd": _money(v.spot_cost_per_run_usd),
+                 "cost_per_run_usd": _money(v.cost_per_run_usd),
+                 "spot_cost_per_run_usd": _money(v.spot_cost_per_run_usd),
                  "cost_per_run_by_instance_type": {t: _money(c) for t, c in v.alternatives.items()}}
                 for v in e.verdicts
             ],
@@ -129,6 +115,35 @@ def jobs_to_dict(jobs: JobsSection) -> dict[str, Any]:
         "training": training,
         "transform": transform,
         "experiments": experiments,
+    }
+
+
+def _option(option: PlanOption) -> dict[str, Any]:
+    return {
+        "rules": list(option.rules),
+        "action": option.action,
+        "instance_type": option.instance_type,
+        "instance_count": option.instance_count,
+        "autoscaling": option.autoscaling,
+        "monthly_cost_usd": option.monthly_cost_usd,
+        "monthly_savings_usd": option.monthly_savings_usd,
+        "advice": option.advice,
+    }
+
+
+def plan_to_dict(plan: Plan) -> dict[str, Any]:
+    return {
+        "account_id": plan.account_id,
+        "region": plan.region,
+        "endpoint": plan.endpoint,
+        "variant": plan.variant,
+        "resource_type": plan.resource_type,
+        "current": {"instance_type": plan.current_instance_type, "instance_count": plan.current_instance_count,
+                    "monthly_cost_usd": plan.current_monthly_usd},
+        "proposed": _option(plan.proposed),
+        "monthly_savings_usd": plan.monthly_savings_usd,
+        "findings": list(plan.findings),
+        "alternatives": [_option(o) for o in plan.alternatives],
     }
 
 
@@ -197,7 +212,8 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
                         "utilization": _utilization(v),
                         "invocations": v.utilization.invocations if v.utilization else None,
                         "instance_metric_days": v.utilization.instance_metric_days if v.utilization else None,
-                        "autoscaling": _autoscaling(v.variant.autoscaling) if e.endpoint.autoscaling_known else "unknown",
+                        "autoscaling": (_autoscaling(v.variant.autoscaling) if e.endpoint.autoscaling_known
+                                        else "unknown"),
                     }
                     for v in e.variants
                 ],
@@ -213,6 +229,7 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
             }
             for e in report.endpoints
         ],
+        "plans": [plan_to_dict(p) for p in report.plans],
         "findings": [finding_to_dict(f) for f in report.findings],
         "jobs": jobs_to_dict(report.jobs),
         "skipped": [

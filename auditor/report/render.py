@@ -132,6 +132,8 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
     actionable = [f for f in doc["findings"] if f["severity"] != "info"]
     endpoints = ranked_endpoints(doc)
     shown_findings = actionable if limit is None else actionable[:limit]
+    plans = doc.get("plans", [])
+    shown_plans = plans if limit is None else plans[:limit]
     shown_endpoints = endpoints if limit is None else endpoints[:limit]
     settings = doc.get("settings", {})
     return {
@@ -139,6 +141,8 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
         "subject": subject_line(doc),
         "findings": doc["findings"],
         "actionable": shown_findings,
+        "plans": shown_plans,
+        "hidden_plans": len(plans) - len(shown_plans),
         "hidden_findings": len(actionable) - len(shown_findings),
         "shown_endpoints": shown_endpoints,
         "hidden_endpoints": len(endpoints) - len(shown_endpoints),
@@ -254,8 +258,19 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> 
         f"{usd(summary['monthly_savings_usd'])}/month to save",
         highlight=False,
     )
+    if doc.get("plans"):
+        plans = Table(title="What to change", show_lines=False, header_style="bold")
+        for column in ("Region", "Endpoint / variant", "Now", "Change to", "Saving/month", "Rests on"):
+            plans.add_column(column, overflow="fold")
+        shapes = current_shapes(doc)
+        for p in doc["plans"]:
+            alternatives = "".join(f"\n or {a['advice']} ({usd(a['monthly_savings_usd'])})" for a in p["alternatives"])
+            plans.add_row(p["region"], p["endpoint"] + (f" / {p['variant']}" if p["variant"] else ""),
+                          shapes.get((p["endpoint"], p["variant"]), ""), p["proposed"]["advice"] + alternatives,
+                          usd(p["monthly_savings_usd"]), ", ".join(p["findings"]))
+        console.print(plans)
     if doc["findings"]:
-        table = Table(show_lines=False, header_style="bold")
+        table = Table(title="Why: the findings", show_lines=False, header_style="bold")
         for column in ("Severity", "Rule", "Region", "Endpoint / variant", "Advice", "Saving/month", "Why"):
             table.add_column(column, overflow="fold")
         for f in doc["findings"]:

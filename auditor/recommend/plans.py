@@ -1,0 +1,109 @@
+"""One plan per variant: the findings are the evidence, the plan is what to do.
+
+Every priced finding proposes an option for its variant (a shape and count, a count, an
+autoscaling policy, serverless, delete, scale out). The plan is:
+
+- a scale-out, where one is advised: a variant falling behind is never told to shrink;
+- otherwise the cheapest option, where a fixed resize (shape or count) and an autoscaling policy
+  combine into the resized shape under a policy scaled to it, when that is cheaper still;
+- the other options are listed under it as alternatives, with their own savings.
+
+Plans are per (region, endpoint, variant); for a job, per job. Pure: findings and the catalog in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from auditor.analyse.demand import minimum_instances
+from auditor.catalog import HOURS_PER_MONTH, Catalog
+from auditor.config import AuditConfig
+from auditor.models import (
+    AutoscalingProposal,
+    EndpointReport,
+    Finding,
+    Plan,
+    PlanOption,
+    Recommendation,
+    ScalingPolicy,
+)
+from auditor.recommend.wording import advice_text
+
+FIXED_ACTIONS = ("resize",)
+
+
+def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[EndpointReport, ...],
+                catalog: Catalog, config: AuditConfig) -> tuple[Plan, ...]:
+    variants = {(e.endpoint.region, e.endpoint.name, v.variant.name): v for e in endpoints for v in e.variants}
+    groups: dict[tuple[str, str, str | None], list[Finding]] = defaultdict(list)
+    for finding in findings:
+        if finding.recommendation is not None:
+            groups[(finding.region, finding.endpoint, finding.variant)].append(finding)
+    plans = []
+    for (region, name, variant_name), group in groups.items():
+        options = [_option(f) for f in group]
+        combined = _combined(group, catalog, config, region)
+        if combined is not None:
+            options.append(combined)
+        risky = [o for o in options if o.monthly_savings_usd < 0 and o.action == "scale-out"]
+        proposed = (min(risky, key=lambda o: o.monthly_cost_usd) if risky
+                    else max(options, key=lambda o: (o.monthly_savings_usd, o.action)))
+        first = group[0]
+        rec = first.recommendation
+        assert rec is not None
+        variant = variants.get((region, name, variant_name)) if variant_name else None
+        plans.append(Plan(
+            account_id=first.account_id, region=region, endpoint=name, variant=variant_name,
+            resource_type=first.resource_type,
+            current_instance_type=variant.variant.instance_type if variant else None,
+            current_instance_count=variant.variant.instance_count if variant else 0,
+            current_monthly_usd=rec.current_monthly_usd,
+            proposed=proposed,
+            alternatives=tuple(sorted((o for o in options if o is not proposed),
+                                      key=lambda o: -o.monthly_savings_usd)),
+        ))
+    plans.sort(key=lambda p: (-max(p.monthly_savings_usd, 0.0), p.monthly_savings_usd >= 0, p.region, p.endpoint,
+                              p.variant or ""))
+    return tuple(plans)
+
+
+def _option(finding: Finding) -> PlanOption:
+    rec = finding.recommendation
+    assert rec is not None
+    policy = rec.details.get("policy") if rec.action == "autoscale" else None
+    return PlanOption((finding.rule,), rec.action, rec.instance_type, rec.instance_count, policy,
+                      rec.recommended_monthly_usd, rec.monthly_savings_usd, advice_text(rec))
+
+
+def _combined(group: list[Finding], catalog: Catalog, config: AuditConfig, region: str) -> PlanOption | None:
+    """The cheapest fixed resize under the autoscaling policy, scaled to the new shape: the policy's
+    average load in the new shape's instances, never fewer than the floor nor more than the count
+    the resize found holds the peak."""
+    scaling = next((f for f in group if isinstance(f.proposal, AutoscalingProposal) and f.recommendation), None)
+    fixed = [f for f in group if f.recommendation is not None and f.recommendation.action in FIXED_ACTIONS
+             and f.recommendation.monthly_savings_usd > 0]
+    if scaling is None or not fixed:
+        return None
+    resize = min(fixed, key=lambda f: f.recommendation.recommended_monthly_usd if f.recommendation else math.inf)
+    rec, base = resize.recommendation, scaling.recommendation
+    assert rec is not None and base is not None and isinstance(scaling.proposal, AutoscalingProposal)
+    old, new = catalog.shape(base.instance_type or ""), catalog.shape(rec.instance_type or "")
+    price = catalog.hourly_price(rec.instance_type or "", region)
+    if old is None or new is None or price is None or not rec.instance_count:
+        return None
+    ratio = old.vcpu / new.vcpu  # new instances per old instance, for the same CPU load
+    policy = scaling.proposal.policy
+    floor = minimum_instances(rec.instance_count, config.recommend)
+    maximum = rec.instance_count  # holds the observed peak, by the resize's own sizing
+    minimum = min(maximum, max(floor, math.ceil(policy.min_capacity * ratio - 1e-9)))
+    if maximum <= minimum:
+        return None  # nothing left to scale: the fixed resize says it all
+    average = min(maximum, max(minimum, scaling.proposal.average_instances * ratio))
+    combined_policy = ScalingPolicy(policy.metric, round(policy.target_value / ratio, 1), minimum, maximum)
+    monthly = round(price * average * HOURS_PER_MONTH, 2)
+    recommendation = Recommendation("resize+autoscale", rec.instance_type, minimum, rec.current_monthly_usd, monthly,
+                                    details={"policy": combined_policy.as_dict()})
+    return PlanOption(tuple(sorted({resize.rule, scaling.rule})), "resize+autoscale", rec.instance_type, minimum,
+                      combined_policy.as_dict(), monthly, recommendation.monthly_savings_usd,
+                      advice_text(recommendation))
