@@ -20,8 +20,9 @@ def assess(ep, utils, age_days: float = 60) -> EndpointAssessment:
         ep,
         tuple(
             VariantAssessment(v, CATALOG.shape(v.instance_type) if v.instance_type else None, u,
-                              CATALOG.monthly_cost(v.instance_type, v.instance_count, "us-east-1") if v.instance_type else None)
-            for v, u in zip(ep.variants, utils)
+                              CATALOG.monthly_cost(v.instance_type, v.instance_count, "us-east-1")
+                              if v.instance_type else None)
+            for v, u in zip(ep.variants, utils, strict=True)
         ),
         age_days,
     )
@@ -34,7 +35,8 @@ def run_rules(assessment: EndpointAssessment, config: AuditConfig = CONFIG):
 
 def test_young_endpoint_gets_insufficient_data_and_no_verdict() -> None:
     ep = endpoint(age_days=3)
-    findings = run_rules(assess(ep, [utilization({Resource.CPU: 2.0, Resource.MEMORY: 3.0}, invocations=None)], age_days=3))
+    findings = run_rules(assess(ep, [utilization({Resource.CPU: 2.0, Resource.MEMORY: 3.0}, invocations=None)],
+                                age_days=3))
     assert [f.rule for f in findings] == ["insufficient-data"]
     assert findings[0].recommendation is None
     assert "3.0 days" in findings[0].message
@@ -111,5 +113,6 @@ def test_not_in_service_is_reported_not_judged() -> None:
 def test_thresholds_are_configurable() -> None:
     strict = replace(CONFIG, thresholds=ThresholdsConfig(cpu=10.0, memory=10.0))
     util = utilization({Resource.CPU: 30.0, Resource.MEMORY: 30.0})
-    assert run_rules(assess(endpoint(variants=(Variant("AllTraffic", "ml.m5.4xlarge", 1),)), [util]), strict) == []
-    assert [f.rule for f in run_rules(assess(endpoint(variants=(Variant("AllTraffic", "ml.m5.4xlarge", 1),)), [util]))] == ["underutilized"]
+    ep = endpoint(variants=(Variant("AllTraffic", "ml.m5.4xlarge", 1),))
+    assert run_rules(assess(ep, [util]), strict) == []
+    assert [f.rule for f in run_rules(assess(ep, [util]))] == ["underutilized"]

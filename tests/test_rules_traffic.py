@@ -28,8 +28,8 @@ def assessment(ep, raw: pd.DataFrame, queue: pd.DataFrame | None = None) -> Endp
         shape = CATALOG.shape(variant.instance_type) if variant.instance_type else None
         normalised = normalise_utilisation(raw, shape)
         util = summarise_utilisation(normalised, raw, 3600, "p95", "max")
-        variants.append(VariantAssessment(variant, shape, util, CATALOG.monthly_cost(variant.instance_type, variant.instance_count, "us-east-1") if shape else None,
-                                          raw=raw, normalised=normalised))
+        cost = CATALOG.monthly_cost(variant.instance_type, variant.instance_count, "us-east-1") if shape else None
+        variants.append(VariantAssessment(variant, shape, util, cost, raw=raw, normalised=normalised))
     return EndpointAssessment(ep, tuple(variants), 60, window=WINDOW,
                               queue=queue if queue is not None else pd.DataFrame(), config=CONFIG)
 
@@ -44,7 +44,8 @@ def test_latency_growing_with_load_is_called_load_growth() -> None:
     ramp = np.linspace(1.0, 2.5, HOURS)
     raw = busy_raw(ModelLatency__Average=list(20_000 * ramp))
     raw["Invocations:Sum"] = 6000.0 * ramp
-    findings = evaluate_endpoint(assessment(endpoint("api", variants=(Variant("AllTraffic", "ml.c5.xlarge", 1),)), raw), CONFIG)
+    findings = evaluate_endpoint(assessment(endpoint("api", variants=(Variant("AllTraffic", "ml.c5.xlarge", 1),)), raw),
+                                 CONFIG)
     (finding,) = [f for f in findings if f.rule == "rising-latency"]
     assert finding.evidence["verdict"] == "load growth"
     assert "grew with the load" in finding.message
@@ -52,7 +53,8 @@ def test_latency_growing_with_load_is_called_load_growth() -> None:
 
 def test_steady_latency_is_not_flagged() -> None:
     raw = busy_raw(ModelLatency__Average=20_000.0, OverheadLatency__Average=900.0)
-    findings = evaluate_endpoint(assessment(endpoint("api", variants=(Variant("AllTraffic", "ml.c5.xlarge", 1),)), raw), CONFIG)
+    findings = evaluate_endpoint(assessment(endpoint("api", variants=(Variant("AllTraffic", "ml.c5.xlarge", 1),)), raw),
+                                 CONFIG)
     assert [f.rule for f in findings] == []
 
 

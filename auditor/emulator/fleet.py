@@ -260,9 +260,9 @@ def realtime_steady_busy() -> EndpointSpec:
 
 
 def realtime_bursty_low_traffic() -> EndpointSpec:
-    """Verdict: serverless candidate (and under-used where it stays). One ml.m5.large serves ~150 requests in each of three hours a
-    day (a batch job calling it) and nothing otherwise: no invocation datapoints in the other 21
-    hours; CPU ~4%, memory ~1 GB."""
+    """Verdict: serverless candidate (and under-used where it stays). One ml.m5.large serves ~150
+    requests in each of three hours a day (a batch job calling it) and nothing otherwise: no
+    invocation datapoints in the other 21 hours; CPU ~4%, memory ~1 GB."""
     return EndpointSpec("realtime-bursty-low-traffic", (VariantSpec(
         "ml.m5.large", 1, cpu=Load(4, 1, 0.5), memory=Load(13, 0.5), invocations_per_hour=150,
         traffic_hours=(6, 12, 18), traffic_swing=0.0, latency_ms=80),), tags={"owner": "finance@example.com"})
@@ -725,7 +725,8 @@ def demo_experiment() -> list[TrainingSpec]:
 
 
 def demo_jobs() -> tuple[list[TrainingSpec], list[TransformSpec]]:
-    training = demo_experiment() + [
+    training = [
+        *demo_experiment(),
         # Four V100s for a job that keeps less than one of them busy.
         TrainingSpec("churn-xgb-tuning-0412", "ml.p3.8xlarge", seconds=5400, cpu=Load(10, 0, 1), memory=Load(5, 0, 1),
                      gpu=Load(15, 0, 2), gpu_memory=Load(9, 0, 1), hyperparameters={"max_depth": "8"},
@@ -761,19 +762,19 @@ def seed_jobs(
     datums: dict[str, list[dict[str, Any]]] = {"/aws/sagemaker/TrainingJobs": [], "/aws/sagemaker/TransformJobs": []}
     naive_now = now.astimezone(UTC).replace(tzinfo=None)  # the emulator keeps naive UTC times
     for spec in training:
-        request: dict[str, Any] = dict(
-            TrainingJobName=spec.name,
-            AlgorithmSpecification={"TrainingImage": spec.image, "TrainingInputMode": "File"},
-            RoleArn="arn:aws:iam::123456789012:role/sagemaker-execution",
-            InputDataConfig=[{"ChannelName": "train", "DataSource": {"S3DataSource": {
+        request: dict[str, Any] = {
+            "TrainingJobName": spec.name,
+            "AlgorithmSpecification": {"TrainingImage": spec.image, "TrainingInputMode": "File"},
+            "RoleArn": "arn:aws:iam::123456789012:role/sagemaker-execution",
+            "InputDataConfig": [{"ChannelName": "train", "DataSource": {"S3DataSource": {
                 "S3DataType": "S3Prefix", "S3Uri": "s3://demo-bucket/train/"}}}],
-            OutputDataConfig={"S3OutputPath": "s3://demo-bucket/output/"},
-            ResourceConfig={"InstanceType": spec.instance_type, "InstanceCount": spec.count, "VolumeSizeInGB": 50},
-            StoppingCondition={"MaxRuntimeInSeconds": 86400, **({"MaxWaitTimeInSeconds": spec.max_wait_seconds}
-                                                                  if spec.max_wait_seconds else {})},
-            HyperParameters=spec.hyperparameters,
-            EnableManagedSpotTraining=spec.spot,
-        )
+            "OutputDataConfig": {"S3OutputPath": "s3://demo-bucket/output/"},
+            "ResourceConfig": {"InstanceType": spec.instance_type, "InstanceCount": spec.count, "VolumeSizeInGB": 50},
+            "StoppingCondition": {"MaxRuntimeInSeconds": 86400, **({"MaxWaitTimeInSeconds": spec.max_wait_seconds}
+                                                                     if spec.max_wait_seconds else {})},
+            "HyperParameters": spec.hyperparameters,
+            "EnableManagedSpotTraining": spec.spot,
+        }
         if spec.checkpoint:
             request["CheckpointConfig"] = {"S3Uri": f"s3://demo-bucket/checkpoints/{spec.name}/"}
         sagemaker.create_training_job(**request)
@@ -784,7 +785,8 @@ def seed_jobs(
         job.training_start_time, job.training_end_time, job.last_modified_time = start, end, end
         job.training_time_in_seconds = spec.seconds
         job.billable_time_in_seconds = int(spec.seconds * spec.billable_ratio)
-        job.final_metric_data_list = [{"MetricName": k, "Value": v, "Timestamp": end} for k, v in spec.final_metrics.items()]
+        job.final_metric_data_list = [{"MetricName": k, "Value": v, "Timestamp": end}
+                                      for k, v in spec.final_metrics.items()]
         shape = catalog.shape(spec.instance_type)
         for host in range(1, spec.count + 1):
             datums["/aws/sagemaker/TrainingJobs"] += _host_datums(
@@ -793,7 +795,8 @@ def seed_jobs(
                  ("GPUUtilization", spec.gpu), ("GPUMemoryUtilization", spec.gpu_memory)))
     for tspec in transform:
         model = f"{tspec.name}-model"
-        sagemaker.create_model(ModelName=model, PrimaryContainer={"Image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/model:latest"},
+        sagemaker.create_model(ModelName=model,
+                               PrimaryContainer={"Image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/model:latest"},
                                ExecutionRoleArn="arn:aws:iam::123456789012:role/sagemaker-execution")
         sagemaker.create_transform_job(
             TransformJobName=tspec.name, ModelName=model,
@@ -832,5 +835,5 @@ def _host_datums(host: str, start: datetime, seconds: int, shape: Any, rng: np.r
         out += [{"MetricName": metric, "Dimensions": [{"Name": "Host", "Value": host}], "Timestamp": ts,
                  "StatisticValues": {"SampleCount": 1, "Sum": float(a * factor), "Minimum": float(a * factor),
                                      "Maximum": float(m * factor)}, "Unit": "Percent"}
-                for ts, a, m in zip(stamps, average, maximum)]
+                for ts, a, m in zip(stamps, average, maximum, strict=True)]
     return out

@@ -115,7 +115,8 @@ def attach_autoscaling(
         replace(
             e,
             autoscaling_known=True,
-            variants=tuple(replace(v, autoscaling=targets.get(variant_resource_id(e.name, v.name))) for v in e.variants),
+            variants=tuple(replace(v, autoscaling=targets.get(variant_resource_id(e.name, v.name)))
+                           for v in e.variants),
         )
         for e in endpoints
     ], []
@@ -125,7 +126,8 @@ def check_catalog(endpoint: Endpoint, catalog: Catalog) -> tuple[Endpoint, list[
     """An instance type the catalog does not know cannot be normalised: do not judge it."""
     if endpoint.not_judged_reason:
         return endpoint, []
-    unknown = sorted({v.instance_type for v in endpoint.variants if v.instance_type and not catalog.shape(v.instance_type)})
+    unknown = sorted({v.instance_type for v in endpoint.variants
+                      if v.instance_type and not catalog.shape(v.instance_type)})
     if not unknown:
         return endpoint, []
     reason = f"instance type {', '.join(unknown)} not in the catalog: not judged"

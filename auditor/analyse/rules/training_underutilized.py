@@ -55,7 +55,8 @@ def price(finding: Finding, jobs: JobsAssessment, catalog: Catalog, config: Audi
     result = rightsize(cost.utilization, shape, job.instance_count, job.region, catalog,
                        replace(config.recommend, min_instances=1), price_of=catalog.training_price)
     if result is None:
-        return replace(finding, message=f"{finding.message}; no cheaper shape with the same accelerator holds its peak.")
+        return replace(finding,
+                       message=f"{finding.message}; no cheaper shape with the same accelerator holds its peak.")
     advice = result.recommendation
     per_run = advice.recommended_monthly_usd / advice.current_monthly_usd * cost.cost_usd
     recommendation = Recommendation(
