@@ -175,3 +175,15 @@ def test_run_records_history_unless_told_not_to(aws, tmp_path: Path) -> None:
     assert runner.invoke(app, ["run", "--config", str(config)]).exit_code == 0
     with History(tmp_path / "history.sqlite3") as history:
         assert len(history.runs()) == 1
+
+
+def test_weekly_email_to_file_writes_the_digest_without_smtp(tmp_path: Path, base_report: AuditReport) -> None:
+    seed_three_weeks(tmp_path / "history.sqlite3", base_report)
+    config = config_file(tmp_path, '[email]\nsender = "auditor@example.com"\nrecipients = ["finops@example.com"]\n'
+                                   'smtp_host = "127.0.0.1"\nsmtp_port = 1\n')  # nothing listens there
+    eml = tmp_path / "out" / "digest.eml"
+    result = runner.invoke(app, ["weekly", "--config", str(config), "--week", "2026-W48",
+                                 "--email-to-file", str(eml)])
+    assert result.exit_code == 0, result.output
+    message = message_from_bytes(eml.read_bytes(), policy=policy.default)
+    assert "2026-W48" in message["Subject"] and message["To"] == "finops@example.com"
