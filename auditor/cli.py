@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
+import os
+import signal
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,9 +21,9 @@ import typer
 from auditor.config import load_config
 from auditor.errors import AuditorError, ConfigError
 from auditor.models import AuditReport
-from auditor.pipeline import Progress
+from auditor.pipeline import Progress, RunLimits
 from auditor.report.render import OutputFormat, render, render_experiments
-from auditor.tasks.audit import deliver_outcome, execute_audit
+from auditor.tasks.audit import check_writable, deliver_outcome, execute_audit
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -48,6 +54,8 @@ def _options(
 
 EXIT_ERROR = 1
 EXIT_FINDINGS = 3
+EXIT_SIGINT = 130  # 128 + the signal's number, as a shell reports a process the signal stopped
+EXIT_SIGTERM = 143
 
 
 # Every command reads the same config file.
@@ -118,8 +126,55 @@ def write_report(report: AuditReport, output_format: OutputFormat, output: Path 
                 typer.echo("")
                 typer.echo(experiments, nl=False)
     except OSError as exc:
-        return f"cannot write the report to {output}: {exc.strerror}"
+        problem = f"cannot write the report to {output}: {exc.strerror}"
+        fallback = fallback_path(output, output_format)
+        try:
+            fallback.parent.mkdir(parents=True, exist_ok=True)
+            fallback.write_text(text, encoding="utf-8")
+        except OSError as again:
+            return f"{problem}; nor to {fallback}: {again.strerror}"
+        return f"{problem}; written to {fallback} instead"
     return None
+
+
+def fallback_path(output: Path | None, output_format: OutputFormat) -> Path:
+    """Where a report goes when its own path fails at the end of a run: the data directory."""
+    import platformdirs
+
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    suffix = output.suffix if output is not None and output.suffix else f".{output_format.value}"
+    return Path(platformdirs.user_data_dir("sagemaker-auditor")) / "reports" / f"report-{stamp}{suffix}"
+
+
+def run_log_line(report: AuditReport, seconds: float) -> str:
+    """One line for the log: what was audited, the API calls and the answers botocore retried."""
+    problems = report.call_problems
+    retried = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in problems.items() if n) or "none retried"
+    partial = f"; PARTIAL: {report.partial}" if report.partial else ""
+    return (f"audit: {len(report.endpoints)} endpoints, {len(report.findings)} findings, "
+            f"${report.monthly_savings_usd:,.0f}/month to save; {sum(report.api_calls.values())} API calls "
+            f"({retried}); {seconds:.1f} s{partial}")
+
+
+@contextlib.contextmanager
+def stop_on_signals(limits: RunLimits) -> Iterator[None]:
+    """SIGTERM and Ctrl-C ask the run to stop: what was collected is still reported (marked partial)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    names = {signal.SIGTERM: "SIGTERM", signal.SIGINT: "SIGINT"}
+    previous = {sig: signal.getsignal(sig) for sig in names}
+
+    def handle(signum: int, _frame: object) -> None:
+        limits.request_stop(f"interrupted by {names.get(signal.Signals(signum), str(signum))}")
+
+    for sig in names:
+        signal.signal(sig, handle)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @app.command()
@@ -142,6 +197,8 @@ def run(
         "--no-history", help="Do not record this run in the history database.")] = False,
 ) -> None:
     """Audit every SageMaker endpoint, training and transform job in the configured regions."""
+    started = time.monotonic()
+    limits = None
     try:
         config = load_config(config_path).with_overrides(region, lookback_days)
         if email or email_to_file:
@@ -149,15 +206,22 @@ def run(
 
             check_email_config(config.email if email
                                else replace(config.email, smtp_username=None, smtp_password_env=None))
+        # What can be checked is checked before an hour of API calls, not after.
+        for path, option in ((output, "--output"), (email_to_file, "--email-to-file")):
+            if path is not None:
+                check_writable(path, option)
+        limits = RunLimits(config.aws.deadline_minutes * 60)
         progress = BarProgress() if sys.stderr.isatty() else None
         try:
-            outcome = execute_audit(config, progress=progress)
+            with stop_on_signals(limits):
+                outcome = execute_audit(config, progress=progress, limits=limits)
         finally:
             if progress is not None:
                 progress.stop()
     except AuditorError as exc:
         raise fail(str(exc)) from None
     report = outcome.report
+    typer.echo(run_log_line(report, time.monotonic() - started), err=True)
 
     problems = [p for p in [write_report(report, output_format, output)] if p]
     # The history and the mail do not depend on the report file: a full disk still sends the mail.
@@ -167,6 +231,10 @@ def run(
     if delivered.sent_to:
         typer.echo(f"report sent to {', '.join(delivered.sent_to)}", err=True)
     problems += delivered.problems
+    if limits is not None and limits.stop.is_set():
+        # Stopped by a signal: the partial report is written; exit as a stopped process does.
+        typer.echo(f"error: {limits.stop_reason}: partial report written", err=True)
+        raise typer.Exit(EXIT_SIGTERM if "SIGTERM" in limits.stop_reason else EXIT_SIGINT)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise fail(f"{problems[0]}{more}")
@@ -285,5 +353,20 @@ def demo(
         raise fail(str(exc)) from None
 
 
+def main() -> None:
+    """The console script. A region stopped by the deadline or a signal may leave threads blocked
+    in calls to an endpoint that never answers (and start more while they unwind); once
+    everything is written and flushed, the process ends without waiting for them."""
+    try:
+        app()
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        if any(t.is_alive() for t in threading.enumerate() if t is not threading.main_thread()):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        raise
+
+
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    main()

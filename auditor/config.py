@@ -24,6 +24,11 @@ class AwsConfig:
     lookback_days: int = 14
     period_seconds: int = 3600
     max_workers: int = 8
+    # A scheduled job must not hang on a dead endpoint: short timeouts, few attempts, a deadline.
+    connect_timeout_seconds: float = 5.0
+    read_timeout_seconds: float = 30.0
+    max_attempts: int = 5  # per call, the first included (throttling and 5xx are retried with backoff)
+    deadline_minutes: float = 0.0  # the whole run; 0: automatic, 30 minutes + 0.6 s per endpoint
 
 
 @dataclass(frozen=True)
@@ -294,6 +299,15 @@ def _validate(config: AuditConfig) -> None:
         raise ConfigError(f"{src}: aws.period_seconds must be at most 86400, got {aws.period_seconds}")
     if not 1 <= aws.max_workers <= 64:
         raise ConfigError(f"{src}: aws.max_workers must be from 1 to 64, got {aws.max_workers}")
+    for key, low, high in (("connect_timeout_seconds", 0.1, 300), ("read_timeout_seconds", 0.1, 900)):
+        value = getattr(aws, key)
+        if not low <= value <= high:
+            raise ConfigError(f"{src}: aws.{key} must be from {low:g} to {high:g} seconds, got {value:g}")
+    if not 1 <= aws.max_attempts <= 20:
+        raise ConfigError(f"{src}: aws.max_attempts must be from 1 to 20, got {aws.max_attempts}")
+    if not 0 <= aws.deadline_minutes <= 24 * 60:
+        raise ConfigError(
+            f"{src}: aws.deadline_minutes must be from 0 (automatic) to 1440, got {aws.deadline_minutes:g}")
     thresholds = config.thresholds
     for key in ("cpu", "memory", "gpu", "gpu_memory"):
         value = getattr(thresholds, key)

@@ -445,6 +445,9 @@ class AuditReport:
     settings: dict[str, Any] = field(default_factory=dict)  # thresholds and targets the verdicts used
     jobs: JobsSection = field(default_factory=JobsSection)
     plans: tuple[Plan, ...] = ()
+    partial: str | None = None  # why the run stopped before it saw everything (deadline, SIGTERM)
+    # Answers that were throttled, server errors or failed connections (botocore retried them).
+    call_problems: dict[str, int] = field(default_factory=dict)
 
     @property
     def monthly_cost_usd(self) -> float:

@@ -18,12 +18,25 @@ from botocore.client import BaseClient
 
 from auditor.errors import AwsAccessError
 
-_RETRY_CONFIG = botocore.config.Config(
-    retries={"mode": "adaptive", "max_attempts": 10},
-    connect_timeout=10,
-    read_timeout=60,
-    max_pool_connections=32,
-)
+# Error codes AWS uses for throttling; botocore retries them (and 5xx) with backoff and jitter.
+THROTTLING_CODES = frozenset({
+    "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
+    "TooManyRequestsException", "RequestLimitExceeded", "SlowDown", "RequestThrottled",
+    "ProvisionedThroughputExceededException", "LimitExceededException",
+})
+
+
+def client_config(
+    connect_timeout: float = 5.0, read_timeout: float = 30.0, max_attempts: int = 5
+) -> botocore.config.Config:
+    """Adaptive retries (backoff with jitter, client-side rate limiting) within a few attempts, and
+    timeouts short enough that a hung endpoint costs a scheduled job seconds, not minutes."""
+    return botocore.config.Config(
+        retries={"mode": "adaptive", "max_attempts": max_attempts},
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        max_pool_connections=32,
+    )
 
 
 # Error codes that mean the caller may not make the call (or is not who it claims to be).
@@ -42,11 +55,33 @@ class RegionAccessError(Exception):
 
 
 class ApiCallCounter:
-    """Counts API requests by service and operation (retries included), for the report and bench/."""
+    """Counts API requests by service and operation (retries included), for the report and bench/,
+    and the answers that were throttled or server errors (botocore retries them)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.calls: Counter[str] = Counter()
+        self.problems: Counter[str] = Counter()  # throttled | server_errors | connection_errors
+
+    def on_retry_check(self, response: Any = None, caught_exception: Exception | None = None, **_: Any) -> None:
+        """botocore's needs-retry event: one call per answer (or failure), before it decides to retry."""
+        kind = None
+        if caught_exception is not None:
+            kind = "connection_errors"
+        elif response is not None:
+            http, parsed = response
+            code = (parsed or {}).get("Error", {}).get("Code", "")
+            if code in THROTTLING_CODES or getattr(http, "status_code", 200) == 429:
+                kind = "throttled"
+            elif getattr(http, "status_code", 200) >= 500:
+                kind = "server_errors"
+        if kind is not None:
+            with self._lock:
+                self.problems[kind] += 1
+
+    def problem_counts(self) -> dict[str, int]:
+        with self._lock:
+            return {k: self.problems.get(k, 0) for k in ("throttled", "server_errors", "connection_errors")}
 
     def on_request(self, event_name: str, **_: Any) -> None:
         # event_name: before-send.<service>.<Operation>
@@ -62,7 +97,9 @@ class ApiCallCounter:
 class AwsClients:
     """Makes one client per (service, region) and shares it; boto3 clients are thread-safe."""
 
-    def __init__(self, profile: str | None = None, counter: ApiCallCounter | None = None) -> None:
+    def __init__(self, profile: str | None = None, counter: ApiCallCounter | None = None,
+                 config: botocore.config.Config | None = None) -> None:
+        self._config = config or client_config()
         try:
             self._session = boto3.session.Session(profile_name=profile or None)
         except botocore.exceptions.ProfileNotFound:
@@ -92,8 +129,10 @@ class AwsClients:
         key = (service, region)
         with self._lock:
             if key not in self._clients:
-                client = self._session.client(service, region_name=region, config=_RETRY_CONFIG)
+                client = self._session.client(service, region_name=region, config=self._config)
                 client.meta.events.register("before-send.*.*", self.counter.on_request)
+                # First in line, so it sees every answer before botocore's retry handler decides.
+                client.meta.events.register_first("needs-retry.*.*", self.counter.on_retry_check)
                 self._clients[key] = client
             return self._clients[key]
 
@@ -110,6 +149,9 @@ def describe_client_error(exc: Exception, service: str, operation: str, region: 
         return "no AWS credentials found: set aws.profile, AWS_PROFILE or AWS_ACCESS_KEY_ID"
     if isinstance(exc, botocore.exceptions.EndpointConnectionError):
         return f"cannot reach {service} in {region}: {exc}"
+    if isinstance(exc, botocore.exceptions.ReadTimeoutError | botocore.exceptions.ConnectTimeoutError):
+        return (f"{service}:{operation} in {region} timed out "
+                f"(aws.connect_timeout_seconds, aws.read_timeout_seconds): {exc}")
     return f"{service}:{operation} in {region} failed: {exc}"
 
 
@@ -124,4 +166,5 @@ def is_fatal_for_region(exc: Exception) -> bool:
     """Errors that will fail every further call in the region: stop the region, report why."""
     if isinstance(exc, botocore.exceptions.ClientError):
         return _is_denied(exc)
-    return isinstance(exc, botocore.exceptions.NoCredentialsError | botocore.exceptions.EndpointConnectionError)
+    return isinstance(exc, botocore.exceptions.NoCredentialsError | botocore.exceptions.EndpointConnectionError
+                      | botocore.exceptions.ReadTimeoutError | botocore.exceptions.ConnectTimeoutError)

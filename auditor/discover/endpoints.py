@@ -7,6 +7,7 @@ config was deleted while the endpoint runs. Such an endpoint is still listed, ma
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,8 +26,10 @@ class Discovery:
     errors: tuple[AuditError, ...]
 
 
-def discover_endpoints(sagemaker: BaseClient, region: str, max_workers: int = 8) -> Discovery:
-    """List and describe every endpoint; one bad endpoint never aborts the region."""
+def discover_endpoints(sagemaker: BaseClient, region: str, max_workers: int = 8,
+                       should_stop: Callable[[], bool] = lambda: False) -> Discovery:
+    """List and describe every endpoint; one bad endpoint never aborts the region. Once
+    `should_stop()` says so, the endpoints not yet described are left out."""
     try:
         names = [
             summary["EndpointName"]
@@ -47,6 +50,8 @@ def discover_endpoints(sagemaker: BaseClient, region: str, max_workers: int = 8)
             errors.append(error)
 
     def describe(name: str) -> Endpoint | None:
+        if should_stop():
+            return None
         return _describe_endpoint(sagemaker, region, name, record, tags_denied)
 
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="discover") as pool:

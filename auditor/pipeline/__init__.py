@@ -8,7 +8,7 @@ collected before it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,12 +27,14 @@ from auditor.models import (
     TrainingCost,
     TransformCost,
 )
-from auditor.pipeline.endpoints import audit_endpoints
-from auditor.pipeline.jobs import audit_jobs
+from auditor.pipeline.endpoints import EndpointsResult, audit_endpoints
+from auditor.pipeline.jobs import JobsResult, audit_jobs
+from auditor.pipeline.limits import RunLimits, RunStopped
 from auditor.pipeline.progress import Progress
+from auditor.pipeline.regions import RegionWork, run_regions
 from auditor.recommend.plans import build_plans
 
-__all__ = ["AuditOutcome", "Progress", "report_settings", "run_audit"]
+__all__ = ["AuditOutcome", "Progress", "RunLimits", "RunStopped", "report_settings", "run_audit"]
 
 
 @dataclass(frozen=True)
@@ -41,41 +43,70 @@ class AuditOutcome:
     fatal_errors: tuple[AuditError, ...]
 
 
+@dataclass(frozen=True)
+class RegionResult:
+    endpoints: EndpointsResult
+    jobs: JobsResult | None
+
+
 def run_audit(
     config: AuditConfig,
     clients: AwsClients,
     now: datetime | None = None,
     progress: Progress | None = None,
+    limits: RunLimits | None = None,
+    notices: tuple[AuditError, ...] = (),
 ) -> AuditOutcome:
+    """Audit every configured region (in parallel) within `limits`: a region not finished when
+    the deadline passes or a stop is requested is reported as not audited, with the endpoints it
+    had discovered, and the report is marked partial."""
     now = now or datetime.now(UTC)
     progress = progress or Progress()
+    limits = limits or RunLimits(config.aws.deadline_minutes * 60)
     clients.check_credentials()
     for region in config.aws.regions:
         clients.check_region(region)
     catalog = load_catalog(config.pricing.assume_prices_from)
     window = align_window(now, config.aws.lookback_days, config.aws.period_seconds)
 
+    def audit_region(board: RegionWork[RegionResult]) -> RegionResult:
+        endpoints = audit_endpoints(board.region, config, clients, catalog, window, now, progress, limits, board)
+        jobs = None
+        if config.jobs.enabled:
+            limits.check()
+            jobs = audit_jobs(board.region, config, clients, catalog, window, now)
+        return RegionResult(endpoints, jobs)
+
     endpoints: list[EndpointReport] = []
     findings: list[Finding] = []
-    errors: list[AuditError] = []
+    errors: list[AuditError] = list(notices)
     fatal: list[AuditError] = []
     training: list[TrainingCost] = []
     transform: list[TransformCost] = []
     experiments: list[Experiment] = []
-    for region in config.aws.regions:
-        region_result = audit_endpoints(region, config, clients, catalog, window, now, progress)
-        endpoints.extend(region_result.endpoints)
-        findings.extend(region_result.findings)
-        errors.extend(region_result.errors)
-        fatal.extend(region_result.fatal)
-        if config.jobs.enabled:
-            job_result = audit_jobs(region, config, clients, catalog, window, now)
-            training.extend(job_result.section.training)
-            transform.extend(job_result.section.transform)
-            experiments.extend(job_result.section.experiments)
-            findings.extend(job_result.findings)
-            errors.extend(job_result.errors)
-            fatal.extend(job_result.fatal)
+    stopped: list[str] = []
+    for board in run_regions(config.aws.regions, audit_region, limits):
+        result = board.result if board.finished.is_set() else None
+        if result is None:
+            reason = board.stopped or "stopped"
+            stopped.append(reason)
+            error = AuditError(board.region, None, "collect", f"region not audited: {reason}")
+            errors.append(error)
+            fatal.append(error)
+            endpoints.extend(EndpointReport(replace(e, not_judged_reason=f"not audited: {reason}"), ())
+                             for e in board.discovered)
+            continue
+        endpoints.extend(result.endpoints.endpoints)
+        findings.extend(result.endpoints.findings)
+        errors.extend(result.endpoints.errors)
+        fatal.extend(result.endpoints.fatal)
+        if result.jobs is not None:
+            training.extend(result.jobs.section.training)
+            transform.extend(result.jobs.section.transform)
+            experiments.extend(result.jobs.section.experiments)
+            findings.extend(result.jobs.findings)
+            errors.extend(result.jobs.errors)
+            fatal.extend(result.jobs.fatal)
 
     # Advice that costs more (a growing queue) is not a saving: it ranks by severity among the zeros.
     findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.region, f.endpoint,
@@ -92,6 +123,8 @@ def run_audit(
         settings=report_settings(config),
         jobs=JobsSection(tuple(training), tuple(transform), tuple(experiments)),
         plans=build_plans(findings, endpoint_reports, catalog, config),
+        partial=stopped[0] if stopped else None,
+        call_problems=clients.counter.problem_counts(),
     )
     return AuditOutcome(report=report, fatal_errors=tuple(fatal))
 

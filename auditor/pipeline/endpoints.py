@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 from auditor.analyse.assessment import EndpointAssessment, assess_components, assess_endpoint
 from auditor.analyse.control import apply_skips, config_for_endpoint
@@ -16,7 +17,9 @@ from auditor.config import AuditConfig
 from auditor.discover.autoscaling import discover_autoscaling, variant_resource_id
 from auditor.discover.endpoints import discover_endpoints
 from auditor.models import AuditError, Endpoint, EndpointKind, EndpointReport, Finding, VariantReport, Window
+from auditor.pipeline.limits import RunLimits
 from auditor.pipeline.progress import Progress
+from auditor.pipeline.regions import RegionWork
 from auditor.recommend.advice import attach_recommendations
 
 
@@ -36,12 +39,22 @@ def audit_endpoints(
     window: Window,
     now: datetime,
     progress: Progress,
+    limits: RunLimits | None = None,
+    board: RegionWork[Any] | None = None,
 ) -> EndpointsResult:
+    """`limits` are checked between calls (RunStopped ends the region); `board` is told what was
+    discovered, so a region stopped later still lists its endpoints."""
+    limits = limits or RunLimits()
     try:
-        discovery = discover_endpoints(clients.client("sagemaker", region), region, config.aws.max_workers)
+        discovery = discover_endpoints(clients.client("sagemaker", region), region, config.aws.max_workers,
+                                       should_stop=lambda: limits.reason() is not None)
     except RegionAccessError as exc:
         error = AuditError(region, None, "discover", exc.message)
         return EndpointsResult(errors=(error,), fatal=(error,))
+    limits.add_endpoints(len(discovery.endpoints))
+    if board is not None:
+        board.record_discovered(discovery.endpoints)
+    limits.check()
     errors: list[AuditError] = list(discovery.errors)
     checked = [check_catalog(e, catalog) for e in discovery.endpoints]
     skipped = [apply_skips(e, config) for e, _ in checked]
@@ -58,9 +71,15 @@ def audit_endpoints(
 
     queries = plan_queries(endpoints, catalog)
     progress.region_started(region, len(queries))
+    limits.check()
+
+    def on_batch(answered: int) -> None:
+        progress.advanced(answered)
+        limits.check()  # between GetMetricData calls: a stop or the deadline ends the region here
+
     fatal: tuple[AuditError, ...] = ()
     try:
-        metrics = collect_metrics(clients.client("cloudwatch", region), region, queries, window, progress.advanced)
+        metrics = collect_metrics(clients.client("cloudwatch", region), region, queries, window, on_batch)
     except RegionAccessError as exc:
         error = AuditError(region, None, "collect", exc.message)
         errors.append(error)

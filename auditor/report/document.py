@@ -20,7 +20,8 @@ from auditor.recommend.wording import advice_text
 
 # 2: the `jobs` section (training and batch transform), `resource_type` on findings.
 # 3: `plans` (one per variant: what to change, with alternatives); findings carry `title` and
-#    `remediation`; variants carry `average_instances`; the summary's saving is the plans' sum.
+#    `remediation`; variants carry `average_instances`; the summary's saving is the plans' sum;
+#    `partial` (null, or why the run stopped early); the summary's `api_calls` and `call_problems`.
 SCHEMA_VERSION = 3
 
 
@@ -178,6 +179,7 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_at": _iso(report.generated_at),
+        "partial": report.partial,
         "window": {
             "start": _iso(report.window.start),
             "end": _iso(report.window.end),
@@ -248,6 +250,8 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
             "findings_by_severity": report.findings_by_severity(),
             "monthly_cost_usd": report.monthly_cost_usd,
             "monthly_savings_usd": report.monthly_savings_usd,
+            "api_calls": sum(report.api_calls.values()),
+            "call_problems": report.call_problems,
         },
         "errors": [
             {"region": e.region, "endpoint": e.endpoint, "stage": e.stage, "message": e.message}

@@ -175,7 +175,8 @@ def current_shapes(doc: dict[str, Any]) -> dict[tuple[str, str | None], str]:
 def subject_line(doc: dict[str, Any], prefix: str = "SageMaker audit") -> str:
     findings = sum(1 for f in doc["findings"] if f["severity"] != "info")
     noun = "finding" if findings == 1 else "findings"
-    return f"{prefix}: {findings} {noun}, ${doc['summary']['monthly_savings_usd']:,.0f}/month to save"
+    partial = " (partial)" if doc.get("partial") else ""
+    return f"{prefix}{partial}: {findings} {noun}, ${doc['summary']['monthly_savings_usd']:,.0f}/month to save"
 
 
 # Tags read, in order, as the owner of an endpoint.
@@ -251,6 +252,8 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> 
     summary = doc["summary"]
     window = doc["window"]
     info = summary["findings_by_severity"].get("info", 0)
+    if doc.get("partial"):
+        console.print(f"PARTIAL REPORT: {doc['partial']}", highlight=False, markup=False)
     console.print(
         f"SageMaker audit {window['start'][:10]} to {window['end'][:10]}: {summary['endpoints']} endpoints, "
         f"{usd(summary['monthly_cost_usd'])}/month, {summary['findings'] - info} findings "

@@ -5,20 +5,38 @@
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from auditor.collect.session import AwsClients
+from auditor.collect.session import AwsClients, client_config
 from auditor.config import AuditConfig
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, ConfigError
 from auditor.history.store import History, default_history_path
-from auditor.pipeline import AuditOutcome, Progress, run_audit
+from auditor.pipeline import AuditOutcome, Progress, RunLimits, run_audit
 
 
-def execute_audit(config: AuditConfig, now: datetime | None = None, progress: Progress | None = None) -> AuditOutcome:
+def execute_audit(config: AuditConfig, now: datetime | None = None, progress: Progress | None = None,
+                  limits: RunLimits | None = None) -> AuditOutcome:
     """The one code path of `audit run`, `audit demo` and the nightly job."""
-    return run_audit(config, AwsClients(profile=config.aws.profile), now=now, progress=progress)
+    aws = config.aws
+    clients = AwsClients(profile=aws.profile, config=client_config(
+        aws.connect_timeout_seconds, aws.read_timeout_seconds, aws.max_attempts))
+    return run_audit(config, clients, now=now, progress=progress,
+                     limits=limits or RunLimits(aws.deadline_minutes * 60))
+
+
+def check_writable(path: Path, option: str) -> None:
+    """Fail now, with the option named, if `path` cannot be written (its directory is created)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".audit-write-check-"):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"cannot write {option} {path}: {exc.strerror or exc}") from None
+    if path.is_dir():
+        raise ConfigError(f"cannot write {option} {path}: it is a directory")
 
 
 def history_path(config: AuditConfig) -> Path:

@@ -1,0 +1,78 @@
+"""Regions in parallel, each in a thread of its own, within the run's limits.
+
+A region's thread may be stuck in a call to an endpoint that never answers; the coordinator does
+not wait for it past the deadline or a stop request. Threads are daemons, so a stuck one never
+holds the process either. What a region discovered before it was stopped is kept, so the report
+can list those endpoints as not audited instead of forgetting them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from auditor.models import Endpoint
+from auditor.pipeline.limits import RunLimits, RunStopped
+
+# CloudWatch and SageMaker rate limits are per account and region: regions never share a budget,
+# but the machine's connections and CPU do.
+MAX_PARALLEL_REGIONS = 4
+POLL_SECONDS = 0.2
+
+Result = TypeVar("Result")
+
+
+@dataclass
+class RegionWork(Generic[Result]):
+    region: str
+    result: Result | None = None
+    stopped: str | None = None  # why the region stopped before it finished
+    failure: BaseException | None = None  # a bug: re-raised in the caller's thread
+    discovered: tuple[Endpoint, ...] = ()
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    def record_discovered(self, endpoints: tuple[Endpoint, ...]) -> None:
+        self.discovered = endpoints
+
+
+def run_regions(
+    regions: tuple[str, ...],
+    work: Callable[[RegionWork[Result]], Result],
+    limits: RunLimits,
+    parallel: int = MAX_PARALLEL_REGIONS,
+) -> list[RegionWork[Result]]:
+    """Run `work` for every region, at most `parallel` at once; return when all finished or the
+    limits are reached (then unfinished regions carry `stopped`)."""
+    slots = threading.BoundedSemaphore(max(1, min(parallel, len(regions))))
+    boards = [RegionWork[Result](region) for region in regions]
+
+    def run(board: RegionWork[Result]) -> None:
+        with slots:
+            try:
+                if (reason := limits.reason()) is not None:
+                    board.stopped = reason
+                else:
+                    board.result = work(board)
+            except RunStopped as stop:
+                board.stopped = stop.reason
+            except BaseException as exc:  # a bug: carried to the caller's thread and raised there
+                board.failure = exc
+            finally:
+                board.finished.set()
+
+    for board in boards:
+        threading.Thread(target=run, args=(board,), name=f"region-{board.region}", daemon=True).start()
+    for board in boards:
+        while not board.finished.wait(POLL_SECONDS):
+            reason = limits.reason()
+            if reason is not None:
+                for other in boards:
+                    if not other.finished.is_set():
+                        other.stopped = other.stopped or reason
+                return boards
+    for board in boards:
+        if board.failure is not None:
+            raise board.failure
+    return boards
