@@ -46,7 +46,9 @@ def run_audit(
     clients: AwsClients,
     now: datetime | None = None,
     progress: Progress | None = None,
+    notices: tuple[AuditError, ...] = (),
 ) -> AuditOutcome:
+    """`notices`: problems found before the audit (a history file moved aside); they lead the report's errors."""
     now = now or datetime.now(UTC)
     progress = progress or Progress()
     clients.check_credentials()
@@ -57,7 +59,7 @@ def run_audit(
 
     endpoints: list[EndpointReport] = []
     findings: list[Finding] = []
-    errors: list[AuditError] = []
+    errors: list[AuditError] = list(notices)
     fatal: list[AuditError] = []
     training: list[TrainingCost] = []
     transform: list[TransformCost] = []
