@@ -326,6 +326,8 @@ def check_history(path: Path, quick: bool = False) -> list[str]:
     Raises HistoryError when there is no such file or it cannot be opened at all."""
     if not path.is_file():
         raise HistoryError(f"no history database at {path} (history.path): run `audit run` first")
+    # Reading a file in WAL mode creates an empty -wal and an -shm beside it: those the check made, it removes.
+    made = [path.with_name(path.name + c) for c in ("-wal", "-shm") if not path.with_name(path.name + c).exists()]
     try:
         db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
     except sqlite3.Error as exc:
@@ -343,6 +345,9 @@ def check_history(path: Path, quick: bool = False) -> list[str]:
         problems = [_one_line(exc)]
     finally:
         db.close()
+        for companion in made:
+            if companion.name.endswith("-shm") or (companion.exists() and companion.stat().st_size == 0):
+                companion.unlink(missing_ok=True)
     return problems
 
 
