@@ -121,8 +121,10 @@ def test_email_to_file_with_a_garbage_history(aws, tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "--config", str(config_file(tmp_path, 'smtp_host = "127.0.0.1"\n')),
                                  "--email-to-file", str(eml), "--format", "json", "--output", str(report)])
     assert result.exit_code == 0, result.output
-    assert message_from_bytes(eml.read_bytes(), policy=policy.default)["Subject"].startswith("SageMaker audit")
+    message = message_from_bytes(eml.read_bytes(), policy=policy.default)
+    assert message["Subject"].startswith("SageMaker audit")
     (aside,) = moved_aside(tmp_path)
+    assert f"moved aside to {aside}" in message.get_body(("plain",)).get_content()  # the readers are told too
     (error,) = [e for e in json.loads(report.read_text())["errors"] if e["stage"] == "history"]
     assert error["region"] == "-" and error["endpoint"] is None
     assert "file is not a database" in error["message"] and str(aside) in error["message"]
