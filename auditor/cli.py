@@ -23,7 +23,7 @@ from auditor.errors import AuditorError, ConfigError
 from auditor.models import AuditReport
 from auditor.pipeline import Progress, RunLimits
 from auditor.report.render import OutputFormat, render, render_experiments
-from auditor.tasks.audit import check_writable, deliver_outcome, execute_audit
+from auditor.tasks.audit import check_writable, deliver_outcome, execute_audit, prepare_run_history
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -210,11 +210,16 @@ def run(
         for path, option in ((output, "--output"), (email_to_file, "--email-to-file")):
             if path is not None:
                 check_writable(path, option)
+        # A damaged history file is moved aside (and said so): it never costs the audit.
+        notice = None if no_history else prepare_run_history(config)
+        if notice:
+            typer.echo(f"warning: {notice}", err=True)
         limits = RunLimits(config.aws.deadline_minutes * 60)
         progress = BarProgress() if sys.stderr.isatty() else None
         try:
             with stop_on_signals(limits):
-                outcome = execute_audit(config, progress=progress, limits=limits)
+                outcome = execute_audit(config, progress=progress, limits=limits,
+                                        notices=(notice,) if notice else ())
         finally:
             if progress is not None:
                 progress.stop()
@@ -251,14 +256,25 @@ def history_command(
     config_path: ConfigOption = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="How many runs, newest first.")] = 20,
     output_format: Annotated[HistoryFormat, typer.Option("--format", help="table or json.")] = HistoryFormat.TABLE,
+    check: Annotated[bool, typer.Option(
+        "--check", help="Run SQLite's integrity check on the history file: ok, or its problems (exit 1).")] = False,
 ) -> None:
     """List recent audit runs with their totals."""
-    from auditor.history.store import History
+    from auditor.history.store import History, check_history
     from auditor.tasks.audit import history_path
 
     try:
         config = load_config(config_path)
         path = history_path(config)
+        if check:
+            problems = check_history(path)
+            for problem in problems:
+                typer.echo(problem)
+            if problems:
+                raise fail(f"the history database {path} is damaged: the next `audit run` moves it aside "
+                           "and starts a new one")
+            typer.echo("ok")
+            return
         if not path.exists():
             raise ConfigError(f"no history database at {path} (history.path): run `audit run` first")
         with History(path) as history:

@@ -3,23 +3,30 @@
 SQLite, one file. The schema version is SQLite's `user_version`; migrations run in order, each in
 its own transaction, so an old file is upgraded in place. A run is written in one transaction: a
 crash mid-write leaves the earlier runs as they were and no half run.
+
+A damaged file (not SQLite, failing SQLite's quick check, or of a newer schema) is never repaired in
+place: `prepare_history`, called before each audit, moves it aside under a timestamped name and
+starts a new one. No `sqlite3` exception leaves this module: each becomes a one-line HistoryError
+that names the file.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 import platformdirs
 
 from auditor.errors import AuditorError
 from auditor.models import AuditReport, Finding, Resource, VariantUtilization
-from auditor.report.document import advice_text
+from auditor.recommend.wording import advice_text
 
 # Each entry upgrades the schema by one version.
 MIGRATIONS: tuple[str, ...] = (
@@ -84,6 +91,32 @@ class HistoryError(AuditorError):
     """The history database cannot be opened, read or written."""
 
 
+# SQLite's primary result codes that mean the file itself is bad (not busy, locked or unreadable).
+_DAMAGE_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+# Beside the database: moved aside with it, so that a stale journal is never applied to the new file.
+_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def is_damage(exc: sqlite3.Error) -> bool:
+    """True when SQLite says the file is not a database or is corrupt."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in _DAMAGE_CODES
+
+
+def _history_error(path: Path, action: str, exc: BaseException) -> HistoryError:
+    """One line naming the file; for a damaged file, what to do about it."""
+    if (isinstance(exc, sqlite3.Error) and is_damage(exc)) or isinstance(exc, ValueError | TypeError):
+        return HistoryError(
+            f"the history database {path} is damaged ({_one_line(exc)}): `audit history --check` lists the "
+            "problems; the next `audit run` moves it aside and starts a new one"
+        )
+    return HistoryError(f"cannot {action} the history database {path}: {_one_line(exc)}")
+
+
 @dataclass(frozen=True)
 class RunSummary:
     id: int
@@ -129,20 +162,34 @@ class History:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, isolation_level=None)  # transactions are explicit
-            self._db.execute("PRAGMA foreign_keys = ON")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._migrate()
         except (sqlite3.Error, OSError) as exc:
-            raise HistoryError(f"cannot open the history database {path}: {exc}") from None
+            raise _history_error(path, "open", exc) from None
+        try:
+            with self._guard("open"):
+                self._db.execute("PRAGMA foreign_keys = ON")
+                self._db.execute("PRAGMA journal_mode = WAL")
+                self._migrate()
+        except HistoryError:
+            self._db.close()
+            raise
 
     def close(self) -> None:
-        self._db.close()
+        with self._guard("close"):
+            self._db.close()
 
     def __enter__(self) -> History:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        """sqlite3 errors (and rows that do not parse) as one-line HistoryErrors naming the file."""
+        try:
+            yield
+        except (sqlite3.Error, ValueError, TypeError) as exc:
+            raise _history_error(self.path, action, exc) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -156,7 +203,8 @@ class History:
 
     @property
     def schema_version(self) -> int:
-        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        with self._guard("read"):
+            return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
     def _migrate(self) -> None:
         version = self.schema_version
@@ -217,7 +265,7 @@ class History:
                     ],
                 )
         except sqlite3.Error as exc:
-            raise HistoryError(f"cannot write the run to the history database {self.path}: {exc}") from None
+            raise _history_error(self.path, "write the run to", exc) from None
         return run_id
 
     def runs(self, limit: int | None = None, since: datetime | None = None,
@@ -235,36 +283,115 @@ class History:
         if limit is not None:
             query += " LIMIT ?"
             params.append(limit)
-        return [_run(row) for row in self._db.execute(query, params)]
+        with self._guard("read"):
+            return [_run(row) for row in self._db.execute(query, params)]
 
     def findings(self, run_id: int) -> list[FindingRecord]:
-        rows = self._db.execute(
-            "SELECT fingerprint, rule, severity, account_id, region, endpoint, variant, message, advice,"
-            " monthly_savings_usd FROM findings WHERE run_id = ? ORDER BY monthly_savings_usd DESC", (run_id,)
-        )
-        return [FindingRecord(*row) for row in rows]
+        with self._guard("read"):
+            rows = self._db.execute(
+                "SELECT fingerprint, rule, severity, account_id, region, endpoint, variant, message, advice,"
+                " monthly_savings_usd FROM findings WHERE run_id = ? ORDER BY monthly_savings_usd DESC", (run_id,)
+            )
+            return [FindingRecord(*row) for row in rows]
 
     def endpoint_costs(self, run_id: int) -> dict[tuple[str, str, str], float]:
         """(account, region, endpoint) -> monthly cost in that run (unknown prices count as 0)."""
-        rows = self._db.execute(
-            "SELECT account_id, region, endpoint, SUM(COALESCE(monthly_cost_usd, 0)) FROM variants"
-            " WHERE run_id = ? GROUP BY account_id, region, endpoint", (run_id,)
-        )
-        return {(a, r, e): float(c) for a, r, e, c in rows}
+        with self._guard("read"):
+            rows = self._db.execute(
+                "SELECT account_id, region, endpoint, SUM(COALESCE(monthly_cost_usd, 0)) FROM variants"
+                " WHERE run_id = ? GROUP BY account_id, region, endpoint", (run_id,)
+            )
+            return {(a, r, e): float(c) for a, r, e, c in rows}
 
     def last_successful_run(self) -> RunSummary | None:
-        row = self._db.execute("SELECT * FROM runs WHERE fatal = 0"
-                               " ORDER BY started_at DESC, id DESC LIMIT 1").fetchone()
-        return _run(row) if row else None
+        with self._guard("read"):
+            row = self._db.execute("SELECT * FROM runs WHERE fatal = 0"
+                                   " ORDER BY started_at DESC, id DESC LIMIT 1").fetchone()
+            return _run(row) if row else None
 
     def digest_sent(self, week: str) -> datetime | None:
-        row = self._db.execute("SELECT sent_at FROM digests WHERE week = ?", (week,)).fetchone()
-        return datetime.fromisoformat(row[0]) if row else None
+        with self._guard("read"):
+            row = self._db.execute("SELECT sent_at FROM digests WHERE week = ?", (week,)).fetchone()
+            return datetime.fromisoformat(row[0]) if row else None
 
     def record_digest(self, week: str, sent_at: datetime, recipients: list[str]) -> None:
-        with self._transaction() as db:
+        with self._guard("write the digest to"), self._transaction() as db:
             db.execute("INSERT OR REPLACE INTO digests VALUES (?, ?, ?)",
                        (week, sent_at.isoformat(), json.dumps(recipients)))
+
+
+def check_history(path: Path, quick: bool = False) -> list[str]:
+    """SQLite's integrity check (or its quick check) of the file, read-only: [] when it is sound,
+    else the problems, one line each. A schema newer than this auditor's counts as a problem.
+    Raises HistoryError when there is no such file or it cannot be opened at all."""
+    if not path.is_file():
+        raise HistoryError(f"no history database at {path} (history.path): run `audit run` first")
+    # Reading a file in WAL mode creates an empty -wal and an -shm beside it: those the check made, it removes.
+    made = [path.with_name(path.name + c) for c in ("-wal", "-shm") if not path.with_name(path.name + c).exists()]
+    try:
+        db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise _history_error(path, "open", exc) from None
+    try:
+        rows = db.execute("PRAGMA quick_check" if quick else "PRAGMA integrity_check").fetchall()
+        problems = [" ".join(str(row[0]).split()) for row in rows if row[0] != "ok"]
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            problems.append(f"schema {version} is newer than this auditor's {SCHEMA_VERSION}: "
+                            "upgrade sagemaker-auditor to read it")
+    except sqlite3.Error as exc:
+        if not is_damage(exc):
+            raise _history_error(path, "check", exc) from None
+        problems = [_one_line(exc)]
+    finally:
+        db.close()
+        for companion in made:
+            if companion.name.endswith("-shm") or (companion.exists() and companion.stat().st_size == 0):
+                companion.unlink(missing_ok=True)
+    return problems
+
+
+def damaged_name(path: Path, now: datetime) -> Path:
+    """Where a damaged file goes: beside it, timestamped; never a name that exists."""
+    stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    candidate = path.with_name(f"{path.name}.damaged-{stamp}")
+    number = 1
+    while any(candidate.with_name(candidate.name + c).exists() for c in ("", *_COMPANIONS)):
+        number += 1
+        candidate = path.with_name(f"{path.name}.damaged-{stamp}-{number}")
+    return candidate
+
+
+def prepare_history(path: Path, now: datetime | None = None) -> str | None:
+    """Make the history at `path` fit to record a run, before the audit starts.
+
+    A sound file (or none) is opened and upgraded; None. A file that is not SQLite, fails SQLite's
+    quick check, or has a newer schema is moved aside (with its -wal, -shm or -journal) under a
+    timestamped name beside it, and a new database is started; the one-line notice says so and where
+    the old file is. Nothing is deleted. Anything else (a locked or unreadable file) raises HistoryError.
+    """
+    if path.is_file():
+        problems = check_history(path, quick=True)
+        if problems:
+            aside = damaged_name(path, now or datetime.now(UTC))
+            try:
+                for companion in _COMPANIONS:
+                    beside = path.with_name(path.name + companion)
+                    if beside.exists():
+                        os.replace(beside, aside.with_name(aside.name + companion))
+                os.replace(path, aside)
+            except OSError as exc:
+                raise HistoryError(f"the history database {path} is damaged ({problems[0]}) and cannot be "
+                                   f"moved aside: {exc.strerror or exc}") from None
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            notice = (f"the history database {path} could not be used ({problems[0]}{more}): "
+                      f"moved aside to {aside}; a new one was started")
+        else:
+            notice = None
+    else:
+        notice = None
+    History(path).close()  # creates or upgrades it now, so that recording the run only writes
+    return notice
 
 
 def _p95(utilization: VariantUtilization | None, resource: Resource) -> float | None:

@@ -59,7 +59,8 @@ def run_audit(
 ) -> AuditOutcome:
     """Audit every configured region (in parallel) within `limits`: a region not finished when
     the deadline passes or a stop is requested is reported as not audited, with the endpoints it
-    had discovered, and the report is marked partial."""
+    had discovered, and the report is marked partial. `notices`: problems found before the audit
+    (a history file moved aside); they lead the report's errors."""
     now = now or datetime.now(UTC)
     progress = progress or Progress()
     limits = limits or RunLimits(config.aws.deadline_minutes * 60)

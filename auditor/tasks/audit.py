@@ -13,18 +13,22 @@ from pathlib import Path
 from auditor.collect.session import AwsClients, client_config
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError, ConfigError
-from auditor.history.store import History, default_history_path
+from auditor.history.store import History, HistoryError, default_history_path, prepare_history
+from auditor.models import AuditError
 from auditor.pipeline import AuditOutcome, Progress, RunLimits, run_audit
 
 
 def execute_audit(config: AuditConfig, now: datetime | None = None, progress: Progress | None = None,
-                  limits: RunLimits | None = None) -> AuditOutcome:
-    """The one code path of `audit run`, `audit demo` and the nightly job."""
+                  limits: RunLimits | None = None, notices: tuple[str, ...] = ()) -> AuditOutcome:
+    """The one code path of `audit run`, `audit demo` and the nightly job. `notices` (from
+    `prepare_run_history`) go into the report's errors, stage "history"."""
     aws = config.aws
     clients = AwsClients(profile=aws.profile, config=client_config(
         aws.connect_timeout_seconds, aws.read_timeout_seconds, aws.max_attempts))
     return run_audit(config, clients, now=now, progress=progress,
-                     limits=limits or RunLimits(aws.deadline_minutes * 60))
+                     limits=limits or RunLimits(aws.deadline_minutes * 60),
+                     notices=tuple(AuditError(region="-", endpoint=None, stage="history", message=n)
+                                   for n in notices))
 
 
 def check_writable(path: Path, option: str) -> None:
@@ -41,6 +45,16 @@ def check_writable(path: Path, option: str) -> None:
 
 def history_path(config: AuditConfig) -> Path:
     return Path(config.history.path).expanduser() if config.history.path else default_history_path()
+
+
+def prepare_run_history(config: AuditConfig, now: datetime | None = None) -> str | None:
+    """Before the audit, so that a bad history file never costs the audit: a damaged file is moved
+    aside and a new one started. Returns the one-line notice, if any: that, or why the history could
+    not be prepared (then recording the run fails too, after the report and the mail)."""
+    try:
+        return prepare_history(history_path(config), now)
+    except HistoryError as exc:
+        return str(exc)
 
 
 def record_history(config: AuditConfig, outcome: AuditOutcome) -> int:
@@ -93,20 +107,22 @@ class NightlyResult:
     outcome: AuditOutcome
     run_id: int | None
     sent_to: tuple[str, ...]
+    history_notice: str | None = None
 
 
 def nightly_audit(config: AuditConfig, now: datetime | None = None) -> NightlyResult:
-    """Audit, record the run, and mail the report when [email] names recipients. Raises the
-    first problem as an AuditorError after whatever could be done was done."""
-    outcome = execute_audit(config, now=now)
+    """Prepare the history, audit, record the run, and mail the report when [email] names
+    recipients. Raises the first problem as an AuditorError after whatever could be done was done."""
+    notice = prepare_run_history(config, now)
+    outcome = execute_audit(config, now=now, notices=(notice,) if notice else ())
     mail = bool(config.email.sender and config.email.recipients)
     delivered = deliver_outcome(config, outcome, email=mail)
     if delivered.problems:
         raise AuditorError(delivered.problems[0])
     if outcome.fatal_errors:
         raise AuditorError(outcome.fatal_errors[0].message)
-    return NightlyResult(outcome, delivered.run_id, delivered.sent_to)
+    return NightlyResult(outcome, delivered.run_id, delivered.sent_to, notice)
 
 
 __all__ = ["Delivered", "NightlyResult", "deliver_outcome", "execute_audit", "history_path", "nightly_audit",
-           "record_history"]
+           "prepare_run_history", "record_history"]

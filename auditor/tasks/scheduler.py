@@ -3,7 +3,8 @@
 - One job at a time: `schedule` runs due jobs one after another in this thread.
 - A job that fails is logged and runs again at its next slot; it never ends the loop.
 - SIGTERM (and Ctrl-C) stop the loop between jobs, never in the middle of one.
-- On start, if the last successful nightly run is older than 24 hours, one runs at once.
+- On start, if the last successful nightly run is older than 24 hours, one runs at once; a history
+  that cannot be read counts as no run (the nightly job moves a damaged file aside and says so).
 - One JSON line per job on stderr: job, start, end, duration, status, findings, saving, errors.
 The clock, the sleep and the log are injected, so tests move time instead of waiting for it.
 """
@@ -24,7 +25,7 @@ import platformdirs
 import schedule
 
 from auditor.config import AuditConfig
-from auditor.history.store import History
+from auditor.history.store import History, HistoryError
 from auditor.tasks.audit import history_path, nightly_audit
 from auditor.tasks.weekly import weekly_digest
 
@@ -77,12 +78,17 @@ class Scheduler:
         """Run the nightly audit now if the last successful one is older than 24 hours."""
         path = history_path(self.config)
         last = None
+        unreadable: dict[str, str] = {}
         if path.exists():
-            with History(path) as history:
-                run = history.last_successful_run()
-                last = run.started_at if run else None
+            try:
+                with History(path) as history:
+                    run = history.last_successful_run()
+                    last = run.started_at if run else None
+            except HistoryError as exc:  # the nightly job prepares the history and logs what it did
+                unreadable = {"history_error": str(exc)}
         if last is None or self.clock() - last > CATCH_UP_AFTER:
-            self.log(json.dumps({"event": "catch-up", "last_successful_run": last.isoformat() if last else None}))
+            self.log(json.dumps({"event": "catch-up", "last_successful_run": last.isoformat() if last else None,
+                                 **unreadable}))
             self.run_job("nightly", self.nightly)
 
     def stop(self, *_: object) -> None:
@@ -113,7 +119,8 @@ def nightly_job(config: AuditConfig) -> JobFunction:
         report = result.outcome.report
         return {"run_id": result.run_id, "endpoints": len(report.endpoints), "findings": len(report.findings),
                 "saving_usd": report.monthly_savings_usd, "errors": len(report.errors),
-                "emailed_to": list(result.sent_to)}
+                "emailed_to": list(result.sent_to),
+                **({"history": result.history_notice} if result.history_notice else {})}
     return run
 
 
