@@ -5,7 +5,6 @@ from __future__ import annotations
 import enum
 import json
 import sys
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -27,6 +26,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help texts name config sections as [email]: plain text, not Rich markup (which would eat them).
+    rich_markup_mode=None,
 )
 
 
@@ -133,7 +134,7 @@ def run(
     output: Annotated[Path | None, typer.Option(
         "--output", help="Write the report to this file instead of stdout.")] = None,
     email: Annotated[bool, typer.Option(
-        "--email/--no-email", help="Send the report as configured in the email section.")] = False,
+        "--email/--no-email", help="Send the report as configured in [email].")] = False,
     email_to_file: Annotated[Path | None, typer.Option(
         "--email-to-file", help="Write the email (.eml) here instead of sending it.")] = None,
     fail_on_findings: Annotated[bool, typer.Option(
@@ -147,8 +148,7 @@ def run(
         if email or email_to_file:
             from auditor.deliver.mail import check_email_config
 
-            check_email_config(config.email if email
-                               else replace(config.email, smtp_username=None, smtp_password_env=None))
+            check_email_config(config.email, to_file=not email)
         progress = BarProgress() if sys.stderr.isatty() else None
         try:
             outcome = execute_audit(config, progress=progress)
