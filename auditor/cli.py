@@ -11,7 +11,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -33,6 +32,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help texts name config sections as [email]: plain text, not Rich markup (which would eat them).
+    rich_markup_mode=None,
 )
 
 
@@ -188,7 +189,7 @@ def run(
     output: Annotated[Path | None, typer.Option(
         "--output", help="Write the report to this file instead of stdout.")] = None,
     email: Annotated[bool, typer.Option(
-        "--email/--no-email", help="Send the report as configured in the email section.")] = False,
+        "--email/--no-email", help="Send the report as configured in [email].")] = False,
     email_to_file: Annotated[Path | None, typer.Option(
         "--email-to-file", help="Write the email (.eml) here instead of sending it.")] = None,
     fail_on_findings: Annotated[bool, typer.Option(
@@ -204,8 +205,7 @@ def run(
         if email or email_to_file:
             from auditor.deliver.mail import check_email_config
 
-            check_email_config(config.email if email
-                               else replace(config.email, smtp_username=None, smtp_password_env=None))
+            check_email_config(config.email, to_file=not email)
         # What can be checked is checked before an hour of API calls, not after.
         for path, option in ((output, "--output"), (email_to_file, "--email-to-file")):
             if path is not None:

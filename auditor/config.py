@@ -15,6 +15,7 @@ DEFAULT_CONFIG_PATH = Path("auditor.toml")
 # CloudWatch keeps 1-hour data for 455 days; nothing older can be asked for.
 MAX_LOOKBACK_DAYS = 455
 SIZING_STATISTICS = ("avg", "p50", "p90", "p95", "p99", "max")
+DEFAULT_MIN_DAYS = 7
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class ThresholdsConfig:
 class RecommendConfig:
     target_utilization: float = 70.0
     min_instances: int | None = None  # None: never fewer than min(current, 2)
-    min_days: int = 7
+    min_days: int = DEFAULT_MIN_DAYS  # unset: also at most the lookback
     peak_statistic: str = "max"
     allow_architecture_change: bool = False
     allow_burstable: bool = False
@@ -120,12 +121,16 @@ class EmailConfig:
     smtp_ssl: bool = False
     smtp_username: str | None = None
     smtp_password_env: str | None = None
+    # Log in over a connection with neither STARTTLS nor SSL (the password travels in clear).
+    smtp_allow_plain_login: bool = False
     ses_region: str | None = None
     subject_prefix: str = "SageMaker audit"
     # Send each owner only their endpoints: the tag that holds the owner's email address.
     route_by_tag: str | None = None
     # Where unsent messages wait for `audit send-outbox`; default: the user's data directory.
     outbox_dir: str | None = None
+    # With route_by_tag: mail an owner whose endpoints have no finding above info too.
+    send_empty_owner_reports: bool = False
 
 
 @dataclass(frozen=True)
@@ -167,18 +172,36 @@ class AuditConfig:
     history: HistoryConfig = field(default_factory=HistoryConfig)
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     source: str = "defaults"
+    # The keys the file set ("recommend.min_days"), and the keys a command-line flag set, with the flag.
+    explicit: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    flags: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+
+    def origin(self, key: str) -> str:
+        """Where a value came from, for an error: the flag if one set it, else the key."""
+        return dict(self.flags).get(key, key)
 
     def with_overrides(
         self, regions: list[str] | None = None, lookback_days: int | None = None
     ) -> AuditConfig:
         aws = self.aws
+        flags = dict(self.flags)
         if regions:
             aws = replace(aws, regions=tuple(regions))
+            flags["aws.regions"] = "--region"
         if lookback_days is not None:
             aws = replace(aws, lookback_days=lookback_days)
-        config = replace(self, aws=aws)
+            flags["aws.lookback_days"] = "--lookback-days"
+        config = _default_min_days(replace(self, aws=aws, flags=tuple(flags.items())))
         _validate(config)
         return config
+
+
+def _default_min_days(config: AuditConfig) -> AuditConfig:
+    """recommend.min_days left unset is the default capped at the lookback: a 3-day audit needs 3 days."""
+    if "recommend.min_days" in config.explicit:
+        return config
+    days = min(DEFAULT_MIN_DAYS, max(config.aws.lookback_days, 1))
+    return replace(config, recommend=replace(config.recommend, min_days=days))
 
 
 _SECTIONS: dict[str, type] = {
@@ -213,6 +236,7 @@ def load_config(path: Path | None) -> AuditConfig:
 
 def parse_config(raw: dict[str, Any], source: str = "<config>") -> AuditConfig:
     sections: dict[str, Any] = {}
+    explicit: set[str] = set()
     for section_name, value in raw.items():
         if section_name == "rules":
             sections["rules"] = _parse_rules(value, source)
@@ -224,7 +248,8 @@ def parse_config(raw: dict[str, Any], source: str = "<config>") -> AuditConfig:
         if not isinstance(value, dict):
             raise ConfigError(f"{source}: [{section_name}] must be a table")
         sections[section_name] = _parse_section(section_name, _SECTIONS[section_name], value, source)
-    config = AuditConfig(**sections, source=source)
+        explicit.update(f"{section_name}.{key}" for key in value)
+    config = _default_min_days(AuditConfig(**sections, source=source, explicit=frozenset(explicit)))
     _validate(config)
     return config
 
@@ -286,9 +311,14 @@ def _validate(config: AuditConfig) -> None:
     aws = config.aws
     if not aws.regions:
         raise ConfigError(f"{src}: aws.regions must name at least one region")
+    lookback_flag = config.origin("aws.lookback_days")
+    # "--lookback-days 5" when the flag set it, else "aws.lookback_days = 5" (the file's or the default).
+    from_flag = lookback_flag != "aws.lookback_days"
+    lookback = f"{lookback_flag} {aws.lookback_days}" if from_flag else f"aws.lookback_days = {aws.lookback_days}"
     if not 1 <= aws.lookback_days <= MAX_LOOKBACK_DAYS:
+        where = f"{lookback_flag} (aws.lookback_days)" if from_flag else f"{src}: aws.lookback_days"
         raise ConfigError(
-            f"{src}: aws.lookback_days must be from 1 to {MAX_LOOKBACK_DAYS} "
+            f"{where} must be from 1 to {MAX_LOOKBACK_DAYS} "
             f"(CloudWatch retention), got {aws.lookback_days}"
         )
     if aws.period_seconds < 60 or aws.period_seconds % 60:
@@ -325,10 +355,11 @@ def _validate(config: AuditConfig) -> None:
         )
     if rec.min_instances is not None and rec.min_instances < 1:
         raise ConfigError(f"{src}: recommend.min_instances must be at least 1, got {rec.min_instances}")
-    if not 1 <= rec.min_days <= aws.lookback_days:
+    if rec.min_days < 1:
+        raise ConfigError(f"{src}: recommend.min_days must be at least 1, got {rec.min_days}")
+    if rec.min_days > aws.lookback_days:
         raise ConfigError(
-            f"{src}: recommend.min_days must be from 1 to aws.lookback_days ({aws.lookback_days}), "
-            f"got {rec.min_days}"
+            f"{src}: recommend.min_days ({rec.min_days}) must be at most the lookback ({lookback})"
         )
     if rec.peak_statistic not in SIZING_STATISTICS:
         raise ConfigError(
@@ -349,11 +380,12 @@ def _validate(config: AuditConfig) -> None:
         p_value = getattr(rule, "p_value", None)
         if p_value is not None and not 0 < p_value < 1:
             raise ConfigError(f"{src}: {name}.p_value must be between 0 and 1, got {p_value}")
-        lookback = getattr(rule, "lookback_days", 0)
-        if not 0 <= lookback <= aws.lookback_days:
+        rule_days = getattr(rule, "lookback_days", 0)
+        if rule_days < 0:
+            raise ConfigError(f"{src}: {name}.lookback_days must be from 0 (the whole window), got {rule_days}")
+        if rule_days > aws.lookback_days:
             raise ConfigError(
-                f"{src}: {name}.lookback_days must be from 0 (the whole window) to aws.lookback_days "
-                f"({aws.lookback_days}), got {lookback}"
+                f"{src}: {name}.lookback_days ({rule_days}) must be at most the lookback ({lookback})"
             )
     jobs = config.jobs
     if not 0 <= jobs.spot_discount_percent < 100:
@@ -373,5 +405,16 @@ def _validate(config: AuditConfig) -> None:
         ZoneInfo(schedule.timezone)
     except (ZoneInfoNotFoundError, ValueError):
         raise ConfigError(f"{src}: schedule.timezone is not a known time zone: {schedule.timezone!r}") from None
-    if config.email.transport not in ("smtp", "ses"):
-        raise ConfigError(f"{src}: email.transport must be \"smtp\" or \"ses\", got {config.email.transport!r}")
+    email = config.email
+    if email.transport not in ("smtp", "ses"):
+        raise ConfigError(f"{src}: email.transport must be \"smtp\" or \"ses\", got {email.transport!r}")
+    if not 1 <= email.smtp_port <= 65535:
+        raise ConfigError(f"{src}: email.smtp_port must be from 1 to 65535, got {email.smtp_port}")
+    if email.smtp_ssl and email.smtp_starttls:
+        raise ConfigError(f"{src}: email.smtp_ssl and email.smtp_starttls cannot both be true")
+    if (email.transport == "smtp" and email.smtp_username and not (email.smtp_starttls or email.smtp_ssl)
+            and not email.smtp_allow_plain_login):
+        raise ConfigError(
+            f"{src}: email.smtp_username is set but neither email.smtp_starttls nor email.smtp_ssl is: "
+            "the password would travel unencrypted (set one, or email.smtp_allow_plain_login = true)"
+        )

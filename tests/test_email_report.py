@@ -66,8 +66,9 @@ def test_owner_routing_sends_each_owner_their_endpoints(large_report) -> None:
         assert all(e.endpoint.tags["owner"] == owner for e in part.endpoints)
         assert {f.endpoint for f in part.findings} <= {e.endpoint.name for e in part.endpoints}
     deliveries = plan_deliveries(large_report, EmailConfig(sender="a@example.com", recipients=("finops@example.com",),
-                                                           route_by_tag="owner"))
-    assert sorted(d.recipients[0] for d in deliveries) == sorted(parts)
+                                                           route_by_tag="owner", send_empty_owner_reports=True))
+    # Every endpoint is routed: the recipients still get theirs (saying so).
+    assert sorted(d.recipients[0] for d in deliveries) == sorted([*parts, "finops@example.com"])
 
 
 def test_unrouted_endpoints_go_to_the_recipients(large_report) -> None:

@@ -70,3 +70,26 @@ def test_small_report_shows_its_charts(tmp_path: Path) -> None:
     cpu_line = (49, 112, 191)  # the chart's CPU colour (report/chart.py)
     counts = {colour: n for n, colour in image.getcolors(maxcolors=1 << 20) or []}
     assert counts.get(cpu_line, 0) > 100, "no chart drawn"
+
+
+def test_a_256_character_owner_tag_keeps_the_table_on_screen(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    report = synthetic_report(12)
+    flagged = {f.endpoint for f in report.findings if f.severity.value != "info"}
+    long_owner = "o" * 256  # one word: nothing to break at
+    endpoints = tuple(replace(e, endpoint=replace(e.endpoint, tags={"owner": long_owner}))
+                      if e.endpoint.name in flagged else e for e in report.endpoints)
+    html_file = tmp_path / "report.html"
+    html_file.write_text(render(replace(report, endpoints=endpoints), OutputFormat.HTML), encoding="utf-8")
+    ARTIFACTS.mkdir(exist_ok=True)
+    image = screenshot(html_file, ARTIFACTS / "report-long-owner-chromium.png", tmp_path / "profile")
+    width, height = image.size
+    header_rows = [
+        y for y in range(0, height, 2)
+        if sum(1 for x in range(0, width, 4) if image.getpixel((x, y)) == HEADER) * 4 > 600
+    ]
+    assert header_rows, "no table header visible"
+    # Every table header ends inside the 980-pixel sheet, centred in the window: nothing runs off-screen.
+    right_edge = max(x for y in header_rows for x in range(width) if image.getpixel((x, y)) == HEADER)
+    assert right_edge < width - 40, right_edge

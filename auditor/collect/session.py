@@ -7,6 +7,7 @@ the local emulator in the demo and the tests, so production and tests share ever
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import Counter
 from typing import Any
@@ -102,8 +103,15 @@ class AwsClients:
         self._config = config or client_config()
         try:
             self._session = boto3.session.Session(profile_name=profile or None)
-        except botocore.exceptions.ProfileNotFound:
-            raise AwsAccessError(f"AWS profile {profile!r} not found (aws.profile)") from None
+        except botocore.exceptions.ProfileNotFound as exc:
+            if profile:
+                raise AwsAccessError(f"AWS profile {profile!r} not found (aws.profile)") from None
+            # No aws.profile: boto3 took the profile from the environment.
+            named = exc.kwargs.get("profile") or os.environ.get("AWS_PROFILE") or os.environ.get("AWS_DEFAULT_PROFILE")
+            variable = "AWS_PROFILE" if os.environ.get("AWS_PROFILE") else "AWS_DEFAULT_PROFILE"
+            raise AwsAccessError(
+                f"AWS profile {named!r} not found (set by the environment variable {variable})"
+            ) from None
         self.counter = counter or ApiCallCounter()
         self._clients: dict[tuple[str, str], BaseClient] = {}
         self._lock = threading.Lock()

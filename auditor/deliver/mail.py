@@ -42,8 +42,23 @@ def outbox_path(email: EmailConfig) -> Path:
     return Path(platformdirs.user_data_dir("sagemaker-auditor")) / "outbox"
 
 
-def check_email_config(email: EmailConfig) -> None:
-    """Fail before the audit, not after it, when [email] cannot work."""
+# `--email-to-file` without [email] addresses: the message says who would have sent and received it.
+PLACEHOLDER_SENDER = "sagemaker-auditor@localhost"
+PLACEHOLDER_RECIPIENT = "recipients-not-configured@localhost"
+
+
+def for_file(email: EmailConfig) -> EmailConfig:
+    """The settings for writing messages to files: no login, placeholders for missing addresses."""
+    return replace(email, smtp_username=None, smtp_password_env=None,
+                   sender=email.sender or PLACEHOLDER_SENDER,
+                   recipients=email.recipients or (PLACEHOLDER_RECIPIENT,))
+
+
+def check_email_config(email: EmailConfig, to_file: bool = False) -> None:
+    """Fail before the audit, not after it, when [email] cannot work. `to_file`: for --email-to-file,
+    which needs no server, no login and no addresses (placeholders stand in)."""
+    if to_file:
+        return
     if not email.sender:
         raise ConfigError("email.sender is required to send the report (--email)")
     if not email.recipients:
@@ -52,8 +67,6 @@ def check_email_config(email: EmailConfig) -> None:
         raise ConfigError("email.smtp_password_env must name the environment variable holding the SMTP password")
     if email.smtp_password_env and email.smtp_password_env not in os.environ:
         raise ConfigError(f"environment variable {email.smtp_password_env} (email.smtp_password_env) is not set")
-    if email.smtp_ssl and email.smtp_starttls:
-        raise ConfigError("email.smtp_ssl and email.smtp_starttls cannot both be true")
 
 
 def _owner_address(value: str | None) -> str | None:
@@ -62,7 +75,9 @@ def _owner_address(value: str | None) -> str | None:
         return None
     value = value.strip()
     local, _, domain = value.partition("@")
-    return value if local and "." in domain and " " not in value and "<" not in value else None
+    # No whitespace or control character (a CR/LF would forge headers), one @, no display name.
+    plain = value.isprintable() and not any(c.isspace() or c in "<>,;\"@" for c in local + domain)
+    return value if plain and local and "." in domain else None
 
 
 def split_by_owner(report: AuditReport, tag: str) -> dict[str | None, AuditReport]:
@@ -88,13 +103,25 @@ def split_by_owner(report: AuditReport, tag: str) -> dict[str | None, AuditRepor
     return reports
 
 
+def has_something_to_act_on(report: AuditReport) -> bool:
+    """A finding above info, or an error on one of the endpoints."""
+    return any(f.severity.value != "info" for f in report.findings) or bool(report.errors)
+
+
 def plan_deliveries(report: AuditReport, email: EmailConfig) -> list[Delivery]:
+    """One message for the recipients; with route_by_tag, one per owner too. The recipients always
+    get theirs; an owner with nothing to act on gets none unless email.send_empty_owner_reports."""
     assert email.sender is not None
     if not email.route_by_tag:
         message = build_report_message(report, email.sender, email.recipients, email.subject_prefix)
         return [Delivery(tuple(email.recipients), message)]
     deliveries = []
-    for owner, part in split_by_owner(report, email.route_by_tag).items():
+    parts = split_by_owner(report, email.route_by_tag)
+    if None not in parts:  # every endpoint is routed: the recipients still hear that the audit ran
+        parts[None] = replace(report, endpoints=(), findings=(), errors=())
+    for owner, part in parts.items():
+        if owner and not email.send_empty_owner_reports and not has_something_to_act_on(part):
+            continue
         recipients = (owner,) if owner else tuple(email.recipients)
         message = build_report_message(part, email.sender, recipients, email.subject_prefix)
         deliveries.append(Delivery(recipients, message, owner))
@@ -120,7 +147,7 @@ def send_report(report: AuditReport, email: EmailConfig) -> list[Delivery]:
 
 def write_messages(report: AuditReport, email: EmailConfig, path: Path) -> list[Path]:
     """`--email-to-file`: the messages that would be sent, as .eml files instead."""
-    check_email_config(replace(email, smtp_password_env=None, smtp_username=None))
+    email = for_file(email)
     written = []
     for delivery in plan_deliveries(report, email):
         target = (path if delivery.owner is None

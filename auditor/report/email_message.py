@@ -14,6 +14,7 @@ from auditor.report.document import report_to_dict
 from auditor.report.render import (
     ChartKey,
     chart_images,
+    file_slug,
     ranked_endpoints,
     render_findings_csv,
     render_html,
@@ -60,7 +61,7 @@ def build_report_message(
     assert isinstance(html_part, EmailMessage)
     for key, png in charts.items():
         html_part.add_related(png, maintype="image", subtype="png", cid=content_ids[key],
-                              filename=f"{key[1]}-{key[2]}.png", disposition="inline")
+                              filename=f"{file_slug(f'{key[1]}-{key[2]}')}.png", disposition="inline")
     if truncated:
         message.add_attachment(render_findings_csv(doc).encode("utf-8"), maintype="text", subtype="csv",
                                filename="sagemaker-audit-findings.csv")

@@ -7,11 +7,13 @@ import csv
 import enum
 import io
 import json
+import re
 from functools import cache
 from typing import Any
 
 import css_inline
 import jinja2
+from markupsafe import Markup, escape
 from rich.console import Console
 from rich.table import Table
 
@@ -46,7 +48,43 @@ def template_environment() -> jinja2.Environment:
     env.filters["pct"] = pct
     env.filters["md_cell"] = md_cell
     env.filters["duration"] = format_duration
+    env.filters["clip"] = clip
     return env
+
+
+# C0 and C1 control characters, DEL, and the Unicode line and paragraph separators.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(value: str) -> str:
+    """A user-supplied string (tag value, name, message) that cannot start a line of its own in
+    plain text or a terminal: every control character (CR, LF, tab, ESC...) becomes a space."""
+    return _CONTROL.sub(" ", value)
+
+
+def plain_document(value: Any) -> Any:
+    """The document with every string made one line, for the text, Markdown and table renderers."""
+    if isinstance(value, str):
+        return one_line(value)
+    if isinstance(value, dict):
+        return {plain_document(k) if isinstance(k, str) else k: plain_document(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(plain_document(v) for v in value)
+    return value
+
+
+def clip(value: Any, length: int = 40) -> Markup:
+    """A long value cut to `length` characters in HTML, the whole of it in a title (shown on hover)."""
+    text = "" if value is None else str(value)
+    if len(text) <= length:
+        return escape(text)
+    return Markup('<span title="{}">{}&hellip;</span>').format(text, text[: length - 1])
+
+
+def file_slug(value: str, length: int = 60) -> str:
+    """A safe file name part: letters, digits, dot, dash and underscore only."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", value).strip(".-")[:length]
+    return slug or "chart"
 
 
 def usd(value: float | None) -> str:
@@ -70,6 +108,8 @@ ChartKey = tuple[str, str, str]  # (region, endpoint, variant)
 
 def render(report: AuditReport, fmt: OutputFormat, color: bool = False) -> str:
     doc = report_to_dict(report)
+    if fmt in (OutputFormat.TABLE, OutputFormat.MARKDOWN, OutputFormat.TEXT):
+        doc = plain_document(doc)
     if fmt is OutputFormat.JSON:
         return json.dumps(doc, indent=2, sort_keys=False) + "\n"
     if fmt is OutputFormat.CSV:
@@ -94,6 +134,7 @@ def render_html(doc: dict[str, Any], chart_sources: dict[ChartKey, str], limit: 
 
 
 def render_text(doc: dict[str, Any], limit: int | None = None) -> str:
+    doc = plain_document(doc)
     return template_environment().get_template("report.txt.j2").render(doc=doc, **report_context(doc, limit))
 
 

@@ -1,8 +1,14 @@
-"""The weekly digest as HTML, text and an email message (with the trend chart inline)."""
+"""The weekly digest as HTML, text and an email message (with the trend chart inline).
+
+The email keeps the nightly report's size budget: on a large fleet it shows the top rows of each
+list that fit under HTML_BUDGET_BYTES, says how many more there are, and attaches every row as CSV.
+"""
 
 from __future__ import annotations
 
 import base64
+import csv
+import io
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from typing import Any
@@ -11,7 +17,8 @@ import css_inline
 
 from auditor.history.weekly import Digest, OpenFinding
 from auditor.report.chart import weekly_trend_png
-from auditor.report.render import template_environment
+from auditor.report.email_message import HTML_BUDGET_BYTES, SHOWN_LIMITS
+from auditor.report.render import plain_document, template_environment
 
 
 def _finding(item: OpenFinding) -> dict[str, Any]:
@@ -47,15 +54,46 @@ def subject_for_digest(digest: Digest, prefix: str = "SageMaker audit") -> str:
             f"${digest.run.monthly_savings_usd:,.0f}/month still to save")
 
 
-def render_weekly_html(digest: Digest, chart_src: str | None, prefix: str = "SageMaker audit") -> str:
+LISTS = ("new", "still_open", "resolved")
+
+
+def _shown(d: dict[str, Any], limit: int | None) -> dict[str, Any]:
+    """The top `limit` rows of each list, and how many of each are left out (hidden.<list>)."""
+    hidden = {name: 0 if limit is None else max(len(d[name]) - limit, 0) for name in LISTS}
+    if limit is None:
+        return {**d, "hidden": hidden}
+    return {**d, **{name: d[name][:limit] for name in LISTS}, "hidden": hidden}
+
+
+def render_weekly_html(digest: Digest, chart_src: str | None, prefix: str = "SageMaker audit",
+                       limit: int | None = None) -> str:
     html = template_environment().get_template("weekly.html.j2").render(
-        d=digest_to_dict(digest), chart_src=chart_src, subject=subject_for_digest(digest, prefix)
+        d=_shown(digest_to_dict(digest), limit), chart_src=chart_src, subject=subject_for_digest(digest, prefix)
     )
     return css_inline.inline(html)
 
 
-def render_weekly_text(digest: Digest) -> str:
-    return template_environment().get_template("weekly.txt.j2").render(d=digest_to_dict(digest))
+def render_weekly_text(digest: Digest, limit: int | None = None) -> str:
+    d = _shown(plain_document(digest_to_dict(digest)), limit)
+    return template_environment().get_template("weekly.txt.j2").render(d=d)
+
+
+WEEKLY_CSV_COLUMNS = ("status", "weeks_open", "severity", "rule", "region", "endpoint", "variant", "advice",
+                      "monthly_savings_usd", "realised_monthly_usd", "message")
+
+
+def render_weekly_csv(digest: Digest) -> str:
+    """Every finding of the digest, one a row: new, still open, then resolved."""
+    d = digest_to_dict(digest)
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=WEEKLY_CSV_COLUMNS, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    for status, name in (("new", "new"), ("still open", "still_open"), ("resolved", "resolved")):
+        for f in d[name]:
+            writer.writerow({**f, "status": status, "variant": f["variant"] or "", "advice": f["advice"] or "",
+                             "weeks_open": f["weeks_open"] if name != "resolved" else "",
+                             "realised_monthly_usd": f.get("realised_monthly_usd", "")})
+    return out.getvalue()
 
 
 def trend_chart(digest: Digest) -> bytes | None:
@@ -69,20 +107,27 @@ def render_weekly_file(digest: Digest) -> str:
 
 
 def build_weekly_message(digest: Digest, sender: str, recipients: list[str] | tuple[str, ...],
-                         prefix: str = "SageMaker audit") -> EmailMessage:
+                         prefix: str = "SageMaker audit", html_budget: int = HTML_BUDGET_BYTES) -> EmailMessage:
     domain = sender.rpartition("@")[2] or None
     chart = trend_chart(digest)
     cid = make_msgid(idstring="trend", domain=domain)
+    for limit in SHOWN_LIMITS:
+        html = render_weekly_html(digest, f"cid:{cid[1:-1]}" if chart else None, prefix, limit)
+        if len(html.encode("utf-8")) <= html_budget:
+            break
     message = EmailMessage()
     message["Subject"] = subject_for_digest(digest, prefix)
     message["From"] = sender
     message["To"] = ", ".join(recipients)
     message["Date"] = formatdate(usegmt=True)
     message["Message-ID"] = make_msgid(domain=domain)
-    message.set_content(render_weekly_text(digest))
-    message.add_alternative(render_weekly_html(digest, f"cid:{cid[1:-1]}" if chart else None, prefix), subtype="html")
+    message.set_content(render_weekly_text(digest, limit))
+    message.add_alternative(html, subtype="html")
     html_part = message.get_body(preferencelist=("html",))
     if chart and isinstance(html_part, EmailMessage):
         html_part.add_related(chart, maintype="image", subtype="png", cid=cid, filename="trend.png",
                               disposition="inline")
+    if limit is not None:
+        message.add_attachment(render_weekly_csv(digest).encode("utf-8"), maintype="text", subtype="csv",
+                               filename=f"sagemaker-audit-weekly-{digest.week}.csv")
     return message

@@ -101,7 +101,8 @@ class Scheduler:
         cfg = self.config.schedule
         self.log(json.dumps({"event": "start", "nightly_at": cfg.nightly_at,
                              "weekly": f"{cfg.weekly_day} {cfg.weekly_at}",
-                             "timezone": cfg.timezone, "next_run": str(self.jobs.next_run)}))
+                             "timezone": cfg.timezone,  # next_run: naive local time from `schedule`, with its offset
+                             "next_run": self.jobs.next_run and self.jobs.next_run.astimezone().isoformat()}))
         self.catch_up()
         while not self.stop_event.is_set():
             self.jobs.run_pending()  # jobs run here, one after another

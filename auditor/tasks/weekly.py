@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -35,15 +35,13 @@ def weekly_digest(
 ) -> WeeklyResult:
     """The digest of `week` (default: this one) as HTML in `output`, as an .eml in `email_to_file`,
     and sent by mail with `email` (once a week unless `force`)."""
-    from auditor.deliver.mail import check_email_config, save_to_outbox, transmit
+    from auditor.deliver.mail import check_email_config, for_file, save_to_outbox, transmit
     from auditor.report.weekly import build_weekly_message, render_weekly_file
 
     now = now or datetime.now(UTC)
     week = week or iso_week(now)
     if email:
         check_email_config(config.email)
-    elif email_to_file is not None:
-        check_email_config(replace(config.email, smtp_username=None, smtp_password_env=None))
     path = history_path(config)
     if not path.exists():
         raise ConfigError(f"no history database at {path} (history.path): run `audit run` first")
@@ -68,8 +66,9 @@ def weekly_digest(
             where = f" to {output}" if output else ""
             return WeeklyResult(week, "written", f"digest for {week} written{where}", **counts,
                                 monthly_savings_usd=saving)
-        assert config.email.sender is not None
-        message = build_weekly_message(digest, config.email.sender, config.email.recipients,
+        addressed = config.email if email else for_file(config.email)  # placeholders for a file
+        assert addressed.sender is not None
+        message = build_weekly_message(digest, addressed.sender, addressed.recipients,
                                        config.email.subject_prefix)
         if email_to_file is not None:
             email_to_file.parent.mkdir(parents=True, exist_ok=True)
