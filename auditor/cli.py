@@ -286,7 +286,8 @@ def history_command(
             {"id": r.id, "started_at": r.started_at.isoformat(), "window_start": r.window_start.isoformat(),
              "window_end": r.window_end.isoformat(), "regions": list(r.regions), "accounts": list(r.accounts),
              "endpoints": r.endpoints, "findings": r.findings, "monthly_cost_usd": r.monthly_cost_usd,
-             "monthly_savings_usd": r.monthly_savings_usd, "errors": list(r.errors), "failed": r.fatal}
+             "monthly_savings_usd": r.monthly_savings_usd, "errors": list(r.errors), "failed": r.fatal,
+             "status": r.status}
             for r in runs
         ], indent=2))
         return
@@ -298,7 +299,7 @@ def history_command(
     for r in runs:
         typer.echo(f"{r.id:>5}  {r.started_at.strftime('%Y-%m-%d %H:%M'):16}  {','.join(r.regions)[:24]:24}  "
                    f"{r.endpoints:>9}  {r.findings:>8}  {r.monthly_cost_usd:>13,.2f}  {r.monthly_savings_usd:>13,.2f}  "
-                   f"{len(r.errors)}{' (failed)' if r.fatal else ''}")
+                   f"{len(r.errors)}{'' if r.status == 'ok' else f' ({r.status})'}")
 
 
 @app.command("weekly")

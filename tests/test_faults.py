@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,10 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
+from auditor.config import parse_config
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
+from auditor.history.store import History
+from auditor.tasks.scheduler import nightly_job
 from conftest import utc_now
 from faultproxy import FaultProxy, Faults, closed_port
 
@@ -140,7 +144,9 @@ def test_sigterm_stops_the_run_within_5_seconds_with_a_partial_report(fleet: Pat
     assert process.returncode == 143, stderr
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["partial"] == "interrupted by SIGTERM"
-    assert history.exists()
+    with History(history) as store:
+        (run,) = store.runs()
+    assert run.status == "interrupted"
     assert "Traceback" not in stderr
 
 
@@ -179,3 +185,24 @@ def test_a_full_disk_at_the_end_falls_back_to_the_data_directory_and_still_sends
     fallback = Path(errors[0].split("written to ")[1].split(" instead")[0])
     assert json.loads(fallback.read_text())["schema_version"] == 3
     assert eml.exists()  # the mail did not depend on the report file
+
+
+def test_a_stop_during_the_nightly_job_ends_it_within_5_seconds_as_interrupted(
+        fleet: Path, aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scheduler's SIGTERM handler sets its stop event; the running nightly audit sees it."""
+    history = tmp_path / "history.sqlite3"
+    config = parse_config({"aws": {"read_timeout_seconds": 30.0, "connect_timeout_seconds": 1.0},
+                           "jobs": {"enabled": False}, "history": {"path": str(history)}})
+    stop = threading.Event()
+    with FaultProxy(aws.url, Faults(delay_seconds=2.0)) as proxy:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        timer = threading.Timer(2.5, stop.set)
+        timer.start()
+        started = time.monotonic()
+        fields = nightly_job(config, stop)()
+        elapsed = time.monotonic() - started
+    assert elapsed < 2.5 + 5, elapsed
+    assert fields["status"] == "interrupted" and fields["emailed_to"] == []
+    with History(history) as store:
+        (run,) = store.runs()
+    assert run.status == "interrupted"

@@ -83,8 +83,20 @@ MIGRATIONS: tuple[str, ...] = (
         recipients TEXT NOT NULL
     );
     """,
+    # How the run ended: ok | failed (a region failed) | partial (the deadline) | interrupted (a signal).
+    """
+    ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT 'ok';
+    UPDATE runs SET status = 'failed' WHERE fatal = 1;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def run_status(report: AuditReport, fatal: bool) -> str:
+    """How a run ended, as the history records it."""
+    if report.partial:
+        return "interrupted" if report.partial.startswith("interrupted") else "partial"
+    return "failed" if fatal else "ok"
 
 
 class HistoryError(AuditorError):
@@ -131,6 +143,7 @@ class RunSummary:
     monthly_savings_usd: float
     errors: tuple[str, ...]
     fatal: bool
+    status: str = "ok"  # ok | failed | partial | interrupted
 
 
 @dataclass(frozen=True)
@@ -227,8 +240,8 @@ class History:
             with self._transaction() as db:
                 cursor = db.execute(
                     "INSERT INTO runs (started_at, window_start, window_end, period_seconds, regions, accounts,"
-                    " endpoints, findings, monthly_cost_usd, monthly_savings_usd, errors, fatal)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " endpoints, findings, monthly_cost_usd, monthly_savings_usd, errors, fatal, status)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         report.generated_at.isoformat(), report.window.start.isoformat(),
                         report.window.end.isoformat(), report.window.period_seconds,
@@ -236,7 +249,7 @@ class History:
                         json.dumps(sorted({e.endpoint.account_id for e in endpoints})),
                         len(endpoints), len(report.findings), report.monthly_cost_usd, report.monthly_savings_usd,
                         json.dumps([f"{e.stage} {e.region} {e.endpoint or ''}: {e.message}" for e in report.errors]),
-                        int(fatal),
+                        int(fatal), run_status(report, fatal),
                     ),
                 )
                 run_id = int(cursor.lastrowid or 0)
@@ -417,4 +430,5 @@ def _run(row: tuple) -> RunSummary:
         monthly_savings_usd=row[10],
         errors=tuple(json.loads(row[11])),
         fatal=bool(row[12]),
+        status=row[13] if len(row) > 13 else ("failed" if row[12] else "ok"),
     )

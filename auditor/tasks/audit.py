@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -108,17 +109,25 @@ class NightlyResult:
     run_id: int | None
     sent_to: tuple[str, ...]
     history_notice: str | None = None
+    interrupted: bool = False
 
 
-def nightly_audit(config: AuditConfig, now: datetime | None = None) -> NightlyResult:
+def nightly_audit(config: AuditConfig, now: datetime | None = None,
+                  stop: threading.Event | None = None) -> NightlyResult:
     """Prepare the history, audit, record the run, and mail the report when [email] names
-    recipients. Raises the first problem as an AuditorError after whatever could be done was done."""
+    recipients. Raises the first problem as an AuditorError after whatever could be done was done.
+    `stop` (the scheduler's, set by SIGTERM) ends the audit early: the partial run is recorded as
+    interrupted and no mail is sent (the next run mails a whole report)."""
     notice = prepare_run_history(config, now)
-    outcome = execute_audit(config, now=now, notices=(notice,) if notice else ())
-    mail = bool(config.email.sender and config.email.recipients)
+    limits = RunLimits(config.aws.deadline_minutes * 60, stop=stop or threading.Event(),
+                       stop_reason="interrupted by SIGTERM")
+    outcome = execute_audit(config, now=now, limits=limits, notices=(notice,) if notice else ())
+    mail = bool(config.email.sender and config.email.recipients) and not limits.stop.is_set()
     delivered = deliver_outcome(config, outcome, email=mail)
     if delivered.problems:
         raise AuditorError(delivered.problems[0])
+    if limits.stop.is_set():
+        return NightlyResult(outcome, delivered.run_id, delivered.sent_to, notice, interrupted=True)
     if outcome.fatal_errors:
         raise AuditorError(outcome.fatal_errors[0].message)
     return NightlyResult(outcome, delivered.run_id, delivered.sent_to, notice)

@@ -114,11 +114,12 @@ class Scheduler:
         self.log(json.dumps({"event": "stop"}))
 
 
-def nightly_job(config: AuditConfig) -> JobFunction:
+def nightly_job(config: AuditConfig, stop: threading.Event | None = None) -> JobFunction:
     def run() -> dict[str, Any]:
-        result = nightly_audit(config)
+        result = nightly_audit(config, stop=stop)
         report = result.outcome.report
-        return {"run_id": result.run_id, "endpoints": len(report.endpoints), "findings": len(report.findings),
+        return {"status": "interrupted" if result.interrupted else "ok",
+                "run_id": result.run_id, "endpoints": len(report.endpoints), "findings": len(report.findings),
                 "saving_usd": report.monthly_savings_usd, "errors": len(report.errors),
                 "emailed_to": list(result.sent_to),
                 **({"history": result.history_notice} if result.history_notice else {})}
@@ -139,4 +140,7 @@ def weekly_job(config: AuditConfig) -> JobFunction:
 
 
 def run_scheduler(config: AuditConfig) -> None:
-    Scheduler(config, nightly_job(config), weekly_job(config)).run()
+    # One stop event for the loop and the nightly audit: SIGTERM ends a running audit within
+    # seconds (a partial report, recorded as interrupted), not after it.
+    stop = threading.Event()
+    Scheduler(config, nightly_job(config, stop), weekly_job(config), stop_event=stop).run()
