@@ -165,3 +165,27 @@ def test_dockerfile() -> None:
     assert any(line.startswith("VOLUME") and "/data" in line for line in lines)
     assert any("XDG_DATA_HOME=/data" in line for line in lines)
     assert lines[-2] == 'ENTRYPOINT ["audit"]'
+
+
+# The audit stops within this many seconds of SIGTERM (tests/test_faults.py proves it); every unit
+# must then leave it time to write the partial report, the history and the mail.
+STOP_SECONDS = 5
+GRACE_SECONDS = 30
+
+
+def test_every_unit_gives_the_audit_time_to_stop_cleanly() -> None:
+    jobs = list(yaml.safe_load_all((DEPLOY / "kubernetes" / "cronjobs.yaml").read_text()))
+    pods = [d["spec"]["jobTemplate"]["spec"]["template"]["spec"] for d in jobs if d and d.get("kind") == "CronJob"]
+    assert pods and all(p["terminationGracePeriodSeconds"] >= GRACE_SECONDS for p in pods)
+    for unit in sorted((DEPLOY / "systemd").glob("*.service")):
+        parser = configparser.ConfigParser(strict=False, interpolation=None)
+        parser.read_string(unit.read_text())
+        assert int(parser["Service"]["TimeoutStopSec"]) >= GRACE_SECONDS, unit.name
+    template = yaml.load((DEPLOY / "cloudformation" / "sagemaker-auditor.yaml").read_text(),
+                         Loader=CloudFormationLoader)
+    containers = [c for r in template["Resources"].values() if r["Type"] == "AWS::ECS::TaskDefinition"
+                  for c in r["Properties"]["ContainerDefinitions"]]
+    assert containers and all(c["StopTimeout"] >= GRACE_SECONDS for c in containers)
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    assert "STOPSIGNAL SIGTERM" in dockerfile and f"docker stop -t {GRACE_SECONDS}" in dockerfile
+    assert GRACE_SECONDS > STOP_SECONDS * 3
