@@ -210,6 +210,11 @@ def run(
         for path, option in ((output, "--output"), (email_to_file, "--email-to-file")):
             if path is not None:
                 check_writable(path, option)
+        if email and not email_to_file:
+            from auditor.deliver.mail import outbox_path
+
+            # Where an unsent message goes must work before the run relies on it.
+            check_writable(outbox_path(config.email) / "outbox.check", "email.outbox_dir")
         # A damaged history file is moved aside (and said so): it never costs the audit.
         notice = None if no_history else prepare_run_history(config)
         if notice:
@@ -365,9 +370,12 @@ def demo(
     from auditor.emulator.demo import run_demo
 
     try:
+        check_writable(output_dir / "report.html", "--output-dir")  # before seeding, not after
         run_demo(output_dir, now=datetime.now(UTC))
     except AuditorError as exc:
         raise fail(str(exc)) from None
+    except OSError as exc:
+        raise fail(f"cannot write the demo's reports to {output_dir}: {exc.strerror or exc}") from None
 
 
 def main() -> None:

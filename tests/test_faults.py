@@ -206,3 +206,11 @@ def test_a_stop_during_the_nightly_job_ends_it_within_5_seconds_as_interrupted(
     with History(history) as store:
         (run,) = store.runs()
     assert run.status == "interrupted"
+
+
+def test_demo_into_an_unwritable_directory_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = runner.invoke(app, ["demo", "--output-dir", str(blocker / "out")])
+    assert result.exit_code == 1 and result.stderr.startswith("error: cannot write --output-dir")
+    assert "Traceback" not in result.output

@@ -94,8 +94,9 @@ def collect_metrics(
             if is_fatal_for_region(exc):
                 raise RegionAccessError(message) from exc
             endpoints = sorted({q.endpoint for q in batch})
-            result.errors.append(AuditError(region, None, "collect",
-                                            f"{message} (metrics of {len(endpoints)} endpoints missing)"))
+            named = ", ".join(endpoints[:5]) + (f" and {len(endpoints) - 5} more" if len(endpoints) > 5 else "")
+            result.errors.append(AuditError(region, endpoints[0] if len(endpoints) == 1 else None, "collect",
+                                            f"{message} (metrics missing for {named})"))
             continue
         except botocore.exceptions.BotoCoreError as exc:
             raise RegionAccessError(describe_client_error(exc, "cloudwatch", "GetMetricData", region)) from exc
