@@ -224,7 +224,7 @@ def run(
         try:
             with stop_on_signals(limits):
                 outcome = execute_audit(config, progress=progress, limits=limits,
-                                        notices=(notice,) if notice else ())
+                                        notices=(notice,) if notice else (), remember_configs=not no_history)
         finally:
             if progress is not None:
                 progress.stop()

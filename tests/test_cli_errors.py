@@ -82,13 +82,12 @@ def test_access_denied_names_the_permission(aws, monkeypatch: pytest.MonkeyPatch
     monkeypatch.delenv("AWS_SESSION_TOKEN")
     with aws.iam_enforced():
         result = runner.invoke(app, ["run"])
-    assert_one_line_error(result, 1, "access denied", "sagemaker:ListEndpoints", "us-east-1")
+    assert_one_line_error(result, 1, "access denied", "sagemaker:Search", "us-east-1")
 
 
 def test_denied_metrics_keep_what_was_discovered(aws, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     seed_fleet(aws, [EndpointSpec("kept", (VariantSpec("ml.m5.xlarge", 1),))], now=utc_now())
-    credentials = _user_with_policy(["sagemaker:ListEndpoints", "sagemaker:DescribeEndpoint",
-                                     "sagemaker:DescribeEndpointConfig", "sagemaker:ListTags"])
+    credentials = _user_with_policy(["sagemaker:Search", "sagemaker:DescribeEndpointConfig"])
     for key, value in credentials.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("AWS_SESSION_TOKEN")

@@ -77,7 +77,7 @@ def operations_called_by_the_code() -> set[str]:
 def test_policy_allows_exactly_what_the_code_calls() -> None:
     policy = json.loads((DEPLOY / "iam-policy.json").read_text())
     called = operations_called_by_the_code()
-    assert "sagemaker:ListEndpoints" in called and "cloudwatch:GetMetricData" in called
+    assert "sagemaker:Search" in called and "cloudwatch:GetMetricData" in called
     assert "ses:SendRawEmail" in called
     assert policy_actions(policy) == called
     assert all(s["Resource"] == "*" for s in policy["Statement"])

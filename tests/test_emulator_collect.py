@@ -52,10 +52,9 @@ def test_discovery_joins_configs_counts_kinds_and_tags(aws) -> None:
     assert gone.variants[0].instance_type is None and gone.variants[0].instance_count == 1
     assert [e.endpoint for e in found.errors] == ["gone"]
     assert "Failed" in (by_name["failed"].not_judged_reason or "")
-    # List, then three calls per endpoint: DescribeEndpoint, DescribeEndpointConfig, ListTags.
+    # One Search page for all five (with their tags), then one DescribeEndpointConfig per config.
     calls = clients.counter.as_dict()
-    assert calls["sagemaker:ListEndpoints"] == 1
-    assert calls["sagemaker:DescribeEndpoint"] == 5 and calls["sagemaker:ListTags"] == 5
+    assert calls == {"sagemaker:Search": 1, "sagemaker:DescribeEndpointConfig": 5}
 
 
 def test_collector_follows_next_token_and_keeps_every_point(aws, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,15 +19,13 @@ ARN = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm-host"
 
 def stub_sagemaker(client, now) -> Stubber:
     stubber = Stubber(client)
-    stubber.add_response("list_endpoints", {"Endpoints": [{
-        "EndpointName": "llm-host", "EndpointArn": ARN, "CreationTime": now - timedelta(days=60),
-        "LastModifiedTime": now - timedelta(days=60), "EndpointStatus": "InService"}]})
-    stubber.add_response("describe_endpoint", {
+    stubber.add_response("search", {"Results": [{"Endpoint": {
         "EndpointName": "llm-host", "EndpointArn": ARN, "EndpointConfigName": "llm-host-config",
         "EndpointStatus": "InService", "CreationTime": now - timedelta(days=60),
         "LastModifiedTime": now - timedelta(days=60),
         "ProductionVariants": [{"VariantName": "AllTraffic", "CurrentInstanceCount": 1, "DesiredInstanceCount": 1}],
-    })
+        "Tags": [{"Key": "owner", "Value": "llm@example.com"}],
+    }}]})
     # Endpoints that host inference components name no model on their variants.
     stubber.add_response("describe_endpoint_config", {
         "EndpointConfigName": "llm-host-config", "EndpointConfigArn": ARN + "-config",
@@ -42,7 +40,6 @@ def stub_sagemaker(client, now) -> Stubber:
          "CreationTime": now, "LastModifiedTime": now}
         for name in ("chat-7b", "embed-small")
     ]}, {"EndpointNameEquals": "llm-host"})
-    stubber.add_response("list_tags", {"Tags": [{"Key": "owner", "Value": "llm@example.com"}]})
     stubber.activate()
     return stubber
 

@@ -1,7 +1,9 @@
 """Discover every SageMaker endpoint in a region, joined with its endpoint config and tags.
 
-DescribeEndpoint has no instance type: it comes from DescribeEndpointConfig, which fails when the
-config was deleted while the endpoint runs. Such an endpoint is still listed, marked not judged.
+SageMaker Search returns endpoints 100 a page with their tags and running variants, which spares a
+DescribeEndpoint and a ListTags per endpoint. The instance type comes from DescribeEndpointConfig,
+which fails when the config was deleted while the endpoint runs: such an endpoint is still listed,
+marked not judged. Configs never change once created, so their descriptions are kept between runs.
 """
 
 from __future__ import annotations
@@ -10,8 +12,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import botocore.exceptions
 from botocore.client import BaseClient
@@ -26,95 +27,124 @@ class Discovery:
     errors: tuple[AuditError, ...]
 
 
+class ConfigCache(Protocol):
+    """Endpoint config descriptions kept between runs: a config never changes once created."""
+
+    def get(self, account_id: str, region: str, name: str) -> dict[str, Any] | None: ...
+
+    def put(self, account_id: str, region: str, name: str, description: dict[str, Any]) -> None: ...
+
+
+class MemoryConfigCache:
+    """For one run (or --no-history): endpoints that share a config describe it once."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, account_id: str, region: str, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self._items.get((account_id, region, name))
+
+    def put(self, account_id: str, region: str, name: str, description: dict[str, Any]) -> None:
+        with self._lock:
+            self._items[(account_id, region, name)] = description
+
+
 def discover_endpoints(sagemaker: BaseClient, region: str, max_workers: int = 8,
-                       should_stop: Callable[[], bool] = lambda: False) -> Discovery:
-    """List and describe every endpoint; one bad endpoint never aborts the region. Once
-    `should_stop()` says so, the endpoints not yet described are left out."""
+                       should_stop: Callable[[], bool] = lambda: False,
+                       configs: ConfigCache | None = None) -> Discovery:
+    """Every endpoint with its tags and running variants from Search (100 a page), joined with its
+    endpoint config (DescribeEndpointConfig, once per config ever: `configs` keeps them). One bad
+    endpoint never aborts the region; once `should_stop()` says so, configs not yet described are
+    left out and their endpoints listed as not judged."""
+    configs = configs or MemoryConfigCache()
     try:
-        names = [
-            summary["EndpointName"]
-            for page in sagemaker.get_paginator("list_endpoints").paginate(
-                PaginationConfig={"PageSize": 100}
+        found = [
+            result["Endpoint"]
+            for page in sagemaker.get_paginator("search").paginate(
+                Resource="Endpoint", PaginationConfig={"PageSize": 100}
             )
-            for summary in page.get("Endpoints", [])
+            for result in page.get("Results", [])
+            if "Endpoint" in result
         ]
     except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
-        raise RegionAccessError(describe_client_error(exc, "sagemaker", "ListEndpoints", region)) from exc
+        raise RegionAccessError(describe_client_error(exc, "sagemaker", "Search", region)) from exc
 
     errors: list[AuditError] = []
     errors_lock = threading.Lock()
-    tags_denied = threading.Event()
 
     def record(error: AuditError) -> None:
         with errors_lock:
             errors.append(error)
 
-    def describe(name: str) -> Endpoint | None:
+    wanted = sorted({(e["EndpointArn"].split(":")[4], e.get("EndpointConfigName", "")) for e in found})
+    missing = [(account, name) for account, name in wanted if name and configs.get(account, region, name) is None]
+
+    def describe(key: tuple[str, str]) -> None:
+        account, name = key
         if should_stop():
-            return None
-        return _describe_endpoint(sagemaker, region, name, record, tags_denied)
+            return
+        described = _describe_config(sagemaker, region, name, record)
+        if described is not None:
+            configs.put(account, region, name, described)
 
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="discover") as pool:
-        described = list(pool.map(describe, names))
-    endpoints = tuple(e for e in described if e is not None)
+        list(pool.map(describe, missing))
+    endpoints = tuple(_endpoint(sagemaker, region, e, configs, record) for e in found)
     return Discovery(endpoints=endpoints, errors=tuple(errors))
 
 
-def _describe_endpoint(
-    sagemaker: BaseClient,
-    region: str,
-    name: str,
-    record: Any,
-    tags_denied: threading.Event,
-) -> Endpoint | None:
+def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any) -> dict[str, Any] | None:
+    """What the audit needs of a config (its variants, whether it is async); None if it is gone."""
     try:
-        described = sagemaker.describe_endpoint(EndpointName=name)
-    except botocore.exceptions.ClientError as exc:
-        if is_fatal_for_region(exc):
-            raise RegionAccessError(describe_client_error(exc, "sagemaker", "DescribeEndpoint", region)) from exc
-        # Deleted between ListEndpoints and now: say so, carry on.
-        record(AuditError(region, name, "discover",
-                          describe_client_error(exc, "sagemaker", "DescribeEndpoint", region)))
-        return None
-
-    arn = described["EndpointArn"]
-    status = described["EndpointStatus"]
-    config_name = described.get("EndpointConfigName", "")
-    running_variants = {v["VariantName"]: v for v in described.get("ProductionVariants", [])}
-    not_judged: str | None = None
-    config: dict[str, Any] = {}
-    try:
-        config = sagemaker.describe_endpoint_config(EndpointConfigName=config_name)
+        config = sagemaker.describe_endpoint_config(EndpointConfigName=name)
     except botocore.exceptions.ClientError as exc:
         if is_fatal_for_region(exc):
             raise RegionAccessError(
                 describe_client_error(exc, "sagemaker", "DescribeEndpointConfig", region)
             ) from exc
+        return None  # deleted while its endpoints run: each of them says so
+    keep = ("VariantName", "InstanceType", "InitialInstanceCount", "ModelName", "ServerlessConfig")
+    return {
+        "ProductionVariants": [{k: v[k] for k in keep if k in v} for v in config.get("ProductionVariants", [])],
+        "AsyncInferenceConfig": bool(config.get("AsyncInferenceConfig")),
+    }
+
+
+def _endpoint(sagemaker: BaseClient, region: str, found: dict[str, Any], configs: ConfigCache,
+              record: Any) -> Endpoint:
+    arn = found["EndpointArn"]
+    name = found["EndpointName"]
+    account = arn.split(":")[4]
+    status = found["EndpointStatus"]
+    config_name = found.get("EndpointConfigName", "")
+    running_variants = {v["VariantName"]: v for v in found.get("ProductionVariants", [])}
+    config = configs.get(account, region, config_name) or {}
+    not_judged: str | None = None
+    if not config:
         not_judged = f"endpoint config {config_name!r} was deleted: instance types unknown, not judged"
         record(AuditError(region, name, "discover", not_judged))
-
     variants = _join_variants(config.get("ProductionVariants", []), running_variants)
-    kind = _endpoint_kind(config, described)
+    kind = _endpoint_kind(config, found)
     if not_judged is None and status != "InService":
-        reason = described.get("FailureReason")
+        reason = found.get("FailureReason")
         not_judged = (f"endpoint status is {status}{f' ({reason})' if reason else ''}: "
                       "only InService endpoints are judged")
-
     components: tuple[InferenceComponent, ...] = ()
     if _hosts_inference_components(config):
         components = _list_inference_components(sagemaker, region, name, record)
-
     return Endpoint(
         inference_components=components,
-        account_id=arn.split(":")[4],
+        account_id=account,
         region=region,
         name=name,
         arn=arn,
         status=status,
         kind=kind,
-        created_at=described["CreationTime"],
+        created_at=found["CreationTime"],
         config_name=config_name,
-        tags=_list_tags(sagemaker, region, name, arn, record, tags_denied),
+        tags={t["Key"]: t["Value"] for t in found.get("Tags", [])},
         variants=variants,
         not_judged_reason=not_judged,
     )
@@ -182,28 +212,3 @@ def _endpoint_kind(config: dict[str, Any], described: dict[str, Any]) -> Endpoin
     if config.get("AsyncInferenceConfig"):
         return EndpointKind.ASYNC
     return EndpointKind.REAL_TIME
-
-
-def _list_tags(
-    sagemaker: BaseClient, region: str, name: str, arn: str, record: Any, tags_denied: threading.Event
-) -> dict[str, str]:
-    if tags_denied.is_set():
-        return {}
-    tags: dict[str, str] = {}
-    try:
-        for page in sagemaker.get_paginator("list_tags").paginate(ResourceArn=arn):
-            tags.update({t["Key"]: t["Value"] for t in page.get("Tags", [])})
-    except botocore.exceptions.ClientError as exc:
-        message = describe_client_error(exc, "sagemaker", "ListTags", region)
-        if is_fatal_for_region(exc):
-            # Tags only label the report: report the missing permission once, keep auditing.
-            if not tags_denied.is_set():
-                tags_denied.set()
-                record(AuditError(region, None, "discover", f"{message}: tags are missing from this report"))
-        else:
-            record(AuditError(region, name, "discover", message))
-    return tags
-
-
-def endpoint_age_days(endpoint: Endpoint, now: datetime) -> float:
-    return (now - endpoint.created_at).total_seconds() / 86400

@@ -15,11 +15,13 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import platformdirs
@@ -87,6 +89,16 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT 'ok';
     UPDATE runs SET status = 'failed' WHERE fatal = 1;
+    """,
+    # Endpoint configs never change once created: their descriptions, kept between runs.
+    """
+    CREATE TABLE endpoint_configs (
+        account_id TEXT NOT NULL,
+        region TEXT NOT NULL,
+        name TEXT NOT NULL,
+        description TEXT NOT NULL,
+        PRIMARY KEY (account_id, region, name)
+    );
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -331,6 +343,46 @@ class History:
         with self._guard("write the digest to"), self._transaction() as db:
             db.execute("INSERT OR REPLACE INTO digests VALUES (?, ?, ?)",
                        (week, sent_at.isoformat(), json.dumps(recipients)))
+
+    def endpoint_configs(self) -> dict[tuple[str, str, str], dict[str, Any]]:
+        with self._guard("read the endpoint configs from"):
+            return {(a, r, n): json.loads(d) for a, r, n, d in
+                    self._db.execute("SELECT account_id, region, name, description FROM endpoint_configs")}
+
+    def record_endpoint_configs(self, configs: dict[tuple[str, str, str], dict[str, Any]]) -> None:
+        with self._guard("write the endpoint configs to"), self._transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO endpoint_configs VALUES (?, ?, ?, ?)",
+                           [(a, r, n, json.dumps(d, sort_keys=True)) for (a, r, n), d in configs.items()])
+
+
+class StoredConfigCache:
+    """Endpoint config descriptions from the history database, read once at the start of a run and
+    the new ones written at its end (SQLite connections stay in one thread; discovery runs in many)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        with History(path) as history:
+            self._items = history.endpoint_configs()
+        self._new: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+    def get(self, account_id: str, region: str, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self._items.get((account_id, region, name))
+
+    def put(self, account_id: str, region: str, name: str, description: dict[str, Any]) -> None:
+        with self._lock:
+            self._items[(account_id, region, name)] = self._new[(account_id, region, name)] = description
+
+    def save(self) -> int:
+        """Write the descriptions learnt in this run; returns how many."""
+        with self._lock:
+            new = dict(self._new)
+            self._new.clear()
+        if new:
+            with History(self.path) as history:
+                history.record_endpoint_configs(new)
+        return len(new)
 
 
 def check_history(path: Path, quick: bool = False) -> list[str]:

@@ -16,6 +16,7 @@ from auditor.catalog import load_catalog
 from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
+from auditor.discover.endpoints import ConfigCache, MemoryConfigCache
 from auditor.models import (
     AuditError,
     AuditReport,
@@ -56,6 +57,7 @@ def run_audit(
     progress: Progress | None = None,
     limits: RunLimits | None = None,
     notices: tuple[AuditError, ...] = (),
+    configs: ConfigCache | None = None,
 ) -> AuditOutcome:
     """Audit every configured region (in parallel) within `limits`: a region not finished when
     the deadline passes or a stop is requested is reported as not audited, with the endpoints it
@@ -64,6 +66,7 @@ def run_audit(
     now = now or datetime.now(UTC)
     progress = progress or Progress()
     limits = limits or RunLimits(config.aws.deadline_minutes * 60)
+    configs = configs or MemoryConfigCache()
     clients.check_credentials()
     for region in config.aws.regions:
         clients.check_region(region)
@@ -71,7 +74,8 @@ def run_audit(
     window = align_window(now, config.aws.lookback_days, config.aws.period_seconds)
 
     def audit_region(board: RegionWork[RegionResult]) -> RegionResult:
-        endpoints = audit_endpoints(board.region, config, clients, catalog, window, now, progress, limits, board)
+        endpoints = audit_endpoints(board.region, config, clients, catalog, window, now, progress, limits, board,
+                                    configs)
         jobs = None
         if config.jobs.enabled:
             limits.check()

@@ -15,7 +15,7 @@ from auditor.collect.plan import plan_queries
 from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
 from auditor.discover.autoscaling import discover_autoscaling, variant_resource_id
-from auditor.discover.endpoints import discover_endpoints
+from auditor.discover.endpoints import ConfigCache, discover_endpoints
 from auditor.models import AuditError, Endpoint, EndpointKind, EndpointReport, Finding, VariantReport, Window
 from auditor.pipeline.limits import RunLimits
 from auditor.pipeline.progress import Progress
@@ -41,13 +41,14 @@ def audit_endpoints(
     progress: Progress,
     limits: RunLimits | None = None,
     board: RegionWork[Any] | None = None,
+    configs: ConfigCache | None = None,
 ) -> EndpointsResult:
     """`limits` are checked between calls (RunStopped ends the region); `board` is told what was
     discovered, so a region stopped later still lists its endpoints."""
     limits = limits or RunLimits()
     try:
         discovery = discover_endpoints(clients.client("sagemaker", region), region, config.aws.max_workers,
-                                       should_stop=lambda: limits.reason() is not None)
+                                       should_stop=lambda: limits.reason() is not None, configs=configs)
     except RegionAccessError as exc:
         error = AuditError(region, None, "discover", exc.message)
         return EndpointsResult(errors=(error,), fatal=(error,))

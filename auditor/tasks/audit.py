@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -14,22 +15,43 @@ from pathlib import Path
 from auditor.collect.session import AwsClients, client_config
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError, ConfigError
-from auditor.history.store import History, HistoryError, default_history_path, prepare_history
+from auditor.history.store import (
+    History,
+    HistoryError,
+    StoredConfigCache,
+    default_history_path,
+    prepare_history,
+)
 from auditor.models import AuditError
 from auditor.pipeline import AuditOutcome, Progress, RunLimits, run_audit
 
 
 def execute_audit(config: AuditConfig, now: datetime | None = None, progress: Progress | None = None,
-                  limits: RunLimits | None = None, notices: tuple[str, ...] = ()) -> AuditOutcome:
+                  limits: RunLimits | None = None, notices: tuple[str, ...] = (),
+                  remember_configs: bool = False) -> AuditOutcome:
     """The one code path of `audit run`, `audit demo` and the nightly job. `notices` (from
-    `prepare_run_history`) go into the report's errors, stage "history"."""
+    `prepare_run_history`) go into the report's errors, stage "history". With `remember_configs`,
+    endpoint config descriptions are kept in the history database, so a nightly run describes
+    only the configs it has not seen before."""
     aws = config.aws
     clients = AwsClients(profile=aws.profile, config=client_config(
         aws.connect_timeout_seconds, aws.read_timeout_seconds, aws.max_attempts))
-    return run_audit(config, clients, now=now, progress=progress,
-                     limits=limits or RunLimits(aws.deadline_minutes * 60),
-                     notices=tuple(AuditError(region="-", endpoint=None, stage="history", message=n)
-                                   for n in notices))
+    problems = [AuditError(region="-", endpoint=None, stage="history", message=n) for n in notices]
+    cache = None
+    if remember_configs:
+        try:
+            cache = StoredConfigCache(history_path(config))
+        except HistoryError as exc:
+            problems.append(AuditError("-", None, "history", f"{exc}: endpoint configs described afresh"))
+    outcome = run_audit(config, clients, now=now, progress=progress,
+                        limits=limits or RunLimits(aws.deadline_minutes * 60), notices=tuple(problems),
+                        configs=cache)
+    if cache is not None:
+        # If this fails the next run describes them again: a cost, not a loss (recording the run
+        # reports a bad history file).
+        with contextlib.suppress(HistoryError):
+            cache.save()
+    return outcome
 
 
 def check_writable(path: Path, option: str) -> None:
@@ -121,7 +143,8 @@ def nightly_audit(config: AuditConfig, now: datetime | None = None,
     notice = prepare_run_history(config, now)
     limits = RunLimits(config.aws.deadline_minutes * 60, stop=stop or threading.Event(),
                        stop_reason="interrupted by SIGTERM")
-    outcome = execute_audit(config, now=now, limits=limits, notices=(notice,) if notice else ())
+    outcome = execute_audit(config, now=now, limits=limits, notices=(notice,) if notice else (),
+                            remember_configs=True)
     mail = bool(config.email.sender and config.email.recipients) and not limits.stop.is_set()
     delivered = deliver_outcome(config, outcome, email=mail)
     if delivered.problems:
