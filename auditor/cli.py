@@ -251,7 +251,9 @@ def run(
     if outcome.fatal_errors:
         first = outcome.fatal_errors[0]
         more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
-        raise fail(f"{first.message}{more}")
+        audited = sum(1 for a in report.accounts if a.audited)
+        coverage = f"audited {audited} of {len(report.accounts)} accounts; " if audited < len(report.accounts) else ""
+        raise fail(f"{coverage}{first.message}{more}")
     if fail_on_findings and actionable_findings(report):
         raise typer.Exit(EXIT_FINDINGS)
 

@@ -18,10 +18,21 @@ SIZING_STATISTICS = ("avg", "p50", "p90", "p95", "p99", "max")
 DEFAULT_MIN_DAYS = 7
 
 
+ALL_REGIONS = "all"
+ACCOUNT_ID_PLACEHOLDER = "{account_id}"
+
+
 @dataclass(frozen=True)
 class AwsConfig:
-    regions: tuple[str, ...] = ("us-east-1",)
+    regions: tuple[str, ...] = ("us-east-1",)  # or ("all",): every region enabled for the account
     profile: str | None = None
+    # Several accounts: these ids, or every ACTIVE account of the organisation; entered by AssumeRole.
+    accounts: tuple[str, ...] = ()
+    organization: bool = False
+    exclude_accounts: tuple[str, ...] = ()
+    role_name: str | None = None  # the role to assume in each account, e.g. "SageMakerAuditorReadOnly"
+    role_arn_template: str | None = None  # or a full ARN with {account_id}
+    external_id: str | None = None
     lookback_days: int = 14
     period_seconds: int = 3600
     max_workers: int = 8
@@ -180,6 +191,12 @@ class AuditConfig:
         """Where a value came from, for an error: the flag if one set it, else the key."""
         return dict(self.flags).get(key, key)
 
+    def role_arn(self, account_id: str) -> str:
+        """The role to assume in `account_id` ([aws] role_arn_template, else role_name)."""
+        if self.aws.role_arn_template:
+            return self.aws.role_arn_template.replace(ACCOUNT_ID_PLACEHOLDER, account_id)
+        return f"arn:aws:iam::{account_id}:role/{self.aws.role_name}"
+
     def with_overrides(
         self, regions: list[str] | None = None, lookback_days: int | None = None
     ) -> AuditConfig:
@@ -311,6 +328,18 @@ def _validate(config: AuditConfig) -> None:
     aws = config.aws
     if not aws.regions:
         raise ConfigError(f"{src}: aws.regions must name at least one region")
+    if ALL_REGIONS in aws.regions and len(aws.regions) > 1:
+        raise ConfigError(f'{src}: aws.regions is either "all" or a list of regions, got {list(aws.regions)}')
+    for key in ("accounts", "exclude_accounts"):
+        bad = [a for a in getattr(aws, key) if not (len(a) == 12 and a.isdigit())]
+        if bad:
+            raise ConfigError(f"{src}: aws.{key} must hold 12-digit account ids, got {bad[0]!r}")
+    if (aws.accounts or aws.organization) and not (aws.role_name or aws.role_arn_template):
+        raise ConfigError(f"{src}: aws.role_name or aws.role_arn_template is required with aws.accounts "
+                          "or aws.organization (the role to assume in each account)")
+    if aws.role_arn_template and ACCOUNT_ID_PLACEHOLDER not in aws.role_arn_template:
+        raise ConfigError(f"{src}: aws.role_arn_template must contain {ACCOUNT_ID_PLACEHOLDER}, "
+                          f"got {aws.role_arn_template!r}")
     lookback_flag = config.origin("aws.lookback_days")
     # "--lookback-days 5" when the flag set it, else "aws.lookback_days = 5" (the file's or the default).
     from_flag = lookback_flag != "aws.lookback_days"

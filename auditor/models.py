@@ -174,6 +174,7 @@ class AuditError:
     endpoint: str | None
     stage: str  # discover | collect | analyse | recommend | report
     message: str
+    account_id: str = ""  # "" : the caller's own account, or not tied to one
 
 
 @dataclass(frozen=True)
@@ -434,6 +435,18 @@ class JobsSection:
 
 
 @dataclass(frozen=True)
+class AccountInfo:
+    """An account the run set out to cover, and whether it could be audited."""
+
+    id: str
+    name: str
+    audited: bool
+    regions: tuple[str, ...]
+    skipped_regions: tuple[str, ...] = ()  # offered by SageMaker, not enabled for the account
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class AuditReport:
     generated_at: datetime
     window: Window
@@ -446,6 +459,7 @@ class AuditReport:
     jobs: JobsSection = field(default_factory=JobsSection)
     plans: tuple[Plan, ...] = ()
     partial: str | None = None  # why the run stopped before it saw everything (deadline, SIGTERM)
+    accounts: tuple[AccountInfo, ...] = ()
     # Answers that were throttled, server errors or failed connections (botocore retried them).
     call_problems: dict[str, int] = field(default_factory=dict)
 

@@ -19,11 +19,12 @@ ROOT = Path(__file__).parent.parent
 DEPLOY = ROOT / "deploy"
 # boto3 service name -> IAM action prefix, for the services the auditor talks to.
 SERVICES = {"sagemaker": "sagemaker", "cloudwatch": "cloudwatch",
-            "application-autoscaling": "application-autoscaling", "ses": "ses"}
+            "application-autoscaling": "application-autoscaling", "ses": "ses", "sts": "sts",
+            "organizations": "organizations", "ec2": "ec2"}
 
 
 # The code's convention: a boto3 client is held in a variable named after its service, or `client`.
-CLIENT_NAMES = {"sagemaker", "cloudwatch", "autoscaling", "ses", "client"}
+CLIENT_NAMES = {"sagemaker", "cloudwatch", "autoscaling", "ses", "client", "sts", "organizations", "ec2"}
 
 
 class CloudFormationLoader(yaml.SafeLoader):
@@ -189,3 +190,26 @@ def test_every_unit_gives_the_audit_time_to_stop_cleanly() -> None:
     dockerfile = (DEPLOY / "Dockerfile").read_text()
     assert "STOPSIGNAL SIGTERM" in dockerfile and f"docker stop -t {GRACE_SECONDS}" in dockerfile
     assert GRACE_SECONDS > STOP_SECONDS * 3
+
+
+HUB_ONLY = {"sts:AssumeRole", "sts:GetCallerIdentity", "organizations:ListAccounts", "ses:SendRawEmail"}
+
+
+def test_member_role_stackset_is_the_read_only_part_of_the_policy_and_trusts_the_hub() -> None:
+    path = DEPLOY / "cloudformation" / "member-role.yaml"
+    member = yaml.load(path.read_text(), Loader=CloudFormationLoader)
+    role = member["Resources"]["MemberRole"]["Properties"]
+    (document,) = [p["PolicyDocument"] for p in role["Policies"]]
+    hub = policy_actions(json.loads((DEPLOY / "iam-policy.json").read_text()))
+    assert policy_actions(document) == hub - HUB_ONLY
+    (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
+    assert "${HubAccountId}" in trust["Principal"]["AWS"] and "${HubRoleName}" in trust["Principal"]["AWS"]
+    hub_template = yaml.load((DEPLOY / "cloudformation" / "sagemaker-auditor.yaml").read_text(),
+                             Loader=CloudFormationLoader)
+    assert hub_template["Resources"]["TaskRole"]["Properties"]["RoleName"] == member["Parameters"]["HubRoleName"][
+        "Default"]
+    if shutil.which("cfn-lint") is None and not (Path(sys.executable).parent / "cfn-lint").exists():
+        pytest.skip("cfn-lint is not installed")
+    linter = shutil.which("cfn-lint") or str(Path(sys.executable).parent / "cfn-lint")
+    result = subprocess.run([linter, str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -14,7 +14,9 @@ from typing import Any
 
 import boto3
 import botocore.config
+import botocore.credentials
 import botocore.exceptions
+import botocore.session
 from botocore.client import BaseClient
 
 from auditor.errors import AwsAccessError
@@ -99,8 +101,15 @@ class AwsClients:
     """Makes one client per (service, region) and shares it; boto3 clients are thread-safe."""
 
     def __init__(self, profile: str | None = None, counter: ApiCallCounter | None = None,
-                 config: botocore.config.Config | None = None) -> None:
+                 config: botocore.config.Config | None = None,
+                 session: boto3.session.Session | None = None) -> None:
         self._config = config or client_config()
+        self.counter = counter or ApiCallCounter()
+        self._clients: dict[tuple[str, str], BaseClient] = {}
+        self._lock = threading.Lock()
+        if session is not None:  # an assumed role's session (see `assume`)
+            self._session = session
+            return
         try:
             self._session = boto3.session.Session(profile_name=profile or None)
         except botocore.exceptions.ProfileNotFound as exc:
@@ -112,9 +121,39 @@ class AwsClients:
             raise AwsAccessError(
                 f"AWS profile {named!r} not found (set by the environment variable {variable})"
             ) from None
-        self.counter = counter or ApiCallCounter()
-        self._clients: dict[tuple[str, str], BaseClient] = {}
-        self._lock = threading.Lock()
+
+    def caller_account(self, region: str) -> str:
+        """The account the credentials act in (sts:GetCallerIdentity needs no permission)."""
+        sts = self.client("sts", region)
+        try:
+            return str(sts.get_caller_identity()["Account"])
+        except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+            raise AwsAccessError(describe_client_error(exc, "sts", "GetCallerIdentity", region)) from None
+
+    def assume(self, role_arn: str, external_id: str | None, region: str) -> AwsClients:
+        """Clients acting in another account through `role_arn`. The credentials refresh themselves
+        before they expire (a large run outlives the one-hour default). Raises AwsAccessError with
+        the refusal in one line when the role cannot be assumed."""
+        sts = self.client("sts", region)
+        request: dict[str, Any] = {"RoleArn": role_arn, "RoleSessionName": "sagemaker-auditor"}
+        if external_id:
+            request["ExternalId"] = external_id
+
+        def fetch() -> dict[str, str]:
+            credentials = sts.assume_role(**request)["Credentials"]
+            return {"access_key": credentials["AccessKeyId"], "secret_key": credentials["SecretAccessKey"],
+                    "token": credentials["SessionToken"], "expiry_time": credentials["Expiration"].isoformat()}
+
+        try:
+            first = fetch()
+        except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+            raise AwsAccessError(f"{describe_client_error(exc, 'sts', 'AssumeRole', region)} ({role_arn})") from None
+        refreshable = botocore.credentials.RefreshableCredentials.create_from_metadata(
+            first, refresh_using=fetch, method="sts-assume-role")
+        core = botocore.session.get_session()
+        core._credentials = refreshable  # botocore's documented-by-use way to hand a session credentials
+        return AwsClients(counter=self.counter, config=self._config,
+                          session=boto3.session.Session(botocore_session=core))
 
     def check_credentials(self) -> None:
         try:
@@ -125,6 +164,10 @@ class AwsClients:
             raise AwsAccessError(
                 "no AWS credentials found: set aws.profile, AWS_PROFILE or AWS_ACCESS_KEY_ID"
             )
+
+    def sagemaker_regions(self) -> set[str]:
+        """The regions where SageMaker is offered (in the commercial partition)."""
+        return set(self._session.get_available_regions("sagemaker"))
 
     def check_region(self, region: str) -> None:
         known = set(self._session.get_available_regions("sagemaker"))

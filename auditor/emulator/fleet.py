@@ -29,7 +29,7 @@ import numpy as np
 
 from auditor.catalog import Catalog, load_catalog
 from auditor.emulator.published import ASYNC, INSTANCE_NS, INVOCATION_NS, REAL_TIME, SERVERLESS, check_datums
-from auditor.emulator.server import Emulator
+from auditor.emulator.server import ACCOUNT_ID, Emulator
 
 __all__ = ["INSTANCE_NS", "INVOCATION_NS", "Busy", "EndpointSpec", "Load", "VariantSpec", "async_variant",
            "day_night_counts", "demo_fleet", "fleet_datums", "scenario_fleet", "seed_fleet", "serverless_variant",
@@ -352,16 +352,16 @@ def seed_fleet(
     region: str = "us-east-1",
     seed: int = 42,
     catalog: Catalog | None = None,
+    account_id: str | None = None,
 ) -> None:
-    """Create the endpoints through the SageMaker API and publish their metrics to CloudWatch.
+    """Create the endpoints through the SageMaker API and publish their metrics to CloudWatch, in
+    the emulator's default account or in `account_id` (through credentials acting in it).
 
     Every datum is checked against what AWS publishes for the endpoint's kind first: a spec that
     would publish anything else raises UnpublishedMetricError before anything is created.
     """
     catalog = catalog or load_catalog()
-    session = boto3.session.Session(
-        aws_access_key_id="testing", aws_secret_access_key="testing", region_name=region
-    )
+    session = _session_in(emulator, account_id, region)
     sagemaker = session.client("sagemaker", endpoint_url=emulator.url)
     cloudwatch = session.client("cloudwatch", endpoint_url=emulator.url)
     autoscaling = session.client("application-autoscaling", endpoint_url=emulator.url)
@@ -369,7 +369,7 @@ def seed_fleet(
     datums = fleet_datums(fleet, now, lookback_days, seed, catalog)  # checked before anything is created
     for spec in fleet:
         _create_endpoint(sagemaker, spec)
-        _adjust_state(emulator, spec, now, region)
+        _adjust_state(emulator, spec, now, region, account_id)
         _register_autoscaling(autoscaling, spec)
     for namespace, items in datums.items():
         for i in range(0, len(items), 1000):  # PutMetricData takes 1,000 datums a call
@@ -421,9 +421,23 @@ def _create_endpoint(sagemaker: Any, spec: EndpointSpec) -> None:
         sagemaker.delete_endpoint_config(EndpointConfigName=f"{spec.name}-config")
 
 
-def _adjust_state(emulator: Emulator, spec: EndpointSpec, now: datetime, region: str) -> None:
+def _session_in(emulator: Emulator, account_id: str | None, region: str) -> boto3.session.Session:
+    """The emulator acts in the account of the role a session assumed (as AWS does)."""
+    keys = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": region}
+    if account_id is None or account_id == ACCOUNT_ID:
+        return boto3.session.Session(**keys)
+    sts = boto3.session.Session(**keys).client("sts", endpoint_url=emulator.url)
+    credentials = sts.assume_role(RoleArn=f"arn:aws:iam::{account_id}:role/fleet-seeder",
+                                  RoleSessionName="fleet-seeder")["Credentials"]
+    return boto3.session.Session(aws_access_key_id=credentials["AccessKeyId"],
+                                 aws_secret_access_key=credentials["SecretAccessKey"],
+                                 aws_session_token=credentials["SessionToken"], region_name=region)
+
+
+def _adjust_state(emulator: Emulator, spec: EndpointSpec, now: datetime, region: str,
+                  account_id: str | None = None) -> None:
     """The emulator stamps endpoints InService, created now, at the initial count: set what the spec says."""
-    endpoint = emulator.backend("sagemaker", region).endpoints[spec.name]
+    endpoint = emulator.backend("sagemaker", region, account_id or ACCOUNT_ID).endpoints[spec.name]
     endpoint.creation_time = now - timedelta(days=spec.age_days)
     endpoint.endpoint_status = spec.status
     if spec.status == "Failed":

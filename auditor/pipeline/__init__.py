@@ -8,6 +8,7 @@ collected before it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -18,6 +19,7 @@ from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.discover.endpoints import ConfigCache, MemoryConfigCache
 from auditor.models import (
+    AccountInfo,
     AuditError,
     AuditReport,
     CatalogInfo,
@@ -28,6 +30,7 @@ from auditor.models import (
     TrainingCost,
     TransformCost,
 )
+from auditor.pipeline.accounts import AccountAccess, open_estate
 from auditor.pipeline.endpoints import EndpointsResult, audit_endpoints
 from auditor.pipeline.jobs import JobsResult, audit_jobs
 from auditor.pipeline.limits import RunLimits, RunStopped
@@ -59,27 +62,30 @@ def run_audit(
     notices: tuple[AuditError, ...] = (),
     configs: ConfigCache | None = None,
 ) -> AuditOutcome:
-    """Audit every configured region (in parallel) within `limits`: a region not finished when
-    the deadline passes or a stop is requested is reported as not audited, with the endpoints it
-    had discovered, and the report is marked partial. `notices`: problems found before the audit
-    (a history file moved aside); they lead the report's errors."""
+    """Audit every account and region (in parallel) within `limits`: one not finished when the
+    deadline passes or a stop is requested is reported as not audited, with the endpoints it had
+    discovered, and the report is marked partial; an account that cannot be entered is an error
+    and the others go on. `notices`: problems found before the audit (a history file moved
+    aside); they lead the report's errors."""
     now = now or datetime.now(UTC)
     progress = progress or Progress()
     limits = limits or RunLimits(config.aws.deadline_minutes * 60)
     configs = configs or MemoryConfigCache()
     clients.check_credentials()
-    for region in config.aws.regions:
-        clients.check_region(region)
+    estate = open_estate(config, clients)
     catalog = load_catalog(config.pricing.assume_prices_from)
     window = align_window(now, config.aws.lookback_days, config.aws.period_seconds)
+    entered = {a.account.id: a for a in estate.entered}
 
     def audit_region(board: RegionWork[RegionResult]) -> RegionResult:
-        endpoints = audit_endpoints(board.region, config, clients, catalog, window, now, progress, limits, board,
-                                    configs)
+        account_clients = entered[board.account].clients
+        assert account_clients is not None
+        endpoints = audit_endpoints(board.region, config, account_clients, catalog, window, now, progress, limits,
+                                    board, configs)
         jobs = None
         if config.jobs.enabled:
             limits.check()
-            jobs = audit_jobs(board.region, config, clients, catalog, window, now)
+            jobs = audit_jobs(board.region, config, account_clients, catalog, window, now)
         return RegionResult(endpoints, jobs)
 
     endpoints: list[EndpointReport] = []
@@ -90,28 +96,37 @@ def run_audit(
     transform: list[TransformCost] = []
     experiments: list[Experiment] = []
     stopped: list[str] = []
-    for board in run_regions(config.aws.regions, audit_region, limits):
+    for access in estate.accounts:
+        if access.error is not None:
+            error = AuditError("-", None, "discover", f"account {access.account.id} not audited: {access.error}",
+                               access.account.id)
+            errors.append(error)
+            fatal.append(error)
+    units = [(a.account.id, region) for a in estate.entered for region in a.regions]
+    for board in run_regions(units, audit_region, limits):
         result = board.result if board.finished.is_set() else None
+        where = f" in account {board.account}" if board.account else ""
         if result is None:
             reason = board.stopped or "stopped"
             stopped.append(reason)
-            error = AuditError(board.region, None, "collect", f"region not audited: {reason}")
+            error = AuditError(board.region, None, "collect", f"region not audited{where}: {reason}", board.account)
             errors.append(error)
             fatal.append(error)
             endpoints.extend(EndpointReport(replace(e, not_judged_reason=f"not audited: {reason}"), ())
                              for e in board.discovered)
             continue
+        mark = _account_marker(board.account)
         endpoints.extend(result.endpoints.endpoints)
         findings.extend(result.endpoints.findings)
-        errors.extend(result.endpoints.errors)
-        fatal.extend(result.endpoints.fatal)
+        errors.extend(mark(e) for e in result.endpoints.errors)
+        fatal.extend(mark(e) for e in result.endpoints.fatal)
         if result.jobs is not None:
             training.extend(result.jobs.section.training)
             transform.extend(result.jobs.section.transform)
             experiments.extend(result.jobs.section.experiments)
             findings.extend(result.jobs.findings)
-            errors.extend(result.jobs.errors)
-            fatal.extend(result.jobs.fatal)
+            errors.extend(mark(e) for e in result.jobs.errors)
+            fatal.extend(mark(e) for e in result.jobs.fatal)
 
     # Advice that costs more (a growing queue) is not a saving: it ranks by severity among the zeros.
     findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.region, f.endpoint,
@@ -128,10 +143,26 @@ def run_audit(
         settings=report_settings(config),
         jobs=JobsSection(tuple(training), tuple(transform), tuple(experiments)),
         plans=build_plans(findings, endpoint_reports, catalog, config),
+        accounts=tuple(_account_info(a, endpoint_reports) for a in estate.accounts),
         partial=stopped[0] if stopped else None,
         call_problems=clients.counter.problem_counts(),
     )
     return AuditOutcome(report=report, fatal_errors=tuple(fatal))
+
+
+def _account_marker(account_id: str) -> Callable[[AuditError], AuditError]:
+    """Errors of a region in another account say which account; the caller's own need not."""
+    def mark(error: AuditError) -> AuditError:
+        if not account_id or error.account_id:
+            return error
+        return replace(error, account_id=account_id, message=f"{error.message} (account {account_id})")
+    return mark
+
+
+def _account_info(access: AccountAccess, endpoints: tuple[EndpointReport, ...]) -> AccountInfo:
+    account_id = access.account.id or next((e.endpoint.account_id for e in endpoints), "")
+    return AccountInfo(account_id, access.account.name, access.error is None, access.regions,
+                       access.skipped_regions, access.error)
 
 
 def report_settings(config: AuditConfig) -> dict[str, Any]:

@@ -9,14 +9,14 @@ can list those endpoints as not audited instead of forgetting them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from auditor.models import Endpoint
 from auditor.pipeline.limits import RunLimits, RunStopped
 
-# CloudWatch and SageMaker rate limits are per account and region: regions never share a budget,
+# CloudWatch and SageMaker rate limits are per account and region: units never share a budget,
 # but the machine's connections and CPU do.
 MAX_PARALLEL_REGIONS = 4
 POLL_SECONDS = 0.2
@@ -27,6 +27,7 @@ Result = TypeVar("Result")
 @dataclass
 class RegionWork(Generic[Result]):
     region: str
+    account: str = ""  # "" : the caller's own account
     result: Result | None = None
     stopped: str | None = None  # why the region stopped before it finished
     failure: BaseException | None = None  # a bug: re-raised in the caller's thread
@@ -38,15 +39,15 @@ class RegionWork(Generic[Result]):
 
 
 def run_regions(
-    regions: tuple[str, ...],
+    units: Sequence[tuple[str, str]],
     work: Callable[[RegionWork[Result]], Result],
     limits: RunLimits,
     parallel: int = MAX_PARALLEL_REGIONS,
 ) -> list[RegionWork[Result]]:
-    """Run `work` for every region, at most `parallel` at once; return when all finished or the
-    limits are reached (then unfinished regions carry `stopped`)."""
-    slots = threading.BoundedSemaphore(max(1, min(parallel, len(regions))))
-    boards = [RegionWork[Result](region) for region in regions]
+    """Run `work` for every (account, region), at most `parallel` at once; return when all finished
+    or the limits are reached (then unfinished ones carry `stopped`)."""
+    slots = threading.BoundedSemaphore(max(1, min(parallel, len(units))))
+    boards = [RegionWork[Result](region, account) for account, region in units]
 
     def run(board: RegionWork[Result]) -> None:
         with slots:
@@ -63,7 +64,8 @@ def run_regions(
                 board.finished.set()
 
     for board in boards:
-        threading.Thread(target=run, args=(board,), name=f"region-{board.region}", daemon=True).start()
+        threading.Thread(target=run, args=(board,), name=f"region-{board.account}-{board.region}",
+                         daemon=True).start()
     for board in boards:
         while not board.finished.wait(POLL_SECONDS):
             reason = limits.reason()

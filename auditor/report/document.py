@@ -231,6 +231,11 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
             }
             for e in report.endpoints
         ],
+        "accounts": [
+            {"id": a.id, "name": a.name, "audited": a.audited, "regions": list(a.regions),
+             "skipped_regions": list(a.skipped_regions), "error": a.error}
+            for a in report.accounts
+        ],
         "plans": [plan_to_dict(p) for p in report.plans],
         "findings": [finding_to_dict(f) for f in report.findings],
         "jobs": jobs_to_dict(report.jobs),
@@ -250,11 +255,14 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
             "findings_by_severity": report.findings_by_severity(),
             "monthly_cost_usd": report.monthly_cost_usd,
             "monthly_savings_usd": report.monthly_savings_usd,
+            "accounts_audited": sum(1 for a in report.accounts if a.audited),
+            "accounts": len(report.accounts),
             "api_calls": sum(report.api_calls.values()),
             "call_problems": report.call_problems,
         },
         "errors": [
-            {"region": e.region, "endpoint": e.endpoint, "stage": e.stage, "message": e.message}
+            {"account_id": e.account_id or None, "region": e.region, "endpoint": e.endpoint, "stage": e.stage,
+             "message": e.message}
             for e in report.errors
         ],
     }

@@ -175,6 +175,10 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
     shown_findings = actionable if limit is None else actionable[:limit]
     plans = doc.get("plans", [])
     shown_plans = plans if limit is None else plans[:limit]
+    several_accounts = len({p["account_id"] for p in plans}) > 1
+    if several_accounts:  # grouped by account, each group still ranked by saving
+        order = {account: i for i, account in enumerate(dict.fromkeys(p["account_id"] for p in shown_plans))}
+        shown_plans = sorted(shown_plans, key=lambda p: order[p["account_id"]])
     shown_endpoints = endpoints if limit is None else endpoints[:limit]
     settings = doc.get("settings", {})
     return {
@@ -183,6 +187,8 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
         "findings": doc["findings"],
         "actionable": shown_findings,
         "plans": shown_plans,
+        "several_accounts": several_accounts,
+        "account_names": {a["id"]: a["name"] for a in doc.get("accounts", [])},
         "hidden_plans": len(plans) - len(shown_plans),
         "hidden_findings": len(actionable) - len(shown_findings),
         "shown_endpoints": shown_endpoints,
