@@ -258,6 +258,7 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
             "accounts_audited": sum(1 for a in report.accounts if a.audited),
             "accounts": len(report.accounts),
             "api_calls": sum(report.api_calls.values()),
+            "api_calls_by_operation": report.api_calls,
             "call_problems": report.call_problems,
         },
         "errors": [
