@@ -107,3 +107,16 @@ def test_busy_components_are_not_judged(aws) -> None:
     doc = audit(now, instance_count=1,
                 components={"chat-7b": {"copies": 4, "cpu": 4.0, "gpu": 1.0, "memory": 16384}})
     assert not [f for f in doc["findings"] if f["rule"].startswith("component-")]
+
+
+def test_a_reserved_gpu_without_its_metric_gets_no_verdict(aws) -> None:
+    now = utc_now()
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    stamp = now.replace(minute=0, second=0, microsecond=0)
+    cloudwatch.put_metric_data(Namespace="/aws/sagemaker/InferenceComponents", MetricData=[
+        {"MetricName": metric, "Timestamp": stamp - timedelta(hours=h, minutes=30), "Value": 5.0,
+         "Dimensions": [{"Name": "InferenceComponentName", "Value": "chat-7b"}]}
+        for h in range(14 * 24) for metric in ("CPUUtilizationNormalized", "MemoryUtilizationNormalized")])
+    doc = audit(now, instance_count=6,
+                components={"chat-7b": {"copies": 16, "cpu": 4.0, "gpu": 1.0, "memory": 16384}})
+    assert "component-underutilized" not in {f["rule"] for f in doc["findings"]}

@@ -67,7 +67,10 @@ def advise(report: ComponentReport, config: AuditConfig, settings: ComponentSett
         return None
     limits = {Resource.CPU: config.thresholds.cpu, Resource.GPU: config.thresholds.gpu,
               Resource.MEMORY: config.thresholds.memory}
-    measured = {r: u.sizing[r] for r in _RESERVED if r in u.sizing and getattr(per_copy, _RESERVED[r]) > 0}
+    reserved = [r for r in _RESERVED if getattr(per_copy, _RESERVED[r]) > 0]
+    if any(r not in u.sizing for r in reserved if r is not Resource.MEMORY):
+        return None  # a reserved CPU or GPU without its metric: the copies cannot be sized
+    measured = {r: u.sizing[r] for r in reserved if r in u.sizing}
     if not measured or any(v >= limits[r] for r, v in measured.items()):
         return None
     target = target_percent(settings.target_utilization, config)
