@@ -196,6 +196,8 @@ def run(
         "--fail-on-findings", help="Exit 3 when there are findings (info notes aside).")] = False,
     no_history: Annotated[bool, typer.Option(
         "--no-history", help="Do not record this run in the history database.")] = False,
+    chat: Annotated[bool, typer.Option(
+        "--chat/--no-chat", help="Post a summary to the Slack / Teams webhooks of [chat].")] = False,
 ) -> None:
     """Audit every SageMaker endpoint, training and transform job in the configured regions."""
     started = time.monotonic()
@@ -206,11 +208,15 @@ def run(
             from auditor.deliver.mail import check_email_config
 
             check_email_config(config.email, to_file=not email)
+        if chat:
+            from auditor.deliver.chat import check_chat_config
+
+            check_chat_config(config.chat)
         # What can be checked is checked before an hour of API calls, not after.
         for path, option in ((output, "--output"), (email_to_file, "--email-to-file")):
             if path is not None:
                 check_writable(path, option)
-        if email and not email_to_file:
+        if (email and not email_to_file) or chat:
             from auditor.deliver.mail import outbox_path
 
             # Where an unsent message goes must work before the run relies on it.
@@ -235,7 +241,10 @@ def run(
 
     problems = [p for p in [write_report(report, output_format, output)] if p]
     # The history and the mail do not depend on the report file: a full disk still sends the mail.
-    delivered = deliver_outcome(config, outcome, history=not no_history, email=email, email_to_file=email_to_file)
+    delivered = deliver_outcome(config, outcome, history=not no_history, email=email, email_to_file=email_to_file,
+                                chat=chat)
+    if delivered.posted:
+        typer.echo(f"summary posted to {', '.join(delivered.posted)}", err=True)
     for path in delivered.written:
         typer.echo(f"email written to {path}", err=True)
     if delivered.sent_to:
@@ -319,14 +328,20 @@ def weekly_command(
     force: Annotated[bool, typer.Option("--force", help="Send even if this week's digest was sent already.")] = False,
     email_to_file: Annotated[Path | None, typer.Option(
         "--email-to-file", help="Write the digest email (.eml) here instead of sending it.")] = None,
+    chat: Annotated[bool, typer.Option(
+        "--chat/--no-chat", help="Post the digest's summary to the Slack / Teams webhooks of [chat].")] = False,
 ) -> None:
     """Build the weekly digest from the audit history; send it at most once a week."""
     from auditor.tasks.weekly import weekly_digest
 
     try:
         config = load_config(config_path)
+        if chat:
+            from auditor.deliver.chat import check_chat_config
+
+            check_chat_config(config.chat)
         result = weekly_digest(config, week=week, email=email, output=output, force=force,
-                               email_to_file=email_to_file)
+                               email_to_file=email_to_file, chat=chat)
     except AuditorError as exc:
         raise fail(str(exc)) from None
     typer.echo(result.message)
@@ -350,14 +365,25 @@ def schedule_command(
 def send_outbox_command(
     config_path: ConfigOption = None,
 ) -> None:
-    """Send the reports that could not be sent earlier (saved in the outbox)."""
+    """Send the reports and chat posts that could not be sent earlier (saved in the outbox)."""
+    from auditor.deliver.chat import send_chat_outbox
     from auditor.deliver.mail import outbox_path, send_outbox
 
     try:
         config = load_config(config_path)
-        sent, errors = send_outbox(config.email)
+        outbox = outbox_path(config.email)
+        posted, errors = send_chat_outbox(config.chat, outbox)
+        chat_waited = posted + len(errors)
+        # A chat-only setup has no [email] to check: mail is sent when some waits or mail is configured.
+        if not chat_waited or config.email.sender or (outbox.is_dir() and any(outbox.glob("*.eml"))):
+            sent, mail_errors = send_outbox(config.email)
+            errors += mail_errors
+        else:
+            sent = 0
     except AuditorError as exc:
         raise fail(str(exc)) from None
+    if posted:
+        typer.echo(f"posted {posted} chat message{'s' if posted != 1 else ''} from {outbox}", err=True)
     typer.echo(f"sent {sent} message{'s' if sent != 1 else ''} from {outbox_path(config.email)}", err=True)
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""

@@ -145,6 +145,23 @@ class EmailConfig:
 
 
 @dataclass(frozen=True)
+class ChatConfig:
+    """Slack and Teams summaries (auditor/deliver/chat.py). Webhook URLs are secrets: the config
+    names the environment variables that hold them, never the URLs."""
+
+    slack_webhook_env: str | None = None  # NAME of the variable holding a Slack incoming webhook URL
+    teams_webhook_env: str | None = None  # NAME of the variable holding a Teams workflow webhook URL
+    route_by_tag: str | None = None  # e.g. "owner": endpoints whose tag value has a route go there
+    slack_routes: tuple[str, ...] = ()  # "<tag value>=<ENV NAME>", e.g. "ml-search=SLACK_ML_SEARCH"
+    teams_routes: tuple[str, ...] = ()
+    report_url: str | None = None  # a link to the full report in every post
+    top_plans: int = 5  # plans listed in a post, largest saving first
+    timeout_seconds: float = 10.0
+    nightly: bool = True  # the nightly job posts when a webhook is configured
+    weekly: bool = True  # the weekly digest job posts when a webhook is configured
+
+
+@dataclass(frozen=True)
 class JobsConfig:
     enabled: bool = True  # audit training and batch transform jobs too
     spot_discount_percent: float = 70.0  # the Spot saving assumed for on-demand training
@@ -177,6 +194,7 @@ class AuditConfig:
     recommend: RecommendConfig = field(default_factory=RecommendConfig)
     pricing: PricingConfig = field(default_factory=PricingConfig)
     email: EmailConfig = field(default_factory=EmailConfig)
+    chat: ChatConfig = field(default_factory=ChatConfig)
     skip: SkipConfig = field(default_factory=SkipConfig)
     rules: RulesConfig = field(default_factory=RulesConfig)
     jobs: JobsConfig = field(default_factory=JobsConfig)
@@ -227,6 +245,7 @@ _SECTIONS: dict[str, type] = {
     "recommend": RecommendConfig,
     "pricing": PricingConfig,
     "email": EmailConfig,
+    "chat": ChatConfig,
     "skip": SkipConfig,
     "jobs": JobsConfig,
     "history": HistoryConfig,
@@ -325,6 +344,9 @@ def _coerce(key: str, value: Any, default: Any, source: str) -> Any:
 
 def _validate(config: AuditConfig) -> None:
     src = config.source
+    from auditor.deliver.chat import validate_chat_config
+
+    validate_chat_config(config.chat, src)
     aws = config.aws
     if not aws.regions:
         raise ConfigError(f"{src}: aws.regions must name at least one region")

@@ -100,6 +100,12 @@ class InferenceComponent:
     name: str
     variant: str
     status: str
+    # From DescribeInferenceComponent (None: not described): copies running now and what each
+    # copy reserves on its instance.
+    copy_count: int | None = None
+    cpu_cores: float | None = None  # NumberOfCpuCoresRequired
+    accelerators: float | None = None  # NumberOfAcceleratorDevicesRequired
+    memory_mb: float | None = None  # MinMemoryRequiredInMb
 
 
 @dataclass(frozen=True)

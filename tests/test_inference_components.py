@@ -17,13 +17,35 @@ from conftest import utc_now
 ARN = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm-host"
 
 
-def stub_sagemaker(client, now) -> Stubber:
+# Copies and per-copy requirements of each component, as DescribeInferenceComponent answers them.
+COMPONENTS = {
+    "chat-7b": {"copies": 2, "cpu": 4.0, "gpu": 1.0, "memory": 16384},
+    "embed-small": {"copies": 1, "cpu": 2.0, "gpu": 0.0, "memory": 4096},
+}
+
+
+def describe_response(name: str, spec: dict, now) -> dict:
+    required = {"NumberOfCpuCoresRequired": spec["cpu"], "MinMemoryRequiredInMb": spec["memory"]}
+    if spec["gpu"]:
+        required["NumberOfAcceleratorDevicesRequired"] = spec["gpu"]
+    return {
+        "InferenceComponentName": name, "InferenceComponentArn": f"{ARN}/ic/{name}", "EndpointName": "llm-host",
+        "EndpointArn": ARN, "VariantName": "AllTraffic", "InferenceComponentStatus": "InService",
+        "CreationTime": now, "LastModifiedTime": now,
+        "Specification": {"ModelName": f"{name}-model", "ComputeResourceRequirements": required},
+        "RuntimeConfig": {"DesiredCopyCount": spec["copies"], "CurrentCopyCount": spec["copies"]},
+    }
+
+
+def stub_sagemaker(client, now, instance_count: int = 1, components: dict | None = None) -> Stubber:
+    components = COMPONENTS if components is None else components
     stubber = Stubber(client)
     stubber.add_response("search", {"Results": [{"Endpoint": {
         "EndpointName": "llm-host", "EndpointArn": ARN, "EndpointConfigName": "llm-host-config",
         "EndpointStatus": "InService", "CreationTime": now - timedelta(days=60),
         "LastModifiedTime": now - timedelta(days=60),
-        "ProductionVariants": [{"VariantName": "AllTraffic", "CurrentInstanceCount": 1, "DesiredInstanceCount": 1}],
+        "ProductionVariants": [{"VariantName": "AllTraffic", "CurrentInstanceCount": instance_count,
+                                "DesiredInstanceCount": instance_count}],
         "Tags": [{"Key": "owner", "Value": "llm@example.com"}],
     }}]})
     # Endpoints that host inference components name no model on their variants.
@@ -31,15 +53,18 @@ def stub_sagemaker(client, now) -> Stubber:
         "EndpointConfigName": "llm-host-config", "EndpointConfigArn": ARN + "-config",
         "CreationTime": now - timedelta(days=60),
         "ProductionVariants": [{"VariantName": "AllTraffic", "InstanceType": "ml.g5.12xlarge",
-                                "InitialInstanceCount": 1}],
+                                "InitialInstanceCount": instance_count}],
         "ExecutionRoleArn": "arn:aws:iam::123456789012:role/sagemaker",
     })
     stubber.add_response("list_inference_components", {"InferenceComponents": [
         {"InferenceComponentName": name, "InferenceComponentArn": f"{ARN}/ic/{name}", "EndpointName": "llm-host",
          "EndpointArn": ARN, "VariantName": "AllTraffic", "InferenceComponentStatus": "InService",
          "CreationTime": now, "LastModifiedTime": now}
-        for name in ("chat-7b", "embed-small")
+        for name in components
     ]}, {"EndpointNameEquals": "llm-host"})
+    for name, spec in components.items():
+        stubber.add_response("describe_inference_component", describe_response(name, spec, now),
+                             {"InferenceComponentName": name})
     stubber.activate()
     return stubber
 

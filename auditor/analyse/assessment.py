@@ -41,6 +41,7 @@ class EndpointAssessment:
     window: Window | None = None
     queue: pd.DataFrame = field(default_factory=pd.DataFrame)  # endpoint-level series (async)
     config: AuditConfig | None = None  # the config with this endpoint's tag overrides
+    components: tuple[ComponentReport, ...] = ()  # inference components, with their utilisation
 
 
 def assess_endpoint(

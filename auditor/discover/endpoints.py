@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import botocore.exceptions
@@ -202,7 +202,34 @@ def _list_inference_components(
             ) from exc
         record(AuditError(region, endpoint, "discover",
                           describe_client_error(exc, "sagemaker", "ListInferenceComponents", region)))
-    return tuple(components)
+    return tuple(_describe_inference_component(sagemaker, region, endpoint, c, record) for c in components)
+
+
+def _describe_inference_component(
+    sagemaker: BaseClient, region: str, endpoint: str, component: InferenceComponent, record: Any
+) -> InferenceComponent:
+    """Copies and per-copy compute requirements; without them the component is reported, not judged."""
+    try:
+        described = sagemaker.describe_inference_component(InferenceComponentName=component.name)
+    except botocore.exceptions.ClientError as exc:
+        record(AuditError(region, endpoint, "discover",
+                          f"{describe_client_error(exc, 'sagemaker', 'DescribeInferenceComponent', region)}: "
+                          f"component {component.name} not judged"))
+        return component
+    required = (described.get("Specification") or {}).get("ComputeResourceRequirements") or {}
+    copies = (described.get("RuntimeConfig") or {}).get("CurrentCopyCount")
+
+    def number(key: str) -> float | None:
+        value = required.get(key)
+        return None if value is None else float(value)
+
+    return replace(
+        component,
+        copy_count=None if copies is None else int(copies),
+        cpu_cores=number("NumberOfCpuCoresRequired"),
+        accelerators=number("NumberOfAcceleratorDevicesRequired"),
+        memory_mb=number("MinMemoryRequiredInMb"),
+    )
 
 
 def _endpoint_kind(config: dict[str, Any], described: dict[str, Any]) -> EndpointKind:

@@ -97,7 +97,8 @@ def audit_endpoints(
     for endpoint in endpoints:
         endpoint_config, tag_errors = config_for_endpoint(endpoint, config)
         errors.extend(tag_errors)
-        assessments[endpoint.name] = assess_endpoint(endpoint, metrics, catalog, endpoint_config, window, now)
+        assessed = assess_endpoint(endpoint, metrics, catalog, endpoint_config, window, now)
+        assessments[endpoint.name] = replace(assessed, components=assess_components(endpoint, metrics, config, window))
     findings = [f for a in assessments.values() for f in evaluate_endpoint(a, config)]
     reports = tuple(
         EndpointReport(
@@ -107,7 +108,7 @@ def audit_endpoints(
                               average_instances=va.average_instances)
                 for va in a.variants
             ),
-            components=assess_components(a.endpoint, metrics, config, window),
+            components=a.components,
         )
         for a in assessments.values()
     )

@@ -21,4 +21,6 @@ def advice_text(rec: Recommendation) -> str:
         return f"serverless, {rec.details.get('memory_size_mb')} MB"
     if rec.action == "spot":
         return f"managed Spot training, {rec.instance_count} x {rec.instance_type}"
+    if rec.details.get("component_advice"):
+        return f"{rec.details['component_advice']}; {rec.instance_count} x {rec.instance_type}"
     return f"{rec.instance_count} x {rec.instance_type}"

@@ -224,6 +224,9 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
                         "name": c.component.name,
                         "variant": c.component.variant,
                         "status": c.component.status,
+                        "copy_count": c.component.copy_count,
+                        "per_copy": {"cpu_cores": c.component.cpu_cores, "accelerators": c.component.accelerators,
+                                     "memory_mb": c.component.memory_mb},
                         "utilization": _utilization(c),
                     }
                     for c in e.components

@@ -93,12 +93,13 @@ class Delivered:
     sent_to: tuple[str, ...] = ()
     written: tuple[Path, ...] = ()
     problems: tuple[str, ...] = field(default=())  # one line each
+    posted: tuple[str, ...] = ()  # chat posts, "<service>:<channel label>"
 
 
 def deliver_outcome(config: AuditConfig, outcome: AuditOutcome, *, history: bool = True, email: bool = False,
-                    email_to_file: Path | None = None) -> Delivered:
-    """Record the run in the history and send (or write) the email; a step that fails is a
-    problem in the result and the next step still runs."""
+                    email_to_file: Path | None = None, chat: bool = False) -> Delivered:
+    """Record the run in the history, send (or write) the email and post the chat summary; a step
+    that fails is a problem in the result and the next step still runs."""
     from auditor.deliver.mail import send_report, write_messages
 
     problems: list[str] = []
@@ -122,7 +123,28 @@ def deliver_outcome(config: AuditConfig, outcome: AuditOutcome, *, history: bool
             sent = tuple(r for d in send_report(outcome.report, config.email) for r in d.recipients)
         except AuditorError as exc:
             problems.append(str(exc))
-    return Delivered(run_id, sent, written, tuple(problems))
+    posted: tuple[str, ...] = ()
+    if chat:
+        posted, chat_problems = post_chat(config, outcome, run_id, sent)
+        problems += chat_problems
+    return Delivered(run_id, sent, written, tuple(problems), posted)
+
+
+def post_chat(config: AuditConfig, outcome: AuditOutcome, run_id: int | None,
+              sent_to: tuple[str, ...]) -> tuple[tuple[str, ...], list[str]]:
+    """The run's summary to Slack and Teams; failed posts wait in the outbox."""
+    from auditor.deliver.chat import deliver_posts, plan_report_posts
+    from auditor.deliver.mail import outbox_path
+
+    where = []
+    if sent_to:
+        where.append(f"emailed to {len(sent_to)} recipient{'s' if len(sent_to) != 1 else ''}")
+    if run_id is not None:
+        where.append(f"run {run_id} in the audit history (audit history)")
+    pointer = "Full report: " + ("; ".join(where) if where else "the report file of the audit run")
+    posts = plan_report_posts(outcome.report, config.chat, pointer)
+    posted, problems = deliver_posts(posts, config.chat, outbox_path(config.email))
+    return tuple(posted), problems
 
 
 @dataclass(frozen=True)
@@ -146,7 +168,10 @@ def nightly_audit(config: AuditConfig, now: datetime | None = None,
     outcome = execute_audit(config, now=now, limits=limits, notices=(notice,) if notice else (),
                             remember_configs=True)
     mail = bool(config.email.sender and config.email.recipients) and not limits.stop.is_set()
-    delivered = deliver_outcome(config, outcome, email=mail)
+    from auditor.deliver.chat import chat_configured
+
+    chat = config.chat.nightly and chat_configured(config.chat) and not limits.stop.is_set()
+    delivered = deliver_outcome(config, outcome, email=mail, chat=chat)
     if delivered.problems:
         raise AuditorError(delivered.problems[0])
     if limits.stop.is_set():

@@ -132,7 +132,10 @@ def weekly_job(config: AuditConfig) -> JobFunction:
         output = None
         if not email:  # no mail configured: keep the digest as a file
             output = Path(platformdirs.user_data_dir("sagemaker-auditor")) / "digests" / "latest.html"
-        result = weekly_digest(config, email=email, output=output)
+        from auditor.deliver.chat import chat_configured
+
+        chat = config.chat.weekly and chat_configured(config.chat)
+        result = weekly_digest(config, email=email, output=output, chat=chat)
         return {"status": "ok" if result.status in ("sent", "written") else result.status, "week": result.week,
                 "new": result.new, "resolved": result.resolved, "still_open": result.still_open,
                 "saving_usd": result.monthly_savings_usd, "message": result.message}

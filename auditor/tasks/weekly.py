@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError, ConfigError
 from auditor.history.store import History
-from auditor.history.weekly import build_digest, iso_week
+from auditor.history.weekly import Digest, build_digest, iso_week
 from auditor.tasks.audit import history_path
 
 
@@ -26,6 +26,35 @@ class WeeklyResult:
 
 def weekly_digest(
     config: AuditConfig,
+    week: str | None = None,
+    email: bool = False,
+    output: Path | None = None,
+    force: bool = False,
+    now: datetime | None = None,
+    email_to_file: Path | None = None,
+    chat: bool = False,
+) -> WeeklyResult:
+    """The digest (below), then, with `chat`, its summary posted to Slack and Teams: a failed
+    post or a failed mail does not stop the other; the first problem is raised after both."""
+    built: list[Digest] = []
+    try:
+        result = _weekly_digest(config, built, week, email, output, force, now, email_to_file)
+    except AuditorError as exc:
+        if chat and built:
+            try:
+                post_digest(config, built[0], emailed=False)
+            except AuditorError as chat_exc:
+                raise AuditorError(f"{exc} (and {chat_exc})") from None
+        raise
+    if chat and built:
+        post_digest(config, built[0], emailed=result.status == "sent")
+        result = replace(result, message=f"{result.message}; posted to chat")
+    return result
+
+
+def _weekly_digest(
+    config: AuditConfig,
+    built: list[Digest],
     week: str | None = None,
     email: bool = False,
     output: Path | None = None,
@@ -56,6 +85,7 @@ def weekly_digest(
         if digest is None:
             return WeeklyResult(week, "no-runs", f"no audit runs in {week}: no digest to send")
         counts = {"new": len(digest.new), "resolved": len(digest.resolved), "still_open": len(digest.still_open)}
+        built.append(digest)
         saving = digest.run.monthly_savings_usd
         written = []
         if output is not None:
@@ -84,3 +114,17 @@ def weekly_digest(
         history.record_digest(week, now, list(config.email.recipients))
         return WeeklyResult(week, "sent", f"digest for {week} sent to {', '.join(config.email.recipients)}", **counts,
                             monthly_savings_usd=saving)
+
+
+def post_digest(config: AuditConfig, digest: Digest, emailed: bool) -> list[str]:
+    """The digest's summary to Slack and Teams; a failed post waits in the outbox and raises."""
+    from auditor.deliver.chat import deliver_posts, plan_digest_posts
+    from auditor.deliver.mail import outbox_path
+
+    pointer = (f"Full digest: emailed to {', '.join(config.email.recipients)}" if emailed and config.email.recipients
+               else f"Full digest: audit weekly --week {digest.week} --output digest.html")
+    posted, problems = deliver_posts(plan_digest_posts(digest, config.chat, pointer), config.chat,
+                                     outbox_path(config.email))
+    if problems:
+        raise AuditorError(problems[0])
+    return posted

@@ -1,0 +1,385 @@
+"""Chat delivery: a compact summary of a run or of the weekly digest, posted to a Slack incoming
+webhook (`{"text", "blocks"}`, mrkdwn sections) and to a Microsoft Teams workflow webhook (an
+Adaptive Card 1.4 in a message attachment).
+
+Webhook URLs are secrets: the config names the environment variables that hold them, and the URL
+is never written to a message, a log or the outbox. A post that fails is saved in the outbox (beside
+the unsent mail, as `*.chat.json`, with the variable's name and the payload) and `audit send-outbox`
+posts it again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from auditor.errors import AuditorError, ConfigError
+from auditor.models import AuditReport
+
+if TYPE_CHECKING:
+    from auditor.config import ChatConfig
+    from auditor.history.weekly import Digest
+
+SERVICES = ("slack", "teams")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+OUTBOX_SUFFIX = ".chat.json"
+MAX_VALUE_CHARS = 80  # a tag or name longer than this is cut in a post
+SLACK_SECTION_CHARS = 2900  # Slack refuses a section text over 3000 characters
+
+
+class ChatError(AuditorError):
+    """A post that could not be delivered (one line, never the webhook URL)."""
+
+
+# --- configuration --------------------------------------------------------------------------------
+
+
+def parse_routes(routes: tuple[str, ...], key: str, source: str) -> dict[str, str]:
+    """`"<tag value>=<ENV NAME>"` entries as {tag value: env name}."""
+    parsed: dict[str, str] = {}
+    for entry in routes:
+        value, sep, env = entry.rpartition("=")
+        if not sep or not value.strip() or not ENV_NAME.match(env.strip()):
+            raise ConfigError(f"{source}: chat.{key} entry {entry!r} must be \"<tag value>=<ENVIRONMENT_VARIABLE>\"")
+        parsed[value.strip()] = env.strip()
+    return parsed
+
+
+def validate_chat_config(chat: ChatConfig, source: str) -> None:
+    for key in ("slack_webhook_env", "teams_webhook_env"):
+        name = getattr(chat, key)
+        if name and not ENV_NAME.match(name):
+            raise ConfigError(f"{source}: chat.{key} must be the NAME of an environment variable, got {name!r}")
+    for service in SERVICES:
+        parse_routes(getattr(chat, f"{service}_routes"), f"{service}_routes", source)
+    if (chat.slack_routes or chat.teams_routes) and not chat.route_by_tag:
+        raise ConfigError(f"{source}: chat.slack_routes and chat.teams_routes need chat.route_by_tag")
+    if chat.report_url and not chat.report_url.startswith(("https://", "http://")):
+        raise ConfigError(f"{source}: chat.report_url must be an http(s) URL, got {chat.report_url!r}")
+    if not 1 <= chat.top_plans <= 20:
+        raise ConfigError(f"{source}: chat.top_plans must be from 1 to 20, got {chat.top_plans}")
+    if not 0 < chat.timeout_seconds <= 120:
+        raise ConfigError(
+            f"{source}: chat.timeout_seconds must be over 0 and at most 120, got {chat.timeout_seconds:g}")
+
+
+def chat_configured(chat: ChatConfig) -> bool:
+    return bool(chat.slack_webhook_env or chat.teams_webhook_env or chat.slack_routes or chat.teams_routes)
+
+
+def check_chat_config(chat: ChatConfig, environ: Mapping[str, str] | None = None) -> None:
+    """Before a run that posts (`--chat`): a webhook is configured and every variable it names is set."""
+    environ = os.environ if environ is None else environ
+    if not chat_configured(chat):
+        raise ConfigError("--chat needs chat.slack_webhook_env, chat.teams_webhook_env or chat routes in the config")
+    for env, key in _all_envs(chat):
+        if not environ.get(env):
+            raise ConfigError(f"environment variable {env} ({key}) is not set")
+
+
+def _all_envs(chat: ChatConfig) -> list[tuple[str, str]]:
+    envs = [(getattr(chat, f"{s}_webhook_env"), f"chat.{s}_webhook_env") for s in SERVICES
+            if getattr(chat, f"{s}_webhook_env")]
+    for service in SERVICES:
+        routes = parse_routes(getattr(chat, f"{service}_routes"), f"{service}_routes", "config")
+        envs += [(env, f"chat.{service}_routes") for env in routes.values()]
+    return envs
+
+
+# --- what a post says, before any format ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Line:
+    """One plan, or one finding of the digest."""
+
+    endpoint: str
+    variant: str | None
+    advice: str
+    monthly_savings_usd: float
+
+
+@dataclass(frozen=True)
+class Summary:
+    title: str
+    facts: tuple[tuple[str, str], ...]
+    heading: str  # over the lines, e.g. "Top plans"
+    lines: tuple[Line, ...]
+    more: int  # lines not shown
+    link: str | None  # the full report
+    pointer: str  # where the full report is, when there is no link
+    banner: str | None = None  # a partial run
+
+
+def _money(value: float) -> str:
+    return f"${value:,.0f}/month"
+
+
+def report_summary(report: AuditReport, chat: ChatConfig, pointer: str, owner: str | None = None) -> Summary:
+    counts = report.findings_by_severity()
+    plans = sorted((p for p in report.plans if p.monthly_savings_usd > 0), key=lambda p: -p.monthly_savings_usd)
+    lines = tuple(Line(p.endpoint, p.variant, p.proposed.advice, p.monthly_savings_usd)
+                  for p in plans[:chat.top_plans])
+    title = f"SageMaker audit: {len(report.findings)} findings, {_money(report.monthly_savings_usd)} to save"
+    if owner:
+        title += f" ({owner})"
+    facts = (
+        ("Endpoints", str(len(report.endpoints))),
+        ("Monthly spend", f"${report.monthly_cost_usd:,.0f}"),
+        ("Potential saving", _money(report.monthly_savings_usd)),
+        ("Findings", ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "none"),
+        ("Errors", str(len(report.errors))),
+        ("Window", f"{report.window.start:%Y-%m-%d} to {report.window.end:%Y-%m-%d}"),
+    )
+    return Summary(title, facts, "Top plans", lines, max(len(plans) - len(lines), 0), chat.report_url, pointer,
+                   banner=f"Partial run: {report.partial}" if report.partial else None)
+
+
+def digest_summary(digest: Digest, chat: ChatConfig, pointer: str) -> Summary:
+    open_ = sorted((*digest.new, *digest.still_open), key=lambda o: -o.finding.monthly_savings_usd)
+    shown = [o for o in open_ if o.finding.monthly_savings_usd > 0][:chat.top_plans]
+    lines = tuple(Line(o.finding.endpoint, o.finding.variant, o.finding.advice or o.finding.rule,
+                       o.finding.monthly_savings_usd) for o in shown)
+    run = digest.run
+    facts = (
+        ("New findings", str(len(digest.new))),
+        ("Resolved", f"{len(digest.resolved)} ({_money(digest.realised_monthly_usd)} realised)"),
+        ("Still open", str(len(digest.still_open))),
+        ("Monthly spend", f"${run.monthly_cost_usd:,.0f}"),
+        ("Potential saving", _money(run.monthly_savings_usd)),
+    )
+    return Summary(f"SageMaker audit: weekly digest {digest.week}", facts, "Largest open findings", lines,
+                   max(len([o for o in open_ if o.finding.monthly_savings_usd > 0]) - len(lines), 0),
+                   chat.report_url, pointer)
+
+
+# --- the two formats ------------------------------------------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _plain(value: str, limit: int = MAX_VALUE_CHARS) -> str:
+    """User values on one line (no control character can start a line of its own), cut to `limit`."""
+    value = _CONTROL.sub(" ", value).strip()
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def slack_escape(value: str, limit: int = MAX_VALUE_CHARS) -> str:
+    """Slack reads &, < and > as markup (`<!channel>` pings everyone, `<url|text>` links)."""
+    return _plain(value, limit).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_TEAMS_MARKDOWN = re.compile(r"([\\*_~`#>\[\]()!|-])")
+
+
+def teams_escape(value: str, limit: int = MAX_VALUE_CHARS) -> str:
+    """Adaptive Card TextBlocks read a Markdown subset and `{{DATE(...)}}` functions: backslash the
+    Markdown characters and break up the braces."""
+    return _TEAMS_MARKDOWN.sub(r"\\\1", _plain(value, limit)).replace("{{", "{\u200b{").replace("}}", "}\u200b}")
+
+
+def _where(line: Line, escape: Any) -> str:
+    return escape(line.endpoint) + (f" / {escape(line.variant)}" if line.variant else "")
+
+
+def slack_payload(summary: Summary) -> dict[str, Any]:
+    facts = "\n".join(f"*{label}:* {slack_escape(value)}" for label, value in summary.facts)
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": _plain(summary.title, 150), "emoji": False}},
+    ]
+    if summary.banner:
+        banner = f":warning: {slack_escape(summary.banner, 300)}"
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": banner}})
+    blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": facts}})
+    if summary.lines:
+        rows = [f"• *{_where(line, slack_escape)}*: {slack_escape(line.advice, 200)} "
+                f"({_money(line.monthly_savings_usd)})" for line in summary.lines]
+        if summary.more:
+            rows.append(f"…and {summary.more} more")
+        text = f"*{summary.heading}*\n" + "\n".join(rows)
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:SLACK_SECTION_CHARS]}})
+    link = (f"<{slack_escape(summary.link, 2000)}|Full report>" if summary.link
+            else slack_escape(summary.pointer, 300))
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": link}]})
+    # The top-level text (the notification's fallback) is read as mrkdwn; the header is plain text.
+    return {"text": slack_escape(summary.title, 150), "blocks": blocks}
+
+
+def teams_payload(summary: Summary) -> dict[str, Any]:
+    body: list[dict[str, Any]] = [
+        {"type": "TextBlock", "text": teams_escape(summary.title, 150), "size": "Medium", "weight": "Bolder",
+         "wrap": True},
+    ]
+    if summary.banner:
+        body.append({"type": "TextBlock", "text": teams_escape(summary.banner, 300), "color": "Warning",
+                     "wrap": True})
+    body.append({"type": "FactSet", "facts": [{"title": teams_escape(label), "value": teams_escape(value)}
+                                              for label, value in summary.facts]})
+    if summary.lines:
+        body.append({"type": "TextBlock", "text": teams_escape(summary.heading), "weight": "Bolder",
+                     "spacing": "Medium", "wrap": True})
+        body.extend({"type": "TextBlock", "wrap": True, "spacing": "Small",
+                     "text": f"{_where(line, teams_escape)}: {teams_escape(line.advice, 200)} "
+                             f"({teams_escape(_money(line.monthly_savings_usd))})"}
+                    for line in summary.lines)
+        if summary.more:
+            body.append({"type": "TextBlock", "text": f"…and {summary.more} more", "isSubtle": True, "wrap": True})
+    card: dict[str, Any] = {
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "type": "AdaptiveCard",
+        "version": "1.4",
+        "body": body,
+    }
+    if summary.link:
+        card["actions"] = [{"type": "Action.OpenUrl", "title": "Full report", "url": summary.link}]
+    else:
+        body.append({"type": "TextBlock", "text": teams_escape(summary.pointer, 300), "isSubtle": True, "wrap": True})
+    return {"type": "message", "attachments": [
+        {"contentType": "application/vnd.microsoft.card.adaptive", "contentUrl": None, "content": card}]}
+
+
+PAYLOADS = {"slack": slack_payload, "teams": teams_payload}
+
+
+# --- posts: who gets what --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChatPost:
+    service: str  # slack | teams
+    webhook_env: str  # the variable that holds the URL (the URL itself is never stored)
+    label: str  # "default" or the owner's tag value, for messages
+    payload: dict[str, Any]
+
+
+def split_by_tag(report: AuditReport, tag: str, owners: set[str]) -> dict[str | None, AuditReport]:
+    """One report per routed tag value; None: the rest, with the region-wide errors."""
+    value_of = {e.endpoint.name: _plain(e.endpoint.tags.get(tag, ""), 256) for e in report.endpoints}
+    parts: dict[str | None, AuditReport] = {}
+    for owner in sorted(owners):
+        names = {n for n, v in value_of.items() if v == owner}
+        if names:
+            parts[owner] = _part(report, names, region_errors=False)
+    routed = {n for n, v in value_of.items() if v in owners}
+    parts[None] = _part(report, set(value_of) - routed, region_errors=True)
+    return parts
+
+
+def _part(report: AuditReport, names: set[str], region_errors: bool) -> AuditReport:
+    return replace(
+        report,
+        endpoints=tuple(e for e in report.endpoints if e.endpoint.name in names),
+        findings=tuple(f for f in report.findings if f.endpoint in names),
+        plans=tuple(p for p in report.plans if p.endpoint in names),
+        errors=tuple(err for err in report.errors
+                     if err.endpoint in names or (region_errors and err.endpoint is None)),
+    )
+
+
+def plan_report_posts(report: AuditReport, chat: ChatConfig, pointer: str) -> list[ChatPost]:
+    """The default channels get the run (with owner routing: the unrouted rest); each routed owner
+    with a finding above info or an error gets theirs."""
+    posts: list[ChatPost] = []
+    for service in SERVICES:
+        default_env: str | None = getattr(chat, f"{service}_webhook_env")
+        routes = parse_routes(getattr(chat, f"{service}_routes"), f"{service}_routes", "config")
+        parts = split_by_tag(report, chat.route_by_tag, set(routes)) if chat.route_by_tag and routes else {None: report}
+        for owner, part in parts.items():
+            env = routes[owner] if owner is not None else default_env
+            if env is None:
+                continue
+            if owner is not None and not (any(f.severity.value != "info" for f in part.findings) or part.errors):
+                continue
+            summary = report_summary(part, chat, pointer, owner=_plain(owner) if owner else None)
+            posts.append(ChatPost(service, env, owner or "default", PAYLOADS[service](summary)))
+    return posts
+
+
+def plan_digest_posts(digest: Digest, chat: ChatConfig, pointer: str) -> list[ChatPost]:
+    """The digest goes to the default channels (its findings carry no tags to route by)."""
+    summary = digest_summary(digest, chat, pointer)
+    return [ChatPost(service, env, "default", PAYLOADS[service](summary))
+            for service in SERVICES if (env := getattr(chat, f"{service}_webhook_env"))]
+
+
+# --- sending, and the outbox -----------------------------------------------------------------------
+
+
+def post(item: ChatPost, timeout: float, environ: Mapping[str, str] | None = None) -> None:
+    environ = os.environ if environ is None else environ
+    url = environ.get(item.webhook_env, "")
+    what = f"{item.service} webhook for {item.label} (${item.webhook_env})"
+    if not url:
+        raise ChatError(f"cannot post to the {what}: the environment variable is not set")
+    if not url.startswith(("https://", "http://")):
+        raise ChatError(f"cannot post to the {what}: the variable does not hold an http(s) URL")
+    request = urllib.request.Request(url, data=json.dumps(item.payload).encode("utf-8"), method="POST",
+                                     headers={"Content-Type": "application/json; charset=utf-8",
+                                              "User-Agent": "sagemaker-auditor"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:  # http(s) only: checked above
+            answer.read(4096)
+    except urllib.error.HTTPError as exc:
+        raise ChatError(f"the {what} answered HTTP {exc.code} {_plain(str(exc.reason), 60)}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        raise ChatError(f"cannot reach the {what}: {_plain(str(reason), 120)}") from None
+
+
+def save_post(item: ChatPost, outbox: Path) -> Path:
+    """Atomically, as JSON: the service, the variable's name, the label and the payload."""
+    outbox.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    final = outbox / f"{stamp}-{uuid.uuid4().hex[:8]}{OUTBOX_SUFFIX}"
+    temporary = outbox / f".{final.name}.tmp"
+    temporary.write_text(json.dumps({"service": item.service, "webhook_env": item.webhook_env,
+                                     "label": item.label, "payload": item.payload}), encoding="utf-8")
+    temporary.replace(final)
+    return final
+
+
+def deliver_posts(posts: list[ChatPost], chat: ChatConfig, outbox: Path) -> tuple[list[str], list[str]]:
+    """Post each; one that fails goes to the outbox. Returns (what was posted, one line per failure)."""
+    posted, problems = [], []
+    for item in posts:
+        try:
+            post(item, chat.timeout_seconds)
+        except ChatError as exc:
+            try:
+                saved = save_post(item, outbox)
+                problems.append(f"{exc}; saved in {saved.parent} (retry: audit send-outbox)")
+            except OSError as save_error:
+                problems.append(f"{exc}; and it could not be saved in {outbox}: {save_error.strerror}")
+            continue
+        posted.append(f"{item.service}:{item.label}")
+    return posted, problems
+
+
+def send_chat_outbox(chat: ChatConfig, outbox: Path) -> tuple[int, list[str]]:
+    """Post every saved post again; those posted are removed. Returns (posted, errors)."""
+    sent, errors = 0, []
+    for path in sorted(outbox.glob(f"*{OUTBOX_SUFFIX}")) if outbox.is_dir() else []:
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            item = ChatPost(str(saved["service"]), str(saved["webhook_env"]), str(saved.get("label", "default")),
+                            dict(saved["payload"]))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            errors.append(f"{path.name}: not a saved chat post ({exc})")
+            continue
+        try:
+            post(item, chat.timeout_seconds)
+        except ChatError as exc:
+            errors.append(f"{path.name}: {exc}")
+            continue
+        path.unlink()
+        sent += 1
+    return sent, errors
