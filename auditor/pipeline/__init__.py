@@ -12,14 +12,12 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from auditor.catalog import load_catalog
 from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.models import (
     AuditError,
     AuditReport,
-    CatalogInfo,
     EndpointReport,
     Experiment,
     Finding,
@@ -30,6 +28,7 @@ from auditor.models import (
 from auditor.pipeline.endpoints import EndpointsResult, audit_endpoints
 from auditor.pipeline.jobs import JobsResult, audit_jobs
 from auditor.pipeline.limits import RunLimits, RunStopped
+from auditor.pipeline.prices import prepare_prices, price_info
 from auditor.pipeline.progress import Progress
 from auditor.pipeline.regions import RegionWork, run_regions
 from auditor.recommend.plans import build_plans
@@ -67,7 +66,8 @@ def run_audit(
     clients.check_credentials()
     for region in config.aws.regions:
         clients.check_region(region)
-    catalog = load_catalog(config.pricing.assume_prices_from)
+    prices = prepare_prices(config, clients, now)
+    catalog = prices.catalog
     window = align_window(now, config.aws.lookback_days, config.aws.period_seconds)
 
     def audit_region(board: RegionWork[RegionResult]) -> RegionResult:
@@ -119,7 +119,7 @@ def run_audit(
         endpoints=endpoint_reports,
         findings=tuple(findings),
         errors=tuple(errors),
-        catalog=CatalogInfo(source=catalog.source, as_of=catalog.as_of, priced_regions=catalog.priced_regions),
+        catalog=price_info(prices, endpoint_reports, findings, training, transform),
         api_calls=clients.counter.as_dict(),
         settings=report_settings(config),
         jobs=JobsSection(tuple(training), tuple(transform), tuple(experiments)),

@@ -1,0 +1,152 @@
+"""The prices an audit uses, in this order: the price cache (refreshed first when it is older than
+`pricing.refresh_after_days` and the credentials allow pricing:GetProducts), else the bundled
+snapshot, else no price (an error per region, as before). A refresh or cache that fails is one
+warning line, never a failed audit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+
+import botocore.exceptions
+
+from auditor.catalog import Catalog, load_catalog
+from auditor.collect.pricing import fetch_price_table
+from auditor.collect.session import AwsClients, describe_client_error
+from auditor.config import AuditConfig
+from auditor.models import (
+    CatalogInfo,
+    EndpointReport,
+    Finding,
+    PriceUse,
+    Reconciliation,
+    TrainingCost,
+    TransformCost,
+)
+from auditor.prices.merge import apply_price_table
+from auditor.prices.table import PriceCacheError, PriceTable, default_cache_path, oldest_fetch, read_cache, write_cache
+
+
+@dataclass(frozen=True)
+class RunPrices:
+    catalog: Catalog
+    warnings: tuple[str, ...] = ()  # one line each: a refresh or cache that failed, prices too old
+    basis: str = "list"
+    reconciliation: tuple[Reconciliation, ...] = ()
+
+
+def cache_path(config: AuditConfig) -> Path:
+    return Path(config.pricing.cache_path).expanduser() if config.pricing.cache_path else default_cache_path()
+
+
+def refresh_prices(config: AuditConfig, clients: AwsClients, regions: tuple[str, ...], today: date) -> PriceTable:
+    """Fetch `regions` from the Price List API and merge them into the cache; errors propagate
+    (PriceCacheError for the file, botocore's for the API)."""
+    path = cache_path(config)
+    fresh = fetch_price_table(clients.client("pricing", config.pricing.api_region), regions, today)
+    old = read_cache_or_empty(path)
+    table = old.merged(fresh)
+    write_cache(path, table)
+    return table
+
+
+def read_cache_or_empty(path: Path) -> PriceTable:
+    try:
+        return read_cache(path) or PriceTable()
+    except PriceCacheError:
+        return PriceTable()  # a damaged cache is replaced by a good one
+
+
+def _age_days(fetched_at: str, today: date) -> int:
+    try:
+        return (today - date.fromisoformat(fetched_at[:10])).days
+    except ValueError:
+        return 10**6
+
+
+def prepare_prices(config: AuditConfig, clients: AwsClients, now: datetime) -> RunPrices:
+    pricing = config.pricing
+    regions = config.aws.regions
+    today = now.date()
+    warnings: list[str] = []
+    path = cache_path(config)
+    table: PriceTable | None
+    try:
+        table = read_cache(path)
+    except PriceCacheError as exc:
+        warnings.append(f"{exc}: prices from the bundled snapshot")
+        table = None
+    oldest = oldest_fetch(table, regions) if table is not None else None
+    stale = oldest is None or _age_days(oldest, today) >= pricing.refresh_after_days
+    wanted = table is not None or pricing.fetch_when_missing
+    if pricing.refresh_after_days > 0 and wanted and stale:
+        try:
+            table = refresh_prices(config, clients, regions, today)
+        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+            fallback = "the price cache" if table is not None else "the bundled snapshot"
+            warnings.append(f"prices not refreshed: "
+                            f"{describe_client_error(exc, 'pricing', 'GetProducts', pricing.api_region)}; "
+                            f"prices from {fallback}")
+        except PriceCacheError as exc:
+            warnings.append(f"prices not refreshed: {exc}")
+    catalog = load_catalog(pricing.assume_prices_from)
+    if table is not None:
+        catalog = apply_price_table(catalog, table)
+    warnings.extend(age_warnings(catalog, regions, today, pricing.max_price_age_days))
+    return RunPrices(catalog, tuple(warnings))
+
+
+def age_warnings(catalog: Catalog, regions: tuple[str, ...], today: date, max_age_days: int) -> list[str]:
+    """One line per audited region whose hosting prices include some older than `max_age_days`."""
+    if max_age_days <= 0:
+        return []
+    lines = []
+    for region in regions:
+        dates = {origin.as_of for t in catalog.shapes
+                 if (origin := catalog.price_origin(t, region)) is not None}
+        old = sorted(d for d in dates if _age_days(d, today) > max_age_days)
+        if old:
+            lines.append(f"prices for {region} include some as of {old[0]}, older than "
+                         f"pricing.max_price_age_days ({max_age_days} days): refresh with `audit prices update`")
+    return lines
+
+
+def prices_used(catalog: Catalog, endpoints: Iterable[EndpointReport], findings: Iterable[Finding],
+                training: Iterable[TrainingCost], transform: Iterable[TransformCost]) -> tuple[PriceUse, ...]:
+    """Every price behind the report's figures: current and advised shapes, jobs' instances."""
+    wanted: set[tuple[str, str, str]] = set()
+    for report in endpoints:
+        for variant in report.variants:
+            if variant.variant.instance_type:
+                wanted.add(("hosting", variant.variant.instance_type, report.endpoint.region))
+    for finding in findings:
+        rec = finding.recommendation
+        if rec is not None and rec.instance_type:
+            usage = "training" if finding.resource_type == "training-job" else "hosting"
+            wanted.add((usage, rec.instance_type, finding.region))
+    for cost in training:
+        wanted.add(("training", cost.job.instance_type, cost.job.region))
+    for tcost in transform:
+        wanted.add(("hosting", tcost.job.instance_type, tcost.job.region))
+    used = []
+    for usage, instance_type, region in sorted(wanted, key=lambda k: (k[2], k[1], k[0])):
+        price = (catalog.hourly_price(instance_type, region) if usage == "hosting"
+                 else catalog.training_price(instance_type, region))
+        origin = catalog.price_origin(instance_type, region, usage)
+        if price is None or origin is None:
+            continue
+        used.append(PriceUse(region, instance_type, usage, price, origin.source, origin.as_of, origin.kind))
+    return tuple(used)
+
+
+def price_info(prices: RunPrices, endpoints: Iterable[EndpointReport], findings: Iterable[Finding],
+               training: Iterable[TrainingCost], transform: Iterable[TransformCost]) -> CatalogInfo:
+    catalog = prices.catalog
+    return CatalogInfo(
+        source=catalog.source, as_of=catalog.as_of, priced_regions=catalog.priced_regions,
+        basis=prices.basis, used=prices_used(catalog, endpoints, findings, training, transform),
+        warnings=prices.warnings, reconciliation=prices.reconciliation,
+    )
