@@ -19,7 +19,8 @@ ROOT = Path(__file__).parent.parent
 DEPLOY = ROOT / "deploy"
 # boto3 service name -> IAM action prefix, for the services the auditor talks to.
 SERVICES = {"sagemaker": "sagemaker", "cloudwatch": "cloudwatch",
-            "application-autoscaling": "application-autoscaling", "ses": "ses"}
+            "application-autoscaling": "application-autoscaling", "ses": "ses", "pricing": "pricing",
+            "ce": "ce"}
 
 
 # The code's convention: a boto3 client is held in a variable named after its service, or `client`.
@@ -79,6 +80,7 @@ def test_policy_allows_exactly_what_the_code_calls() -> None:
     called = operations_called_by_the_code()
     assert "sagemaker:ListEndpoints" in called and "cloudwatch:GetMetricData" in called
     assert "ses:SendRawEmail" in called
+    assert "pricing:GetProducts" in called and "ce:GetCostAndUsage" in called
     assert policy_actions(policy) == called
     assert all(s["Resource"] == "*" for s in policy["Statement"])
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import botocore.exceptions
 
 from auditor.catalog import Catalog, load_catalog
+from auditor.collect.cost_explorer import CE_REGION, sagemaker_usage
 from auditor.collect.pricing import fetch_price_table
 from auditor.collect.session import AwsClients, describe_client_error
 from auditor.config import AuditConfig
@@ -26,6 +27,7 @@ from auditor.models import (
     TrainingCost,
     TransformCost,
 )
+from auditor.prices.effective import apply_effective_rates, billed_hosting_monthly, usage_rates
 from auditor.prices.merge import apply_price_table
 from auditor.prices.table import PriceCacheError, PriceTable, default_cache_path, oldest_fetch, read_cache, write_cache
 
@@ -35,7 +37,9 @@ class RunPrices:
     catalog: Catalog
     warnings: tuple[str, ...] = ()  # one line each: a refresh or cache that failed, prices too old
     basis: str = "list"
-    reconciliation: tuple[Reconciliation, ...] = ()
+    # basis effective: per region, hosting billed by Cost Explorer scaled to a month; None: not read
+    billed_hosting: dict[str, float] | None = None
+    regions: tuple[str, ...] = ()
 
 
 def cache_path(config: AuditConfig) -> Path:
@@ -95,8 +99,23 @@ def prepare_prices(config: AuditConfig, clients: AwsClients, now: datetime) -> R
     catalog = load_catalog(pricing.assume_prices_from)
     if table is not None:
         catalog = apply_price_table(catalog, table)
+    billed = None
+    if pricing.basis == "effective":
+        start = today - timedelta(days=EFFECTIVE_DAYS)
+        try:
+            usages = sagemaker_usage(clients.client("ce", CE_REGION), start, today)
+        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+            warnings.append(f"effective rates not read: "
+                            f"{describe_client_error(exc, 'ce', 'GetCostAndUsage', CE_REGION)}; list prices used")
+        else:
+            rates = usage_rates(usages)
+            catalog = apply_effective_rates(catalog, rates, today.isoformat())
+            billed = billed_hosting_monthly(rates, EFFECTIVE_DAYS)
     warnings.extend(age_warnings(catalog, regions, today, pricing.max_price_age_days))
-    return RunPrices(catalog, tuple(warnings))
+    return RunPrices(catalog, tuple(warnings), pricing.basis, billed, regions)
+
+
+EFFECTIVE_DAYS = 30  # Cost Explorer's window for effective rates: the last 30 days
 
 
 def age_warnings(catalog: Catalog, regions: tuple[str, ...], today: date, max_age_days: int) -> list[str]:
@@ -148,5 +167,24 @@ def price_info(prices: RunPrices, endpoints: Iterable[EndpointReport], findings:
     return CatalogInfo(
         source=catalog.source, as_of=catalog.as_of, priced_regions=catalog.priced_regions,
         basis=prices.basis, used=prices_used(catalog, endpoints, findings, training, transform),
-        warnings=prices.warnings, reconciliation=prices.reconciliation,
+        warnings=prices.warnings, reconciliation=reconcile(prices, endpoints),
     )
+
+
+def reconcile(prices: RunPrices, endpoints: Iterable[EndpointReport]) -> tuple[Reconciliation, ...]:
+    """Per audited region: the audit's monthly hosting estimate against what Cost Explorer billed."""
+    if prices.billed_hosting is None:
+        return ()
+    estimated: dict[str, float] = {}
+    for report in endpoints:
+        for variant in report.variants:
+            if variant.variant.instance_type and variant.monthly_cost_usd is not None:
+                region = report.endpoint.region
+                estimated[region] = estimated.get(region, 0.0) + variant.monthly_cost_usd
+    out = []
+    for region in prices.regions:
+        billed = prices.billed_hosting.get(region, 0.0)
+        estimate = round(estimated.get(region, 0.0), 2)
+        out.append(Reconciliation(region, estimate, billed,
+                                  round(100 * estimate / billed, 1) if billed > 0 else None))
+    return tuple(out)
