@@ -231,7 +231,7 @@ def run(
     except AuditorError as exc:
         raise fail(str(exc)) from None
     report = outcome.report
-    for warning in report.catalog.warnings:
+    for warning in report.catalog.problems:
         typer.echo(f"warning: {warning}", err=True)
     typer.echo(run_log_line(report, time.monotonic() - started), err=True)
 

@@ -394,6 +394,7 @@ class CatalogInfo:
     basis: str = "list"  # pricing.basis: list | effective
     used: tuple[PriceUse, ...] = ()  # every price the figures use
     warnings: tuple[str, ...] = ()  # a refresh that failed, prices older than pricing.max_price_age_days
+    problems: tuple[str, ...] = ()  # those of the warnings that are failures (also said on stderr)
     reconciliation: tuple[Reconciliation, ...] = ()  # basis effective only
 
 

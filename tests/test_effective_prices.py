@@ -52,7 +52,7 @@ def fleet(aws, tmp_path: Path) -> Path:
                     group("USE1-ML:VolumeUsage.gp2", 3.5, 120)]},
     ], "DimensionValueAttributes": []})
     config = tmp_path / "auditor.toml"
-    config.write_text('[jobs]\nenabled = false\n[pricing]\nmax_price_age_days = 0\n')
+    config.write_text('[jobs]\nenabled = false\n[pricing]\n')
     return config
 
 
@@ -87,6 +87,10 @@ def test_effective_basis_changes_the_figures_and_says_so(fleet: Path, tmp_path: 
     assert listed["prices"]["reconciliation"] == []
     text = runner.invoke(app, ["run", "--config", str(effective_config), "--format", "text", "--no-history"]).output
     assert "Reconciliation us-east-1: estimated hosting $" in text and "% coverage" in text
+    # The bundled snapshot's prices are older than pricing.max_price_age_days: every report says so.
+    old = "prices for us-east-1 include some as of 2025-06-01, older than pricing.max_price_age_days (365 days)"
+    assert any(w.startswith(old) for w in listed["prices"]["warnings"])
+    assert f"Warning: {old}" in text
 
 
 def test_effective_basis_without_cost_explorer_access_is_one_warning(fleet: Path, tmp_path: Path,
@@ -98,7 +102,7 @@ def test_effective_basis_without_cost_explorer_access_is_one_warning(fleet: Path
     result = runner.invoke(app, ["run", "--config", str(config), "--format", "json", "--no-history"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    (warning,) = report["prices"]["warnings"]
+    (warning,) = [w for w in report["prices"]["warnings"] if "not read" in w]
     assert warning.startswith("effective rates not read: cannot reach ce in us-east-1")
     assert warning.endswith("list prices used")
     assert f"warning: {warning}" in result.stderr

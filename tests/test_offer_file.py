@@ -108,4 +108,4 @@ def test_import_streams_a_large_file_in_bounded_memory(tmp_path: Path) -> None:
     finally:
         tracemalloc.stop()
     assert table.regions["eu-central-1"].prices["hosting"]["ml.m5.xlarge"] == 0.276
-    assert peak < size / 10, (peak, size)
+    assert peak < 2_000_000, (peak, size)  # about 0.4 MB measured

@@ -138,7 +138,7 @@ def test_without_a_cache_the_bundled_snapshot_prices_and_nothing_is_fetched(tmp_
     assert prices.catalog.hourly_price("ml.m5.xlarge", "us-east-1") is not None
     # The snapshot is older than pricing.max_price_age_days: said in every report.
     us = prepare_prices(parse_config({"pricing": {"cache_path": config.pricing.cache_path}}), clients, NOW)  # type: ignore[arg-type]
-    assert any("as of 2025-06-01, older than pricing.max_price_age_days (365 days)" in w for w in us.warnings)
+    assert any("as of 2025-06-01, older than pricing.max_price_age_days (365 days)" in w for w in us.too_old)
 
 
 def test_fetch_when_missing(tmp_path: Path) -> None:

@@ -35,11 +35,12 @@ from auditor.prices.table import PriceCacheError, PriceTable, default_cache_path
 @dataclass(frozen=True)
 class RunPrices:
     catalog: Catalog
-    warnings: tuple[str, ...] = ()  # one line each: a refresh or cache that failed, prices too old
+    warnings: tuple[str, ...] = ()  # one line each: a refresh, cache or Cost Explorer that failed
     basis: str = "list"
     # basis effective: per region, hosting billed by Cost Explorer scaled to a month; None: not read
     billed_hosting: dict[str, float] | None = None
     regions: tuple[str, ...] = ()
+    too_old: tuple[str, ...] = ()  # prices older than pricing.max_price_age_days, one line per region
 
 
 def cache_path(config: AuditConfig) -> Path:
@@ -111,8 +112,8 @@ def prepare_prices(config: AuditConfig, clients: AwsClients, now: datetime) -> R
             rates = usage_rates(usages)
             catalog = apply_effective_rates(catalog, rates, today.isoformat())
             billed = billed_hosting_monthly(rates, EFFECTIVE_DAYS)
-    warnings.extend(age_warnings(catalog, regions, today, pricing.max_price_age_days))
-    return RunPrices(catalog, tuple(warnings), pricing.basis, billed, regions)
+    return RunPrices(catalog, tuple(warnings), pricing.basis, billed, regions,
+                     tuple(age_warnings(catalog, regions, today, pricing.max_price_age_days)))
 
 
 EFFECTIVE_DAYS = 30  # Cost Explorer's window for effective rates: the last 30 days
@@ -167,7 +168,8 @@ def price_info(prices: RunPrices, endpoints: Iterable[EndpointReport], findings:
     return CatalogInfo(
         source=catalog.source, as_of=catalog.as_of, priced_regions=catalog.priced_regions,
         basis=prices.basis, used=prices_used(catalog, endpoints, findings, training, transform),
-        warnings=prices.warnings, reconciliation=reconcile(prices, endpoints),
+        warnings=prices.warnings + prices.too_old, problems=prices.warnings,
+        reconciliation=reconcile(prices, endpoints),
     )
 
 
