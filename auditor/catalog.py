@@ -36,6 +36,17 @@ class InstanceShape:
 
 
 @dataclass(frozen=True)
+class PriceOrigin:
+    """Where one price came from: `source` "bundled" (this package's snapshot), "price-list-api",
+    "offer-file" or "cost-explorer"; `as_of` the date; `kind` "list", "derived" (scaled from an
+    EC2 ratio) or "effective" (what the account paid, from Cost Explorer)."""
+
+    source: str
+    as_of: str
+    kind: str
+
+
+@dataclass(frozen=True)
 class Catalog:
     source: str
     as_of: str
@@ -44,6 +55,22 @@ class Catalog:
     fallback_price_region: str | None = None
     # Serverless Inference compute price per second, by region and memory size (MB).
     serverless_price_per_second: dict[str, dict[int, float]] = field(default_factory=dict)
+    # (usage "hosting" | "training", instance type, region) -> where that price came from;
+    # a price without an entry is the bundled snapshot's (see InstanceShape.price_source).
+    price_origins: dict[tuple[str, str, str], PriceOrigin] = field(default_factory=dict)
+
+    def price_origin(self, instance_type: str, region: str, usage: str = "hosting") -> PriceOrigin | None:
+        """The origin of the price `hourly_price` (or `training_price`) returns; None: no price."""
+        shape = self.shapes.get(instance_type)
+        if shape is None:
+            return None
+        table = shape.hosting_price_per_hour if usage == "hosting" else shape.training_price_per_hour
+        if region not in table:
+            if not self.fallback_price_region or self.fallback_price_region not in table:
+                return None
+            region = self.fallback_price_region
+        return self.price_origins.get((usage, instance_type, region)) or PriceOrigin(
+            "bundled", self.as_of, shape.price_source)
 
     def serverless_price(self, memory_mb: int, region: str) -> float | None:
         prices = self._in_region(self.serverless_price_per_second, region)

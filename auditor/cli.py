@@ -237,6 +237,8 @@ def run(
     except AuditorError as exc:
         raise fail(str(exc)) from None
     report = outcome.report
+    for warning in report.catalog.problems:
+        typer.echo(f"warning: {warning}", err=True)
     typer.echo(run_log_line(report, time.monotonic() - started), err=True)
 
     problems = [p for p in [write_report(report, output_format, output)] if p]
@@ -404,6 +406,47 @@ def demo(
         raise fail(str(exc)) from None
     except OSError as exc:
         raise fail(f"cannot write the demo's reports to {output_dir}: {exc.strerror or exc}") from None
+
+
+prices_app = typer.Typer(help="The price cache: refresh it from AWS's Price List, or import an offer file.",
+                         no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(prices_app, name="prices")
+
+
+@prices_app.command("update")
+def prices_update_command(
+    config_path: ConfigOption = None,
+    region: Annotated[list[str] | None, typer.Option(
+        "--region", help="Region to price; repeat for several (default: aws.regions).")] = None,
+) -> None:
+    """Read SageMaker prices from the Price List API (pricing:GetProducts) into the price cache."""
+    from auditor.tasks.prices import update_prices
+
+    try:
+        config = load_config(config_path)
+        regions = tuple(region) if region else config.aws.regions
+        stored = update_prices(config, regions, datetime.now(UTC).date())
+    except AuditorError as exc:
+        raise fail(str(exc)) from None
+    for line in stored.lines("the AWS Price List API"):
+        typer.echo(line)
+
+
+@prices_app.command("import")
+def prices_import_command(
+    file: Annotated[Path, typer.Argument(help="AWS's offer file for AmazonSageMaker (JSON or CSV).")],
+    config_path: ConfigOption = None,
+) -> None:
+    """Import AWS's bulk offer file for SageMaker (no API access needed) into the price cache."""
+    from auditor.tasks.prices import import_prices
+
+    try:
+        config = load_config(config_path)
+        stored = import_prices(config, file, datetime.now(UTC).date())
+    except AuditorError as exc:
+        raise fail(str(exc)) from None
+    for line in stored.lines(f"the offer file {file.name}"):
+        typer.echo(line)
 
 
 def main() -> None:

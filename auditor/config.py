@@ -69,6 +69,12 @@ class RecommendConfig:
 class PricingConfig:
     # Use this region's list prices where the catalog has none for the endpoint's region.
     assume_prices_from: str | None = None
+    api_region: str = "us-east-1"  # where the Price List API is called (us-east-1, eu-central-1, ap-south-1)
+    refresh_after_days: int = 7  # `audit run` refreshes a price cache this old; 0: never by itself
+    fetch_when_missing: bool = False  # true: `audit run` fetches prices when there is no cache yet
+    cache_path: str = ""  # default: prices/sagemaker-prices.json in the user's data directory
+    max_price_age_days: int = 365  # older prices get a warning line in every report; 0: none
+    basis: str = "list"  # list | effective (the account's own rates, from Cost Explorer)
 
 
 @dataclass(frozen=True)
@@ -456,6 +462,7 @@ def _validate(config: AuditConfig) -> None:
         ZoneInfo(schedule.timezone)
     except (ZoneInfoNotFoundError, ValueError):
         raise ConfigError(f"{src}: schedule.timezone is not a known time zone: {schedule.timezone!r}") from None
+    _validate_pricing(config)
     email = config.email
     if email.transport not in ("smtp", "ses"):
         raise ConfigError(f"{src}: email.transport must be \"smtp\" or \"ses\", got {email.transport!r}")
@@ -469,3 +476,18 @@ def _validate(config: AuditConfig) -> None:
             f"{src}: email.smtp_username is set but neither email.smtp_starttls nor email.smtp_ssl is: "
             "the password would travel unencrypted (set one, or email.smtp_allow_plain_login = true)"
         )
+
+
+PRICING_API_REGIONS = ("us-east-1", "eu-central-1", "ap-south-1")
+
+
+def _validate_pricing(config: AuditConfig) -> None:
+    src, pricing = config.source, config.pricing
+    if pricing.api_region not in PRICING_API_REGIONS:
+        raise ConfigError(f"{src}: pricing.api_region must be one of {', '.join(PRICING_API_REGIONS)} "
+                          f"(where the Price List API is), got {pricing.api_region!r}")
+    for key in ("refresh_after_days", "max_price_age_days"):
+        if getattr(pricing, key) < 0:
+            raise ConfigError(f"{src}: pricing.{key} must be 0 (off) or more days, got {getattr(pricing, key)}")
+    if pricing.basis not in ("list", "effective"):
+        raise ConfigError(f'{src}: pricing.basis must be "list" or "effective", got {pricing.basis!r}')

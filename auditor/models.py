@@ -371,10 +371,38 @@ class EndpointReport:
 
 
 @dataclass(frozen=True)
+class PriceUse:
+    """One price a report's figures use, and where it came from (see catalog.PriceOrigin)."""
+
+    region: str
+    instance_type: str
+    usage: str  # hosting | training
+    price_per_hour: float
+    source: str  # bundled | price-list-api | offer-file | cost-explorer
+    as_of: str
+    kind: str  # list | derived | effective
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    """Per region: the audit's monthly hosting estimate next to what Cost Explorer billed."""
+
+    region: str
+    estimated_monthly_usd: float
+    billed_monthly_usd: float
+    coverage_percent: float | None  # estimate / billed; None when nothing was billed
+
+
+@dataclass(frozen=True)
 class CatalogInfo:
     source: str
     as_of: str
     priced_regions: tuple[str, ...]
+    basis: str = "list"  # pricing.basis: list | effective
+    used: tuple[PriceUse, ...] = ()  # every price the figures use
+    warnings: tuple[str, ...] = ()  # a refresh that failed, prices older than pricing.max_price_age_days
+    problems: tuple[str, ...] = ()  # those of the warnings that are failures (also said on stderr)
+    reconciliation: tuple[Reconciliation, ...] = ()  # basis effective only
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ DEPLOY = ROOT / "deploy"
 # boto3 service name -> IAM action prefix, for the services the auditor talks to.
 SERVICES = {"sagemaker": "sagemaker", "cloudwatch": "cloudwatch",
             "application-autoscaling": "application-autoscaling", "ses": "ses", "sts": "sts",
-            "organizations": "organizations", "ec2": "ec2"}
+            "organizations": "organizations", "ec2": "ec2", "pricing": "pricing", "ce": "ce"}
 
 
 # The code's convention: a boto3 client is held in a variable named after its service, or `client`.
@@ -80,6 +80,7 @@ def test_policy_allows_exactly_what_the_code_calls() -> None:
     called = operations_called_by_the_code()
     assert "sagemaker:Search" in called and "cloudwatch:GetMetricData" in called
     assert "ses:SendRawEmail" in called
+    assert "pricing:GetProducts" in called and "ce:GetCostAndUsage" in called
     assert policy_actions(policy) == called
     assert all(s["Resource"] == "*" for s in policy["Statement"])
 
@@ -192,7 +193,9 @@ def test_every_unit_gives_the_audit_time_to_stop_cleanly() -> None:
     assert GRACE_SECONDS > STOP_SECONDS * 3
 
 
-HUB_ONLY = {"sts:AssumeRole", "sts:GetCallerIdentity", "organizations:ListAccounts", "ses:SendRawEmail"}
+# The hub reads prices (the Price List API and Cost Explorer) for the whole organisation.
+HUB_ONLY = {"sts:AssumeRole", "sts:GetCallerIdentity", "organizations:ListAccounts", "ses:SendRawEmail",
+            "pricing:GetProducts", "ce:GetCostAndUsage"}
 
 
 def test_member_role_stackset_is_the_read_only_part_of_the_policy_and_trusts_the_hub() -> None:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from auditor.catalog import load_catalog
 from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
@@ -22,7 +21,6 @@ from auditor.models import (
     AccountInfo,
     AuditError,
     AuditReport,
-    CatalogInfo,
     EndpointReport,
     Experiment,
     Finding,
@@ -34,6 +32,7 @@ from auditor.pipeline.accounts import AccountAccess, open_estate
 from auditor.pipeline.endpoints import EndpointsResult, audit_endpoints
 from auditor.pipeline.jobs import JobsResult, audit_jobs
 from auditor.pipeline.limits import RunLimits, RunStopped
+from auditor.pipeline.prices import prepare_prices, price_info
 from auditor.pipeline.progress import Progress
 from auditor.pipeline.regions import RegionWork, run_regions
 from auditor.recommend.plans import build_plans
@@ -73,7 +72,9 @@ def run_audit(
     configs = configs or MemoryConfigCache()
     clients.check_credentials()
     estate = open_estate(config, clients)
-    catalog = load_catalog(config.pricing.assume_prices_from)
+    audited = tuple(sorted({r for a in estate.entered for r in a.regions}))
+    prices = prepare_prices(config, clients, now, audited)
+    catalog = prices.catalog
     window = align_window(now, config.aws.lookback_days, config.aws.period_seconds)
     entered = {a.account.id: a for a in estate.entered}
 
@@ -138,7 +139,7 @@ def run_audit(
         endpoints=endpoint_reports,
         findings=tuple(findings),
         errors=tuple(errors),
-        catalog=CatalogInfo(source=catalog.source, as_of=catalog.as_of, priced_regions=catalog.priced_regions),
+        catalog=price_info(prices, endpoint_reports, findings, training, transform),
         api_calls=clients.counter.as_dict(),
         settings=report_settings(config),
         jobs=JobsSection(tuple(training), tuple(transform), tuple(experiments)),

@@ -175,6 +175,58 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
     }
 
 
+def prices_to_dict(report: AuditReport) -> dict[str, Any]:
+    """Where every price came from: the bundled snapshot, the Price List API's cache, an imported
+    offer file or (basis effective) Cost Explorer; `statement` says it in one line for the reports."""
+    info = report.catalog
+    used = [
+        {"region": u.region, "instance_type": u.instance_type, "usage": u.usage,
+         "price_per_hour": u.price_per_hour, "source": u.source, "as_of": u.as_of, "kind": u.kind}
+        for u in info.used
+    ]
+    regions: dict[str, set[tuple[str, str, str]]] = {}
+    for u in info.used:
+        regions.setdefault(u.region, set()).add((u.source, u.kind, u.as_of))
+    by_region = [
+        {"region": region, "sources": [{"source": s, "kind": k, "as_of": d} for s, k, d in sorted(origins)]}
+        for region, origins in sorted(regions.items())
+    ]
+    return {
+        "source": info.source,
+        "as_of": info.as_of,
+        "priced_regions": list(info.priced_regions),
+        "basis": info.basis,
+        "statement": price_statement(info.basis, by_region, info.as_of),
+        "by_region": by_region,
+        "used": used,
+        "warnings": list(info.warnings),
+        "reconciliation": [
+            {"region": r.region, "estimated_monthly_usd": r.estimated_monthly_usd,
+             "billed_monthly_usd": r.billed_monthly_usd, "coverage_percent": r.coverage_percent}
+            for r in info.reconciliation
+        ],
+    }
+
+
+_SOURCE_NAMES = {"bundled": "the bundled snapshot", "price-list-api": "the AWS Price List API",
+                 "offer-file": "an AWS offer file", "cost-explorer": "Cost Explorer (the account's own rate)"}
+
+
+def price_statement(basis: str, by_region: list[dict[str, Any]], as_of: str) -> str:
+    """E.g. "Basis: list prices. eu-central-1: the AWS Price List API (list, 2026-11-30)."."""
+    head = ("Basis: effective rates (what the account paid over the last 30 days, from Cost Explorer) "
+            "where the account used a type, list prices elsewhere." if basis == "effective"
+            else "Basis: on-demand list prices.")
+    if not by_region:
+        return f"{head} Prices: the bundled snapshot as of {as_of}."
+    parts = []
+    for region in by_region:
+        sources = "; ".join(f"{_SOURCE_NAMES.get(s['source'], s['source'])} ({s['kind']}, {s['as_of']})"
+                            for s in region["sources"])
+        parts.append(f"{region['region']}: {sources}")
+    return f"{head} Prices by region: " + ". ".join(parts) + "."
+
+
 def report_to_dict(report: AuditReport) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
@@ -186,11 +238,7 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
             "period_seconds": report.window.period_seconds,
         },
         "settings": report.settings,
-        "prices": {
-            "source": report.catalog.source,
-            "as_of": report.catalog.as_of,
-            "priced_regions": list(report.catalog.priced_regions),
-        },
+        "prices": prices_to_dict(report),
         "endpoints": [
             {
                 "account_id": e.endpoint.account_id,

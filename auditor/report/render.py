@@ -340,5 +340,12 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> 
     for e in doc["errors"]:
         where = f"{e['region']}" + (f" {e['endpoint']}" if e["endpoint"] else "")
         console.print(f"error [{e['stage']}] {where}: {e['message']}", highlight=False, markup=False)
-    console.print(f"Prices: list prices as of {doc['prices']['as_of']}.", highlight=False)
+    for warning in doc["prices"]["warnings"]:
+        console.print(f"warning: {warning}", highlight=False, markup=False)
+    for r in doc["prices"]["reconciliation"]:
+        coverage = "" if r["coverage_percent"] is None else f": {r['coverage_percent']:.0f}% coverage"
+        console.print(f"reconciliation {r['region']}: estimated hosting {usd(r['estimated_monthly_usd'])}/month "
+                      f"against {usd(r['billed_monthly_usd'])}/month billed (Cost Explorer, last 30 days)"
+                      f"{coverage}", highlight=False, markup=False)
+    console.print(doc["prices"]["statement"], highlight=False, markup=False)
     return console.file.getvalue()  # type: ignore[attr-defined]

@@ -1,0 +1,153 @@
+"""One price-list product (attributes + on-demand terms) -> the hourly prices it states.
+
+The Price List API (pricing:GetProducts) and the bulk offer files (JSON and CSV) describe a
+product with the same attributes; their names are normalised here (lower case, no spaces or
+underscores) so that `instanceName`, "Instance Name" and `instance_name` read the same.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# What an instance-hour pays for, as the cache and the catalog name it.
+USAGES = ("hosting", "async", "batch", "training", "spot-training", "processing", "notebook")
+
+# platoinstancetype values (normalised) -> usage.
+_PLATO = {
+    "hosting": "hosting", "realtimeinference": "hosting", "asyncinf": "async", "asyncinference": "async",
+    "batchtransform": "batch", "training": "training", "spottraining": "spot-training",
+    "managedspottraining": "spot-training", "processing": "processing", "notebook": "notebook",
+    "notebookinstance": "notebook",
+}
+# The usage-type component between the region prefix and ':ml.<type>' (normalised) -> usage.
+_USAGE_COMPONENT = {
+    "host": "hosting", "asyncinf": "async", "tsform": "batch", "transform": "batch",
+    "batchtransform": "batch", "train": "training", "trainspot": "spot-training",
+    "spottrain": "spot-training", "spottraining": "spot-training", "processing": "processing",
+    "notebk": "notebook", "notebook": "notebook",
+}
+_HOURLY_UNITS = {"hrs", "hours", "hour", "hr"}
+_INSTANCE = re.compile(r"^ml\.[a-z0-9-]+\.[a-z0-9-]+$")
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+
+@dataclass(frozen=True)
+class Hardware:
+    vcpu: int
+    memory_gib: float
+    gpu_count: int
+    gpu_memory_gib: float  # total over all GPUs
+
+
+@dataclass(frozen=True)
+class Product:
+    """The part of a product the auditor uses: an ml.* instance-hour in one region."""
+
+    instance_type: str
+    region: str
+    usage: str
+    hardware: Hardware | None
+
+
+@dataclass(frozen=True)
+class PriceRecord:
+    instance_type: str
+    region: str
+    usage: str
+    price_per_hour: float
+    hardware: Hardware | None
+
+
+def normalise_key(name: str) -> str:
+    return re.sub(r"[\s_\-]", "", name).lower()
+
+
+def normalise_attributes(attributes: Mapping[str, Any]) -> dict[str, str]:
+    return {normalise_key(k): str(v) for k, v in attributes.items() if v is not None}
+
+
+def usage_of(attributes: Mapping[str, str]) -> str | None:
+    """The usage from platoinstancetype, else from the usage type (USE1-Host:ml.m5.xlarge)."""
+    plato = normalise_key(attributes.get("platoinstancetype", ""))
+    if plato in _PLATO:
+        return _PLATO[plato]
+    usage_type = attributes.get("usagetype", "")
+    left = usage_type.split(":", 1)[0]
+    component = left.split("-", 1)[1] if "-" in left else left
+    return _USAGE_COMPONENT.get(normalise_key(component))
+
+
+def instance_type_of(attributes: Mapping[str, str]) -> str | None:
+    """instanceName or instanceType; when 'NA' or absent, the type named in the usage type."""
+    for key in ("instancename", "instancetype"):
+        value = attributes.get(key, "").strip()
+        if _INSTANCE.match(value):
+            return value
+    usage_type = attributes.get("usagetype", "")
+    if ":" in usage_type:
+        value = usage_type.split(":", 1)[1].strip()
+        if _INSTANCE.match(value):
+            return value
+    return None
+
+
+def _number(text: str | None) -> float | None:
+    if not text:
+        return None
+    match = _NUMBER.search(text.replace(",", ""))
+    return float(match.group()) if match else None
+
+
+def hardware_of(attributes: Mapping[str, str]) -> Hardware | None:
+    vcpu = _number(attributes.get("vcpu"))
+    memory = _number(attributes.get("memory"))
+    if vcpu is None or memory is None:
+        return None
+    gpus = _number(attributes.get("physicalgpu") or attributes.get("gpu"))
+    gpu_memory = _number(attributes.get("gpumemory"))
+    return Hardware(vcpu=int(vcpu), memory_gib=memory, gpu_count=int(gpus or 0), gpu_memory_gib=gpu_memory or 0.0)
+
+
+def product_of(attributes: Mapping[str, Any]) -> Product | None:
+    """None for anything that is not an ml.* instance-hour with a region (storage, data, serverless...)."""
+    attrs = normalise_attributes(attributes)
+    instance_type = instance_type_of(attrs)
+    usage = usage_of(attrs)
+    region = attrs.get("regioncode", "").strip()
+    if instance_type is None or usage is None or not region:
+        return None
+    return Product(instance_type, region, usage, hardware_of(attrs))
+
+
+def hourly_usd(dimensions: Iterable[Mapping[str, Any]]) -> float | None:
+    """The first positive USD price per hour among a term's price dimensions."""
+    for dimension in dimensions:
+        if str(dimension.get("unit", "")).strip().lower() not in _HOURLY_UNITS:
+            continue
+        price = _number(str((dimension.get("pricePerUnit") or {}).get("USD", "")))
+        if price:
+            return price
+    return None
+
+
+def on_demand_price(terms: Mapping[str, Any]) -> float | None:
+    """The hourly price of a product's OnDemand terms ({offerTermCode: {priceDimensions: {...}}})."""
+    for term in (terms or {}).values():
+        price = hourly_usd((term.get("priceDimensions") or {}).values())
+        if price is not None:
+            return price
+    return None
+
+
+def parse_price_item(item: Mapping[str, Any]) -> PriceRecord | None:
+    """One PriceList entry of pricing:GetProducts: {"product": {"attributes": ...}, "terms": {"OnDemand": ...}}."""
+    product = product_of((item.get("product") or {}).get("attributes") or {})
+    if product is None:
+        return None
+    price = on_demand_price((item.get("terms") or {}).get("OnDemand") or {})
+    if price is None:
+        return None
+    return PriceRecord(product.instance_type, product.region, product.usage, price, product.hardware)
