@@ -32,7 +32,9 @@ from auditor.pipeline.jobs import JobsResult, audit_jobs
 from auditor.pipeline.limits import RunLimits, RunStopped
 from auditor.pipeline.progress import Progress
 from auditor.pipeline.regions import RegionWork, run_regions
+from auditor.pipeline.workspaces import WorkspacesResult, audit_workspaces, merge_workspaces
 from auditor.recommend.plans import build_plans
+from auditor.workspaces import ProcessingCost
 
 __all__ = ["AuditOutcome", "Progress", "RunLimits", "RunStopped", "report_settings", "run_audit"]
 
@@ -47,6 +49,7 @@ class AuditOutcome:
 class RegionResult:
     endpoints: EndpointsResult
     jobs: JobsResult | None
+    workspaces: WorkspacesResult | None = None
 
 
 def run_audit(
@@ -76,7 +79,8 @@ def run_audit(
         if config.jobs.enabled:
             limits.check()
             jobs = audit_jobs(board.region, config, clients, catalog, window, now)
-        return RegionResult(endpoints, jobs)
+        limits.check()
+        return RegionResult(endpoints, jobs, audit_workspaces(board.region, config, clients, catalog, now))
 
     endpoints: list[EndpointReport] = []
     findings: list[Finding] = []
@@ -86,6 +90,8 @@ def run_audit(
     transform: list[TransformCost] = []
     experiments: list[Experiment] = []
     stopped: list[str] = []
+    workspaces: list[WorkspacesResult] = []
+    processing: list[ProcessingCost] = []
     for board in run_regions(config.aws.regions, audit_region, limits):
         result = board.result if board.finished.is_set() else None
         if result is None:
@@ -105,9 +111,15 @@ def run_audit(
             training.extend(result.jobs.section.training)
             transform.extend(result.jobs.section.transform)
             experiments.extend(result.jobs.section.experiments)
+            processing.extend(result.jobs.section.processing)
             findings.extend(result.jobs.findings)
             errors.extend(result.jobs.errors)
             fatal.extend(result.jobs.fatal)
+        if result.workspaces is not None:
+            workspaces.append(result.workspaces)
+            findings.extend(result.workspaces.findings)
+            errors.extend(result.workspaces.errors)
+            fatal.extend(result.workspaces.fatal)
 
     # Advice that costs more (a growing queue) is not a saving: it ranks by severity among the zeros.
     findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.region, f.endpoint,
@@ -122,10 +134,12 @@ def run_audit(
         catalog=CatalogInfo(source=catalog.source, as_of=catalog.as_of, priced_regions=catalog.priced_regions),
         api_calls=clients.counter.as_dict(),
         settings=report_settings(config),
-        jobs=JobsSection(tuple(training), tuple(transform), tuple(experiments)),
+        jobs=JobsSection(tuple(training), tuple(transform), tuple(experiments),
+                         processing=tuple(processing)),
         plans=build_plans(findings, endpoint_reports, catalog, config),
         partial=stopped[0] if stopped else None,
         call_problems=clients.counter.problem_counts(),
+        workspaces=merge_workspaces(workspaces),
     )
     return AuditOutcome(report=report, fatal_errors=tuple(fatal))
 
