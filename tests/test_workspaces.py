@@ -17,10 +17,7 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
-from conftest import seeded_emulator
-
-
-from conftest import utc_now
+from conftest import seeded_emulator, utc_now
 
 runner = CliRunner()
 
