@@ -12,6 +12,7 @@ are seeded for them; processing hosts publish to /aws/sagemaker/ProcessingJobs l
 from __future__ import annotations
 
 import base64
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -110,15 +111,19 @@ def seed_workspaces(
     cloudwatch = session.client("cloudwatch", endpoint_url=emulator.url)
     backend = emulator.backend("sagemaker", region)
     naive_now = now.astimezone(UTC).replace(tzinfo=None)  # the emulator keeps naive UTC times
+    configs: set[str] = set()
     for spec in notebooks:
         request: dict[str, Any] = {"NotebookInstanceName": spec.name, "InstanceType": spec.instance_type,
                                    "RoleArn": ROLE, "VolumeSizeInGB": spec.volume_gb,
                                    "Tags": [{"Key": k, "Value": v} for k, v in spec.tags.items()]}
         if spec.on_start is not None:
-            config = f"{spec.name}-lcc"
-            sagemaker.create_notebook_instance_lifecycle_config(
-                NotebookInstanceLifecycleConfigName=config,
-                OnStart=[{"Content": base64.b64encode(spec.on_start.encode()).decode()}])
+            # One configuration per script, shared by the notebooks that use it (as teams do).
+            config = f"lcc-{hashlib.sha256(spec.on_start.encode()).hexdigest()[:12]}"
+            if config not in configs:
+                sagemaker.create_notebook_instance_lifecycle_config(
+                    NotebookInstanceLifecycleConfigName=config,
+                    OnStart=[{"Content": base64.b64encode(spec.on_start.encode()).decode()}])
+                configs.add(config)
             request["LifecycleConfigName"] = config
         sagemaker.create_notebook_instance(**request)
         notebook = backend.notebook_instances[spec.name]
@@ -146,3 +151,22 @@ def seed_workspaces(
                                    (("CPUUtilization", job.cpu), ("MemoryUtilization", job.memory)))
     for i in range(0, len(datums), 1000):
         cloudwatch.put_metric_data(Namespace="/aws/sagemaker/ProcessingJobs", MetricData=datums[i : i + 1000])
+
+
+def synthetic_notebooks(count: int, configs: int = 5) -> list[NotebookSpec]:
+    """For the bench: `count` notebook instances sharing `configs` lifecycle configurations (a third
+    have none), mixed types and states."""
+    types = ("ml.t3.medium", "ml.t3.large", "ml.m5.xlarge", "ml.c5.xlarge", "ml.p3.2xlarge")
+    return [NotebookSpec(f"nb-{i:04d}", types[i % len(types)], status="Stopped" if i % 4 == 3 else "InService",
+                         volume_gb=5 + 5 * (i % 10), modified_days_ago=float(i % 30),
+                         on_start=None if i % 3 == 0 else (AUTOSTOP_ON_START if i % 2 else CONDA_ON_START)
+                         + f"# variant {i % configs}\n",
+                         tags={"owner": f"team-{i % 7}@example.com"})
+            for i in range(count)]
+
+
+def synthetic_processing(count: int) -> list[ProcessingSpec]:
+    """For the bench: `count` processing runs, nightly patterns of five runs each."""
+    return [ProcessingSpec(f"etl-{i // 5:03d}-run-{i % 5}", "ml.m5.xlarge", seconds=1800 + 60 * (i % 30),
+                           ended_hours_ago=24.0 * (i % 5) + 2 + (i // 5) % 20, cpu=Load(30 + (i % 60), 0, 2))
+            for i in range(count)]
