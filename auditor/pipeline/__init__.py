@@ -32,7 +32,7 @@ from auditor.pipeline.jobs import JobsResult, audit_jobs
 from auditor.pipeline.limits import RunLimits, RunStopped
 from auditor.pipeline.progress import Progress
 from auditor.pipeline.regions import RegionWork, run_regions
-from auditor.pipeline.workspaces import WorkspacesResult, audit_workspaces, merge_workspaces
+from auditor.pipeline.workspaces import WorkspacesResult, audit_workspaces, merge_workspaces, unreachable
 from auditor.recommend.plans import build_plans
 from auditor.workspaces import ProcessingCost
 
@@ -79,6 +79,8 @@ def run_audit(
         if config.jobs.enabled:
             limits.check()
             jobs = audit_jobs(board.region, config, clients, catalog, window, now)
+        if unreachable(endpoints.fatal):
+            return RegionResult(endpoints, jobs)  # one error for the region, not one per kind of resource
         limits.check()
         return RegionResult(endpoints, jobs, audit_workspaces(board.region, config, clients, catalog, now))
 

@@ -42,7 +42,7 @@ def audit_workspaces(region: str, config: AuditConfig, clients: AwsClients, cata
             errors.append(error)
             fatal.append(error)
     section = WorkspacesSection(notebooks=tuple(notebooks))
-    if config.workspaces.studio:
+    if config.workspaces.studio and not unreachable(tuple(fatal)):
         try:
             studio = discover_studio(sagemaker, region, config.aws.max_workers)
             errors.extend(studio.errors)
@@ -56,6 +56,11 @@ def audit_workspaces(region: str, config: AuditConfig, clients: AwsClients, cata
     assessment = WorkspacesAssessment(now, section.notebooks, section.domains, section.spaces, section.apps)
     findings = evaluate_workspaces(assessment, catalog, config)
     return WorkspacesResult(section, tuple(findings), tuple(errors), tuple(fatal))
+
+
+def unreachable(fatal: tuple[AuditError, ...]) -> bool:
+    """Whether a region could not be reached at all (connection refused, timed out)."""
+    return any(e.message.startswith("cannot reach ") or " timed out " in e.message for e in fatal)
 
 
 def merge_workspaces(results: list[WorkspacesResult]) -> WorkspacesSection | None:
