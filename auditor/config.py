@@ -178,6 +178,12 @@ class JobsConfig:
 
 
 @dataclass(frozen=True)
+class WorkspacesConfig:
+    notebooks: bool = True  # audit notebook instances
+    studio: bool = True  # audit Studio domains, spaces and apps
+
+
+@dataclass(frozen=True)
 class HistoryConfig:
     path: str | None = None  # default: history.sqlite3 in the user's data directory
 
@@ -204,6 +210,7 @@ class AuditConfig:
     skip: SkipConfig = field(default_factory=SkipConfig)
     rules: RulesConfig = field(default_factory=RulesConfig)
     jobs: JobsConfig = field(default_factory=JobsConfig)
+    workspaces: WorkspacesConfig = field(default_factory=WorkspacesConfig)
     history: HistoryConfig = field(default_factory=HistoryConfig)
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     source: str = "defaults"
@@ -254,6 +261,7 @@ _SECTIONS: dict[str, type] = {
     "chat": ChatConfig,
     "skip": SkipConfig,
     "jobs": JobsConfig,
+    "workspaces": WorkspacesConfig,
     "history": HistoryConfig,
     "schedule": ScheduleConfig,
 }

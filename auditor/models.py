@@ -9,9 +9,12 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from auditor.workspaces import ProcessingCost, WorkspacesSection
 
 
 class EndpointKind(enum.StrEnum):
@@ -28,6 +31,9 @@ class ResourceKind(enum.StrEnum):
     SERVERLESS = "serverless"
     TRAINING_JOB = "training-job"
     TRANSFORM_JOB = "transform-job"
+    PROCESSING_JOB = "processing-job"
+    NOTEBOOK = "notebook-instance"
+    STUDIO_APP = "studio-app"
 
     @classmethod
     def of_endpoint(cls, kind: EndpointKind) -> ResourceKind:
@@ -35,7 +41,11 @@ class ResourceKind(enum.StrEnum):
 
     @property
     def is_job(self) -> bool:
-        return self in (ResourceKind.TRAINING_JOB, ResourceKind.TRANSFORM_JOB)
+        return self in (ResourceKind.TRAINING_JOB, ResourceKind.TRANSFORM_JOB, ResourceKind.PROCESSING_JOB)
+
+    @property
+    def is_endpoint(self) -> bool:
+        return self in (ResourceKind.REAL_TIME, ResourceKind.ASYNC, ResourceKind.SERVERLESS)
 
 
 class Severity(enum.StrEnum):
@@ -300,7 +310,8 @@ class Finding:
     recommendation: Recommendation | None = None
     title: str = ""
     remediation: str = ""
-    resource_type: str = "endpoint"  # endpoint | training-job | transform-job
+    # endpoint | training-job | transform-job | processing-job | notebook-instance | studio-app | studio-domain
+    resource_type: str = "endpoint"
     proposal: Proposal | None = None
 
     @property
@@ -466,6 +477,7 @@ class JobsSection:
     training: tuple[TrainingCost, ...] = ()
     transform: tuple[TransformCost, ...] = ()
     experiments: tuple[Experiment, ...] = ()
+    processing: tuple[ProcessingCost, ...] = ()  # auditor.workspaces
 
 
 @dataclass(frozen=True)
@@ -496,6 +508,8 @@ class AuditReport:
     accounts: tuple[AccountInfo, ...] = ()
     # Answers that were throttled, server errors or failed connections (botocore retried them).
     call_problems: dict[str, int] = field(default_factory=dict)
+    # Notebook instances and Studio (auditor.workspaces); None: not audited.
+    workspaces: WorkspacesSection | None = None
 
     @property
     def monthly_cost_usd(self) -> float:

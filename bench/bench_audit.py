@@ -7,7 +7,10 @@ through AWS_ENDPOINT_URL and prints:
   (target efficiency: at least 0.9);
 - CPU milliseconds per endpoint for analysis and recommendation after start-up (target: 5 ms).
 
+- extra calls per notebook instance and per processing job (each measured on its own as well).
+
     .venv/bin/python bench/bench_audit.py [--endpoints 200] [--lookback-days 14] [--period 3600]
+                                          [--notebooks 100] [--processing-jobs 50]
 """
 
 from __future__ import annotations
@@ -19,15 +22,20 @@ from datetime import UTC, datetime
 
 from auditor.analyse.assessment import assess_endpoint
 from auditor.analyse.rules import evaluate_endpoint
+from auditor.analyse.workspaces import processing_cost
 from auditor.catalog import load_catalog
 from auditor.collect.cloudwatch import collect_metrics
 from auditor.collect.plan import align_window, plan_queries
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig, AwsConfig
 from auditor.discover.endpoints import discover_endpoints
+from auditor.discover.notebooks import discover_notebooks
+from auditor.discover.processing import discover_processing_jobs
 from auditor.emulator.fleet import demo_jobs, seed_fleet, seed_jobs, synthetic_fleet
 from auditor.emulator.server import Emulator
+from auditor.emulator.workspaces import seed_workspaces, synthetic_notebooks, synthetic_processing
 from auditor.pipeline import run_audit
+from auditor.pipeline.jobs import with_utilisation
 from auditor.recommend.advice import attach_recommendations
 
 REGION = "us-east-1"
@@ -38,6 +46,8 @@ def main() -> None:
     parser.add_argument("--endpoints", type=int, default=200)
     parser.add_argument("--lookback-days", type=int, default=14)
     parser.add_argument("--period", type=int, default=3600)
+    parser.add_argument("--notebooks", type=int, default=100)
+    parser.add_argument("--processing-jobs", type=int, default=50)
     args = parser.parse_args()
 
     now = datetime.now(UTC)
@@ -48,7 +58,10 @@ def main() -> None:
         seed_fleet(emulator, synthetic_fleet(args.endpoints), now=now, lookback_days=args.lookback_days)
         training, transform = demo_jobs()
         seed_jobs(emulator, training, transform, now=now)
-        print(f"seeded {args.endpoints} endpoints, {len(training)} training and {len(transform)} transform jobs "
+        seed_workspaces(emulator, synthetic_notebooks(args.notebooks), synthetic_processing(args.processing_jobs),
+                        now=now)
+        print(f"seeded {args.endpoints} endpoints, {len(training)} training and {len(transform)} transform jobs, "
+              f"{args.notebooks} notebook instances, {args.processing_jobs} processing jobs "
               f"in {time.perf_counter() - started:.1f} s (not part of the audit)")
         with emulator.environment():
             # 1. The whole audit, as `audit run` does it: API calls and wall time.
@@ -70,6 +83,15 @@ def main() -> None:
             metrics = collect_metrics(probe.client("cloudwatch", REGION), REGION, queries, window)
             collect_seconds = time.perf_counter() - started
 
+            # 3. Notebook instances and processing jobs on their own: their calls per resource.
+            notebook_probe = AwsClients()
+            notebooks = discover_notebooks(notebook_probe.client("sagemaker", REGION), REGION).notebooks
+            processing_probe = AwsClients()
+            found = discover_processing_jobs(processing_probe.client("sagemaker", REGION), REGION, window.start).jobs
+            with_utilisation([processing_cost(j, catalog) for j in found],
+                             processing_probe.client("cloudwatch", REGION), REGION, "/aws/sagemaker/ProcessingJobs",
+                             catalog, config, now)
+
     n = len(outcome.report.endpoints)
     total_calls = sum(calls.values())
     print(f"\naudit of {n} endpoints: {wall:.2f} s wall, {len(outcome.report.findings)} findings, "
@@ -79,13 +101,23 @@ def main() -> None:
     print("\nAPI calls by operation:")
     for operation, count in sorted(calls.items()):
         print(f"  {operation:36s} {count:6d}")
-    job_operations = ("TrainingJob", "TransformJob", "ListMetrics")
+    job_operations = ("TrainingJob", "TransformJob", "ListMetrics", "ProcessingJob", "NotebookInstance", "Domain",
+                      "Space", "App")
     # GetMetricData serves both: the endpoint series took metrics.calls of them, the job hosts the rest.
     job_series_calls = calls.get("cloudwatch:GetMetricData", 0) - metrics.calls
-    endpoint_calls = sum(c for op, c in calls.items() if not any(j in op for j in job_operations)) - job_series_calls
+    endpoint_calls = (sum(c for op, c in calls.items() if not any(j in op for j in job_operations))
+                      - job_series_calls - len(notebooks))  # one ListTags per notebook instance
     print(f"  {'total':36s} {total_calls:6d}")
     print(f"  endpoint calls {endpoint_calls} = {endpoint_calls / n:.2f} per endpoint (target <= 4); "
-          f"job calls {total_calls - endpoint_calls} for {len(training) + len(transform)} jobs")
+          f"other calls {total_calls - endpoint_calls} for {len(training) + len(transform)} training and "
+          f"transform jobs, {len(found)} processing jobs, {len(notebooks)} notebook instances and Studio")
+
+    for label, probe_clients, count in (("notebook instance", notebook_probe, len(notebooks)),
+                                        ("processing job", processing_probe, len(found))):
+        used = probe_clients.counter.as_dict()
+        total = sum(used.values())
+        detail = ", ".join(f"{op.split(':')[1]} {c}" for op, c in used.items())
+        print(f"  {count} {label}s alone: {total} calls = {total / max(count, 1):.2f} per {label} ({detail})")
 
     datapoints_requested = len(queries) * window.points_per_series
     lower_bound = max(math.ceil(len(queries) / 500), math.ceil(datapoints_requested / 100_800))

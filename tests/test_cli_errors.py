@@ -112,3 +112,22 @@ def test_empty_account_is_a_clean_run(aws) -> None:
     result = runner.invoke(app, ["run", "--fail-on-findings"])
     assert result.exit_code == 0, result.output
     assert "0 endpoints" in result.output and "No findings." in result.output
+
+
+def test_denied_notebooks_are_named_and_the_rest_is_kept(aws, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    seed_fleet(aws, [EndpointSpec("kept", (VariantSpec("ml.m5.xlarge", 1),))], now=utc_now())
+    policy = json.loads((Path(__file__).parent.parent / "deploy" / "iam-policy.json").read_text())
+    actions = [a for s in policy["Statement"] for a in s["Action"] if a != "sagemaker:ListNotebookInstances"]
+    for key, value in _user_with_policy(actions).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_SESSION_TOKEN")
+    out = tmp_path / "report.json"
+    with aws.iam_enforced():
+        result = runner.invoke(app, ["run", "--format", "json", "--output", str(out)])
+    # One line (the emulator's IAM also refuses its own CloudWatch calls, which come first); the
+    # notebook denial is in the report's errors by name, and the endpoints are kept.
+    assert_one_line_error(result, 1, "access denied")
+    report = json.loads(out.read_text())
+    assert [e["name"] for e in report["endpoints"]] == ["kept"]
+    assert any("access denied: sagemaker:ListNotebookInstances in us-east-1" in e["message"]
+               and "workspaces.notebooks = false" in e["message"] for e in report["errors"])

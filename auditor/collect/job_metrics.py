@@ -1,5 +1,6 @@
-"""Utilisation of training and transform job hosts: /aws/sagemaker/TrainingJobs and
-/aws/sagemaker/TransformJobs, dimension Host (`<job>/algo-<n>`, `<job>/<instance-id>`).
+"""Utilisation of training, transform and processing job hosts: /aws/sagemaker/TrainingJobs,
+/aws/sagemaker/TransformJobs and /aws/sagemaker/ProcessingJobs, dimension Host (`<job>/algo-<n>`,
+`<job>/<instance-id>`).
 
 The hosts are found with ListMetrics, once per namespace for the whole region (it lists what had
 data in the last two weeks). Jobs are short and scattered in time: each GetMetricData call covers
@@ -29,6 +30,7 @@ from auditor.models import Window
 
 TRAINING_NAMESPACE = "/aws/sagemaker/TrainingJobs"
 TRANSFORM_NAMESPACE = "/aws/sagemaker/TransformJobs"
+PROCESSING_NAMESPACE = "/aws/sagemaker/ProcessingJobs"
 JOB_METRICS = ("CPUUtilization", "MemoryUtilization", "GPUUtilization", "GPUMemoryUtilization")
 
 

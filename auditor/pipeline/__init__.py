@@ -35,7 +35,9 @@ from auditor.pipeline.limits import RunLimits, RunStopped
 from auditor.pipeline.prices import prepare_prices, price_info
 from auditor.pipeline.progress import Progress
 from auditor.pipeline.regions import RegionWork, run_regions
+from auditor.pipeline.workspaces import WorkspacesResult, audit_workspaces, merge_workspaces, unreachable
 from auditor.recommend.plans import build_plans
+from auditor.workspaces import ProcessingCost
 
 __all__ = ["AuditOutcome", "Progress", "RunLimits", "RunStopped", "report_settings", "run_audit"]
 
@@ -50,6 +52,7 @@ class AuditOutcome:
 class RegionResult:
     endpoints: EndpointsResult
     jobs: JobsResult | None
+    workspaces: WorkspacesResult | None = None
 
 
 def run_audit(
@@ -87,7 +90,11 @@ def run_audit(
         if config.jobs.enabled:
             limits.check()
             jobs = audit_jobs(board.region, config, account_clients, catalog, window, now)
-        return RegionResult(endpoints, jobs)
+        if unreachable(endpoints.fatal):
+            return RegionResult(endpoints, jobs)  # one error for the region, not one per kind of resource
+        limits.check()
+        return RegionResult(endpoints, jobs,
+                            audit_workspaces(board.region, config, account_clients, catalog, now))
 
     endpoints: list[EndpointReport] = []
     findings: list[Finding] = []
@@ -103,6 +110,8 @@ def run_audit(
                                access.account.id)
             errors.append(error)
             fatal.append(error)
+    workspaces: list[WorkspacesResult] = []
+    processing: list[ProcessingCost] = []
     units = [(a.account.id, region) for a in estate.entered for region in a.regions]
     for board in run_regions(units, audit_region, limits):
         result = board.result if board.finished.is_set() else None
@@ -125,9 +134,15 @@ def run_audit(
             training.extend(result.jobs.section.training)
             transform.extend(result.jobs.section.transform)
             experiments.extend(result.jobs.section.experiments)
+            processing.extend(result.jobs.section.processing)
             findings.extend(result.jobs.findings)
             errors.extend(mark(e) for e in result.jobs.errors)
             fatal.extend(mark(e) for e in result.jobs.fatal)
+        if result.workspaces is not None:
+            workspaces.append(result.workspaces)
+            findings.extend(result.workspaces.findings)
+            errors.extend(mark(e) for e in result.workspaces.errors)
+            fatal.extend(mark(e) for e in result.workspaces.fatal)
 
     # Advice that costs more (a growing queue) is not a saving: it ranks by severity among the zeros.
     findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.region, f.endpoint,
@@ -142,11 +157,13 @@ def run_audit(
         catalog=price_info(prices, endpoint_reports, findings, training, transform),
         api_calls=clients.counter.as_dict(),
         settings=report_settings(config),
-        jobs=JobsSection(tuple(training), tuple(transform), tuple(experiments)),
+        jobs=JobsSection(tuple(training), tuple(transform), tuple(experiments),
+                         processing=tuple(processing)),
         plans=build_plans(findings, endpoint_reports, catalog, config),
         accounts=tuple(_account_info(a, endpoint_reports) for a in estate.accounts),
         partial=stopped[0] if stopped else None,
         call_problems=clients.counter.problem_counts(),
+        workspaces=merge_workspaces(workspaces),
     )
     return AuditOutcome(report=report, fatal_errors=tuple(fatal))
 

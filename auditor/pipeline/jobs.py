@@ -1,4 +1,5 @@
-"""Training and batch transform jobs of one region: discover, cost, host utilisation, rules, prices."""
+"""Training, batch transform and processing jobs of one region: discover, cost, host utilisation,
+rules, prices."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from botocore.client import BaseClient
 
 from auditor.analyse.jobs import build_experiments, job_utilisation, training_cost, transform_cost
 from auditor.analyse.rules import JobsAssessment, evaluate_jobs
+from auditor.analyse.workspaces import processing_cost
 from auditor.catalog import Catalog
 from auditor.collect.job_metrics import (
+    PROCESSING_NAMESPACE,
     TRAINING_NAMESPACE,
     TRANSFORM_NAMESPACE,
     JobSpan,
@@ -22,8 +25,10 @@ from auditor.collect.job_metrics import (
 from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
 from auditor.discover.jobs import discover_jobs
+from auditor.discover.processing import discover_processing_jobs
 from auditor.models import AuditError, Finding, JobsSection, TrainingCost, TransformCost, Window
 from auditor.recommend.advice import attach_recommendations
+from auditor.workspaces import ProcessingCost
 
 # Job hosts' metrics are collected at 1-minute periods.
 JOB_PERIOD_SECONDS = 60
@@ -58,14 +63,30 @@ def audit_jobs(
         error = AuditError(region, None, "collect", f"{exc.message} (training and transform jobs; "
                                                    "jobs.enabled = false skips them)")
         return JobsResult(errors=(*errors, error), fatal=(error,))
-    jobs = JobsAssessment(tuple(training), tuple(transform), window)
+    fatal: list[AuditError] = []
+    processing: list[ProcessingCost] = []
+    try:
+        processing_found = discover_processing_jobs(sagemaker, region, window.start, config.aws.max_workers)
+        errors.extend(processing_found.errors)
+        processing, processing_errors = with_utilisation(
+            [processing_cost(job, catalog) for job in processing_found.jobs], cloudwatch, region,
+            PROCESSING_NAMESPACE, catalog, config, now)
+        errors += processing_errors
+    except RegionAccessError as exc:
+        # Training and transform stand; processing jobs are not audited in this region.
+        error = AuditError(region, None, "collect", f"{exc.message} (processing jobs; jobs.enabled = false skips "
+                                                   "them)")
+        errors.append(error)
+        fatal.append(error)
+    jobs = JobsAssessment(tuple(training), tuple(transform), window, processing=tuple(processing))
     findings = attach_recommendations(evaluate_jobs(jobs, catalog, config), {}, catalog, config, jobs)
     section = JobsSection(tuple(training), tuple(transform),
-                          tuple(build_experiments(training, config.jobs.experiment_prefixes)))
-    return JobsResult(section, tuple(findings), tuple(errors))
+                          tuple(build_experiments(training, config.jobs.experiment_prefixes)),
+                          processing=tuple(processing))
+    return JobsResult(section, tuple(findings), tuple(errors), tuple(fatal))
 
 
-Cost = TypeVar("Cost", TrainingCost, TransformCost)
+Cost = TypeVar("Cost", TrainingCost, TransformCost, ProcessingCost)
 
 
 def with_utilisation(costs: list[Cost], cloudwatch: BaseClient, region: str, namespace: str, catalog: Catalog,

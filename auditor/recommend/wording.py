@@ -19,6 +19,10 @@ def advice_text(rec: Recommendation) -> str:
         return f"serverless memory {rec.details.get('memory_size_mb')} MB"
     if rec.action == "serverless":
         return f"serverless, {rec.details.get('memory_size_mb')} MB"
+    if rec.action == "stop":
+        return f"stop the notebook instance ({rec.instance_type}) when not in use"
+    if rec.action == "delete-app":
+        return f"stop the idle app ({rec.instance_type})"
     if rec.action == "spot":
         return f"managed Spot training, {rec.instance_count} x {rec.instance_type}"
     if rec.details.get("component_advice"):

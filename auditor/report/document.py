@@ -17,12 +17,16 @@ from auditor.models import (
     VariantReport,
 )
 from auditor.recommend.wording import advice_text
+from auditor.workspaces import WorkspacesSection
 
 # 2: the `jobs` section (training and batch transform), `resource_type` on findings.
 # 3: `plans` (one per variant: what to change, with alternatives); findings carry `title` and
 #    `remediation`; variants carry `average_instances`; the summary's saving is the plans' sum;
 #    `partial` (null, or why the run stopped early); the summary's `api_calls` and `call_problems`.
-SCHEMA_VERSION = 3
+# 4: `jobs.processing` (processing jobs) and its summary figures; `workspaces` (notebook instances
+#    and Studio; null when not audited); resource types processing-job, notebook-instance,
+#    studio-app and studio-domain on findings and plans.
+SCHEMA_VERSION = 4
 
 
 def _iso(value: datetime) -> str:
@@ -102,6 +106,15 @@ def jobs_to_dict(jobs: JobsSection) -> dict[str, Any]:
         }
         for e in jobs.experiments
     ]
+    processing = [
+        {
+            "account_id": c.job.account_id, "region": c.job.region, "name": c.job.name, "status": c.job.status,
+            "instance_type": c.job.instance_type, "instance_count": c.job.instance_count, "image": c.job.image,
+            "created_at": _iso(c.job.created_at), "duration_seconds": c.job.duration_seconds,
+            "cost_usd": _money(c.cost_usd), "utilization": _summary(c.utilization),
+        }
+        for c in jobs.processing
+    ]
     realised = [c.spot_saving_usd for c in jobs.training if c.job.spot]
     potential = [c.spot_saving_usd for c in jobs.training if not c.job.spot and c.job.status == "Completed"]
     return {
@@ -112,10 +125,68 @@ def jobs_to_dict(jobs: JobsSection) -> dict[str, Any]:
             "spot_saving_potential_usd": round(sum(v or 0.0 for v in potential), 2),
             "transform_jobs": len(transform),
             "transform_cost_usd": round(sum(c.cost_usd or 0.0 for c in jobs.transform), 2),
+            "processing_jobs": len(processing),
+            "processing_cost_usd": round(sum(c.cost_usd or 0.0 for c in jobs.processing), 2),
         },
         "training": training,
         "transform": transform,
         "experiments": experiments,
+        "processing": processing,
+    }
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else _iso(value)
+
+
+def workspaces_to_dict(section: WorkspacesSection | None) -> dict[str, Any] | None:
+    """Notebook instances and Studio, or None when they were not audited."""
+    if section is None:
+        return None
+    notebooks = [
+        {
+            "account_id": c.notebook.account_id, "region": c.notebook.region, "name": c.notebook.name,
+            "status": c.notebook.status, "instance_type": c.notebook.instance_type,
+            "volume_size_gb": c.notebook.volume_size_gb, "lifecycle_config": c.notebook.lifecycle_config,
+            "idle_stop": c.notebook.idle_stop, "accelerator_types": list(c.notebook.accelerator_types),
+            "created_at": _iso(c.notebook.created_at), "last_modified_at": _iso(c.notebook.last_modified_at),
+            "tags": c.notebook.tags, "price_per_hour": c.price_per_hour, "price_basis": c.price_basis,
+            "compute_monthly_usd": c.compute_monthly_usd, "storage_monthly_usd": c.storage_monthly_usd,
+            "monthly_cost_usd": c.monthly_cost_usd,
+        }
+        for c in section.notebooks
+    ]
+    apps = [
+        {
+            "account_id": c.app.account_id, "region": c.app.region, "domain_id": c.app.domain_id,
+            "app_type": c.app.app_type, "app_name": c.app.app_name, "owner": c.app.owner, "status": c.app.status,
+            "instance_type": c.app.instance_type, "created_at": _time(c.app.created_at),
+            "last_user_activity": _time(c.app.last_user_activity), "last_health_check": _time(c.app.last_health_check),
+            "idle_hours": None if c.idle_hours is None else round(c.idle_hours, 1),
+            "price_per_hour": c.price_per_hour, "monthly_cost_usd": c.monthly_usd,
+        }
+        for c in section.apps
+    ]
+    return {
+        "summary": {
+            "notebooks": len(notebooks),
+            "notebooks_in_service": sum(1 for n in section.notebooks if n.notebook.status == "InService"),
+            "notebooks_monthly_cost_usd": round(sum(n.monthly_cost_usd or 0.0 for n in section.notebooks), 2),
+            "studio_domains": len(section.domains),
+            "studio_apps": len(apps),
+            "studio_apps_monthly_cost_usd": round(sum(a.monthly_usd or 0.0 for a in section.apps), 2),
+            "price_basis": "notebook and Studio compute at the hosting list price of the same type",
+            "storage_prices": section.storage_price_source,
+        },
+        "notebooks": notebooks,
+        "studio": {
+            "domains": [{"account_id": d.account_id, "region": d.region, "domain_id": d.domain_id, "name": d.name,
+                         "status": d.status, "idle_timeout_minutes": d.idle_timeout_minutes}
+                        for d in section.domains],
+            "spaces": [{"region": s.region, "domain_id": s.domain_id, "name": s.name, "app_type": s.app_type,
+                        "idle_timeout_minutes": s.idle_timeout_minutes} for s in section.spaces],
+            "apps": apps,
+        },
     }
 
 
@@ -290,6 +361,7 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
         "plans": [plan_to_dict(p) for p in report.plans],
         "findings": [finding_to_dict(f) for f in report.findings],
         "jobs": jobs_to_dict(report.jobs),
+        "workspaces": workspaces_to_dict(report.workspaces),
         "skipped": [
             {
                 "region": e.endpoint.region,

@@ -216,6 +216,10 @@ def current_shapes(doc: dict[str, Any]) -> dict[tuple[str, str | None], str]:
                 shapes[(e["name"], v["name"])] = f"serverless {v['serverless_memory_mb']} MB"
         shapes[(e["name"], None)] = ", ".join(shapes[(e["name"], v["name"])] for v in e["variants"]
                                               if (e["name"], v["name"]) in shapes)
+    for n in (doc.get("workspaces") or {}).get("notebooks", []):
+        shapes.setdefault((n["name"], None), f"1 x {n['instance_type']}")
+    for j in doc.get("jobs", {}).get("processing", []):
+        shapes.setdefault((j["name"], None), f"{j['instance_count']} x {j['instance_type']}")
     return shapes
 
 

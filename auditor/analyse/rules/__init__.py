@@ -27,8 +27,10 @@ from auditor.analyse.rules.base import (
     JobRule,
     JobsAssessment,
     Phase,
+    ResourceRule,
     Rule,
     VariantRule,
+    WorkspacesAssessment,
 )
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
@@ -41,7 +43,7 @@ def _discover() -> tuple[AnyRule, ...]:
         if module.name == "base":
             continue
         rule = getattr(importlib.import_module(f"{__name__}.{module.name}"), "RULE", None)
-        if not isinstance(rule, GateRule | EndpointRule | VariantRule | JobRule):
+        if not isinstance(rule, GateRule | EndpointRule | VariantRule | JobRule | ResourceRule):
             raise TypeError(f"{__name__}.{module.name} defines no RULE")
         rules.append(rule)
     ids = [r.id for r in rules]
@@ -57,7 +59,8 @@ BY_ID: dict[str, AnyRule] = {r.id: r for r in REGISTRY}
 GATES: tuple[GateRule, ...] = (BY_ID["not-in-service"], BY_ID["insufficient-data"])  # type: ignore[assignment]
 
 __all__ = ["BY_ID", "REGISTRY", "EndpointAssessment", "JobsAssessment", "Rule", "VariantAssessment",
-           "configurable_rules", "evaluate_endpoint", "evaluate_jobs", "rule_applies"]
+           "WorkspacesAssessment", "configurable_rules", "evaluate_endpoint", "evaluate_jobs", "evaluate_workspaces",
+           "rule_applies"]
 
 
 def configurable_rules() -> tuple[AnyRule, ...]:
@@ -107,6 +110,17 @@ def evaluate_jobs(jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -
         if isinstance(rule, JobRule) and (settings is None or settings.enabled):
             skip = settings.skip_endpoints if settings else ()
             findings.extend(f for f in rule.check(jobs, catalog, config) if not _matches(f.endpoint, skip))
+    return findings
+
+
+def evaluate_workspaces(workspaces: WorkspacesAssessment, catalog: Catalog, config: AuditConfig) -> list[Finding]:
+    """Every enabled resource rule over notebook instances and Studio; `skip_endpoints` patterns
+    match the resource's name as findings give it."""
+    findings: list[Finding] = []
+    for rule in REGISTRY:
+        if isinstance(rule, ResourceRule) and (settings := config.rules.of(rule.id)).enabled:
+            findings.extend(f for f in rule.check(workspaces, catalog, config)
+                            if not _matches(f.endpoint, settings.skip_endpoints))
     return findings
 
 

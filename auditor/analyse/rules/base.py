@@ -9,10 +9,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
 from auditor.models import Finding, Proposal, Resource, ResourceKind, Severity, TrainingCost, TransformCost, Window
+from auditor.workspaces import NotebookCost, ProcessingCost, StudioAppCost, StudioDomain, StudioSpace
 
 if TYPE_CHECKING:
     from auditor.catalog import Catalog
@@ -77,8 +79,8 @@ class Rule:
 
 
 def _resource_type(kinds: frozenset[ResourceKind]) -> str:
-    jobs = [k for k in kinds if k.is_job]
-    return jobs[0].value if len(jobs) == 1 and len(kinds) == 1 else "endpoint"
+    others = [k for k in kinds if not k.is_endpoint]
+    return others[0].value if len(others) == 1 and len(kinds) == 1 else "endpoint"
 
 
 EndpointPricer = Callable[[Finding, EndpointAssessment, "Catalog", "AuditConfig"], Finding | None]
@@ -116,15 +118,17 @@ class VariantRule(Rule):
 
 @dataclass(frozen=True)
 class JobsAssessment:
-    """The training and transform jobs of one region in the window, with their costs."""
+    """The training, transform and processing jobs of one region in the window, with their costs."""
 
     training: tuple[TrainingCost, ...] = ()
     transform: tuple[TransformCost, ...] = ()
     window: Window | None = None
-    by_name: dict[str, TrainingCost | TransformCost] = field(default_factory=dict)
+    by_name: dict[str, TrainingCost | TransformCost | ProcessingCost] = field(default_factory=dict)
+    processing: tuple[ProcessingCost, ...] = ()
 
     def __post_init__(self) -> None:
-        costs: tuple[TrainingCost | TransformCost, ...] = (*self.training, *self.transform)
+        costs: tuple[TrainingCost | TransformCost | ProcessingCost, ...] = (
+            *self.training, *self.transform, *self.processing)
         self.by_name.update({c.job.name: c for c in costs})
 
 
@@ -137,7 +141,26 @@ class JobRule(Rule):
     price: JobPricer | None = None
 
 
-AnyRule = GateRule | EndpointRule | VariantRule | JobRule
+@dataclass(frozen=True)
+class WorkspacesAssessment:
+    """The notebook instances and Studio domains, spaces and apps of one region, as of `now`."""
+
+    now: datetime
+    notebooks: tuple[NotebookCost, ...] = ()
+    domains: tuple[StudioDomain, ...] = ()
+    spaces: tuple[StudioSpace, ...] = ()
+    apps: tuple[StudioAppCost, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResourceRule(Rule):
+    """Judges a typed collection of resources that are neither endpoints nor jobs (notebook
+    instances, Studio apps); its check prices what it finds itself."""
+
+    check: Callable[[WorkspacesAssessment, Catalog, AuditConfig], Iterable[Finding]]
+
+
+AnyRule = GateRule | EndpointRule | VariantRule | JobRule | ResourceRule
 
 
 class Audited(Protocol):

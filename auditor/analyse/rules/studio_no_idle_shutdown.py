@@ -1,0 +1,46 @@
+"""studio-no-idle-shutdown: a Studio domain whose default JupyterLab or Code Editor settings have
+no idle shutdown (AppLifecycleManagement.IdleSettings), and spaces that set none either: their
+apps run until someone stops them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+from auditor.analyse.rules.base import ResourceRule, WorkspacesAssessment, join_words
+from auditor.catalog import Catalog
+from auditor.config import AuditConfig
+from auditor.models import Finding, ResourceKind, Severity
+
+
+def check(workspaces: WorkspacesAssessment, catalog: Catalog, config: AuditConfig) -> Iterator[Finding]:
+    for domain in workspaces.domains:
+        missing = sorted(app for app, minutes in domain.idle_timeout_minutes.items() if minutes is None)
+        if not missing:
+            continue
+        bare = sorted(s.name for s in workspaces.spaces
+                      if s.domain_id == domain.domain_id and s.app_type in missing and s.idle_timeout_minutes is None)
+        running = [c for c in workspaces.apps
+                   if c.app.domain_id == domain.domain_id and c.app.app_type in missing and c.app.status == "InService"]
+        spaces = f"; spaces without their own: {join_words(bare)}" if bare else ""
+        finding = RULE.finding(
+            domain, None,
+            f"Domain {domain.name} ({domain.domain_id}) sets no idle shutdown for {join_words(missing)} apps"
+            f"{spaces}; {len(running)} such app(s) running now",
+            {"domain_id": domain.domain_id, "apps_without_idle_shutdown": missing, "spaces_without": bare,
+             "running_apps": len(running)},
+        )
+        yield replace(finding, endpoint=domain.domain_id, resource_type="studio-domain")
+
+
+RULE = ResourceRule(
+    id="studio-no-idle-shutdown",
+    title="Studio domain without idle shutdown",
+    severity=Severity.LOW,
+    remediation="Turn on idle shutdown in the domain's JupyterLab and Code Editor settings (UpdateDomain "
+                "DefaultUserSettings ...AppSettings.AppLifecycleManagement.IdleSettings: LifecycleManagement "
+                "ENABLED, IdleTimeoutInMinutes).",
+    docs="https://docs.aws.amazon.com/sagemaker/latest/dg/studio-updated-idle-shutdown.html",
+    kinds=frozenset({ResourceKind.STUDIO_APP}),
+    check=check,
+)
