@@ -348,6 +348,7 @@ class Plan:
     current_monthly_usd: float
     proposed: PlanOption
     alternatives: tuple[PlanOption, ...] = ()
+    measured: bool = True  # False: rests on circumstantial evidence; not in the headline saving
 
     @property
     def monthly_savings_usd(self) -> float:
@@ -521,7 +522,7 @@ class AuditReport:
     def monthly_savings_usd(self) -> float:
         """The sum of the plans' savings: one plan per variant, so alternatives are never added up;
         a plan that costs more (a growing queue) is a risk to fix, not a negative saving."""
-        return round(sum(max(p.monthly_savings_usd, 0.0) for p in self.plans), 2)
+        return round(sum(max(p.monthly_savings_usd, 0.0) for p in self.plans if p.measured), 2)
 
     def findings_by_severity(self) -> dict[str, int]:
         counts = {s.value: 0 for s in reversed(Severity)}

@@ -57,7 +57,7 @@ def test_json_document_shape(report: dict) -> None:
                                                              "autoscaling", "monthly_savings_usd"}
         assert all(a["monthly_savings_usd"] <= plan["monthly_savings_usd"] for a in plan["alternatives"]) or \
             plan["proposed"]["action"] == "scale-out"
-    saving = sum(max(p["monthly_savings_usd"], 0) for p in report["plans"])
+    saving = sum(max(p["monthly_savings_usd"], 0) for p in report["plans"] if p["measured"])
     assert report["summary"]["monthly_savings_usd"] == pytest.approx(saving, abs=0.01)
 
 
@@ -236,3 +236,4 @@ def test_demo_command_writes_the_three_files(demo_env: Path, tmp_path: Path) -> 
     images = [part for part in message.walk() if part.get_content_type() == "image/png"]
     assert images and all(f"cid:{part['Content-ID'][1:-1]}" in html.get_content() for part in images)
     assert "report.html" in result.output
+

@@ -140,3 +140,12 @@ def test_notebooks_off_makes_no_notebook_calls(env: Path) -> None:
     assert result.exit_code == 0, result.output
     doc = json.loads((env / "off.json").read_text())
     assert doc["workspaces"]["notebooks"] == [] and not [f for f in doc["findings"] if "notebook" in f["rule"]]
+
+
+def test_advice_on_circumstantial_evidence_is_listed_but_not_counted(report: dict) -> None:
+    """Notebooks publish no usage metric: a stop on timestamps alone is a plan, not a saving."""
+    unmeasured = [p for p in report["plans"] if not p["measured"]]
+    assert unmeasured and all(p["findings"] == ["notebook-left-running"] for p in unmeasured)
+    counted = sum(max(p["monthly_savings_usd"], 0) for p in report["plans"] if p["measured"])
+    assert report["summary"]["monthly_savings_usd"] == pytest.approx(counted, abs=0.01)
+    assert report["summary"]["monthly_savings_usd"] < counted + sum(p["monthly_savings_usd"] for p in unmeasured)

@@ -214,6 +214,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
                     "monthly_cost_usd": plan.current_monthly_usd},
         "proposed": _option(plan.proposed),
         "monthly_savings_usd": plan.monthly_savings_usd,
+        "measured": plan.measured,
         "findings": list(plan.findings),
         "alternatives": [_option(o) for o in plan.alternatives],
     }

@@ -54,6 +54,9 @@ class Rule:
     # resource thresholds of [thresholds]; None: the rule takes no threshold tag.
     threshold_field: str | None = None
     phase: Phase = Phase.JUDGE
+    # False: the rule's evidence is circumstantial (no usage metric exists); its advice is listed
+    # as a plan, but its saving is not counted in the report's headline.
+    measured: bool = True
 
     @property
     def configurable(self) -> bool:

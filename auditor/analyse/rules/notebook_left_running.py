@@ -68,5 +68,7 @@ RULE = ResourceRule(
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/nbi.html",
     kinds=frozenset({ResourceKind.NOTEBOOK}),
     settings=NotebookLeftRunningSettings,
+    # Notebooks publish no usage metric: "no sign of use" rests on timestamps, not on measurement.
+    measured=False,
     check=check,
 )
