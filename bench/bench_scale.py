@@ -10,7 +10,7 @@ getrusage(RUSAGE_CHILDREN) after each run. With several sizes it fits the slopes
 10,000 endpoints.
 
     .venv/bin/python bench/bench_scale.py [--endpoints 300 600] [--accounts 3] [--regions 2]
-        [--audit "python -m auditor.cli"]    # another checkout's CLI, for side-by-side figures
+        [--audit "python --checkout DIR"]    # another checkout's code, for side-by-side figures
 """
 
 from __future__ import annotations
@@ -47,11 +47,28 @@ def seed(emulator: Emulator, endpoints: int, accounts: list[str], regions: tuple
         seed_fleet(emulator, part, now=now, region=region, account_id=account)
 
 
+# The child reports its own peak RSS (VmHWM, which starts afresh at exec; getrusage's ru_maxrss of
+# a child would include this process's memory, copied at fork).
+WRAPPER = """
+import atexit, os, runpy, sys
+def peak():
+    with open("/proc/self/status") as status, open(os.environ["BENCH_HWM_FILE"], "w") as out:
+        out.write(next(line.split()[1] for line in status if line.startswith("VmHWM")))
+atexit.register(peak)
+sys.argv = ["audit", *sys.argv[1:]]
+runpy.run_module("auditor.cli", run_name="__main__")
+"""
+
+
 def run_audit(command: list[str], config: Path, out: Path, env: dict[str, str]) -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    hwm = out.with_suffix(".hwm")
     started = time.perf_counter()
-    result = subprocess.run([*command, "run", "--config", str(config), "--format", "json", "--output", str(out)],
-                            env=env, capture_output=True, text=True)
+    python = command[0]
+    result = subprocess.run([python, "-c", WRAPPER, "run", "--config", str(config), "--format", "json",
+                             "--output", str(out)],
+                            env={**env, "BENCH_HWM_FILE": str(hwm), **_pythonpath(command)},
+                            capture_output=True, text=True)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode not in (0, 3):
@@ -61,8 +78,15 @@ def run_audit(command: list[str], config: Path, out: Path, env: dict[str, str]) 
         "report": report,
         "wall": wall,
         "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-        "max_rss_mb": after.ru_maxrss / 1024,  # the largest child so far (Linux reports KiB)
+        "max_rss_mb": int(hwm.read_text()) / 1024 if hwm.exists() else float("nan"),  # KiB -> MiB
     }
+
+
+def _pythonpath(command: list[str]) -> dict[str, str]:
+    """`--audit "python -m auditor.cli --checkout DIR"`: run another checkout's code."""
+    if "--checkout" in command:
+        return {"PYTHONPATH": command[command.index("--checkout") + 1]}
+    return {}
 
 
 def describe(label: str, run: dict, queries_per_unit: dict[str, int]) -> dict[str, float]:
@@ -90,8 +114,8 @@ def main() -> None:
     parser.add_argument("--endpoints", type=int, nargs="+", default=[300, 600])
     parser.add_argument("--accounts", type=int, default=3)
     parser.add_argument("--regions", type=int, default=2)
-    parser.add_argument("--audit", default=f"{shlex.quote(sys.executable)} -m auditor.cli",
-                        help="the audit command to measure (another checkout's, for a side-by-side run)")
+    parser.add_argument("--audit", default=shlex.quote(sys.executable),
+                        help='the Python to run the audit with; "PYTHON --checkout DIR" runs another checkout')
     args = parser.parse_args()
     command = shlex.split(args.audit)
     regions = REGIONS[: args.regions]
@@ -111,7 +135,9 @@ def main() -> None:
                 "[aws]\nregions = [" + ", ".join(f'"{r}"' for r in regions) + "]\n"
                 + (("accounts = [" + ", ".join(f'"{a}"' for a in [ACCOUNT_ID, *extra]) + ']\nrole_name = "Audit"\n')
                    if extra else "")
-                + f'[jobs]\nenabled = false\n[history]\npath = "{home / "history.sqlite3"}"\n')
+                + "[jobs]\nenabled = false\n"
+                + ("" if "--checkout" in command else "[workspaces]\nnotebooks = false\nstudio = false\n")
+                + f'[history]\npath = "{home / "history.sqlite3"}"\n')
             env = {**os.environ, **emulator.env(), "XDG_DATA_HOME": str(home / "data")}
             queries = {f"{a}/{r}": 0 for a in accounts for r in regions}
             cold = run_audit(command, config, home / "cold.json", env)
