@@ -28,9 +28,19 @@ class CollectedMetrics:
     calls: int = 0
     queries: int = 0
     datapoints: int = 0
+    _keys: dict[str, list[FrameKey]] | None = field(default=None, repr=False)  # frames by endpoint
 
     def frame(self, endpoint: str, variant: str | None, component: str | None = None) -> pd.DataFrame:
         return self.frames.get((endpoint, variant, component), _EMPTY)
+
+    def release(self, endpoint: str) -> None:
+        """Forget an endpoint's frames once it has been judged."""
+        if self._keys is None:
+            self._keys = {}
+            for key in self.frames:
+                self._keys.setdefault(key[0], []).append(key)
+        for key in self._keys.pop(endpoint, []):
+            self.frames.pop(key, None)
 
 
 _EMPTY = pd.DataFrame(index=pd.DatetimeIndex([], tz="UTC"))
@@ -112,5 +122,7 @@ def collect_metrics(
         if on_batch:
             on_batch(len(batch))
 
-    result.frames = {key: pd.DataFrame(columns) for key, columns in raw.items()}
+    # Frame by frame, dropping each endpoint's series as its frame is built: never both at once.
+    for key in list(raw):
+        result.frames[key] = pd.DataFrame(raw.pop(key))
     return result

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from auditor.analyse.assessment import EndpointAssessment, assess_components, assess_endpoint
+import pandas as pd
+
+from auditor.analyse.assessment import assess_components, assess_endpoint
 from auditor.analyse.control import apply_skips, config_for_endpoint
 from auditor.analyse.rules import evaluate_endpoint
 from auditor.catalog import Catalog
@@ -93,31 +95,34 @@ def audit_endpoints(
         metrics = CollectedMetrics()
     errors.extend(metrics.errors)
 
-    assessments: dict[str, EndpointAssessment] = {}
+    # One endpoint at a time: assess, judge, price, keep its report, and let its frames go, so a
+    # region of thousands of endpoints never holds every assessment at once.
+    reports: list[EndpointReport] = []
+    findings: list[Finding] = []
     for endpoint in endpoints:
         endpoint_config, tag_errors = config_for_endpoint(endpoint, config)
         errors.extend(tag_errors)
         assessed = assess_endpoint(endpoint, metrics, catalog, endpoint_config, window, now)
-        assessments[endpoint.name] = replace(assessed, components=assess_components(endpoint, metrics, config, window))
-    findings = [f for a in assessments.values() for f in evaluate_endpoint(a, config)]
-    reports = tuple(
-        EndpointReport(
-            endpoint=a.endpoint,
+        assessed = replace(assessed, components=assess_components(endpoint, metrics, config, window))
+        findings += attach_recommendations(evaluate_endpoint(assessed, config), {endpoint.name: assessed},
+                                           catalog, config)
+        reports.append(EndpointReport(
+            endpoint=assessed.endpoint,
             variants=tuple(
-                VariantReport(va.variant, va.monthly_cost_usd, va.utilization, series=va.normalised,
+                VariantReport(va.variant, va.monthly_cost_usd, va.utilization, series=chart_series(va.normalised),
                               average_instances=va.average_instances)
-                for va in a.variants
+                for va in assessed.variants
             ),
-            components=a.components,
-        )
-        for a in assessments.values()
-    )
-    return EndpointsResult(
-        endpoints=reports,
-        findings=tuple(attach_recommendations(findings, assessments, catalog, config)),
-        errors=tuple(errors),
-        fatal=fatal,
-    )
+            components=assessed.components,
+        ))
+        metrics.release(endpoint.name)
+    return EndpointsResult(endpoints=tuple(reports), findings=tuple(findings), errors=tuple(errors), fatal=fatal)
+
+
+def chart_series(normalised: pd.DataFrame) -> pd.DataFrame:
+    """What the report's charts draw (the per-period maxima), in float32: a report of thousands of
+    endpoints keeps this for each variant until it is written, not the whole collected frame."""
+    return normalised[[c for c in normalised.columns if c.endswith(":Maximum")]].astype("float32")
 
 
 def attach_autoscaling(
