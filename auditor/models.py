@@ -482,6 +482,17 @@ class JobsSection:
 
 
 @dataclass(frozen=True)
+class CollectionStats:
+    """How one account and region's metrics were fetched: queries, datapoints, GetMetricData calls."""
+
+    account_id: str
+    region: str
+    queries: int
+    datapoints: int
+    calls: int
+
+
+@dataclass(frozen=True)
 class AccountInfo:
     """An account the run set out to cover, and whether it could be audited."""
 
@@ -507,6 +518,7 @@ class AuditReport:
     plans: tuple[Plan, ...] = ()
     partial: str | None = None  # why the run stopped before it saw everything (deadline, SIGTERM)
     accounts: tuple[AccountInfo, ...] = ()
+    collection: tuple[CollectionStats, ...] = ()
     # Answers that were throttled, server errors or failed connections (botocore retried them).
     call_problems: dict[str, int] = field(default_factory=dict)
     # Notebook instances and Studio (auditor.workspaces); None: not audited.

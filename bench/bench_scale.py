@@ -97,7 +97,14 @@ def describe(label: str, run: dict, queries_per_unit: dict[str, int]) -> dict[st
     job_ops = ("TrainingJob", "TransformJob", "ListMetrics")
     endpoint_calls = sum(c for op, c in calls.items() if not any(j in op for j in job_ops)) if calls else total
     gmd = calls.get("cloudwatch:GetMetricData", 0)
-    bound = sum(max(math.ceil(q / 500), math.ceil(q * PERIODS / 100_800)) for q in queries_per_unit.values())
+    # Per account and region, as the report gives them; an older checkout's report has no
+    # `collection`: then the queries are estimated from its endpoints (8 a variant, 7 serverless).
+    units = report["summary"].get("collection") or [
+        {"metric_queries": q, "get_metric_data_calls": None} for q in queries_per_unit.values()]
+    bound = sum(max(math.ceil(u["metric_queries"] / 500), math.ceil(u["metric_queries"] * PERIODS / 100_800))
+                for u in units if u["metric_queries"])
+    if all(u["get_metric_data_calls"] is not None for u in units):
+        gmd = sum(u["get_metric_data_calls"] for u in units)
     figures = {"endpoints": endpoints, "calls_per_endpoint": endpoint_calls / endpoints,
                "cpu_ms_per_endpoint": run["cpu"] * 1000 / endpoints, "wall_s": run["wall"],
                "peak_rss_mb": run["max_rss_mb"], "gmd_calls": gmd, "gmd_lower_bound": bound}

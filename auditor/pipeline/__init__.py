@@ -21,6 +21,7 @@ from auditor.models import (
     AccountInfo,
     AuditError,
     AuditReport,
+    CollectionStats,
     EndpointReport,
     Experiment,
     Finding,
@@ -112,6 +113,7 @@ def run_audit(
             fatal.append(error)
     workspaces: list[WorkspacesResult] = []
     processing: list[ProcessingCost] = []
+    collection: list[CollectionStats] = []
     units = [(a.account.id, region) for a in estate.entered for region in a.regions]
     for board in run_regions(units, audit_region, limits):
         result = board.result if board.finished.is_set() else None
@@ -126,6 +128,8 @@ def run_audit(
                              for e in board.discovered)
             continue
         mark = _account_marker(board.account)
+        collection.append(CollectionStats(board.account, board.region, result.endpoints.queries,
+                                          result.endpoints.datapoints, result.endpoints.calls))
         endpoints.extend(result.endpoints.endpoints)
         findings.extend(result.endpoints.findings)
         errors.extend(mark(e) for e in result.endpoints.errors)
@@ -161,6 +165,7 @@ def run_audit(
                          processing=tuple(processing)),
         plans=build_plans(findings, endpoint_reports, catalog, config),
         accounts=tuple(_account_info(a, endpoint_reports) for a in estate.accounts),
+        collection=tuple(collection),
         partial=stopped[0] if stopped else None,
         call_problems=clients.counter.problem_counts(),
         workspaces=merge_workspaces(workspaces),

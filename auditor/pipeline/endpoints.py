@@ -31,6 +31,9 @@ class EndpointsResult:
     findings: tuple[Finding, ...] = ()
     errors: tuple[AuditError, ...] = ()
     fatal: tuple[AuditError, ...] = field(default=())  # also in errors: what stopped part of the region
+    queries: int = 0  # metric queries, datapoints and GetMetricData calls of the region
+    datapoints: int = 0
+    calls: int = 0
 
 
 def audit_endpoints(
@@ -116,7 +119,8 @@ def audit_endpoints(
             components=assessed.components,
         ))
         metrics.release(endpoint.name)
-    return EndpointsResult(endpoints=tuple(reports), findings=tuple(findings), errors=tuple(errors), fatal=fatal)
+    return EndpointsResult(endpoints=tuple(reports), findings=tuple(findings), errors=tuple(errors), fatal=fatal,
+                           queries=len(queries), datapoints=metrics.datapoints, calls=metrics.calls)
 
 
 def chart_series(normalised: pd.DataFrame) -> pd.DataFrame:

@@ -383,6 +383,9 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
             "accounts": len(report.accounts),
             "api_calls": sum(report.api_calls.values()),
             "api_calls_by_operation": report.api_calls,
+            "collection": [{"account_id": c.account_id or None, "region": c.region, "metric_queries": c.queries,
+                            "datapoints": c.datapoints, "get_metric_data_calls": c.calls}
+                           for c in report.collection],
             "call_problems": report.call_problems,
         },
         "errors": [
