@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint check-install bench clean
+.PHONY: demo test lint check-install bench bench-scale clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,9 @@ check-install: $(VENV)/.installed-dev
 
 bench: $(VENV)/.installed-demo
 	$(BIN)/python bench/bench_audit.py
+
+bench-scale: $(VENV)/.installed-demo
+	$(BIN)/python bench/bench_scale.py
 
 clean:
 	rm -rf $(VENV) audit-demo build dist *.egg-info
