@@ -65,7 +65,8 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
                                       key=lambda o: -o.monthly_savings_usd)),
             measured=all(_measured(rule) for rule in proposed.rules),
         ))
-    plans.sort(key=lambda p: (-max(p.monthly_savings_usd, 0.0), p.monthly_savings_usd >= 0, p.region, p.endpoint,
+    # Measured savings first; advice on circumstantial evidence after them, whatever its amount.
+    plans.sort(key=lambda p: (not p.measured, -max(p.monthly_savings_usd, 0.0), p.monthly_savings_usd >= 0, p.region, p.endpoint,
                               p.variant or ""))
     return tuple(plans)
 

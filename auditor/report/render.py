@@ -321,7 +321,8 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> 
             alternatives = "".join(f"\n or {a['advice']} ({usd(a['monthly_savings_usd'])})" for a in p["alternatives"])
             plans.add_row(p["region"], p["endpoint"] + (f" / {p['variant']}" if p["variant"] else ""),
                           shapes.get((p["endpoint"], p["variant"]), ""), p["proposed"]["advice"] + alternatives,
-                          usd(p["monthly_savings_usd"]), ", ".join(p["findings"]))
+                          usd(p["monthly_savings_usd"]) + ("" if p.get("measured", True) else "\n(not counted)"),
+                          ", ".join(p["findings"]))
         console.print(plans)
     if doc["findings"]:
         table = Table(title="Why: the findings", show_lines=False, header_style="bold")
