@@ -66,8 +66,8 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
             measured=all(_measured(rule) for rule in proposed.rules),
         ))
     # Measured savings first; advice on circumstantial evidence after them, whatever its amount.
-    plans.sort(key=lambda p: (not p.measured, -max(p.monthly_savings_usd, 0.0), p.monthly_savings_usd >= 0, p.region, p.endpoint,
-                              p.variant or ""))
+    plans.sort(key=lambda p: (not p.measured, -max(p.monthly_savings_usd, 0.0), p.monthly_savings_usd >= 0,
+                              p.region, p.endpoint, p.variant or ""))
     return tuple(plans)
 
 
