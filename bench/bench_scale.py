@@ -68,7 +68,7 @@ def run_audit(command: list[str], config: Path, out: Path, env: dict[str, str]) 
     result = subprocess.run([python, "-c", WRAPPER, "run", "--config", str(config), "--format", "json",
                              "--output", str(out)],
                             env={**env, "BENCH_HWM_FILE": str(hwm), **_pythonpath(command)},
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, cwd=out.parent)  # not this checkout's directory
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode not in (0, 3):
