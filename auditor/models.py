@@ -177,9 +177,14 @@ class TransformJob:
 
     @property
     def duration_seconds(self) -> float | None:
-        if self.started_at is None or self.ended_at is None:
-            return None
-        return max(0.0, (self.ended_at - self.started_at).total_seconds())
+        return duration_seconds(self.started_at, self.ended_at)
+
+
+def duration_seconds(started_at: datetime | None, ended_at: datetime | None) -> float | None:
+    """How long a job ran; None while it has not both started and ended."""
+    if started_at is None or ended_at is None:
+        return None
+    return max(0.0, (ended_at - started_at).total_seconds())
 
 
 @dataclass(frozen=True)

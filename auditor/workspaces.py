@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from auditor.models import VariantUtilization
+from auditor.models import VariantUtilization, duration_seconds
 
 
 @dataclass(frozen=True)
@@ -118,9 +118,7 @@ class ProcessingJob:
 
     @property
     def duration_seconds(self) -> float | None:
-        if self.started_at is None or self.ended_at is None:
-            return None
-        return max(0.0, (self.ended_at - self.started_at).total_seconds())
+        return duration_seconds(self.started_at, self.ended_at)
 
 
 @dataclass(frozen=True)

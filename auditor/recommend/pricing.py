@@ -6,7 +6,8 @@ from dataclasses import replace
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
 from auditor.catalog import HOURS_PER_MONTH, Catalog
-from auditor.models import Finding, Recommendation, Severity
+from auditor.config import AuditConfig
+from auditor.models import CountProposal, Finding, Recommendation, Severity
 
 
 def severity_for_saving(monthly_savings: float) -> Severity:
@@ -31,6 +32,19 @@ def priced(finding: Finding, recommendation: Recommendation, message: str | None
 
 def variant_of(finding: Finding, assessment: EndpointAssessment) -> VariantAssessment | None:
     return next((v for v in assessment.variants if v.variant.name == finding.variant), None)
+
+
+def price_fewer_instances(finding: Finding, assessment: EndpointAssessment, catalog: Catalog,
+                          config: AuditConfig) -> Finding | None:
+    """The pricing step of a rule that proposes fewer instances of the same type (a CountProposal):
+    dropped when it saves less than recommend.min_savings_percent."""
+    assert isinstance(finding.proposal, CountProposal)
+    rec = same_type_count(finding, assessment, catalog, finding.proposal.instance_count, "resize")
+    if rec is None:
+        return finding
+    if rec.monthly_savings_usd < rec.current_monthly_usd * config.recommend.min_savings_percent / 100.0:
+        return None
+    return priced(finding, rec, f"{finding.message}: saves ${rec.monthly_savings_usd:,.2f}/month.")
 
 
 def same_type_count(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, count: int,

@@ -15,10 +15,9 @@ from auditor.analyse.components import (
 )
 from auditor.analyse.demand import minimum_instances
 from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
-from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import CountProposal, Finding, ResourceKind, Severity
-from auditor.recommend.pricing import priced, same_type_count
+from auditor.recommend.pricing import price_fewer_instances
 
 
 @dataclass(frozen=True)
@@ -67,16 +66,6 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     )
 
 
-def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, config: AuditConfig) -> Finding | None:
-    assert isinstance(finding.proposal, CountProposal)
-    rec = same_type_count(finding, assessment, catalog, finding.proposal.instance_count, "resize")
-    if rec is None:
-        return finding
-    if rec.monthly_savings_usd < rec.current_monthly_usd * config.recommend.min_savings_percent / 100.0:
-        return None
-    return priced(finding, rec, f"{finding.message}: saves ${rec.monthly_savings_usd:,.2f}/month.")
-
-
 RULE = VariantRule(
     id="component-packing",
     title="Inference components leave most of their instances unreserved",
@@ -88,5 +77,5 @@ RULE = VariantRule(
     settings=PackingSettings,
     threshold_field="max_reserved_percent",
     check=check,
-    price=price,
+    price=price_fewer_instances,
 )

@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
 from auditor.analyse.demand import instances_needed, minimum_instances, peak_demand
 from auditor.analyse.rules.base import INSTANCE_KINDS, RuleSettings, VariantRule, settings_of, target_percent
-from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import CountProposal, Finding, Resource, Severity
-from auditor.recommend.pricing import priced, same_type_count
+from auditor.recommend.pricing import price_fewer_instances
 
 
 @dataclass(frozen=True)
@@ -49,16 +48,6 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     )
 
 
-def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, config: AuditConfig) -> Finding | None:
-    assert isinstance(finding.proposal, CountProposal)
-    rec = same_type_count(finding, assessment, catalog, finding.proposal.instance_count, "resize")
-    if rec is None:
-        return finding
-    if rec.monthly_savings_usd < rec.current_monthly_usd * config.recommend.min_savings_percent / 100.0:
-        return None
-    return priced(finding, rec, f"{finding.message}: saves ${rec.monthly_savings_usd:,.2f}/month.")
-
-
 RULE = VariantRule(
     id="overprovisioned-count",
     title="More instances than the load needs",
@@ -69,5 +58,5 @@ RULE = VariantRule(
     settings=CountSettings,
     threshold_field="target_utilization",
     check=check,
-    price=price,
+    price=price_fewer_instances,
 )
