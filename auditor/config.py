@@ -75,6 +75,11 @@ class PricingConfig:
     cache_path: str = ""  # default: prices/sagemaker-prices.json in the user's data directory
     max_price_age_days: int = 365  # older prices get a warning line in every report; 0: none
     basis: str = "list"  # list | effective (the account's own rates, from Cost Explorer)
+    # AWS's SageMaker Savings Plans recommendation (ce:GetSavingsPlansPurchaseRecommendation)
+    savings_plans: bool = False
+    savings_plan_terms: tuple[str, ...] = ("ONE_YEAR", "THREE_YEARS")
+    savings_plan_payment: str = "NO_UPFRONT"  # NO_UPFRONT | PARTIAL_UPFRONT | ALL_UPFRONT
+    savings_plan_lookback: str = "THIRTY_DAYS"  # SEVEN_DAYS | THIRTY_DAYS | SIXTY_DAYS
 
 
 @dataclass(frozen=True)
@@ -497,5 +502,15 @@ def _validate_pricing(config: AuditConfig) -> None:
     for key in ("refresh_after_days", "max_price_age_days"):
         if getattr(pricing, key) < 0:
             raise ConfigError(f"{src}: pricing.{key} must be 0 (off) or more days, got {getattr(pricing, key)}")
+    bad_terms = [t for t in pricing.savings_plan_terms if t not in ("ONE_YEAR", "THREE_YEARS")]
+    if bad_terms or not pricing.savings_plan_terms:
+        raise ConfigError(f'{src}: pricing.savings_plan_terms must name "ONE_YEAR" and/or "THREE_YEARS", '
+                          f"got {list(pricing.savings_plan_terms)}")
+    if pricing.savings_plan_payment not in ("NO_UPFRONT", "PARTIAL_UPFRONT", "ALL_UPFRONT"):
+        raise ConfigError(f"{src}: pricing.savings_plan_payment must be NO_UPFRONT, PARTIAL_UPFRONT or "
+                          f"ALL_UPFRONT, got {pricing.savings_plan_payment!r}")
+    if pricing.savings_plan_lookback not in ("SEVEN_DAYS", "THIRTY_DAYS", "SIXTY_DAYS"):
+        raise ConfigError(f"{src}: pricing.savings_plan_lookback must be SEVEN_DAYS, THIRTY_DAYS or SIXTY_DAYS, "
+                          f"got {pricing.savings_plan_lookback!r}")
     if pricing.basis not in ("list", "effective"):
         raise ConfigError(f'{src}: pricing.basis must be "list" or "effective", got {pricing.basis!r}')

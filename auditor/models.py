@@ -487,6 +487,21 @@ class JobsSection:
 
 
 @dataclass(frozen=True)
+class SavingsPlanAdvice:
+    """AWS's recommendation for a SageMaker Savings Plan (Cost Explorer's own model, computed on the
+    usage before the report's plans are applied)."""
+
+    term: str  # ONE_YEAR | THREE_YEARS
+    payment_option: str
+    lookback: str
+    hourly_commitment_usd: float
+    estimated_monthly_savings_usd: float
+    estimated_savings_percent: float
+    current_on_demand_spend_usd: float  # over the lookback period
+    coverage_percent: float | None  # share of that on-demand spend the commitment would cover
+
+
+@dataclass(frozen=True)
 class CollectionStats:
     """How one account and region's metrics were fetched: queries, datapoints, GetMetricData calls."""
 
@@ -524,6 +539,7 @@ class AuditReport:
     partial: str | None = None  # why the run stopped before it saw everything (deadline, SIGTERM)
     accounts: tuple[AccountInfo, ...] = ()
     collection: tuple[CollectionStats, ...] = ()
+    savings_plans: tuple[SavingsPlanAdvice, ...] = ()
     # Answers that were throttled, server errors or failed connections (botocore retried them).
     call_problems: dict[str, int] = field(default_factory=dict)
     # Notebook instances and Studio (auditor.workspaces); None: not audited.

@@ -33,7 +33,7 @@ from auditor.pipeline.accounts import AccountAccess, open_estate
 from auditor.pipeline.endpoints import EndpointsResult, audit_endpoints
 from auditor.pipeline.jobs import JobsResult, audit_jobs
 from auditor.pipeline.limits import RunLimits, RunStopped
-from auditor.pipeline.prices import prepare_prices, price_info
+from auditor.pipeline.prices import prepare_prices, price_info, savings_plan_advice
 from auditor.pipeline.progress import Progress
 from auditor.pipeline.regions import RegionWork, run_regions
 from auditor.pipeline.workspaces import WorkspacesResult, audit_workspaces, merge_workspaces, unreachable
@@ -152,6 +152,8 @@ def run_audit(
     findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.region, f.endpoint,
                                  f.variant or "", f.rule))
     endpoint_reports = tuple(endpoints)
+    savings_plans, plan_problems = savings_plan_advice(config, clients)
+    errors.extend(AuditError("-", None, "recommend", problem) for problem in plan_problems)
     report = AuditReport(
         generated_at=now,
         window=window,
@@ -166,6 +168,7 @@ def run_audit(
         plans=build_plans(findings, endpoint_reports, catalog, config),
         accounts=tuple(_account_info(a, endpoint_reports) for a in estate.accounts),
         collection=tuple(collection),
+        savings_plans=savings_plans,
         partial=stopped[0] if stopped else None,
         call_problems=clients.counter.problem_counts(),
         workspaces=merge_workspaces(workspaces),

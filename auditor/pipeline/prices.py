@@ -14,7 +14,7 @@ from pathlib import Path
 import botocore.exceptions
 
 from auditor.catalog import Catalog, load_catalog
-from auditor.collect.cost_explorer import CE_REGION, sagemaker_usage
+from auditor.collect.cost_explorer import CE_REGION, sagemaker_usage, savings_plan_recommendation
 from auditor.collect.pricing import fetch_price_table
 from auditor.collect.session import AwsClients, describe_client_error
 from auditor.config import AuditConfig
@@ -24,6 +24,7 @@ from auditor.models import (
     Finding,
     PriceUse,
     Reconciliation,
+    SavingsPlanAdvice,
     TrainingCost,
     TransformCost,
 )
@@ -192,3 +193,25 @@ def reconcile(prices: RunPrices, endpoints: Iterable[EndpointReport]) -> tuple[R
         out.append(Reconciliation(region, estimate, billed,
                                   round(100 * estimate / billed, 1) if billed > 0 else None))
     return tuple(out)
+
+
+def savings_plan_advice(config: AuditConfig, clients: AwsClients) -> tuple[tuple[SavingsPlanAdvice, ...], list[str]]:
+    """AWS's SageMaker Savings Plans recommendations for the configured terms; a refusal or a
+    failure is one problem line, never a failed run."""
+    pricing = config.pricing
+    if not pricing.savings_plans:
+        return (), []
+    advice: list[SavingsPlanAdvice] = []
+    problems: list[str] = []
+    client = clients.client("ce", CE_REGION)
+    for term in pricing.savings_plan_terms:
+        try:
+            found = savings_plan_recommendation(client, term, pricing.savings_plan_payment,
+                                                pricing.savings_plan_lookback)
+        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+            problems.append(f"{describe_client_error(exc, 'ce', 'GetSavingsPlansPurchaseRecommendation', CE_REGION)}"
+                            ": no Savings Plans recommendation (pricing.savings_plans = false turns it off)")
+            break
+        if found is not None:
+            advice.append(found)
+    return tuple(advice), problems

@@ -360,6 +360,15 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
             for a in report.accounts
         ],
         "plans": [plan_to_dict(p) for p in report.plans],
+        "savings_plans": [
+            {"term": s.term, "payment_option": s.payment_option, "lookback": s.lookback,
+             "hourly_commitment_usd": s.hourly_commitment_usd,
+             "estimated_monthly_savings_usd": s.estimated_monthly_savings_usd,
+             "estimated_savings_percent": s.estimated_savings_percent,
+             "current_on_demand_spend_usd": s.current_on_demand_spend_usd, "coverage_percent": s.coverage_percent,
+             "source": "AWS Cost Explorer's recommendation, computed on the usage before the plans above"}
+            for s in report.savings_plans
+        ],
         "findings": [finding_to_dict(f) for f in report.findings],
         "jobs": jobs_to_dict(report.jobs),
         "workspaces": workspaces_to_dict(report.workspaces),
