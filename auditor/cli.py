@@ -449,6 +449,37 @@ def prices_import_command(
         typer.echo(line)
 
 
+@prices_app.command("url")
+def prices_url_command(
+    config_path: ConfigOption = None,
+    region: Annotated[list[str] | None, typer.Option(
+        "--region", help="Region whose offer file to locate; repeat for several (default: aws.regions).")] = None,
+    file_format: Annotated[str, typer.Option("--file-format", help="json or csv.")] = "json",
+) -> None:
+    """Print where AWS's offer file for SageMaker can be downloaded, per region (for `prices import`
+    on a machine without access to the pricing API)."""
+    import botocore.exceptions
+
+    from auditor.collect.pricing import offer_file_urls
+    from auditor.collect.session import describe_client_error
+    from auditor.tasks.prices import pricing_client
+
+    if file_format not in ("json", "csv"):
+        raise fail(f"--file-format must be json or csv, got {file_format!r}")
+    try:
+        config = load_config(config_path)
+        regions = tuple(region) if region else config.aws.regions
+        client = pricing_client(config)
+        try:
+            urls = offer_file_urls(client, regions, datetime.now(UTC), file_format)
+        except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+            raise fail(describe_client_error(exc, "pricing", "ListPriceLists", config.pricing.api_region)) from None
+    except AuditorError as exc:
+        raise fail(str(exc)) from None
+    for name in regions:
+        typer.echo(f"{name}: {urls[name]}" if name in urls else f"{name}: no SageMaker offer file listed")
+
+
 def main() -> None:
     """The console script. A region stopped by the deadline or a signal may leave threads blocked
     in calls to an endpoint that never answers (and start more while they unwind); once

@@ -167,3 +167,38 @@ def test_pricing_config_is_checked() -> None:
     with pytest.raises(ConfigError, match=r'pricing.basis must be "list" or "effective"'):
         parse_config({"pricing": {"basis": "negotiated"}})
 
+
+
+def test_prices_url_names_each_regions_offer_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """For air-gapped machines: where to download the offer file that `prices import` reads."""
+    import boto3
+    from botocore.stub import ANY, Stubber
+    from typer.testing import CliRunner
+
+    from auditor.cli import app
+
+    client = boto3.client("pricing", region_name="us-east-1", aws_access_key_id="testing",
+                          aws_secret_access_key="testing")
+    stubber = Stubber(client)
+    arn = "arn:aws:pricing:::price-list/aws/AmazonSageMaker/USD/20261101000000/{}"
+    stubber.add_response("list_price_lists", {
+        "PriceLists": [{"PriceListArn": arn.format("eu-central-1"), "RegionCode": "eu-central-1",
+                        "CurrencyCode": "USD", "FileFormats": ["json", "csv"]}],
+        "NextToken": "page-2"},
+        {"ServiceCode": "AmazonSageMaker", "EffectiveDate": ANY, "CurrencyCode": "USD"})
+    stubber.add_response("list_price_lists", {
+        "PriceLists": [{"PriceListArn": arn.format("ap-northeast-1"), "RegionCode": "ap-northeast-1",
+                        "CurrencyCode": "USD", "FileFormats": ["json", "csv"]}]},
+        {"ServiceCode": "AmazonSageMaker", "EffectiveDate": ANY, "CurrencyCode": "USD", "NextToken": "page-2"})
+    stubber.add_response("get_price_list_file_url", {"Url": "https://example.com/sagemaker-euc1.csv"},
+                         {"PriceListArn": arn.format("eu-central-1"), "FileFormat": "csv"})
+    stubber.activate()
+    monkeypatch.setattr("auditor.tasks.prices.pricing_client", lambda config: client)
+    config = tmp_path / "auditor.toml"
+    config.write_text("")
+    result = CliRunner().invoke(app, ["prices", "url", "--config", str(config), "--region", "eu-central-1",
+                                      "--region", "sa-east-1", "--file-format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert "eu-central-1: https://example.com/sagemaker-euc1.csv" in result.output
+    assert "sa-east-1: no SageMaker offer file listed" in result.output
+    stubber.assert_no_pending_responses()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from auditor.prices.parse import PriceRecord, parse_price_item
@@ -54,3 +54,24 @@ def fetch_price_table(client: Any, regions: Iterable[str], today: date) -> Price
     table = build_table(records, today.isoformat(), "price-list-api")
     # A region with no ml.* prices at all is left out: its old cache entry (if any) stays.
     return table
+
+
+def offer_file_urls(client: Any, regions: Iterable[str], when: datetime, file_format: str = "json") -> dict[str, str]:
+    """Where AWS's offer file for SageMaker in each region can be downloaded (pricing:ListPriceLists,
+    then pricing:GetPriceListFileUrl): for whoever fetches it on a machine with internet access."""
+    wanted = set(regions)
+    arns: dict[str, str] = {}
+    token: str | None = None
+    while True:
+        request: dict[str, Any] = {"ServiceCode": "AmazonSageMaker", "EffectiveDate": when, "CurrencyCode": "USD"}
+        if token:
+            request["NextToken"] = token
+        page = client.list_price_lists(**request)
+        for item in page.get("PriceLists", []):
+            if item.get("RegionCode") in wanted:
+                arns[item["RegionCode"]] = item["PriceListArn"]
+        token = page.get("NextToken")
+        if not token:
+            break
+    return {region: client.get_price_list_file_url(PriceListArn=arn, FileFormat=file_format)["Url"]
+            for region, arn in sorted(arns.items())}
