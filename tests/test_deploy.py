@@ -195,7 +195,8 @@ def test_every_unit_gives_the_audit_time_to_stop_cleanly() -> None:
 
 # The hub reads prices (the Price List API and Cost Explorer) for the whole organisation.
 HUB_ONLY = {"sts:AssumeRole", "sts:GetCallerIdentity", "organizations:ListAccounts", "ses:SendRawEmail",
-            "pricing:GetProducts", "pricing:ListPriceLists", "pricing:GetPriceListFileUrl", "ce:GetCostAndUsage", "ce:GetSavingsPlansPurchaseRecommendation"}
+            "pricing:GetProducts", "pricing:ListPriceLists", "pricing:GetPriceListFileUrl", "ce:GetCostAndUsage",
+            "ce:GetSavingsPlansPurchaseRecommendation"}
 
 
 def test_member_role_stackset_is_the_read_only_part_of_the_policy_and_trusts_the_hub() -> None:
