@@ -74,7 +74,7 @@ def test_collector_follows_next_token_and_keeps_every_point(aws, monkeypatch: py
     assert len(frame["Invocations:Sum"].dropna()) == 14 * 24
     # The raw CPU is summed over the 4 vCPUs of an m5.xlarge.
     assert frame["CPUUtilization:Average"].mean() == pytest.approx(160, rel=0.1)
-    assert metrics.datapoints == sum(frame.notna().sum().sum() for frame in metrics.frames.values())
+    assert metrics.datapoints == sum(frame.notna().sum().sum() for frame in metrics.all_frames().values())
 
 
 def test_emulator_rejects_more_than_500_queries(aws) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import botocore.exceptions
+import numpy as np
 import pandas as pd
 from botocore.client import BaseClient
 
@@ -20,27 +21,46 @@ FrameKey = tuple[str, str | None, str | None]
 @dataclass
 class CollectedMetrics:
     """Per variant (and per endpoint, for endpoint-level series) a frame indexed by timestamp,
-    one column per 'Metric:Stat'. A series with no datapoint is simply absent: missing data is
-    told apart from zero by the analysis, never filled in."""
+    one column per 'Metric:Stat'. A series with no datapoint is simply absent, and so is a period
+    where no series has one: missing data is told apart from zero by the analysis, never filled in.
 
-    frames: dict[FrameKey, pd.DataFrame] = field(default_factory=dict)
+    What GetMetricData answers is kept compact until a frame is asked for: each series as float32
+    on the window's grid of periods (one shared index), so a region of thousands of endpoints
+    holds about 1.3 KB a series, not a pandas Series with an index of its own."""
+
+    frames: dict[FrameKey, pd.DataFrame] = field(default_factory=dict)  # frames given as such
     errors: list[AuditError] = field(default_factory=list)
     calls: int = 0
     queries: int = 0
     datapoints: int = 0
-    _keys: dict[str, list[FrameKey]] | None = field(default=None, repr=False)  # frames by endpoint
+    grid: pd.DatetimeIndex | None = None  # the window's periods
+    series: dict[FrameKey, dict[str, np.ndarray]] = field(default_factory=dict)  # column -> float32 on grid
 
     def frame(self, endpoint: str, variant: str | None, component: str | None = None) -> pd.DataFrame:
-        return self.frames.get((endpoint, variant, component), _EMPTY)
+        key = (endpoint, variant, component)
+        if key in self.frames:
+            return self.frames[key]
+        columns = self.series.get(key)
+        if not columns or self.grid is None:
+            return _EMPTY
+        data = np.column_stack(list(columns.values())).astype("float64")
+        return pd.DataFrame(data, index=self.grid, columns=list(columns)).dropna(how="all")
+
+    def all_frames(self) -> dict[FrameKey, pd.DataFrame]:
+        return {**{key: self.frame(*key) for key in self.series}, **self.frames}
+
+    def add(self, key: FrameKey, column: str, values: np.ndarray) -> None:
+        self.series.setdefault(key, {})[column] = values
+        self._owned.setdefault(key[0], set()).add(key)
 
     def release(self, endpoint: str) -> None:
-        """Forget an endpoint's frames once it has been judged."""
-        if self._keys is None:
-            self._keys = {}
-            for key in self.frames:
-                self._keys.setdefault(key[0], []).append(key)
-        for key in self._keys.pop(endpoint, []):
-            self.frames.pop(key, None)
+        """Forget an endpoint's series once it has been judged."""
+        for key in self._owned.pop(endpoint, set()):
+            self.series.pop(key, None)
+        for key in [k for k in self.frames if k[0] == endpoint]:  # frames given as such: a few, in tests
+            del self.frames[key]
+
+    _owned: dict[str, set[FrameKey]] = field(default_factory=dict, repr=False)  # series keys by endpoint
 
 
 _EMPTY = pd.DataFrame(index=pd.DatetimeIndex([], tz="UTC"))
@@ -54,8 +74,11 @@ def collect_metrics(
     on_batch: Callable[[int], None] | None = None,
 ) -> CollectedMetrics:
     """Run every query; `on_batch(n)` is told after each call how many queries it answered."""
-    result = CollectedMetrics(queries=len(queries))
-    raw: dict[FrameKey, dict[str, pd.Series]] = {}
+    grid = pd.date_range(window.start, periods=window.points_per_series, freq=f"{window.period_seconds}s")
+    if grid.tz is None:
+        grid = grid.tz_localize("UTC")
+    result = CollectedMetrics(queries=len(queries), grid=grid)
+    start_ns, period_ns, slots = grid[0].value if len(grid) else 0, window.period_seconds * 10**9, len(grid)
     for batch in batch_queries(queries, window):
         by_id = {f"q{i}": q for i, q in enumerate(batch)}
         values: dict[str, list[float]] = {qid: [] for qid in by_id}
@@ -115,14 +138,14 @@ def collect_metrics(
             if not values[qid]:
                 continue
             result.datapoints += len(values[qid])
-            series = pd.Series(values[qid], index=pd.DatetimeIndex(stamps[qid]).tz_convert("UTC"), dtype="float64")
-            # Pages may repeat or interleave: one value per timestamp, in order.
-            series = series[~series.index.duplicated(keep="last")].sort_index()
-            raw.setdefault(q.owner, {})[q.spec.column] = series
+            # Each datapoint to its period on the grid (pages may repeat: the last answer wins).
+            at = (pd.DatetimeIndex(stamps[qid]).tz_convert("UTC").as_unit("ns").asi8 - start_ns) // period_ns
+            inside = (at >= 0) & (at < slots)
+            column = np.full(slots, np.nan, dtype="float32")
+            column[at[inside]] = np.asarray(values[qid], dtype="float64")[inside]
+            result.add(q.owner, q.spec.column, column)
+        del values, stamps
         if on_batch:
             on_batch(len(batch))
 
-    # Frame by frame, dropping each endpoint's series as its frame is built: never both at once.
-    for key in list(raw):
-        result.frames[key] = pd.DataFrame(raw.pop(key))
     return result

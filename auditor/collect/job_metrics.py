@@ -112,7 +112,7 @@ def collect_job_metrics(cloudwatch: BaseClient, region: str, jobs: list[JobSpan]
     merged = CollectedMetrics()
     for window, queries in group_jobs(jobs, namespace, now):
         part = collect_metrics(cloudwatch, region, queries, window)
-        merged.frames.update(part.frames)
+        merged.frames.update(part.all_frames())
         merged.errors.extend(part.errors)
         merged.calls += part.calls
         merged.queries += part.queries
