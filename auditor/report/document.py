@@ -26,7 +26,10 @@ from auditor.workspaces import WorkspacesSection
 # 4: `jobs.processing` (processing jobs) and its summary figures; `workspaces` (notebook instances
 #    and Studio; null when not audited); resource types processing-job, notebook-instance,
 #    studio-app and studio-domain on findings and plans.
-SCHEMA_VERSION = 4
+# 5: `accounts` (several accounts) and `account_id` on errors; `savings_plans`; `measured` on plans;
+#    the summary's `accounts_audited`, `accounts`, `api_calls_by_operation` and `collection`;
+#    in `prices`: `basis`, `statement`, `by_region`, `used`, `warnings`, `reconciliation`.
+SCHEMA_VERSION = 5
 
 
 def _iso(value: datetime) -> str:
