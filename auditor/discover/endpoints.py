@@ -18,6 +18,7 @@ import botocore.exceptions
 from botocore.client import BaseClient
 
 from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region
+from auditor.discover.arns import account_of
 from auditor.models import AuditError, Endpoint, EndpointKind, InferenceComponent, Variant
 
 
@@ -78,7 +79,7 @@ def discover_endpoints(sagemaker: BaseClient, region: str, max_workers: int = 8,
         with errors_lock:
             errors.append(error)
 
-    wanted = sorted({(e["EndpointArn"].split(":")[4], e.get("EndpointConfigName", "")) for e in found})
+    wanted = sorted({(account_of(e["EndpointArn"]), e.get("EndpointConfigName", "")) for e in found})
     missing = [(account, name) for account, name in wanted if name and configs.get(account, region, name) is None]
 
     def describe(key: tuple[str, str]) -> None:
@@ -116,7 +117,7 @@ def _endpoint(sagemaker: BaseClient, region: str, found: dict[str, Any], configs
               record: Any) -> Endpoint:
     arn = found["EndpointArn"]
     name = found["EndpointName"]
-    account = arn.split(":")[4]
+    account = account_of(arn)
     status = found["EndpointStatus"]
     config_name = found.get("EndpointConfigName", "")
     running_variants = {v["VariantName"]: v for v in found.get("ProductionVariants", [])}

@@ -14,6 +14,7 @@ import botocore.exceptions
 from botocore.client import BaseClient
 
 from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region
+from auditor.discover.arns import account_of
 from auditor.models import AuditError, TrainingJob, TransformJob
 
 
@@ -77,16 +78,12 @@ def _describe(
     return build(described, region)
 
 
-def _account(arn: str) -> str:
-    return arn.split(":")[4] if arn.count(":") >= 5 else ""
-
-
 def _training_job(d: dict[str, Any], region: str) -> TrainingJob:
     resources = d.get("ResourceConfig", {})
     algorithm = d.get("AlgorithmSpecification", {})
     stopping = d.get("StoppingCondition", {})
     return TrainingJob(
-        account_id=_account(d.get("TrainingJobArn", "")),
+        account_id=account_of(d.get("TrainingJobArn", "")),
         region=region,
         name=d["TrainingJobName"],
         status=d.get("TrainingJobStatus", "Unknown"),
@@ -110,7 +107,7 @@ def _training_job(d: dict[str, Any], region: str) -> TrainingJob:
 def _transform_job(d: dict[str, Any], region: str) -> TransformJob:
     resources = d.get("TransformResources", {})
     return TransformJob(
-        account_id=_account(d.get("TransformJobArn", "")),
+        account_id=account_of(d.get("TransformJobArn", "")),
         region=region,
         name=d["TransformJobName"],
         status=d.get("TransformJobStatus", "Unknown"),

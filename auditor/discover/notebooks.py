@@ -16,6 +16,7 @@ import botocore.exceptions
 from botocore.client import BaseClient
 
 from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region
+from auditor.discover.arns import account_of
 from auditor.models import AuditError
 from auditor.workspaces import NotebookInstance
 
@@ -101,7 +102,7 @@ def idle_stop_in(on_start: list[dict[str, Any]], config: str) -> tuple[bool, str
 def _notebook(d: dict[str, Any], region: str, tags: dict[str, str]) -> NotebookInstance:
     arn = d.get("NotebookInstanceArn", "")
     return NotebookInstance(
-        account_id=arn.split(":")[4] if arn.count(":") >= 5 else "",
+        account_id=account_of(arn),
         region=region,
         name=d["NotebookInstanceName"],
         arn=arn,

@@ -11,7 +11,8 @@ from typing import Any
 
 from botocore.client import BaseClient
 
-from auditor.discover.jobs import _account, _describe, _list
+from auditor.discover.arns import account_of
+from auditor.discover.jobs import _describe, _list
 from auditor.models import AuditError
 from auditor.workspaces import ProcessingJob
 
@@ -51,7 +52,7 @@ def discover_processing_jobs(sagemaker: BaseClient, region: str, since: datetime
 def processing_job(d: dict[str, Any], region: str) -> ProcessingJob:
     cluster = (d.get("ProcessingResources") or {}).get("ClusterConfig") or {}
     return ProcessingJob(
-        account_id=_account(d.get("ProcessingJobArn", "")),
+        account_id=account_of(d.get("ProcessingJobArn", "")),
         region=region,
         name=d["ProcessingJobName"],
         status=d.get("ProcessingJobStatus", "Unknown"),

@@ -14,6 +14,7 @@ import botocore.exceptions
 from botocore.client import BaseClient
 
 from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region
+from auditor.discover.arns import account_of
 from auditor.models import AuditError
 from auditor.workspaces import StudioApp, StudioDomain, StudioSpace
 
@@ -61,7 +62,7 @@ def discover_studio(sagemaker: BaseClient, region: str, max_workers: int = 8) ->
         d = described(lambda: sagemaker.describe_domain(DomainId=domain_id), "DescribeDomain", domain_id)
         if d is None:
             return
-        account = _account(d.get("DomainArn", ""))
+        account = account_of(d.get("DomainArn", ""))
         defaults = d.get("DefaultUserSettings") or {}
         domains.append(StudioDomain(
             account, region, domain_id, d.get("DomainName", ""), d.get("Status", "Unknown"),
@@ -113,7 +114,3 @@ def _idle_minutes(app_settings: dict[str, Any] | None) -> int | None:
         return None
     minutes = idle.get("IdleTimeoutInMinutes")
     return int(minutes) if minutes else None
-
-
-def _account(arn: str) -> str:
-    return arn.split(":")[4] if arn.count(":") >= 5 else ""

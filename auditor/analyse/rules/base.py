@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -209,7 +209,3 @@ def period_label(period_seconds: int) -> str:
 def target_percent(rule_value: float, config: AuditConfig) -> float:
     """A rule's own target utilisation, or the [recommend] one where the rule says 0."""
     return rule_value or config.recommend.target_utilization
-
-
-def with_severity(finding: Finding, severity: Severity) -> Finding:
-    return replace(finding, severity=severity)
