@@ -131,22 +131,18 @@ def run_audit(
         collection.append(CollectionStats(board.account, board.region, result.endpoints.queries,
                                           result.endpoints.datapoints, result.endpoints.calls))
         endpoints.extend(result.endpoints.endpoints)
-        findings.extend(result.endpoints.findings)
-        errors.extend(mark(e) for e in result.endpoints.errors)
-        fatal.extend(mark(e) for e in result.endpoints.fatal)
         if result.jobs is not None:
             training.extend(result.jobs.section.training)
             transform.extend(result.jobs.section.transform)
             experiments.extend(result.jobs.section.experiments)
             processing.extend(result.jobs.section.processing)
-            findings.extend(result.jobs.findings)
-            errors.extend(mark(e) for e in result.jobs.errors)
-            fatal.extend(mark(e) for e in result.jobs.fatal)
         if result.workspaces is not None:
             workspaces.append(result.workspaces)
-            findings.extend(result.workspaces.findings)
-            errors.extend(mark(e) for e in result.workspaces.errors)
-            fatal.extend(mark(e) for e in result.workspaces.fatal)
+        for part in (result.endpoints, result.jobs, result.workspaces):
+            if part is not None:
+                findings.extend(part.findings)
+                errors.extend(mark(e) for e in part.errors)
+                fatal.extend(mark(e) for e in part.fatal)
 
     # Advice that costs more (a growing queue) is not a saving: it ranks by severity among the zeros.
     findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.region, f.endpoint,
