@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 if TYPE_CHECKING:
-    from auditor.workspaces import ProcessingCost, WorkspacesSection
+    from auditor.workspaces import WorkspacesSection
 
 
 class EndpointKind(enum.StrEnum):
@@ -446,6 +446,33 @@ class TransformCost:
 
 
 @dataclass(frozen=True)
+class ProcessingJob:
+    account_id: str
+    region: str
+    name: str
+    status: str
+    instance_type: str
+    instance_count: int
+    volume_size_gb: int
+    image: str
+    created_at: datetime
+    started_at: datetime | None
+    ended_at: datetime | None
+
+    @property
+    def duration_seconds(self) -> float | None:
+        return duration_seconds(self.started_at, self.ended_at)
+
+
+@dataclass(frozen=True)
+class ProcessingCost:
+    job: ProcessingJob
+    price_per_hour: float | None
+    cost_usd: float | None  # duration x count x price
+    utilization: VariantUtilization | None = None
+
+
+@dataclass(frozen=True)
 class ExperimentRun:
     job: str
     instance_type: str
@@ -483,7 +510,7 @@ class JobsSection:
     training: tuple[TrainingCost, ...] = ()
     transform: tuple[TransformCost, ...] = ()
     experiments: tuple[Experiment, ...] = ()
-    processing: tuple[ProcessingCost, ...] = ()  # auditor.workspaces
+    processing: tuple[ProcessingCost, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -525,6 +552,29 @@ class AccountInfo:
 
 
 @dataclass(frozen=True)
+class ResourceThresholds:
+    """Percent per resource: under it, a resource is under-used ([thresholds])."""
+
+    cpu: float
+    memory: float
+    gpu: float
+    gpu_memory: float
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """The settings the report's verdicts rested on, as the report states them."""
+
+    regions: tuple[str, ...]
+    lookback_days: int
+    thresholds: ResourceThresholds
+    sizing_statistic: str
+    peak_statistic: str
+    target_utilization: float
+    min_days: int
+
+
+@dataclass(frozen=True)
 class AuditReport:
     generated_at: datetime
     window: Window
@@ -533,7 +583,6 @@ class AuditReport:
     errors: tuple[AuditError, ...]
     catalog: CatalogInfo
     api_calls: dict[str, int] = field(default_factory=dict)
-    settings: dict[str, Any] = field(default_factory=dict)  # thresholds and targets the verdicts used
     jobs: JobsSection = field(default_factory=JobsSection)
     plans: tuple[Plan, ...] = ()
     partial: str | None = None  # why the run stopped before it saw everything (deadline, SIGTERM)
@@ -544,6 +593,7 @@ class AuditReport:
     call_problems: dict[str, int] = field(default_factory=dict)
     # Notebook instances and Studio (auditor.workspaces); None: not audited.
     workspaces: WorkspacesSection | None = None
+    settings: ReportSettings = field(kw_only=True)  # the thresholds and targets the verdicts used
 
     @property
     def monthly_cost_usd(self) -> float:

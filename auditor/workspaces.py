@@ -1,12 +1,10 @@
-"""Models of the rest of the SageMaker bill: notebook instances, Studio domains, spaces and apps,
-and processing jobs. Frozen like `auditor.models`; nothing here talks to AWS."""
+"""Models of notebook instances and Studio domains, spaces and apps. Frozen like `auditor.models`;
+nothing here talks to AWS."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-
-from auditor.models import VariantUtilization, duration_seconds
 
 
 @dataclass(frozen=True)
@@ -100,33 +98,6 @@ class StudioAppCost:
     price_per_hour: float | None
     monthly_usd: float | None  # while it runs: price x 730 h
     idle_hours: float | None  # since the last user activity (or since creation when there was none)
-
-
-@dataclass(frozen=True)
-class ProcessingJob:
-    account_id: str
-    region: str
-    name: str
-    status: str
-    instance_type: str
-    instance_count: int
-    volume_size_gb: int
-    image: str
-    created_at: datetime
-    started_at: datetime | None
-    ended_at: datetime | None
-
-    @property
-    def duration_seconds(self) -> float | None:
-        return duration_seconds(self.started_at, self.ended_at)
-
-
-@dataclass(frozen=True)
-class ProcessingCost:
-    job: ProcessingJob
-    price_per_hour: float | None
-    cost_usd: float | None  # duration x count x price
-    utilization: VariantUtilization | None = None
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from functools import cache
 from importlib import resources
 
 from auditor.catalog import HOURS_PER_MONTH, Catalog
-from auditor.workspaces import NotebookCost, NotebookInstance, ProcessingCost, ProcessingJob, StudioApp, StudioAppCost
+from auditor.models import ProcessingCost, ProcessingJob
+from auditor.workspaces import NotebookCost, NotebookInstance, StudioApp, StudioAppCost
 
 PRICE_BASIS = "hosting"  # notebook and Studio compute: the catalog's hosting list price of the type
 RUNNING = frozenset({"InService", "Pending", "Updating"})

@@ -6,7 +6,7 @@ from collections import defaultdict
 from datetime import datetime
 
 from auditor.analyse.jobs import name_pattern
-from auditor.workspaces import ProcessingCost
+from auditor.models import ProcessingCost
 
 
 def recurring_processing(costs: tuple[ProcessingCost, ...], min_runs: int) -> list[tuple[str, list[ProcessingCost]]]:

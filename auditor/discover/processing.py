@@ -13,8 +13,7 @@ from botocore.client import BaseClient
 
 from auditor.discover.arns import account_of
 from auditor.discover.jobs import _describe, _list
-from auditor.models import AuditError
-from auditor.workspaces import ProcessingJob
+from auditor.models import AuditError, ProcessingJob
 
 
 @dataclass(frozen=True)

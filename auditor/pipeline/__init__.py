@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
 
 from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
@@ -26,6 +25,9 @@ from auditor.models import (
     Experiment,
     Finding,
     JobsSection,
+    ProcessingCost,
+    ReportSettings,
+    ResourceThresholds,
     TrainingCost,
     TransformCost,
 )
@@ -38,7 +40,6 @@ from auditor.pipeline.progress import Progress
 from auditor.pipeline.regions import RegionWork, run_regions
 from auditor.pipeline.workspaces import WorkspacesResult, audit_workspaces, merge_workspaces, unreachable
 from auditor.recommend.plans import build_plans
-from auditor.workspaces import ProcessingCost
 
 __all__ = ["AuditOutcome", "Progress", "RunLimits", "RunStopped", "report_settings", "run_audit"]
 
@@ -187,14 +188,14 @@ def _account_info(access: AccountAccess, endpoints: tuple[EndpointReport, ...]) 
                        access.skipped_regions, access.error)
 
 
-def report_settings(config: AuditConfig) -> dict[str, Any]:
+def report_settings(config: AuditConfig) -> ReportSettings:
     t, r = config.thresholds, config.recommend
-    return {
-        "regions": list(config.aws.regions),
-        "lookback_days": config.aws.lookback_days,
-        "thresholds": {"cpu": t.cpu, "memory": t.memory, "gpu": t.gpu, "gpu_memory": t.gpu_memory},
-        "sizing_statistic": t.sizing_statistic,
-        "peak_statistic": r.peak_statistic,
-        "target_utilization": r.target_utilization,
-        "min_days": r.min_days,
-    }
+    return ReportSettings(
+        regions=config.aws.regions,
+        lookback_days=config.aws.lookback_days,
+        thresholds=ResourceThresholds(cpu=t.cpu, memory=t.memory, gpu=t.gpu, gpu_memory=t.gpu_memory),
+        sizing_statistic=t.sizing_statistic,
+        peak_statistic=r.peak_statistic,
+        target_utilization=r.target_utilization,
+        min_days=r.min_days,
+    )

@@ -26,9 +26,8 @@ from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
 from auditor.discover.jobs import discover_jobs
 from auditor.discover.processing import discover_processing_jobs
-from auditor.models import AuditError, Finding, JobsSection, TrainingCost, TransformCost, Window
+from auditor.models import AuditError, Finding, JobsSection, ProcessingCost, TrainingCost, TransformCost, Window
 from auditor.recommend.advice import attach_recommendations
-from auditor.workspaces import ProcessingCost
 
 # Job hosts' metrics are collected at 1-minute periods.
 JOB_PERIOD_SECONDS = 60

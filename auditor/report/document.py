@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +14,7 @@ from auditor.models import (
     JobsSection,
     Plan,
     PlanOption,
+    ReportSettings,
     Resource,
     VariantReport,
 )
@@ -302,6 +304,18 @@ def price_statement(basis: str, by_region: list[dict[str, Any]], as_of: str) -> 
     return f"{head} Prices by region: " + ". ".join(parts) + "."
 
 
+def settings_to_dict(settings: ReportSettings) -> dict[str, Any]:
+    return {
+        "regions": list(settings.regions),
+        "lookback_days": settings.lookback_days,
+        "thresholds": asdict(settings.thresholds),
+        "sizing_statistic": settings.sizing_statistic,
+        "peak_statistic": settings.peak_statistic,
+        "target_utilization": settings.target_utilization,
+        "min_days": settings.min_days,
+    }
+
+
 def report_to_dict(report: AuditReport) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
@@ -312,7 +326,7 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
             "end": _iso(report.window.end),
             "period_seconds": report.window.period_seconds,
         },
-        "settings": report.settings,
+        "settings": settings_to_dict(report.settings),
         "prices": prices_to_dict(report),
         "endpoints": [
             {

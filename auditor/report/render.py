@@ -9,7 +9,7 @@ import io
 import json
 import re
 from functools import cache
-from typing import Any
+from typing import Any, assert_never
 
 import css_inline
 import jinja2
@@ -107,22 +107,31 @@ ChartKey = tuple[str, str, str]  # (region, endpoint, variant)
 
 
 def render(report: AuditReport, fmt: OutputFormat, color: bool = False) -> str:
+    """The report in one format. Every format reads the same document; a format added to
+    OutputFormat without a branch here fails the type check (assert_never), not a run."""
     doc = report_to_dict(report)
-    if fmt in (OutputFormat.TABLE, OutputFormat.MARKDOWN, OutputFormat.TEXT):
-        doc = plain_document(doc)
-    if fmt is OutputFormat.JSON:
-        return json.dumps(doc, indent=2, sort_keys=False) + "\n"
-    if fmt is OutputFormat.CSV:
-        return render_findings_csv(doc)
-    if fmt is OutputFormat.TABLE:
-        return render_table(doc, color=color)
-    if fmt is OutputFormat.HTML:
-        # A standalone file: the charts travel inside it as data URIs.
-        charts = chart_images(report, variant_keys(doc))
-        sources = {key: "data:image/png;base64," + base64.b64encode(png).decode() for key, png in charts.items()}
-        return render_html(doc, sources)
-    template = {OutputFormat.MARKDOWN: "report.md.j2", OutputFormat.TEXT: "report.txt.j2"}[fmt]
-    return template_environment().get_template(template).render(doc=doc, **report_context(doc))
+    match fmt:
+        case OutputFormat.JSON:
+            return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+        case OutputFormat.CSV:
+            return render_findings_csv(doc)
+        case OutputFormat.TABLE:
+            return render_table(plain_document(doc), color=color)
+        case OutputFormat.HTML:
+            # A standalone file: the charts travel inside it as data URIs.
+            charts = chart_images(report, variant_keys(doc))
+            sources = {key: "data:image/png;base64," + base64.b64encode(png).decode() for key, png in charts.items()}
+            return render_html(doc, sources)
+        case OutputFormat.MARKDOWN:
+            return _render_template("report.md.j2", plain_document(doc))
+        case OutputFormat.TEXT:
+            return _render_template("report.txt.j2", plain_document(doc))
+        case _:
+            assert_never(fmt)
+
+
+def _render_template(name: str, doc: dict[str, Any], limit: int | None = None) -> str:
+    return template_environment().get_template(name).render(doc=doc, **report_context(doc, limit))
 
 
 def render_html(doc: dict[str, Any], chart_sources: dict[ChartKey, str], limit: int | None = None) -> str:
@@ -134,8 +143,7 @@ def render_html(doc: dict[str, Any], chart_sources: dict[ChartKey, str], limit: 
 
 
 def render_text(doc: dict[str, Any], limit: int | None = None) -> str:
-    doc = plain_document(doc)
-    return template_environment().get_template("report.txt.j2").render(doc=doc, **report_context(doc, limit))
+    return _render_template("report.txt.j2", plain_document(doc), limit)
 
 
 def ranked_endpoints(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -156,13 +164,13 @@ def variant_keys(doc: dict[str, Any], endpoints: list[dict[str, Any]] | None = N
 
 def chart_images(report: AuditReport, keys: list[ChartKey]) -> dict[ChartKey, bytes]:
     wanted = set(keys)
-    threshold = float(report.settings.get("thresholds", {}).get("cpu", 50.0))
+    threshold = report.settings.thresholds.cpu
     charts = {}
     for e in report.endpoints:
         for v in e.variants:
             key = (e.endpoint.region, e.endpoint.name, v.variant.name)
             if key in wanted and v.series is not None and not e.endpoint.not_judged_reason:
-                png = utilisation_chart_png(v.series, threshold, days=int(report.settings.get("lookback_days", 14)))
+                png = utilisation_chart_png(v.series, threshold, days=report.settings.lookback_days)
                 if png:
                     charts[key] = png
     return charts
@@ -180,7 +188,6 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
         order = {account: i for i, account in enumerate(dict.fromkeys(p["account_id"] for p in shown_plans))}
         shown_plans = sorted(shown_plans, key=lambda p: order[p["account_id"]])
     shown_endpoints = endpoints if limit is None else endpoints[:limit]
-    settings = doc.get("settings", {})
     return {
         "summary": doc["summary"],
         "subject": subject_line(doc),
@@ -197,7 +204,7 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
         "errors": doc["errors"],
         "skipped": doc["skipped"],
         "period_label": period_label(doc["window"]["period_seconds"]),
-        "thresholds": settings.get("thresholds") or {"cpu": 50, "memory": 50, "gpu": 50, "gpu_memory": 50},
+        "thresholds": doc["settings"]["thresholds"],
         "owners": {
             e["name"]: next((e["tags"][k] for k in OWNER_TAGS if e["tags"].get(k)), "") for e in doc["endpoints"]
         },

@@ -13,8 +13,18 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
-from auditor.models import Finding, Proposal, Resource, ResourceKind, Severity, TrainingCost, TransformCost, Window
-from auditor.workspaces import NotebookCost, ProcessingCost, StudioAppCost, StudioDomain, StudioSpace
+from auditor.models import (
+    Finding,
+    ProcessingCost,
+    Proposal,
+    Resource,
+    ResourceKind,
+    Severity,
+    TrainingCost,
+    TransformCost,
+    Window,
+)
+from auditor.workspaces import NotebookCost, StudioAppCost, StudioDomain, StudioSpace
 
 if TYPE_CHECKING:
     from auditor.catalog import Catalog

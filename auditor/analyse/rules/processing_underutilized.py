@@ -12,10 +12,9 @@ from auditor.analyse.usage import per_month
 from auditor.analyse.workspaces_jobs import recurring_processing
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity, ShapeProposal
+from auditor.models import Finding, ProcessingCost, Recommendation, Resource, ResourceKind, Severity, ShapeProposal
 from auditor.recommend.pricing import priced
 from auditor.recommend.sizing import rightsize
-from auditor.workspaces import ProcessingCost
 
 
 def check(jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> Iterator[Finding]:
