@@ -318,6 +318,7 @@ class Finding:
     # endpoint | training-job | transform-job | processing-job | notebook-instance | studio-app | studio-domain
     resource_type: str = "endpoint"
     proposal: Proposal | None = None
+    measured: bool = True  # False: its rule rests on circumstantial evidence (no usage metric exists)
 
     @property
     def monthly_savings_usd(self) -> float:

@@ -21,7 +21,7 @@ import time
 from datetime import UTC, datetime
 
 from auditor.analyse.assessment import assess_endpoint
-from auditor.analyse.rules import evaluate_endpoint
+from auditor.analyse.rules import judge_endpoint
 from auditor.analyse.workspaces import processing_cost
 from auditor.catalog import load_catalog
 from auditor.collect.cloudwatch import collect_metrics
@@ -36,7 +36,6 @@ from auditor.emulator.server import Emulator
 from auditor.emulator.workspaces import seed_workspaces, synthetic_notebooks, synthetic_processing
 from auditor.pipeline import run_audit
 from auditor.pipeline.jobs import with_utilisation
-from auditor.recommend.advice import attach_recommendations
 
 REGION = "us-east-1"
 
@@ -131,8 +130,7 @@ def main() -> None:
         count = 0
         for endpoint in endpoints:
             assessment = assess_endpoint(endpoint, metrics, catalog, config, window, now)
-            findings = evaluate_endpoint(assessment, config)
-            count += len(attach_recommendations(findings, {endpoint.name: assessment}, catalog, config))
+            count += len(judge_endpoint(assessment, catalog, config))
         return count
 
     analyse_all()

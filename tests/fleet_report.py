@@ -10,14 +10,13 @@ import numpy as np
 import pandas as pd
 
 from auditor.analyse.assessment import assess_endpoint
-from auditor.analyse.rules import evaluate_endpoint
+from auditor.analyse.rules import judge_endpoint
 from auditor.catalog import load_catalog
 from auditor.collect.cloudwatch import CollectedMetrics
 from auditor.collect.plan import align_window
 from auditor.config import AuditConfig
 from auditor.models import AuditReport, CatalogInfo, EndpointReport, Variant, VariantReport
 from auditor.pipeline import report_settings
-from auditor.recommend.advice import attach_recommendations
 from auditor.recommend.plans import build_plans
 from helpers import NOW, endpoint
 
@@ -52,8 +51,7 @@ def synthetic_report(count: int = 200, seed: int = 3) -> AuditReport:
             columns["GPUUtilization:Maximum"] = columns["GPUUtilization:Average"] * 1.1
         metrics.frames[(ep.name, "AllTraffic", None)] = pd.DataFrame(columns, index=index)
         assessment = assess_endpoint(ep, metrics, catalog, config, window, NOW)
-        findings += attach_recommendations(evaluate_endpoint(assessment, config), {ep.name: assessment},
-                                           catalog, config)
+        findings += judge_endpoint(assessment, catalog, config)
         reports.append(EndpointReport(ep, tuple(VariantReport(va.variant, va.monthly_cost_usd, va.utilization,
                                                                series=va.normalised) for va in assessment.variants)))
     findings.sort(key=lambda f: -max(f.monthly_savings_usd, 0))

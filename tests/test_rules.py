@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from auditor.analyse.rules import EndpointAssessment, VariantAssessment, evaluate_endpoint
+from auditor.analyse.rules import EndpointAssessment, VariantAssessment, judge_endpoint
 from auditor.catalog import load_catalog
 from auditor.config import AuditConfig, ThresholdsConfig
 from auditor.models import EndpointKind, Resource, Variant
-from auditor.recommend.advice import attach_recommendations
 from helpers import endpoint, utilization
 
 CATALOG = load_catalog()
@@ -29,8 +28,7 @@ def assess(ep, utils, age_days: float = 60) -> EndpointAssessment:
 
 
 def run_rules(assessment: EndpointAssessment, config: AuditConfig = CONFIG):
-    findings = evaluate_endpoint(assessment, config)
-    return attach_recommendations(findings, {assessment.endpoint.name: assessment}, CATALOG, config)
+    return judge_endpoint(assessment, CATALOG, config)
 
 
 def test_young_endpoint_gets_insufficient_data_and_no_verdict() -> None:

@@ -10,7 +10,7 @@ import pandas as pd
 
 from auditor.analyse.assessment import assess_components, assess_endpoint
 from auditor.analyse.control import apply_skips, config_for_endpoint
-from auditor.analyse.rules import evaluate_endpoint
+from auditor.analyse.rules import judge_endpoint
 from auditor.catalog import Catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
 from auditor.collect.plan import plan_queries
@@ -22,7 +22,6 @@ from auditor.models import AuditError, Endpoint, EndpointKind, EndpointReport, F
 from auditor.pipeline.limits import RunLimits
 from auditor.pipeline.progress import Progress
 from auditor.pipeline.regions import RegionWork
-from auditor.recommend.advice import attach_recommendations
 
 
 @dataclass(frozen=True)
@@ -107,8 +106,7 @@ def audit_endpoints(
         errors.extend(tag_errors)
         assessed = assess_endpoint(endpoint, metrics, catalog, endpoint_config, window, now)
         assessed = replace(assessed, components=assess_components(endpoint, metrics, config, window))
-        findings += attach_recommendations(evaluate_endpoint(assessed, config), {endpoint.name: assessed},
-                                           catalog, config)
+        findings += judge_endpoint(assessed, catalog, config)
         reports.append(EndpointReport(
             endpoint=assessed.endpoint,
             variants=tuple(

@@ -11,7 +11,7 @@ import pandas as pd
 from botocore.client import BaseClient
 
 from auditor.analyse.jobs import build_experiments, job_utilisation, training_cost, transform_cost
-from auditor.analyse.rules import JobsAssessment, evaluate_jobs
+from auditor.analyse.rules import JobsAssessment, judge_jobs
 from auditor.analyse.workspaces import processing_cost
 from auditor.catalog import Catalog
 from auditor.collect.job_metrics import (
@@ -27,7 +27,6 @@ from auditor.config import AuditConfig
 from auditor.discover.jobs import discover_jobs
 from auditor.discover.processing import discover_processing_jobs
 from auditor.models import AuditError, Finding, JobsSection, ProcessingCost, TrainingCost, TransformCost, Window
-from auditor.recommend.advice import attach_recommendations
 
 # Job hosts' metrics are collected at 1-minute periods.
 JOB_PERIOD_SECONDS = 60
@@ -78,7 +77,7 @@ def audit_jobs(
         errors.append(error)
         fatal.append(error)
     jobs = JobsAssessment(tuple(training), tuple(transform), window, processing=tuple(processing))
-    findings = attach_recommendations(evaluate_jobs(jobs, catalog, config), {}, catalog, config, jobs)
+    findings = judge_jobs(jobs, catalog, config)
     section = JobsSection(tuple(training), tuple(transform),
                           tuple(build_experiments(training, config.jobs.experiment_prefixes)),
                           processing=tuple(processing))

@@ -16,8 +16,6 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from auditor.analyse.demand import minimum_instances
-from auditor.analyse.rules import BY_ID
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.models import (
@@ -29,6 +27,7 @@ from auditor.models import (
     Recommendation,
     ScalingPolicy,
 )
+from auditor.recommend.demand import minimum_instances
 from auditor.recommend.wording import advice_text
 
 FIXED_ACTIONS = ("resize",)
@@ -63,17 +62,12 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
             proposed=proposed,
             alternatives=tuple(sorted((o for o in options if o is not proposed),
                                       key=lambda o: -o.monthly_savings_usd)),
-            measured=all(_measured(rule) for rule in proposed.rules),
+            measured=all(f.measured for f in group if f.rule in proposed.rules),
         ))
     # Measured savings first; advice on circumstantial evidence after them, whatever its amount.
     plans.sort(key=lambda p: (not p.measured, -max(p.monthly_savings_usd, 0.0), p.monthly_savings_usd >= 0,
                               p.region, p.endpoint, p.variant or ""))
     return tuple(plans)
-
-
-def _measured(rule_id: str) -> bool:
-    rule = BY_ID.get(rule_id)
-    return rule is None or rule.measured
 
 
 def _option(finding: Finding) -> PlanOption:

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from auditor.analyse.demand import Demand, instances_needed, minimum_instances, peak_demand
 from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 from auditor.config import RecommendConfig
 from auditor.models import Recommendation, Resource, VariantUtilization
+from auditor.recommend.demand import Demand, instances_needed, minimum_instances, peak_demand
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,10 @@ those modules define, found at import, so a new rule is a new module. Nothing el
 ids: the config's [rules.<id>] tables, the tag overrides, evaluation and pricing all read the
 registry.
 
+The registry also prices: `judge_endpoint` and `judge_jobs` run every rule's check, then its
+pricing step (a step that returns None drops a candidate whose advice does not hold up: nothing
+cheaper, a saving below the minimum), then drop advice that another rule `supersedes`.
+
 Order of evaluation for an endpoint: the gates (not-in-service, then insufficient-data) decide
 what may be judged at all; an exclusive verdict (idle) makes the others moot; then every judging
 rule whose kinds include the endpoint's kind adds its finding. Findings are sorted later, so the
@@ -60,7 +64,7 @@ GATES: tuple[GateRule, ...] = (BY_ID["not-in-service"], BY_ID["insufficient-data
 
 __all__ = ["BY_ID", "REGISTRY", "EndpointAssessment", "JobsAssessment", "Rule", "VariantAssessment",
            "WorkspacesAssessment", "configurable_rules", "evaluate_endpoint", "evaluate_jobs", "evaluate_workspaces",
-           "rule_applies"]
+           "judge_endpoint", "judge_jobs", "rule_applies"]
 
 
 def configurable_rules() -> tuple[AnyRule, ...]:
@@ -131,3 +135,46 @@ def _matches(name: str, patterns: tuple[str, ...]) -> bool:
 def rule_applies(rule: Rule, endpoint: Endpoint, config: AuditConfig) -> bool:
     """Enabled in the config, and not skipped for this endpoint by its tags or name patterns."""
     return bool(config.rules.of(rule.id).enabled) and rule.id not in endpoint.skipped_rules
+
+
+def judge_endpoint(assessment: EndpointAssessment, catalog: Catalog, config: AuditConfig) -> list[Finding]:
+    """The endpoint's findings, each priced by its rule, without advice another rule supersedes."""
+    endpoint_config = assessment.config or config
+    priced: list[Finding] = []
+    for finding in evaluate_endpoint(assessment, config):
+        rule = BY_ID.get(finding.rule)
+        result: Finding | None = finding
+        if isinstance(rule, EndpointRule | VariantRule) and rule.price is not None:
+            result = rule.price(finding, assessment, catalog, endpoint_config)
+        if result is not None:
+            priced.append(result)
+    return _without_superseded(priced)
+
+
+def judge_jobs(jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> list[Finding]:
+    """The jobs' findings, each priced by its rule."""
+    priced: list[Finding] = []
+    for finding in evaluate_jobs(jobs, catalog, config):
+        rule = BY_ID.get(finding.rule)
+        result = rule.price(finding, jobs, catalog, config) if isinstance(rule, JobRule) and rule.price else finding
+        if result is not None:
+            priced.append(result)
+    return _without_superseded(priced)
+
+
+def _without_superseded(findings: list[Finding]) -> list[Finding]:
+    """Drop a finding whose advice a superseding rule's finding on the same variant already gives
+    (the same instance type)."""
+    advised = {(f.endpoint, f.variant, f.rule): f.recommendation for f in findings if f.recommendation}
+
+    def superseded(finding: Finding) -> bool:
+        if finding.recommendation is None:
+            return False
+        return any(
+            finding.rule in rule.supersedes
+            and (other := advised.get((finding.endpoint, finding.variant, rule.id))) is not None
+            and other.instance_type == finding.recommendation.instance_type
+            for rule in REGISTRY
+        )
+
+    return [f for f in findings if not superseded(f)]

@@ -67,6 +67,9 @@ class Rule:
     # False: the rule's evidence is circumstantial (no usage metric exists); its advice is listed
     # as a plan, but its saving is not counted in the report's headline.
     measured: bool = True
+    # Rules whose priced advice this rule's makes unnecessary: where both advise the same instance
+    # type for one variant, the other rule's finding is dropped (this one already says it).
+    supersedes: frozenset[str] = frozenset()
 
     @property
     def configurable(self) -> bool:
@@ -88,6 +91,7 @@ class Rule:
             remediation=self.remediation,
             resource_type=_resource_type(self.kinds),
             proposal=proposal,
+            measured=self.measured,
         )
 
 

@@ -13,11 +13,11 @@ from auditor.analyse.components import (
     placements,
     reserved_share,
 )
-from auditor.analyse.demand import minimum_instances
+from auditor.analyse.pricing_steps import price_fewer_instances
 from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
 from auditor.config import AuditConfig
 from auditor.models import CountProposal, Finding, ResourceKind, Severity
-from auditor.recommend.pricing import price_fewer_instances
+from auditor.recommend.demand import minimum_instances
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
-from auditor.analyse.demand import minimum_instances
+from auditor.analyse.pricing_steps import variant_of
 from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of, target_percent
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.models import AutoscalingProposal, Finding, Recommendation, ResourceKind, ScalingPolicy, Severity
-from auditor.recommend.pricing import priced, severity_for_saving, variant_of
+from auditor.recommend.demand import minimum_instances
+from auditor.recommend.pricing import priced, severity_for_saving
 
 # Hours busier than this share of CPU tell how invocations map to load; quieter hours are noise.
 MIN_CPU_FOR_CAPACITY = 5.0

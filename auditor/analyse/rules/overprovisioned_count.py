@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
-from auditor.analyse.demand import instances_needed, minimum_instances, peak_demand
+from auditor.analyse.pricing_steps import price_fewer_instances
 from auditor.analyse.rules.base import INSTANCE_KINDS, RuleSettings, VariantRule, settings_of, target_percent
 from auditor.config import AuditConfig
 from auditor.models import CountProposal, Finding, Resource, Severity
-from auditor.recommend.pricing import price_fewer_instances
+from auditor.recommend.demand import instances_needed, minimum_instances, peak_demand
 
 
 @dataclass(frozen=True)
@@ -59,4 +59,6 @@ RULE = VariantRule(
     threshold_field="target_utilization",
     check=check,
     price=price_fewer_instances,
+    # Fewer of the same type is the cheapest shape, said once: underutilized's would repeat it.
+    supersedes=frozenset({"underutilized"}),
 )

@@ -18,13 +18,14 @@ import numpy as np
 import pandas as pd
 
 from auditor.analyse.assessment import EndpointAssessment
+from auditor.analyse.pricing_steps import same_type_count
 from auditor.analyse.rules.base import EndpointRule, settings_of
 from auditor.analyse.rules.rising_latency import TrendSettings
 from auditor.analyse.trend import TrendResult, judge_rising, recent_series, rise_text, trend
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import CountProposal, Finding, ResourceKind, Severity
-from auditor.recommend.pricing import priced, same_type_count
+from auditor.recommend.pricing import priced
 
 # Throughput is read off the last days of the window: what the instances do now.
 RECENT_DAYS = 2

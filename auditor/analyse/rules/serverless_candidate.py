@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.analyse.pricing_steps import variant_of
 from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
 from auditor.analyse.rules.serverless_oversized import milliseconds, smallest_memory_size
 from auditor.analyse.usage import mean_duration_seconds, per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, Recommendation, Resource, ResourceKind, ServerlessProposal, Severity
-from auditor.recommend.pricing import priced, variant_of
+from auditor.recommend.pricing import priced
 
 # Hourly sums hide bursts: assume the busiest second carries this many times the busiest hour's rate.
 BURST_FACTOR = 10.0

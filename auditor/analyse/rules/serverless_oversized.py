@@ -6,12 +6,13 @@ import math
 from dataclasses import dataclass, replace
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.analyse.pricing_steps import variant_of
 from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of, target_percent
 from auditor.analyse.usage import compute_seconds_per_month, mean_duration_seconds
 from auditor.catalog import SERVERLESS_MEMORY_SIZES_MB, Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, MemoryProposal, Recommendation, Resource, ResourceKind, Severity
-from auditor.recommend.pricing import priced, variant_of
+from auditor.recommend.pricing import priced
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ the observed peak of every resource (the pricing step searches the catalog for i
 from __future__ import annotations
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.analyse.pricing_steps import variant_of
 from auditor.analyse.rules.base import (
     INSTANCE_KINDS,
     RESOURCE_LABELS,
@@ -14,7 +15,7 @@ from auditor.analyse.rules.base import (
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, Resource, Severity, ShapeProposal, VariantUtilization
-from auditor.recommend.pricing import priced, variant_of
+from auditor.recommend.pricing import priced
 from auditor.recommend.sizing import rightsize
 
 # Disk is reported but not judged: storage size is not what the instance type buys.
