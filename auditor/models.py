@@ -7,14 +7,11 @@ All are frozen: a stage never edits what an earlier stage produced.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
-
-if TYPE_CHECKING:
-    from auditor.workspaces import WorkspacesSection
 
 
 class EndpointKind(enum.StrEnum):
@@ -505,16 +502,6 @@ class Experiment:
 
 
 @dataclass(frozen=True)
-class JobsSection:
-    """Training and batch transform jobs of the window (the analysis' cost models)."""
-
-    training: tuple[TrainingCost, ...] = ()
-    transform: tuple[TransformCost, ...] = ()
-    experiments: tuple[Experiment, ...] = ()
-    processing: tuple[ProcessingCost, ...] = ()
-
-
-@dataclass(frozen=True)
 class SavingsPlanAdvice:
     """AWS's recommendation for a SageMaker Savings Plan (Cost Explorer's own model, computed on the
     usage before the report's plans are applied)."""
@@ -579,12 +566,13 @@ class ReportSettings:
 class AuditReport:
     generated_at: datetime
     window: Window
-    endpoints: tuple[EndpointReport, ...]
+    # Each resource kind's section, by its key (auditor.kinds): "endpoints" holds the EndpointReports;
+    # a kind reads its own with `KIND.section(report)`.
+    sections: dict[str, Any]
     findings: tuple[Finding, ...]
     errors: tuple[AuditError, ...]
     catalog: CatalogInfo
     api_calls: dict[str, int] = field(default_factory=dict)
-    jobs: JobsSection = field(default_factory=JobsSection)
     plans: tuple[Plan, ...] = ()
     partial: str | None = None  # why the run stopped before it saw everything (deadline, SIGTERM)
     accounts: tuple[AccountInfo, ...] = ()
@@ -592,9 +580,16 @@ class AuditReport:
     savings_plans: tuple[SavingsPlanAdvice, ...] = ()
     # Answers that were throttled, server errors or failed connections (botocore retried them).
     call_problems: dict[str, int] = field(default_factory=dict)
-    # Notebook instances and Studio (auditor.workspaces); None: not audited.
-    workspaces: WorkspacesSection | None = None
     settings: ReportSettings = field(kw_only=True)  # the thresholds and targets the verdicts used
+
+    def with_section(self, key: str, section: Any) -> AuditReport:
+        """The report with one kind's section replaced."""
+        return replace(self, sections={**self.sections, key: section})
+
+    @property
+    def endpoints(self) -> tuple[EndpointReport, ...]:
+        """The endpoints kind's section: every endpoint with its variants (plans and charts read them)."""
+        return tuple(self.sections.get("endpoints", ()))
 
     @property
     def monthly_cost_usd(self) -> float:

@@ -34,8 +34,8 @@ from auditor.discover.processing import discover_processing_jobs
 from auditor.emulator.fleet import demo_jobs, seed_fleet, seed_jobs, synthetic_fleet
 from auditor.emulator.server import Emulator
 from auditor.emulator.workspaces import seed_workspaces, synthetic_notebooks, synthetic_processing
+from auditor.kinds.jobs import with_utilisation
 from auditor.pipeline import run_audit
-from auditor.pipeline.jobs import with_utilisation
 
 REGION = "us-east-1"
 

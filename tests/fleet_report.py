@@ -57,7 +57,7 @@ def synthetic_report(count: int = 200, seed: int = 3) -> AuditReport:
     findings.sort(key=lambda f: -max(f.monthly_savings_usd, 0))
     endpoint_reports = tuple(reports)
     return AuditReport(
-        generated_at=NOW, window=window, endpoints=endpoint_reports, findings=tuple(findings), errors=(),
+        generated_at=NOW, window=window, sections={"endpoints": endpoint_reports}, findings=tuple(findings), errors=(),
         plans=build_plans(findings, endpoint_reports, catalog, config),
         catalog=CatalogInfo(catalog.source, catalog.as_of, catalog.priced_regions), settings=report_settings(config),
     )

@@ -85,6 +85,17 @@ def test_policy_allows_exactly_what_the_code_calls() -> None:
     assert all(s["Resource"] == "*" for s in policy["Statement"])
 
 
+def test_policy_is_what_the_resource_kinds_declare() -> None:
+    """Each resource kind declares the read-only actions it needs (auditor/kinds/); the policy is
+    their union with the core's, and the code calls exactly those."""
+    from auditor.kinds.registry import KINDS, audit_actions
+
+    assert {k.key for k in KINDS} >= {"endpoints", "jobs", "workspaces"}
+    policy = policy_actions(json.loads((DEPLOY / "iam-policy.json").read_text()))
+    assert policy == set(audit_actions())
+    assert operations_called_by_the_code() == set(audit_actions())
+
+
 def test_readme_lists_the_same_permissions() -> None:
     readme = (ROOT / "README.md").read_text()
     for action in operations_called_by_the_code():

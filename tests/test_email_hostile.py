@@ -65,7 +65,7 @@ def _routed(report: AuditReport, quiet_owner: str) -> AuditReport:
     spare = next(e for e in report.endpoints if e.endpoint.name not in quiet)
     endpoint = replace(spare.endpoint, tags={"owner": quiet_owner})
     endpoints = tuple(replace(e, endpoint=endpoint) if e is spare else e for e in report.endpoints)
-    return replace(report, endpoints=endpoints)
+    return report.with_section("endpoints", endpoints)
 
 
 def test_owners_with_nothing_to_act_on_get_no_mail_unless_configured() -> None:
@@ -90,7 +90,7 @@ def _hostile_report() -> AuditReport:
     owners = {flagged[0]: HOSTILE_OWNER, flagged[1]: INJECTED}
     endpoints = tuple(replace(e, endpoint=replace(e.endpoint, tags={"owner": owners[e.endpoint.name]}))
                       if e.endpoint.name in owners else e for e in report.endpoints)
-    return replace(report, endpoints=endpoints)
+    return report.with_section("endpoints", endpoints)
 
 
 def test_control_characters_never_start_a_line_in_text_output() -> None:
@@ -109,7 +109,7 @@ def test_an_owner_tag_with_a_line_break_is_not_an_address() -> None:
     report = synthetic_report(3)
     first = report.endpoints[0]
     forged = replace(first, endpoint=replace(first.endpoint, tags={"owner": "a@example.com\nBcc:all@example.com"}))
-    report = replace(report, endpoints=(forged, *report.endpoints[1:]))
+    report = report.with_section("endpoints", (forged, *report.endpoints[1:]))
     parts = split_by_owner(report, "owner")
     assert first.endpoint.name in {e.endpoint.name for e in parts[None].endpoints}  # to the recipients
     email = EmailConfig(sender="a@example.com", recipients=("finops@example.com",), route_by_tag="owner")
@@ -122,7 +122,7 @@ def test_chart_attachments_have_safe_file_names() -> None:
     report = synthetic_report(3)
     first = report.endpoints[0]
     evil = replace(first, endpoint=replace(first.endpoint, name="../../etc/passwd\r\nX: y"))
-    report = replace(report, endpoints=(evil, *report.endpoints[1:]))
+    report = report.with_section("endpoints", (evil, *report.endpoints[1:]))
     message = build_report_message(report, "a@example.com", ["b@example.com"])
     names = [p.get_filename() for p in message.walk() if p.get_content_type() == "image/png"]
     assert names and all(n.endswith(".png") for n in names)
@@ -148,8 +148,8 @@ def large_digest(tmp_path_factory: pytest.TempPathFactory):
     with History(path) as history:
         history.record_run(replace(report, generated_at=MONDAY - timedelta(days=7),
                                    findings=tuple(f for f in report.findings if f.endpoint not in kept)))
-        history.record_run(replace(report, generated_at=MONDAY,
-                                   endpoints=tuple(e for e in report.endpoints if e.endpoint.name in kept),
+        kept_endpoints = tuple(e for e in report.endpoints if e.endpoint.name in kept)
+        history.record_run(replace(report.with_section("endpoints", kept_endpoints), generated_at=MONDAY,
                                    findings=tuple(f for f in report.findings if f.endpoint in kept)))
         digest = build_digest(history, "2026-W48")
     assert digest is not None and digest.new and digest.resolved

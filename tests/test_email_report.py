@@ -48,8 +48,8 @@ def test_large_fleet_stays_under_gmails_clipping_limit(large_report) -> None:
 def test_small_fleet_shows_everything_without_attachment(large_report) -> None:
     from dataclasses import replace
 
-    small = replace(large_report, endpoints=large_report.endpoints[:5],
-                    findings=tuple(f for f in large_report.findings if f.endpoint in
+    small = replace(large_report.with_section("endpoints", large_report.endpoints[:5]),
+        findings=tuple(f for f in large_report.findings if f.endpoint in
                                    {e.endpoint.name for e in large_report.endpoints[:5]}))
     message = build_report_message(small, "auditor@example.com", ["a@example.com"])
     assert list(message.iter_attachments()) == []

@@ -33,8 +33,8 @@ def at(report: AuditReport, when: datetime) -> AuditReport:
 
 def without(report: AuditReport, endpoint: str) -> AuditReport:
     """The report after the owners deleted `endpoint`."""
-    return replace(report, endpoints=tuple(e for e in report.endpoints if e.endpoint.name != endpoint),
-                   findings=tuple(f for f in report.findings if f.endpoint != endpoint))
+    return replace(report.with_section("endpoints", tuple(e for e in report.endpoints if e.endpoint.name != endpoint)),
+        findings=tuple(f for f in report.findings if f.endpoint != endpoint))
 
 
 def config_file(tmp_path: Path, extra: str = "") -> Path:
@@ -94,7 +94,8 @@ def test_a_failed_write_leaves_earlier_runs_intact(tmp_path: Path, base_report: 
         history.record_run(at(base_report, MONDAY))
         broken = replace(base_report.findings[0], message=object())  # sqlite cannot store it: fails mid-run
         with pytest.raises(HistoryError, match="cannot write the run"):
-            history.record_run(replace(at(base_report, MONDAY), findings=(*base_report.findings, broken)))
+            history.record_run(replace(at(base_report, MONDAY),
+        findings=(*base_report.findings, broken)))
         assert len(history.runs()) == 1
         counts = [history._db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("runs", "variants")]
         assert counts == [1, 30]  # no half run

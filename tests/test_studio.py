@@ -10,12 +10,13 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from auditor.analyse.rules import WorkspacesAssessment, evaluate_workspaces
+from auditor.analyse.rules import evaluate_collection
 from auditor.analyse.workspaces import studio_app_cost
 from auditor.catalog import load_catalog
 from auditor.collect.session import RegionAccessError
 from auditor.config import AuditConfig, parse_config
 from auditor.discover.studio import discover_studio
+from auditor.kinds.workspaces import WorkspacesAssessment
 from helpers import NOW
 
 DOMAIN = "d-abc123"
@@ -79,7 +80,7 @@ def audit(config: AuditConfig | None = None, **kw: int | None) -> tuple[object, 
     catalog = load_catalog()
     assessment = WorkspacesAssessment(NOW, (), found.domains, found.spaces,
                                       tuple(studio_app_cost(a, catalog, NOW) for a in found.apps))
-    return found, evaluate_workspaces(assessment, catalog, config or AuditConfig())
+    return found, evaluate_collection(assessment, catalog, config or AuditConfig())
 
 
 def test_discovery_reads_idle_settings_and_activity() -> None:

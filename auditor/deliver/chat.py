@@ -17,12 +17,13 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor.errors import AuditorError, ConfigError
+from auditor.kinds.registry import among, owned_resources, report_part
 from auditor.models import AuditReport
 
 if TYPE_CHECKING:
@@ -263,26 +264,16 @@ class ChatPost:
 
 def split_by_tag(report: AuditReport, tag: str, owners: set[str]) -> dict[str | None, AuditReport]:
     """One report per routed tag value; None: the rest, with the region-wide errors."""
-    value_of = {e.endpoint.name: _plain(e.endpoint.tags.get(tag, ""), 256) for e in report.endpoints}
+    value_of = {(o.region, o.name): _plain(o.tags.get(tag, ""), 256) for o in owned_resources(report)}
     parts: dict[str | None, AuditReport] = {}
     for owner in sorted(owners):
-        names = {n for n, v in value_of.items() if v == owner}
+        names = {key for key, v in value_of.items() if v == owner}
         if names:
-            parts[owner] = _part(report, names, region_errors=False)
-    routed = {n for n, v in value_of.items() if v in owners}
-    parts[None] = _part(report, set(value_of) - routed, region_errors=True)
+            parts[owner] = report_part(report, among(names),
+                                       region_errors=False)
+    routed = {key for key, v in value_of.items() if v in owners}
+    parts[None] = report_part(report, lambda region, name: (region, name) not in routed, region_errors=True)
     return parts
-
-
-def _part(report: AuditReport, names: set[str], region_errors: bool) -> AuditReport:
-    return replace(
-        report,
-        endpoints=tuple(e for e in report.endpoints if e.endpoint.name in names),
-        findings=tuple(f for f in report.findings if f.endpoint in names),
-        plans=tuple(p for p in report.plans if p.endpoint in names),
-        errors=tuple(err for err in report.errors
-                     if err.endpoint in names or (region_errors and err.endpoint is None)),
-    )
 
 
 def plan_report_posts(report: AuditReport, chat: ChatConfig, pointer: str) -> list[ChatPost]:

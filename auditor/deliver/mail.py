@@ -21,6 +21,7 @@ import platformdirs
 
 from auditor.config import EmailConfig
 from auditor.errors import AuditorError, ConfigError
+from auditor.kinds.registry import among, owned_resources, report_part
 from auditor.models import AuditReport
 from auditor.report.email_message import build_report_message
 
@@ -82,24 +83,16 @@ def _owner_address(value: str | None) -> str | None:
 
 def split_by_owner(report: AuditReport, tag: str) -> dict[str | None, AuditReport]:
     """One report per owner address found in `tag`; None: the unrouted rest, and region errors."""
-    owners: dict[str, str | None] = {
-        e.endpoint.name: _owner_address(e.endpoint.tags.get(tag)) for e in report.endpoints
+    owners: dict[tuple[str, str], str | None] = {
+        (o.region, o.name): _owner_address(o.tags.get(tag)) for o in owned_resources(report)
     }
     reports: dict[str | None, AuditReport] = {}
     for owner in sorted(set(owners.values()), key=lambda o: (o is None, o or "")):
-        names = {name for name, o in owners.items() if o == owner}
-        reports[owner] = replace(
-            report,
-            endpoints=tuple(e for e in report.endpoints if e.endpoint.name in names),
-            findings=tuple(f for f in report.findings if f.endpoint in names),
-            errors=tuple(
-                err for err in report.errors
-                if err.endpoint in names or (owner is None and err.endpoint is None)
-            ),
-        )
+        names = {key for key, o in owners.items() if o == owner}
+        reports[owner] = report_part(report, among(names),
+                                     region_errors=owner is None)
     if None not in reports and any(err.endpoint is None for err in report.errors):
-        reports[None] = replace(report, endpoints=(), findings=(),
-                                errors=tuple(err for err in report.errors if err.endpoint is None))
+        reports[None] = report_part(report, lambda _region, _name: False, region_errors=True)
     return reports
 
 
@@ -118,7 +111,7 @@ def plan_deliveries(report: AuditReport, email: EmailConfig) -> list[Delivery]:
     deliveries = []
     parts = split_by_owner(report, email.route_by_tag)
     if None not in parts:  # every endpoint is routed: the recipients still hear that the audit ran
-        parts[None] = replace(report, endpoints=(), findings=(), errors=())
+        parts[None] = report_part(report, lambda _region, _name: False, region_errors=False)
     for owner, part in parts.items():
         if owner and not email.send_empty_owner_reports and not has_something_to_act_on(part):
             continue

@@ -1,9 +1,9 @@
 """discover -> collect -> analyse -> recommend, region by region, into one AuditReport.
 
-One module per kind of resource: `endpoints` and `jobs` (training and batch transform). Each
-returns what it found, with its errors; a failure that stops a region (access denied,
-unreachable) is a fatal error for that region and the other regions carry on, keeping what was
-collected before it.
+Every registered resource kind (auditor.kinds) is audited in each account and region, in the
+kinds' order; each returns its section, findings and errors. A failure that stops a region
+(access denied, unreachable) is a fatal error for that region: an unreachable region is not asked
+again by the kinds after, and the other regions carry on, keeping what was collected before.
 """
 
 from __future__ import annotations
@@ -11,34 +11,32 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
+from typing import Any
 
+from auditor.analyse.rules import judge
 from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.discover.endpoints import ConfigCache, MemoryConfigCache
+from auditor.kinds.base import KindResult, RegionScope
+from auditor.kinds.registry import KINDS
+from auditor.kinds.workspaces import unreachable
 from auditor.models import (
     AccountInfo,
     AuditError,
     AuditReport,
     CollectionStats,
     EndpointReport,
-    Experiment,
     Finding,
-    JobsSection,
-    ProcessingCost,
     ReportSettings,
     ResourceThresholds,
-    TrainingCost,
-    TransformCost,
 )
 from auditor.pipeline.accounts import AccountAccess, open_estate
-from auditor.pipeline.endpoints import EndpointsResult, audit_endpoints
-from auditor.pipeline.jobs import JobsResult, audit_jobs
 from auditor.pipeline.limits import RunLimits, RunStopped
 from auditor.pipeline.prices import prepare_prices, price_info, savings_plan_advice
 from auditor.pipeline.progress import Progress
 from auditor.pipeline.regions import RegionWork, run_regions
-from auditor.pipeline.workspaces import WorkspacesResult, audit_workspaces, merge_workspaces, unreachable
 from auditor.recommend.plans import build_plans
 
 __all__ = ["AuditOutcome", "Progress", "RunLimits", "RunStopped", "report_settings", "run_audit"]
@@ -50,11 +48,7 @@ class AuditOutcome:
     fatal_errors: tuple[AuditError, ...]
 
 
-@dataclass(frozen=True)
-class RegionResult:
-    endpoints: EndpointsResult
-    jobs: JobsResult | None
-    workspaces: WorkspacesResult | None = None
+RegionResult = dict[str, KindResult[Any]]  # by kind key, in the kinds' order
 
 
 def run_audit(
@@ -67,7 +61,7 @@ def run_audit(
     configs: ConfigCache | None = None,
 ) -> AuditOutcome:
     """Audit every account and region (in parallel) within `limits`: one not finished when the
-    deadline passes or a stop is requested is reported as not audited, with the endpoints it had
+    deadline passes or a stop is requested is reported as not audited, with what its kinds had
     discovered, and the report is marked partial; an account that cannot be entered is an error
     and the others go on. `notices`: problems found before the audit (a history file moved
     aside); they lead the report's errors."""
@@ -82,29 +76,25 @@ def run_audit(
     catalog = prices.catalog
     window = align_window(now, config.aws.lookback_days, config.aws.period_seconds)
     entered = {a.account.id: a for a in estate.entered}
+    kinds = [k for k in KINDS if k.enabled(config)]
 
     def audit_region(board: RegionWork[RegionResult]) -> RegionResult:
         account_clients = entered[board.account].clients
         assert account_clients is not None
-        endpoints = audit_endpoints(board.region, config, account_clients, catalog, window, now, progress, limits,
-                                    board, configs)
-        jobs = None
-        if config.jobs.enabled:
+        scope = RegionScope(board.account, board.region, config, account_clients, catalog, window, now, limits,
+                            progress, partial(judge, catalog=catalog, config=config), board, configs)
+        results: RegionResult = {}
+        for kind in kinds:
             limits.check()
-            jobs = audit_jobs(board.region, config, account_clients, catalog, window, now)
-        if unreachable(endpoints.fatal):
-            return RegionResult(endpoints, jobs)  # one error for the region, not one per kind of resource
-        limits.check()
-        return RegionResult(endpoints, jobs,
-                            audit_workspaces(board.region, config, account_clients, catalog, now))
+            results[kind.key] = result = kind.audit(scope)
+            if unreachable(result.fatal):
+                break  # one error for the region, not one per kind of resource
+        return results
 
-    endpoints: list[EndpointReport] = []
+    sections: dict[str, list[Any]] = {k.key: [] for k in kinds}
     findings: list[Finding] = []
     errors: list[AuditError] = list(notices)
     fatal: list[AuditError] = []
-    training: list[TrainingCost] = []
-    transform: list[TransformCost] = []
-    experiments: list[Experiment] = []
     stopped: list[str] = []
     for access in estate.accounts:
         if access.error is not None:
@@ -112,8 +102,6 @@ def run_audit(
                                access.account.id)
             errors.append(error)
             fatal.append(error)
-    workspaces: list[WorkspacesResult] = []
-    processing: list[ProcessingCost] = []
     collection: list[CollectionStats] = []
     units = [(a.account.id, region) for a in estate.entered for region in a.regions]
     for board in run_regions(units, audit_region, limits):
@@ -125,50 +113,41 @@ def run_audit(
             error = AuditError(board.region, None, "collect", f"region not audited{where}: {reason}", board.account)
             errors.append(error)
             fatal.append(error)
-            endpoints.extend(EndpointReport(replace(e, not_judged_reason=f"not audited: {reason}"), ())
-                             for e in board.discovered)
+            for key, section in board.partial.items():
+                sections[key].append(section(reason))
             continue
         mark = _account_marker(board.account)
-        collection.append(CollectionStats(board.account, board.region, result.endpoints.queries,
-                                          result.endpoints.datapoints, result.endpoints.calls))
-        endpoints.extend(result.endpoints.endpoints)
-        if result.jobs is not None:
-            training.extend(result.jobs.section.training)
-            transform.extend(result.jobs.section.transform)
-            experiments.extend(result.jobs.section.experiments)
-            processing.extend(result.jobs.section.processing)
-        if result.workspaces is not None:
-            workspaces.append(result.workspaces)
-        for part in (result.endpoints, result.jobs, result.workspaces):
-            if part is not None:
-                findings.extend(part.findings)
-                errors.extend(mark(e) for e in part.errors)
-                fatal.extend(mark(e) for e in part.fatal)
+        for key, part in result.items():
+            sections[key].append(part.section)
+            if part.collection is not None:
+                collection.append(part.collection)
+            findings.extend(part.findings)
+            errors.extend(mark(e) for e in part.errors)
+            fatal.extend(mark(e) for e in part.fatal)
 
     # Advice that costs more (a growing queue) is not a saving: it ranks by severity among the zeros.
     findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.region, f.endpoint,
                                  f.variant or "", f.rule))
-    endpoint_reports = tuple(endpoints)
+    merged = {k.key: k.merge(sections[k.key]) if sections[k.key] else k.empty for k in kinds}
+    endpoint_reports: tuple[EndpointReport, ...] = merged.get("endpoints", ())
     savings_plans, plan_problems = savings_plan_advice(config, clients)
     errors.extend(AuditError("-", None, "recommend", problem) for problem in plan_problems)
+    uses = [use for k in kinds for use in k.price_uses(merged[k.key])]
     report = AuditReport(
         generated_at=now,
         window=window,
-        endpoints=endpoint_reports,
+        sections=merged,
         findings=tuple(findings),
         errors=tuple(errors),
-        catalog=price_info(prices, endpoint_reports, findings, training, transform),
+        catalog=price_info(prices, endpoint_reports, findings, uses),
         api_calls=clients.counter.as_dict(),
         settings=report_settings(config),
-        jobs=JobsSection(tuple(training), tuple(transform), tuple(experiments),
-                         processing=tuple(processing)),
         plans=build_plans(findings, endpoint_reports, catalog, config),
         accounts=tuple(_account_info(a, endpoint_reports) for a in estate.accounts),
         collection=tuple(collection),
         savings_plans=savings_plans,
         partial=stopped[0] if stopped else None,
         call_problems=clients.counter.problem_counts(),
-        workspaces=merge_workspaces(workspaces),
     )
     return AuditOutcome(report=report, fatal_errors=tuple(fatal))
 

@@ -25,8 +25,6 @@ from auditor.models import (
     PriceUse,
     Reconciliation,
     SavingsPlanAdvice,
-    TrainingCost,
-    TransformCost,
 )
 from auditor.prices.effective import apply_effective_rates, billed_hosting_monthly, usage_rates
 from auditor.prices.merge import apply_price_table
@@ -137,23 +135,16 @@ def age_warnings(catalog: Catalog, regions: tuple[str, ...], today: date, max_ag
     return lines
 
 
-def prices_used(catalog: Catalog, endpoints: Iterable[EndpointReport], findings: Iterable[Finding],
-                training: Iterable[TrainingCost], transform: Iterable[TransformCost]) -> tuple[PriceUse, ...]:
-    """Every price behind the report's figures: current and advised shapes, jobs' instances."""
-    wanted: set[tuple[str, str, str]] = set()
-    for report in endpoints:
-        for variant in report.variants:
-            if variant.variant.instance_type:
-                wanted.add(("hosting", variant.variant.instance_type, report.endpoint.region))
+def prices_used(catalog: Catalog, uses: Iterable[tuple[str, str, str]],
+                findings: Iterable[Finding]) -> tuple[PriceUse, ...]:
+    """Every price behind the report's figures: what each kind's resources use (usage, instance
+    type, region) and the advised shapes."""
+    wanted: set[tuple[str, str, str]] = set(uses)
     for finding in findings:
         rec = finding.recommendation
         if rec is not None and rec.instance_type:
             usage = "training" if finding.resource_type == "training-job" else "hosting"
             wanted.add((usage, rec.instance_type, finding.region))
-    for cost in training:
-        wanted.add(("training", cost.job.instance_type, cost.job.region))
-    for tcost in transform:
-        wanted.add(("hosting", tcost.job.instance_type, tcost.job.region))
     used = []
     for usage, instance_type, region in sorted(wanted, key=lambda k: (k[2], k[1], k[0])):
         price = (catalog.hourly_price(instance_type, region) if usage == "hosting"
@@ -166,11 +157,11 @@ def prices_used(catalog: Catalog, endpoints: Iterable[EndpointReport], findings:
 
 
 def price_info(prices: RunPrices, endpoints: Iterable[EndpointReport], findings: Iterable[Finding],
-               training: Iterable[TrainingCost], transform: Iterable[TransformCost]) -> CatalogInfo:
+               uses: Iterable[tuple[str, str, str]]) -> CatalogInfo:
     catalog = prices.catalog
     return CatalogInfo(
         source=catalog.source, as_of=catalog.as_of, priced_regions=catalog.priced_regions,
-        basis=prices.basis, used=prices_used(catalog, endpoints, findings, training, transform),
+        basis=prices.basis, used=prices_used(catalog, uses, findings),
         warnings=prices.warnings + prices.too_old, problems=prices.warnings,
         reconciliation=reconcile(prices, endpoints),
     )

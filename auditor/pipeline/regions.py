@@ -2,8 +2,8 @@
 
 A region's thread may be stuck in a call to an endpoint that never answers; the coordinator does
 not wait for it past the deadline or a stop request. Threads are daemons, so a stuck one never
-holds the process either. What a region discovered before it was stopped is kept, so the report
-can list those endpoints as not audited instead of forgetting them.
+holds the process either. What a region discovered before it was stopped is kept (each kind
+records it), so the report can list those resources as not audited instead of forgetting them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from auditor.models import Endpoint
 from auditor.pipeline.limits import RunLimits, RunStopped
 
 # CloudWatch and SageMaker rate limits are per account and region: units never share a budget,
@@ -31,11 +30,12 @@ class RegionWork(Generic[Result]):
     result: Result | None = None
     stopped: str | None = None  # why the region stopped before it finished
     failure: BaseException | None = None  # a bug: re-raised in the caller's thread
-    discovered: tuple[Endpoint, ...] = ()
+    # Per resource kind: what the report says of its resources if the region is stopped now.
+    partial: dict[str, Callable[[str], object]] = field(default_factory=dict)
     finished: threading.Event = field(default_factory=threading.Event)
 
-    def record_discovered(self, endpoints: tuple[Endpoint, ...]) -> None:
-        self.discovered = endpoints
+    def record_partial(self, key: str, section: Callable[[str], object]) -> None:
+        self.partial[key] = section
 
 
 def run_regions(

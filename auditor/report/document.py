@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from datetime import datetime
 from typing import Any
 
-from auditor.models import (
-    AuditReport,
-    AutoScaling,
-    ComponentReport,
-    Finding,
-    JobsSection,
-    Plan,
-    PlanOption,
-    ReportSettings,
-    Resource,
-    VariantReport,
-)
+from auditor.kinds.registry import KINDS
+from auditor.models import AuditReport, Finding, Plan, PlanOption, ReportSettings
 from auditor.recommend.wording import advice_text
-from auditor.workspaces import WorkspacesSection
+from auditor.report.values import iso
 
 # 2: the `jobs` section (training and batch transform), `resource_type` on findings.
 # 3: `plans` (one per variant: what to change, with alternatives); findings carry `title` and
@@ -32,167 +21,6 @@ from auditor.workspaces import WorkspacesSection
 #    the summary's `accounts_audited`, `accounts`, `api_calls_by_operation` and `collection`;
 #    in `prices`: `basis`, `statement`, `by_region`, `used`, `warnings`, `reconciliation`.
 SCHEMA_VERSION = 5
-
-
-def _iso(value: datetime) -> str:
-    return value.isoformat().replace("+00:00", "Z")
-
-
-def _utilization(variant: VariantReport | ComponentReport) -> dict[str, Any]:
-    util = variant.utilization
-    out: dict[str, Any] = {}
-    for resource in Resource:
-        figures = util.get(resource) if util else None
-        out[resource.value] = (
-            None if figures is None else {"avg": figures.avg, "p95": figures.p95, "max": figures.max}
-        )
-    return out
-
-
-def _autoscaling(scaling: AutoScaling | None) -> dict[str, Any] | None:
-    if scaling is None:
-        return None
-    return {"min_capacity": scaling.min_capacity, "max_capacity": scaling.max_capacity,
-            "policies": list(scaling.policies)}
-
-
-def _money(value: float | None) -> float | None:
-    return None if value is None else round(value, 2)
-
-
-def _summary(utilization: Any) -> dict[str, Any] | None:
-    if utilization is None:
-        return None
-    return {r.value: {"avg": u.avg, "p95": u.p95, "max": u.max} for r, u in utilization.by_resource.items()}
-
-
-def jobs_to_dict(jobs: JobsSection) -> dict[str, Any]:
-    training = [
-        {
-            "account_id": c.job.account_id, "region": c.job.region, "name": c.job.name, "status": c.job.status,
-            "instance_type": c.job.instance_type, "instance_count": c.job.instance_count, "spot": c.job.spot,
-            "created_at": _iso(c.job.created_at), "training_seconds": c.job.training_seconds,
-            "billable_seconds": c.job.billable_seconds, "cost_usd": _money(c.cost_usd),
-            "on_demand_cost_usd": _money(c.on_demand_cost_usd), "spot_cost_usd": _money(c.spot_cost_usd),
-            "spot_cost_estimated": c.spot_estimated, "spot_saving_usd": _money(c.spot_saving_usd),
-            "checkpoint_config": bool(c.job.checkpoint_s3_uri), "max_wait_seconds": c.job.max_wait_seconds,
-            "image": c.job.image, "hyperparameters": c.job.hyperparameters, "final_metrics": c.job.final_metrics,
-            "utilization": _summary(c.utilization),
-        }
-        for c in jobs.training
-    ]
-    transform = [
-        {
-            "account_id": c.job.account_id, "region": c.job.region, "name": c.job.name, "status": c.job.status,
-            "instance_type": c.job.instance_type, "instance_count": c.job.instance_count,
-            "model_name": c.job.model_name, "created_at": _iso(c.job.created_at),
-            "duration_seconds": c.job.duration_seconds, "cost_usd": _money(c.cost_usd),
-            "utilization": _summary(c.utilization),
-        }
-        for c in jobs.transform
-    ]
-    experiments = [
-        {
-            "name": e.name, "image": e.image, "varied": list(e.varied),
-            "runs": [
-                {"job": r.job, "instance_type": r.instance_type, "instance_count": r.instance_count,
-                 "setting": r.setting, "training_seconds": r.training_seconds,
-                 "on_demand_cost_usd": _money(r.on_demand_cost_usd), "spot_cost_usd": _money(r.spot_cost_usd),
-                 "spot_cost_estimated": r.spot_estimated, "final_metrics": r.final_metrics}
-                for r in e.runs
-            ],
-            "verdicts": [
-                {"setting": v.setting, "cheapest_instance_type": v.cheapest_instance_type,
-                 "cost_per_run_usd": _money(v.cost_per_run_usd),
-                 "spot_cost_per_run_usd": _money(v.spot_cost_per_run_usd),
-                 "cost_per_run_by_instance_type": {t: _money(c) for t, c in v.alternatives.items()}}
-                for v in e.verdicts
-            ],
-        }
-        for e in jobs.experiments
-    ]
-    processing = [
-        {
-            "account_id": c.job.account_id, "region": c.job.region, "name": c.job.name, "status": c.job.status,
-            "instance_type": c.job.instance_type, "instance_count": c.job.instance_count, "image": c.job.image,
-            "created_at": _iso(c.job.created_at), "duration_seconds": c.job.duration_seconds,
-            "cost_usd": _money(c.cost_usd), "utilization": _summary(c.utilization),
-        }
-        for c in jobs.processing
-    ]
-    realised = [c.spot_saving_usd for c in jobs.training if c.job.spot]
-    potential = [c.spot_saving_usd for c in jobs.training if not c.job.spot and c.job.status == "Completed"]
-    return {
-        "summary": {
-            "training_jobs": len(training),
-            "training_cost_usd": round(sum(c.cost_usd or 0.0 for c in jobs.training), 2),
-            "spot_saving_realised_usd": round(sum(v or 0.0 for v in realised), 2),
-            "spot_saving_potential_usd": round(sum(v or 0.0 for v in potential), 2),
-            "transform_jobs": len(transform),
-            "transform_cost_usd": round(sum(c.cost_usd or 0.0 for c in jobs.transform), 2),
-            "processing_jobs": len(processing),
-            "processing_cost_usd": round(sum(c.cost_usd or 0.0 for c in jobs.processing), 2),
-        },
-        "training": training,
-        "transform": transform,
-        "experiments": experiments,
-        "processing": processing,
-    }
-
-
-def _time(value: datetime | None) -> str | None:
-    return None if value is None else _iso(value)
-
-
-def workspaces_to_dict(section: WorkspacesSection | None) -> dict[str, Any] | None:
-    """Notebook instances and Studio, or None when they were not audited."""
-    if section is None:
-        return None
-    notebooks = [
-        {
-            "account_id": c.notebook.account_id, "region": c.notebook.region, "name": c.notebook.name,
-            "status": c.notebook.status, "instance_type": c.notebook.instance_type,
-            "volume_size_gb": c.notebook.volume_size_gb, "lifecycle_config": c.notebook.lifecycle_config,
-            "idle_stop": c.notebook.idle_stop, "accelerator_types": list(c.notebook.accelerator_types),
-            "created_at": _iso(c.notebook.created_at), "last_modified_at": _iso(c.notebook.last_modified_at),
-            "tags": c.notebook.tags, "price_per_hour": c.price_per_hour, "price_basis": c.price_basis,
-            "compute_monthly_usd": c.compute_monthly_usd, "storage_monthly_usd": c.storage_monthly_usd,
-            "monthly_cost_usd": c.monthly_cost_usd,
-        }
-        for c in section.notebooks
-    ]
-    apps = [
-        {
-            "account_id": c.app.account_id, "region": c.app.region, "domain_id": c.app.domain_id,
-            "app_type": c.app.app_type, "app_name": c.app.app_name, "owner": c.app.owner, "status": c.app.status,
-            "instance_type": c.app.instance_type, "created_at": _time(c.app.created_at),
-            "last_user_activity": _time(c.app.last_user_activity), "last_health_check": _time(c.app.last_health_check),
-            "idle_hours": None if c.idle_hours is None else round(c.idle_hours, 1),
-            "price_per_hour": c.price_per_hour, "monthly_cost_usd": c.monthly_usd,
-        }
-        for c in section.apps
-    ]
-    return {
-        "summary": {
-            "notebooks": len(notebooks),
-            "notebooks_in_service": sum(1 for n in section.notebooks if n.notebook.status == "InService"),
-            "notebooks_monthly_cost_usd": round(sum(n.monthly_cost_usd or 0.0 for n in section.notebooks), 2),
-            "studio_domains": len(section.domains),
-            "studio_apps": len(apps),
-            "studio_apps_monthly_cost_usd": round(sum(a.monthly_usd or 0.0 for a in section.apps), 2),
-            "price_basis": "notebook and Studio compute at the hosting list price of the same type",
-            "storage_prices": section.storage_price_source,
-        },
-        "notebooks": notebooks,
-        "studio": {
-            "domains": [{"account_id": d.account_id, "region": d.region, "domain_id": d.domain_id, "name": d.name,
-                         "status": d.status, "idle_timeout_minutes": d.idle_timeout_minutes}
-                        for d in section.domains],
-            "spaces": [{"region": s.region, "domain_id": s.domain_id, "name": s.name, "app_type": s.app_type,
-                        "idle_timeout_minutes": s.idle_timeout_minutes} for s in section.spaces],
-            "apps": apps,
-        },
-    }
 
 
 def _option(option: PlanOption) -> dict[str, Any]:
@@ -319,58 +147,15 @@ def settings_to_dict(settings: ReportSettings) -> dict[str, Any]:
 def report_to_dict(report: AuditReport) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
-        "generated_at": _iso(report.generated_at),
+        "generated_at": iso(report.generated_at),
         "partial": report.partial,
         "window": {
-            "start": _iso(report.window.start),
-            "end": _iso(report.window.end),
+            "start": iso(report.window.start),
+            "end": iso(report.window.end),
             "period_seconds": report.window.period_seconds,
         },
         "settings": settings_to_dict(report.settings),
         "prices": prices_to_dict(report),
-        "endpoints": [
-            {
-                "account_id": e.endpoint.account_id,
-                "region": e.endpoint.region,
-                "name": e.endpoint.name,
-                "status": e.endpoint.status,
-                "kind": e.endpoint.kind.value,
-                "created_at": _iso(e.endpoint.created_at),
-                "tags": e.endpoint.tags,
-                "not_judged_reason": e.endpoint.not_judged_reason,
-                "skipped_reason": e.endpoint.skipped_reason,
-                "skipped_rules": sorted(e.endpoint.skipped_rules) or None,
-                "variants": [
-                    {
-                        "name": v.variant.name,
-                        "instance_type": v.variant.instance_type,
-                        "instance_count": v.variant.instance_count,
-                        "serverless_memory_mb": v.variant.serverless_memory_mb,
-                        "monthly_cost_usd": v.monthly_cost_usd,
-                        "average_instances": v.average_instances,
-                        "utilization": _utilization(v),
-                        "invocations": v.utilization.invocations if v.utilization else None,
-                        "instance_metric_days": v.utilization.instance_metric_days if v.utilization else None,
-                        "autoscaling": (_autoscaling(v.variant.autoscaling) if e.endpoint.autoscaling_known
-                                        else "unknown"),
-                    }
-                    for v in e.variants
-                ],
-                "inference_components": [
-                    {
-                        "name": c.component.name,
-                        "variant": c.component.variant,
-                        "status": c.component.status,
-                        "copy_count": c.component.copy_count,
-                        "per_copy": {"cpu_cores": c.component.cpu_cores, "accelerators": c.component.accelerators,
-                                     "memory_mb": c.component.memory_mb},
-                        "utilization": _utilization(c),
-                    }
-                    for c in e.components
-                ],
-            }
-            for e in report.endpoints
-        ],
         "accounts": [
             {"id": a.id, "name": a.name, "audited": a.audited, "regions": list(a.regions),
              "skipped_regions": list(a.skipped_regions), "error": a.error}
@@ -387,8 +172,8 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
             for s in report.savings_plans
         ],
         "findings": [finding_to_dict(f) for f in report.findings],
-        "jobs": jobs_to_dict(report.jobs),
-        "workspaces": workspaces_to_dict(report.workspaces),
+        # Each resource kind's section (auditor.kinds), in the kinds' order: endpoints, jobs, workspaces, ...
+        **{kind.key: kind.to_dict(kind.section(report)) for kind in KINDS},
         "skipped": [
             {
                 "region": e.endpoint.region,

@@ -19,6 +19,8 @@ from rich.table import Table
 
 from auditor.analyse.rules.base import period_label
 from auditor.analyse.usage import format_duration
+from auditor.kinds.jobs import KIND as JOBS
+from auditor.kinds.registry import KINDS
 from auditor.models import AuditReport
 from auditor.report.chart import utilisation_chart_png
 from auditor.report.document import report_to_dict
@@ -209,6 +211,9 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
             e["name"]: next((e["tags"][k] for k in OWNER_TAGS if e["tags"].get(k)), "") for e in doc["endpoints"]
         },
         "current_shapes": current_shapes(doc),
+        # Each resource kind's part of the rendered reports, in the kinds' order.
+        "kind_templates": {fmt: [k.templates[fmt] for k in KINDS if fmt in k.templates and doc.get(k.key) is not None]
+                           for fmt in ("html", "text", "markdown")},
     }
 
 
@@ -254,7 +259,7 @@ EXPERIMENT_COLUMNS = ("experiment", "job", "instance_type", "instance_count", "s
 
 def render_experiments(report: AuditReport) -> str | None:
     """The experiments table as CSV, or None when no training jobs form an experiment."""
-    return render_experiments_csv(report_to_dict(report)) if report.jobs.experiments else None
+    return render_experiments_csv(report_to_dict(report)) if JOBS.section(report).experiments else None
 
 
 def render_experiments_csv(doc: dict[str, Any]) -> str:

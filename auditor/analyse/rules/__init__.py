@@ -5,7 +5,7 @@ those modules define, found at import, so a new rule is a new module. Nothing el
 ids: the config's [rules.<id>] tables, the tag overrides, evaluation and pricing all read the
 registry.
 
-The registry also prices: `judge_endpoint` and `judge_jobs` run every rule's check, then its
+The registry also prices: `judge` (an endpoint's assessment, or any other kind's) runs every rule's check, then its
 pricing step (a step that returns None drops a candidate whose advice does not hold up: nothing
 cheaper, a saving below the minimum), then drop advice that another rule `supersedes`.
 
@@ -26,15 +26,12 @@ from fnmatch import fnmatchcase
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
 from auditor.analyse.rules.base import (
     AnyRule,
+    CollectionRule,
     EndpointRule,
     GateRule,
-    JobRule,
-    JobsAssessment,
     Phase,
-    ResourceRule,
     Rule,
     VariantRule,
-    WorkspacesAssessment,
 )
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
@@ -47,7 +44,7 @@ def _discover() -> tuple[AnyRule, ...]:
         if module.name == "base":
             continue
         rule = getattr(importlib.import_module(f"{__name__}.{module.name}"), "RULE", None)
-        if not isinstance(rule, GateRule | EndpointRule | VariantRule | JobRule | ResourceRule):
+        if not isinstance(rule, GateRule | EndpointRule | VariantRule | CollectionRule):
             raise TypeError(f"{__name__}.{module.name} defines no RULE")
         rules.append(rule)
     ids = [r.id for r in rules]
@@ -62,9 +59,8 @@ BY_ID: dict[str, AnyRule] = {r.id: r for r in REGISTRY}
 # Gates run in this order: a status first (nothing else can be said), then the data.
 GATES: tuple[GateRule, ...] = (BY_ID["not-in-service"], BY_ID["insufficient-data"])  # type: ignore[assignment]
 
-__all__ = ["BY_ID", "REGISTRY", "EndpointAssessment", "JobsAssessment", "Rule", "VariantAssessment",
-           "WorkspacesAssessment", "configurable_rules", "evaluate_endpoint", "evaluate_jobs", "evaluate_workspaces",
-           "judge_endpoint", "judge_jobs", "rule_applies"]
+__all__ = ["BY_ID", "REGISTRY", "EndpointAssessment", "Rule", "VariantAssessment", "configurable_rules",
+           "evaluate_collection", "evaluate_endpoint", "judge", "judge_collection", "judge_endpoint", "rule_applies"]
 
 
 def configurable_rules() -> tuple[AnyRule, ...]:
@@ -107,23 +103,14 @@ def evaluate_endpoint(assessment: EndpointAssessment, config: AuditConfig) -> li
     return findings
 
 
-def evaluate_jobs(jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> list[Finding]:
+def evaluate_collection(assessment: object, catalog: Catalog, config: AuditConfig) -> list[Finding]:
+    """Every enabled collection rule whose assessment type is `assessment`'s (a kind's resources in
+    a region, as a whole); `skip_endpoints` patterns match the resource's name as findings give it."""
     findings: list[Finding] = []
     for rule in REGISTRY:
-        settings = config.rules.of(rule.id) if rule.configurable else None
-        if isinstance(rule, JobRule) and (settings is None or settings.enabled):
-            skip = settings.skip_endpoints if settings else ()
-            findings.extend(f for f in rule.check(jobs, catalog, config) if not _matches(f.endpoint, skip))
-    return findings
-
-
-def evaluate_workspaces(workspaces: WorkspacesAssessment, catalog: Catalog, config: AuditConfig) -> list[Finding]:
-    """Every enabled resource rule over notebook instances and Studio; `skip_endpoints` patterns
-    match the resource's name as findings give it."""
-    findings: list[Finding] = []
-    for rule in REGISTRY:
-        if isinstance(rule, ResourceRule) and (settings := config.rules.of(rule.id)).enabled:
-            findings.extend(f for f in rule.check(workspaces, catalog, config)
+        if isinstance(rule, CollectionRule) and isinstance(assessment, rule.assessment) \
+                and (settings := config.rules.of(rule.id)).enabled:
+            findings.extend(f for f in rule.check(assessment, catalog, config)
                             if not _matches(f.endpoint, settings.skip_endpoints))
     return findings
 
@@ -151,15 +138,24 @@ def judge_endpoint(assessment: EndpointAssessment, catalog: Catalog, config: Aud
     return _without_superseded(priced)
 
 
-def judge_jobs(jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> list[Finding]:
-    """The jobs' findings, each priced by its rule."""
+def judge_collection(assessment: object, catalog: Catalog, config: AuditConfig) -> list[Finding]:
+    """A kind's assessment of a region: its findings, each priced by its rule."""
     priced: list[Finding] = []
-    for finding in evaluate_jobs(jobs, catalog, config):
+    for finding in evaluate_collection(assessment, catalog, config):
         rule = BY_ID.get(finding.rule)
-        result = rule.price(finding, jobs, catalog, config) if isinstance(rule, JobRule) and rule.price else finding
+        result = (rule.price(finding, assessment, catalog, config) if isinstance(rule, CollectionRule) and rule.price
+                  else finding)
         if result is not None:
             priced.append(result)
     return _without_superseded(priced)
+
+
+def judge(assessment: object, catalog: Catalog, config: AuditConfig) -> list[Finding]:
+    """Any kind's assessment: an endpoint's through the gates and variant rules, any other through
+    the collection rules that read its type."""
+    if isinstance(assessment, EndpointAssessment):
+        return judge_endpoint(assessment, catalog, config)
+    return judge_collection(assessment, catalog, config)
 
 
 def _without_superseded(findings: list[Finding]) -> list[Finding]:

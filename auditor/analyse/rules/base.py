@@ -8,23 +8,17 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
 from auditor.models import (
     Finding,
-    ProcessingCost,
     Proposal,
     Resource,
     ResourceKind,
     Severity,
-    TrainingCost,
-    TransformCost,
-    Window,
 )
-from auditor.workspaces import NotebookCost, StudioAppCost, StudioDomain, StudioSpace
 
 if TYPE_CHECKING:
     from auditor.catalog import Catalog
@@ -133,51 +127,21 @@ class VariantRule(Rule):
     price: EndpointPricer | None = None
 
 
-@dataclass(frozen=True)
-class JobsAssessment:
-    """The training, transform and processing jobs of one region in the window, with their costs."""
-
-    training: tuple[TrainingCost, ...] = ()
-    transform: tuple[TransformCost, ...] = ()
-    window: Window | None = None
-    by_name: dict[str, TrainingCost | TransformCost | ProcessingCost] = field(default_factory=dict)
-    processing: tuple[ProcessingCost, ...] = ()
-
-    def __post_init__(self) -> None:
-        costs: tuple[TrainingCost | TransformCost | ProcessingCost, ...] = (
-            *self.training, *self.transform, *self.processing)
-        self.by_name.update({c.job.name: c for c in costs})
-
-
-JobPricer = Callable[[Finding, JobsAssessment, "Catalog", "AuditConfig"], Finding | None]
+Assessment = TypeVar("Assessment")
 
 
 @dataclass(frozen=True, kw_only=True)
-class JobRule(Rule):
-    check: Callable[[JobsAssessment, Catalog, AuditConfig], Iterable[Finding]]
-    price: JobPricer | None = None
+class CollectionRule(Rule, Generic[Assessment]):
+    """Judges one resource kind's assessment of a region as a whole (its jobs; its notebook
+    instances and Studio apps; ...): the registry hands it every assessment of type `assessment`.
+    `price`, where given, prices each finding; otherwise the check prices what it finds itself."""
+
+    assessment: type[Assessment]
+    check: Callable[[Assessment, Catalog, AuditConfig], Iterable[Finding]]
+    price: Callable[[Finding, Assessment, Catalog, AuditConfig], Finding | None] | None = None
 
 
-@dataclass(frozen=True)
-class WorkspacesAssessment:
-    """The notebook instances and Studio domains, spaces and apps of one region, as of `now`."""
-
-    now: datetime
-    notebooks: tuple[NotebookCost, ...] = ()
-    domains: tuple[StudioDomain, ...] = ()
-    spaces: tuple[StudioSpace, ...] = ()
-    apps: tuple[StudioAppCost, ...] = ()
-
-
-@dataclass(frozen=True, kw_only=True)
-class ResourceRule(Rule):
-    """Judges a typed collection of resources that are neither endpoints nor jobs (notebook
-    instances, Studio apps); its check prices what it finds itself."""
-
-    check: Callable[[WorkspacesAssessment, Catalog, AuditConfig], Iterable[Finding]]
-
-
-AnyRule = GateRule | EndpointRule | VariantRule | JobRule | ResourceRule
+AnyRule = GateRule | EndpointRule | VariantRule | CollectionRule[Any]
 
 
 class Audited(Protocol):

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from auditor.analyse.rules.base import ResourceRule, RuleSettings, WorkspacesAssessment, settings_of
+from auditor.analyse.rules.base import CollectionRule, RuleSettings, settings_of
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.workspaces import WorkspacesAssessment
 from auditor.models import Finding, Recommendation, ResourceKind, Severity
 from auditor.recommend.pricing import priced
 
@@ -60,7 +61,8 @@ def check(workspaces: WorkspacesAssessment, catalog: Catalog, config: AuditConfi
             severity=Severity.LOW)
 
 
-RULE = ResourceRule(
+RULE = CollectionRule(
+    assessment=WorkspacesAssessment,
     id="notebook-left-running",
     title="Notebook instance left running",
     severity=Severity.LOW,

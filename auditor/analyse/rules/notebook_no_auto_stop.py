@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.analyse.rules.base import ResourceRule, WorkspacesAssessment
+from auditor.analyse.rules.base import CollectionRule
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.workspaces import WorkspacesAssessment
 from auditor.models import Finding, ResourceKind, Severity
 
 JUDGED = frozenset({"InService", "Pending", "Updating", "Stopping", "Stopped"})
@@ -31,7 +32,8 @@ def check(workspaces: WorkspacesAssessment, catalog: Catalog, config: AuditConfi
         )
 
 
-RULE = ResourceRule(
+RULE = CollectionRule(
+    assessment=WorkspacesAssessment,
     id="notebook-no-auto-stop",
     title="Notebook instance without idle auto-stop",
     severity=Severity.LOW,

@@ -8,12 +8,13 @@ import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from auditor.analyse.rules.base import JobRule, JobsAssessment, RuleSettings, settings_of
+from auditor.analyse.rules.base import CollectionRule, RuleSettings, settings_of
 from auditor.analyse.rules.transform_long_running import BOUND_PERCENT
 from auditor.analyse.usage import per_month
 from auditor.analyse.workspaces_jobs import recurring_processing
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.jobs import JobsAssessment
 from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity
 from auditor.recommend.pricing import priced
 
@@ -56,7 +57,8 @@ def check(jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> Iterat
             severity=Severity.LOW)
 
 
-RULE = JobRule(
+RULE = CollectionRule(
+    assessment=JobsAssessment,
     id="processing-long-running",
     title="Recurring processing job that runs for hours",
     severity=Severity.LOW,

@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from auditor.analyse.rules.base import JobRule, JobsAssessment
+from auditor.analyse.rules.base import CollectionRule
 from auditor.analyse.usage import per_month
 from auditor.analyse.workspaces_jobs import recurring_processing
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.jobs import JobsAssessment
 from auditor.models import Finding, ProcessingCost, Recommendation, Resource, ResourceKind, Severity, ShapeProposal
 from auditor.recommend.pricing import priced
 from auditor.recommend.sizing import rightsize
@@ -73,7 +74,8 @@ def price(finding: Finding, jobs: JobsAssessment, catalog: Catalog, config: Audi
                   f"${cost.cost_usd * ratio:,.2f} a run instead of ${cost.cost_usd:,.2f}, if it runs as long.")
 
 
-RULE = JobRule(
+RULE = CollectionRule(
+    assessment=JobsAssessment,
     id="processing-underutilized",
     title="Processing hosts under-used",
     severity=Severity.LOW,

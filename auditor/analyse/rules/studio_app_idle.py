@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from auditor.analyse.rules.base import ResourceRule, RuleSettings, WorkspacesAssessment, settings_of
+from auditor.analyse.rules.base import CollectionRule, RuleSettings, settings_of
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.workspaces import WorkspacesAssessment
 from auditor.models import Finding, Recommendation, ResourceKind, Severity
 from auditor.recommend.pricing import priced
 
@@ -55,7 +56,8 @@ def check(workspaces: WorkspacesAssessment, catalog: Catalog, config: AuditConfi
                               "storage is kept"}))
 
 
-RULE = ResourceRule(
+RULE = CollectionRule(
+    assessment=WorkspacesAssessment,
     id="studio-app-idle",
     title="Studio app idle",
     severity=Severity.LOW,

@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from auditor.analyse.rules.base import ResourceRule, WorkspacesAssessment, join_words
+from auditor.analyse.rules.base import CollectionRule, join_words
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.workspaces import WorkspacesAssessment
 from auditor.models import Finding, ResourceKind, Severity
 
 
@@ -33,7 +34,8 @@ def check(workspaces: WorkspacesAssessment, catalog: Catalog, config: AuditConfi
         yield replace(finding, endpoint=domain.domain_id, resource_type="studio-domain")
 
 
-RULE = ResourceRule(
+RULE = CollectionRule(
+    assessment=WorkspacesAssessment,
     id="studio-no-idle-shutdown",
     title="Studio domain without idle shutdown",
     severity=Severity.LOW,

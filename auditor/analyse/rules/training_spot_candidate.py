@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.analyse.rules.base import JobRule, JobsAssessment
+from auditor.analyse.rules.base import CollectionRule
 from auditor.analyse.usage import format_duration, per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.jobs import JobsAssessment
 from auditor.models import Finding, Recommendation, ResourceKind, Severity, SpotProposal, TrainingCost
 from auditor.recommend.pricing import priced
 
@@ -62,7 +63,8 @@ def price(finding: Finding, jobs: JobsAssessment, catalog: Catalog, config: Audi
     return priced(finding, recommendation)
 
 
-RULE = JobRule(
+RULE = CollectionRule(
+    assessment=JobsAssessment,
     id="training-spot-candidate",
     title="On-demand training that could run on Spot",
     severity=Severity.LOW,

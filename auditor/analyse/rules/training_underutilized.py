@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from auditor.analyse.rules.base import JobRule, JobsAssessment
+from auditor.analyse.rules.base import CollectionRule
 from auditor.analyse.usage import per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.jobs import JobsAssessment
 from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity, ShapeProposal, TrainingCost
 from auditor.recommend.pricing import priced
 from auditor.recommend.sizing import rightsize
@@ -71,7 +72,8 @@ def price(finding: Finding, jobs: JobsAssessment, catalog: Catalog, config: Audi
                   f"${per_run:,.2f} a run instead of ${cost.cost_usd:,.2f}, if it runs as long.")
 
 
-RULE = JobRule(
+RULE = CollectionRule(
+    assessment=JobsAssessment,
     id="training-underutilized",
     title="Training hosts under-used",
     severity=Severity.LOW,

@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from auditor.analyse.jobs import name_pattern
-from auditor.analyse.rules.base import JobRule, JobsAssessment
+from auditor.analyse.rules.base import CollectionRule
 from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 from auditor.config import AuditConfig
+from auditor.kinds.jobs import JobsAssessment
 from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity, TransformCost, TransformProposal
 from auditor.recommend.pricing import priced
 
@@ -105,7 +106,8 @@ def _smaller_shape(shape: InstanceShape, catalog: Catalog, region: str) -> Insta
     return max(candidates, key=lambda s: s.vcpu, default=None)
 
 
-RULE = JobRule(
+RULE = CollectionRule(
+    assessment=JobsAssessment,
     id="transform-long-running",
     title="Recurring batch transform that runs for hours",
     severity=Severity.LOW,

@@ -1,10 +1,13 @@
-"""Endpoints of one region: discover, collect their metrics, assess, judge and price them."""
+"""Endpoints (real-time, async, serverless; their variants and inference components), as a resource
+kind: discover, collect their metrics, assess, judge and price them, one region at a time. Its
+section is the tuple of EndpointReports (AuditReport.endpoints), which plans and charts read."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -18,10 +21,23 @@ from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
 from auditor.discover.autoscaling import discover_autoscaling, variant_resource_id
 from auditor.discover.endpoints import ConfigCache, discover_endpoints
-from auditor.models import AuditError, Endpoint, EndpointKind, EndpointReport, Finding, VariantReport, Window
-from auditor.pipeline.limits import RunLimits
-from auditor.pipeline.progress import Progress
-from auditor.pipeline.regions import RegionWork
+from auditor.kinds.base import KindResult, Owned, RegionBoard, RegionScope, ResourceKind
+from auditor.models import (
+    AuditError,
+    AutoScaling,
+    CollectionStats,
+    Endpoint,
+    EndpointKind,
+    EndpointReport,
+    Finding,
+    VariantReport,
+    Window,
+)
+from auditor.report.values import iso, utilization_by_resource
+
+if TYPE_CHECKING:
+    from auditor.pipeline.limits import RunLimits
+    from auditor.pipeline.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -43,13 +59,12 @@ def audit_endpoints(
     window: Window,
     now: datetime,
     progress: Progress,
-    limits: RunLimits | None = None,
-    board: RegionWork[Any] | None = None,
+    limits: RunLimits,
+    board: RegionBoard | None = None,
     configs: ConfigCache | None = None,
 ) -> EndpointsResult:
     """`limits` are checked between calls (RunStopped ends the region); `board` is told what was
     discovered, so a region stopped later still lists its endpoints."""
-    limits = limits or RunLimits()
     try:
         discovery = discover_endpoints(clients.client("sagemaker", region), region, config.aws.max_workers,
                                        should_stop=lambda: limits.reason() is not None, configs=configs)
@@ -58,7 +73,9 @@ def audit_endpoints(
         return EndpointsResult(errors=(error,), fatal=(error,))
     limits.add_endpoints(len(discovery.endpoints))
     if board is not None:
-        board.record_discovered(discovery.endpoints)
+        discovered = discovery.endpoints
+        board.record_partial(KEY, lambda reason: tuple(
+            EndpointReport(replace(e, not_judged_reason=f"not audited: {reason}"), ()) for e in discovered))
     limits.check()
     errors: list[AuditError] = list(discovery.errors)
     checked = [check_catalog(e, catalog) for e in discovery.endpoints]
@@ -169,3 +186,106 @@ def region_priced(endpoint: Endpoint, catalog: Catalog) -> bool:
         for v in endpoint.variants
         if v.instance_type and catalog.shape(v.instance_type)
     )
+
+
+KEY = "endpoints"
+
+
+def audit(scope: RegionScope) -> KindResult[tuple[EndpointReport, ...]]:
+    result = audit_endpoints(scope.region, scope.config, scope.clients, scope.catalog, scope.window, scope.now,
+                             scope.progress, scope.limits, scope.board, scope.configs)
+    return KindResult(result.endpoints, result.findings, result.errors, result.fatal,
+                      CollectionStats(scope.account_id, scope.region, result.queries, result.datapoints,
+                                      result.calls))
+
+
+def merge(sections: Sequence[tuple[EndpointReport, ...]]) -> tuple[EndpointReport, ...]:
+    return tuple(e for s in sections for e in s)
+
+
+def owned(section: tuple[EndpointReport, ...]) -> Iterable[Owned]:
+    return (Owned(e.endpoint.account_id, e.endpoint.region, e.endpoint.name, e.endpoint.tags) for e in section)
+
+
+def only(section: tuple[EndpointReport, ...], keep: Callable[[str, str], bool]) -> tuple[EndpointReport, ...]:
+    return tuple(e for e in section if keep(e.endpoint.region, e.endpoint.name))
+
+
+def price_uses(section: tuple[EndpointReport, ...]) -> Iterable[tuple[str, str, str]]:
+    for report in section:
+        for variant in report.variants:
+            if variant.variant.instance_type:
+                yield ("hosting", variant.variant.instance_type, report.endpoint.region)
+
+
+def _autoscaling(scaling: AutoScaling | None) -> dict[str, Any] | None:
+    if scaling is None:
+        return None
+    return {"min_capacity": scaling.min_capacity, "max_capacity": scaling.max_capacity,
+            "policies": list(scaling.policies)}
+
+
+def to_dict(section: tuple[EndpointReport, ...]) -> list[dict[str, Any]]:
+    return [
+        {
+            "account_id": e.endpoint.account_id,
+            "region": e.endpoint.region,
+            "name": e.endpoint.name,
+            "status": e.endpoint.status,
+            "kind": e.endpoint.kind.value,
+            "created_at": iso(e.endpoint.created_at),
+            "tags": e.endpoint.tags,
+            "not_judged_reason": e.endpoint.not_judged_reason,
+            "skipped_reason": e.endpoint.skipped_reason,
+            "skipped_rules": sorted(e.endpoint.skipped_rules) or None,
+            "variants": [
+                {
+                    "name": v.variant.name,
+                    "instance_type": v.variant.instance_type,
+                    "instance_count": v.variant.instance_count,
+                    "serverless_memory_mb": v.variant.serverless_memory_mb,
+                    "monthly_cost_usd": v.monthly_cost_usd,
+                    "average_instances": v.average_instances,
+                    "utilization": utilization_by_resource(v),
+                    "invocations": v.utilization.invocations if v.utilization else None,
+                    "instance_metric_days": v.utilization.instance_metric_days if v.utilization else None,
+                    "autoscaling": (_autoscaling(v.variant.autoscaling) if e.endpoint.autoscaling_known
+                                    else "unknown"),
+                }
+                for v in e.variants
+            ],
+            "inference_components": [
+                {
+                    "name": c.component.name,
+                    "variant": c.component.variant,
+                    "status": c.component.status,
+                    "copy_count": c.component.copy_count,
+                    "per_copy": {"cpu_cores": c.component.cpu_cores, "accelerators": c.component.accelerators,
+                                 "memory_mb": c.component.memory_mb},
+                    "utilization": utilization_by_resource(c),
+                }
+                for c in e.components
+            ],
+        }
+        for e in section
+    ]
+
+
+KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
+    key=KEY,
+    title="Endpoints",
+    order=10,
+    iam_actions=frozenset({
+        "sagemaker:Search", "sagemaker:DescribeEndpointConfig", "sagemaker:ListInferenceComponents",
+        "sagemaker:DescribeInferenceComponent", "application-autoscaling:DescribeScalableTargets",
+        "application-autoscaling:DescribeScalingPolicies", "cloudwatch:GetMetricData",
+    }),
+    enabled=lambda config: True,
+    audit=audit,
+    empty=(),
+    merge=merge,
+    to_dict=to_dict,
+    owned=owned,
+    only=only,
+    price_uses=price_uses,
+)

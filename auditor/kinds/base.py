@@ -1,0 +1,106 @@
+"""What a resource kind is: one object that says how the kind is discovered and judged in a region,
+how the regions' parts join, what it contributes to the JSON report and the HTML, email and text
+reports, which prices it uses, who owns each of its resources, and which read-only IAM actions
+all that takes. The pipeline, the report, routing and the IAM policy test iterate over the
+registered kinds; a new kind is a new module (or small package) in `auditor.kinds`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
+
+from auditor.models import AuditError, CollectionStats, Finding, Window
+
+if TYPE_CHECKING:
+    from auditor.catalog import Catalog
+    from auditor.collect.session import AwsClients
+    from auditor.config import AuditConfig
+    from auditor.discover.endpoints import ConfigCache
+    from auditor.models import AuditReport
+    from auditor.pipeline.limits import RunLimits
+    from auditor.pipeline.progress import Progress
+
+SectionT = TypeVar("SectionT")
+
+
+class Judge(Protocol):
+    """The rule registry, bound to the run's catalog and config: a kind's assessment in, its priced
+    findings out (kinds hand it their assessments; they never import the rules)."""
+
+    def __call__(self, assessment: object) -> list[Finding]: ...
+
+
+class RegionBoard(Protocol):
+    """Where a kind leaves what the report should say of its resources if the region is stopped
+    (deadline, signal) before the kind finishes."""
+
+    def record_partial(self, key: str, section: Callable[[str], object]) -> None: ...
+
+
+@dataclass(frozen=True)
+class RegionScope:
+    """What a kind's audit of one account and region is given."""
+
+    account_id: str  # "" : the caller's own account
+    region: str
+    config: AuditConfig
+    clients: AwsClients
+    catalog: Catalog
+    window: Window
+    now: datetime
+    limits: RunLimits
+    progress: Progress
+    judge: Judge
+    board: RegionBoard | None = None
+    configs: ConfigCache | None = None  # endpoint config descriptions kept between runs
+
+
+@dataclass(frozen=True)
+class KindResult(Generic[SectionT]):
+    """One kind in one region: its section of the report, priced findings and errors. `fatal`
+    errors (also in `errors`) stopped part of the kind; an unreachable region stops the kinds after."""
+
+    section: SectionT
+    findings: tuple[Finding, ...] = ()
+    errors: tuple[AuditError, ...] = ()
+    fatal: tuple[AuditError, ...] = ()
+    collection: CollectionStats | None = None  # the metric queries, datapoints and calls it made
+
+
+@dataclass(frozen=True)
+class Owned:
+    """A resource of a kind as routing sees it: its name (as findings and plans name it) and tags."""
+
+    account_id: str
+    region: str
+    name: str
+    tags: dict[str, str]
+
+
+PriceUse = tuple[str, str, str]  # (usage, instance type, region)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResourceKind(Generic[SectionT]):
+    key: str  # the kind's section in the JSON report, and its key in AuditReport.sections
+    title: str
+    order: int  # kinds run in this order in a region; an unreachable region stops the kinds after
+    # The read-only IAM actions its discovery and collection call (deploy/iam-policy.json holds them all).
+    iam_actions: frozenset[str]
+    enabled: Callable[[AuditConfig], bool]
+    audit: Callable[[RegionScope], KindResult[SectionT]]
+    empty: SectionT  # the section when nothing was audited
+    merge: Callable[[Sequence[SectionT]], SectionT]  # the regions' sections as one
+    to_dict: Callable[[SectionT], Any]  # its JSON section (None: JSON null)
+    owned: Callable[[SectionT], Iterable[Owned]]  # every resource, for routing by owner
+    only: Callable[[SectionT, Callable[[str, str], bool]], SectionT]  # the part whose (region, name) passes
+    price_uses: Callable[[SectionT], Iterable[PriceUse]] = lambda _section: ()
+    # Templates for its part of the HTML, text and Markdown reports (they read `doc[key]`).
+    templates: dict[str, str] = field(default_factory=dict)  # format ("html", "text", "markdown") -> name
+
+    def section(self, report: AuditReport) -> SectionT:
+        """This kind's merged section of a report (its empty section when it was not audited)."""
+        return cast(SectionT, report.sections.get(self.key, self.empty))

@@ -1,0 +1,75 @@
+"""The registered resource kinds: every module (or package with a `kind` module) in `auditor.kinds`
+that defines `KIND`, in their declared order. Nothing else lists the kinds: the pipeline, the JSON
+and rendered reports, routing and the IAM policy test read this tuple."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import auditor.kinds
+from auditor.kinds.base import Owned, ResourceKind
+from auditor.models import AuditReport
+
+_NOT_KINDS = {"base", "registry"}
+
+# Calls the run makes whatever kinds it audits: the caller's identity, accounts and regions,
+# prices, Cost Explorer, and mail through SES.
+CORE_ACTIONS = frozenset({
+    "sts:GetCallerIdentity", "sts:AssumeRole", "organizations:ListAccounts", "ec2:DescribeRegions",
+    "pricing:GetProducts", "pricing:ListPriceLists", "pricing:GetPriceListFileUrl",
+    "ce:GetCostAndUsage", "ce:GetSavingsPlansPurchaseRecommendation", "ses:SendRawEmail",
+})
+
+
+def _discover() -> tuple[ResourceKind[Any], ...]:
+    kinds: list[ResourceKind[Any]] = []
+    for module in pkgutil.iter_modules(auditor.kinds.__path__):
+        if module.name in _NOT_KINDS:
+            continue
+        name = f"{auditor.kinds.__name__}.{module.name}" + (".kind" if module.ispkg else "")
+        kind = getattr(importlib.import_module(name), "KIND", None)
+        if not isinstance(kind, ResourceKind):
+            raise TypeError(f"{name} defines no KIND")
+        kinds.append(kind)
+    keys = [k.key for k in kinds]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"resource kinds defined twice: {sorted(k for k in keys if keys.count(k) > 1)}")
+    return tuple(sorted(kinds, key=lambda k: (k.order, k.key)))
+
+
+KINDS: tuple[ResourceKind[Any], ...] = _discover()
+BY_KEY: dict[str, ResourceKind[Any]] = {k.key: k for k in KINDS}
+
+
+def audit_actions() -> frozenset[str]:
+    """Every IAM action the audit needs: the kinds' and the core's (deploy/iam-policy.json)."""
+    return CORE_ACTIONS.union(*(k.iam_actions for k in KINDS))
+
+
+def owned_resources(report: AuditReport) -> list[Owned]:
+    """Every resource of every kind in the report, with its tags (for routing by owner)."""
+    return [o for k in KINDS if k.key in report.sections for o in k.owned(k.section(report))]
+
+
+def among(keys: set[tuple[str, str]]) -> Callable[[str, str], bool]:
+    """A `keep` for report_part: the resources whose (region, name) is in `keys`."""
+    return lambda region, name: (region, name) in keys
+
+
+def report_part(report: AuditReport, keep: Callable[[str, str], bool], region_errors: bool) -> AuditReport:
+    """The part of a report about the resources whose (region, name) `keep` passes: each kind's
+    section narrowed by the kind, and the findings, plans and errors that name them; the errors
+    not about one resource too with `region_errors`."""
+    return replace(
+        report,
+        sections={k.key: k.only(k.section(report), keep) for k in KINDS if k.key in report.sections},
+        findings=tuple(f for f in report.findings if keep(f.region, f.endpoint)),
+        plans=tuple(p for p in report.plans if keep(p.region, p.endpoint)),
+        errors=tuple(e for e in report.errors
+                     if (e.endpoint is not None and keep(e.region, e.endpoint))
+                     or (region_errors and e.endpoint is None)),
+    )
