@@ -1,12 +1,13 @@
 """SageMaker HyperPod clusters seeded into the emulator, and the Container Insights node metrics an
 EKS-orchestrated cluster's nodes publish.
 
-moto 5.2.5 implements CreateCluster, DescribeCluster, ListClusters and ListClusterNodes (paged),
-but keeps no Orchestrator, names nodes `<group>-<n>` instead of EC2 instance ids, puts the
-cluster's name where AWS puts a 12-character id in its ARN, and stamps every time "now". The
-clusters are created through the API; those four things are then set in the emulator's own state,
-and `install_hyperpod_fidelity` makes DescribeCluster return Orchestrator.Eks.ClusterArn as AWS
-does. Every answer is checked against botocore's output shapes in tests/test_hyperpod.py.
+moto 5.2.5 implements CreateCluster, DescribeCluster, ListClusters and ListClusterNodes, but
+keeps no Orchestrator, names nodes `<group>-<n>` instead of EC2 instance ids, puts the cluster's
+name where AWS puts a 12-character id in its ARN, stamps every time "now", and cannot page
+ListClusterNodes (each page repeats the first). The clusters are created through the API; the
+rest is set in the emulator's own state, and `install_hyperpod_fidelity` makes DescribeCluster
+return Orchestrator.Eks.ClusterArn as AWS does. Every answer is checked against botocore's
+output shapes in tests/test_hyperpod.py.
 
 What AWS publishes (docs-pending/hyperpod-facts.md): for an EKS-orchestrated cluster with the
 CloudWatch Observability add-on, per node in `ContainerInsights` with {ClusterName (the EKS
@@ -128,6 +129,8 @@ def _adjust_state(emulator: Emulator, spec: ClusterSpec, now: datetime, region: 
             node.instance_id = instance_id(spec.name, group.name, index)
             node.launch_time = created + timedelta(minutes=20 + index)
             node.life_cycle_config = dict(LIFECYCLE)
+            # moto pages ListClusterNodes by an `arn` its nodes lack: every page would be the first.
+            node.arn = f"{cluster.arn}/node/{node.instance_id}"
             nodes[node.instance_id] = node
     cluster.nodes = nodes
 

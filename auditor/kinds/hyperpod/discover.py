@@ -80,33 +80,33 @@ def cluster_from(described: Mapping[str, Any], nodes: list[Mapping[str, Any]], r
     )
 
 
-def list_cluster_names(sagemaker: BaseClient, region: str) -> list[str]:
+def list_cluster_names(sagemaker: BaseClient, region: str, page_size: int = PAGE_SIZE) -> list[str]:
     try:
         return [c["ClusterName"]
-                for page in sagemaker.get_paginator("list_clusters").paginate(PaginationConfig={"PageSize": PAGE_SIZE})
+                for page in sagemaker.get_paginator("list_clusters").paginate(PaginationConfig={"PageSize": page_size})
                 for c in page.get("ClusterSummaries", [])]
     except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
         raise RegionAccessError(describe_client_error(exc, "sagemaker", "ListClusters", region)) from exc
 
 
-def list_nodes(sagemaker: BaseClient, cluster_name: str) -> list[Mapping[str, Any]]:
+def list_nodes(sagemaker: BaseClient, cluster_name: str, page_size: int = PAGE_SIZE) -> list[Mapping[str, Any]]:
     return [n
             for page in sagemaker.get_paginator("list_cluster_nodes").paginate(
-                ClusterName=cluster_name, PaginationConfig={"PageSize": PAGE_SIZE})
+                ClusterName=cluster_name, PaginationConfig={"PageSize": page_size})
             for n in page.get("ClusterNodeSummaries", [])]
 
 
-def discover_clusters(sagemaker: BaseClient, region: str) -> HyperPodDiscovery:
+def discover_clusters(sagemaker: BaseClient, region: str, page_size: int = PAGE_SIZE) -> HyperPodDiscovery:
     """Every HyperPod cluster of the region with its instance groups and nodes. RegionAccessError
     when the region refuses (or does not offer) the calls."""
     clusters: list[Cluster] = []
     errors: list[AuditError] = []
-    for name in list_cluster_names(sagemaker, region):
+    for name in list_cluster_names(sagemaker, region, page_size):
         operation = "DescribeCluster"
         try:
             described = sagemaker.describe_cluster(ClusterName=name)
             operation = "ListClusterNodes"
-            nodes = list_nodes(sagemaker, name)
+            nodes = list_nodes(sagemaker, name, page_size)
         except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
             message = describe_client_error(exc, "sagemaker", operation, region)
             if _fatal(exc):
