@@ -331,7 +331,8 @@ def test_unpriced_type_fires_without_a_saving_and_the_total_is_unknown() -> None
     use = {"i-0ccccccccccccccc1": NodeUtilisation("i-0ccccccccccccccc1", 1.0, 5.0, 0.0, 0.0, PERIODS)}
     verdict = assess_cluster(cluster, use, price, window_periods=PERIODS, accelerated=lambda t: True)
     assert verdict.shrinks[0].monthly_saving is None and verdict.monthly_cost is None
-    assert "no HyperPod price" in describe_shrink(verdict.shrinks[0], 5, DAYS)
+    assert "saving not priced: no HyperPod price for ml.p5.48xlarge in us-east-1" in describe_shrink(
+        verdict.shrinks[0], 5, DAYS)
 
 
 # --- cost at the HyperPod rate --------------------------------------------------------------
@@ -367,6 +368,58 @@ def test_group_cost_uses_the_running_count_and_the_table_lookup() -> None:
     assert lookup("ml.g5.8xlarge", REGION) == 3.06 and lookup("ml.g5.8xlarge", "eu-west-1") is None
     cluster = _cluster(groups=(("g", "ml.g5.8xlarge", 4), ("empty", "ml.p5.48xlarge", 0)))
     costs = group_costs(cluster, lookup)
-    assert [(c.group, c.count, c.monthly_cost) for c in costs] == [
-        ("g", 4, round(4 * 3.06 * 730, 2)), ("empty", 0, None)]
+    assert [(c.group, c.count, c.monthly_cost, c.unpriced) for c in costs] == [
+        ("g", 4, round(4 * 3.06 * 730, 2), None),
+        ("empty", 0, None, "no HyperPod price for ml.p5.48xlarge in us-east-1")]
     assert cluster_monthly_cost(costs) == round(4 * 3.06 * 730, 2)  # an empty unpriced group costs nothing
+
+
+def test_volume_usage_of_a_cluster_is_not_an_instance_price() -> None:
+    assert parse_price_item(_item("USE1-Cluster:VolumeUsage.gp2", "NA", "0.14")) is None
+
+
+# --- how a group is paid for (Stubber: the answers are validated against botocore's model) ----
+
+ARN = "arn:aws:sagemaker:us-east-1:123456789012:cluster/abcdef123456"
+
+
+def _node(instance: str, group: str, instance_type: str) -> dict[str, Any]:
+    return {"InstanceGroupName": group, "InstanceId": instance, "InstanceType": instance_type, "LaunchTime": NOW,
+            "InstanceStatus": {"Status": "Running"}}
+
+
+def test_training_plan_spot_and_flexible_groups_are_priced_as_they_are_paid() -> None:
+    described = {
+        "ClusterArn": ARN, "ClusterName": "mixed", "ClusterStatus": "InService", "CreationTime": NOW,
+        "Orchestrator": {"Eks": {"ClusterArn": EKS_ARN}},
+        "InstanceGroups": [
+            {"InstanceGroupName": "reserved", "InstanceType": "ml.g5.8xlarge", "CurrentCount": 1, "TargetCount": 1,
+             "TrainingPlanArn": "arn:aws:sagemaker:us-east-1:123456789012:training-plan/plan-1"},
+            {"InstanceGroupName": "spot", "InstanceType": "ml.g5.8xlarge", "CurrentCount": 1, "TargetCount": 1,
+             "CapacityRequirements": {"Spot": {}}},
+            {"InstanceGroupName": "flex", "CurrentCount": 2, "TargetCount": 2,
+             "InstanceRequirements": {"CurrentInstanceTypes": ["ml.g5.8xlarge", "ml.g5.12xlarge"]}},
+        ],
+    }
+    nodes = [_node("i-0aaaaaaaaaaaaaaa1", "reserved", "ml.g5.8xlarge"),
+             _node("i-0aaaaaaaaaaaaaaa2", "spot", "ml.g5.8xlarge"),
+             _node("i-0aaaaaaaaaaaaaaa3", "flex", "ml.g5.8xlarge"),
+             _node("i-0aaaaaaaaaaaaaaa4", "flex", "ml.g5.12xlarge")]
+    client, stub = _stubbed()
+    stub.add_response("list_clusters", {"ClusterSummaries": [
+        {"ClusterArn": ARN, "ClusterName": "mixed", "CreationTime": NOW, "ClusterStatus": "InService"}]})
+    stub.add_response("describe_cluster", described, {"ClusterName": "mixed"})
+    stub.add_response("list_cluster_nodes", {"ClusterNodeSummaries": nodes},
+                      {"ClusterName": "mixed", "MaxResults": 100})
+    with stub:
+        [cluster] = discover_clusters(client, REGION).clusters
+    costs = {c.group: c for c in group_costs(cluster, price)}
+    assert costs["reserved"].monthly_cost is None and "training-plan/plan-1" in (costs["reserved"].unpriced or "")
+    assert costs["spot"].monthly_cost is None and "Spot" in (costs["spot"].unpriced or "")
+    assert costs["flex"].instance_type == "" and costs["flex"].monthly_cost == round((3.06 + 7.09) * 730, 2)
+    # All four nodes idle: each group shrinks, but only the on-demand one has a saving.
+    idle = {n["InstanceId"]: NodeUtilisation(n["InstanceId"], 1.0, 5.0, 0.0, 0.0, PERIODS) for n in nodes}
+    verdict = assess_cluster(cluster, idle, price, window_periods=PERIODS, accelerated=accelerated)
+    savings = {s.group: (s.shrink_by, s.monthly_saving) for s in verdict.shrinks}
+    assert savings == {"reserved": (1, None), "spot": (1, None), "flex": (2, round((3.06 + 7.09) * 730, 2))}
+    assert verdict.monthly_cost is None  # the reserved and Spot groups' cost is not known

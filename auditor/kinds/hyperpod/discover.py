@@ -17,7 +17,7 @@ import botocore.exceptions
 from botocore.client import BaseClient
 
 from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region, parse_timestamp
-from auditor.kinds.hyperpod.models import Cluster, ClusterNode, InstanceGroup, Orchestrator
+from auditor.kinds.hyperpod.models import Capacity, Cluster, ClusterNode, InstanceGroup, Orchestrator
 from auditor.models import AuditError
 
 PAGE_SIZE = 100  # ListClusters and ListClusterNodes: MaxResults 1-100
@@ -57,9 +57,13 @@ def cluster_from(described: Mapping[str, Any], nodes: list[Mapping[str, Any]], r
         name = str(g.get("InstanceGroupName", ""))
         if current is None:  # not stated: count the nodes listed in the group
             current = sum(1 for n in nodes if n.get("InstanceGroupName") == name)
-        groups.append(InstanceGroup(name=name, instance_type=str(g.get("InstanceType", "")),
+        plan = g.get("TrainingPlanArn")
+        spot = "Spot" in (g.get("CapacityRequirements") or {})
+        capacity = Capacity.TRAINING_PLAN if plan else Capacity.SPOT if spot else Capacity.ON_DEMAND
+        groups.append(InstanceGroup(name=name, instance_type=str(g.get("InstanceType") or ""),
                                     current_count=int(current), target_count=int(g.get("TargetCount", current)),
-                                    status=g.get("Status")))
+                                    status=g.get("Status"), capacity=capacity,
+                                    training_plan_arn=str(plan) if plan else None))
     return Cluster(
         arn=str(described["ClusterArn"]),
         name=str(described.get("ClusterName") or described["ClusterArn"].rsplit("/", 1)[-1]),

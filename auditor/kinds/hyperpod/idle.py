@@ -13,7 +13,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from auditor.catalog import HOURS_PER_MONTH
-from auditor.kinds.hyperpod.cost import GroupCost, PriceLookup, cluster_monthly_cost, group_costs
+from auditor.kinds.hyperpod.cost import (
+    GroupCost,
+    PriceLookup,
+    cluster_monthly_cost,
+    group_costs,
+    nodes_hourly,
+    unpriced_reason,
+)
 from auditor.kinds.hyperpod.metrics import NodeUtilisation
 from auditor.kinds.hyperpod.models import Cluster, ClusterNode, Orchestrator
 
@@ -49,7 +56,8 @@ class GroupShrink:
     idle_nodes: tuple[str, ...]  # instance ids
     busiest_idle_cpu: float  # the highest CPU Maximum among the idle nodes, percent
     busiest_idle_gpu: float | None
-    hourly_price: float | None
+    hourly_saving: float | None  # the idle nodes' on-demand HyperPod rate; None: see `unpriced`
+    unpriced: str | None = None
 
     @property
     def shrink_by(self) -> int:
@@ -61,7 +69,7 @@ class GroupShrink:
 
     @property
     def monthly_saving(self) -> float | None:
-        return None if self.hourly_price is None else round(self.hourly_price * self.shrink_by * HOURS_PER_MONTH, 2)
+        return None if self.hourly_saving is None else round(self.hourly_saving * HOURS_PER_MONTH, 2)
 
 
 @dataclass(frozen=True)
@@ -137,20 +145,26 @@ def assess_cluster(cluster: Cluster, utilisation: Mapping[str, NodeUtilisation],
         if idle:
             uses = [utilisation[n.instance_id] for n in idle]
             gpus = [u.gpu_max for u in uses if u.gpu_max is not None]
+            unpriced = unpriced_reason(group)
+            hourly: float | None = None
+            if unpriced is None:
+                hourly, missing = nodes_hourly(idle, cluster.region, price)
+                if missing is not None:
+                    unpriced = f"no HyperPod price for {missing} in {cluster.region}"
             shrinks.append(GroupShrink(
                 cluster=cluster.name, cluster_arn=cluster.arn, region=cluster.region, group=group.name,
                 instance_type=group.instance_type, current_count=group.current_count,
                 idle_nodes=tuple(n.instance_id for n in idle),
                 busiest_idle_cpu=max(u.cpu_max or 0.0 for u in uses), busiest_idle_gpu=max(gpus) if gpus else None,
-                hourly_price=price(group.instance_type, cluster.region)))
+                hourly_saving=hourly, unpriced=unpriced))
     return HyperPodAssessment(cluster, costs, total, tuple(shrinks), tuple(not_judged))
 
 
 def describe_shrink(s: GroupShrink, ceiling: float, days: float) -> str:
     """The finding's one-line evidence and advice."""
     gpu = "" if s.busiest_idle_gpu is None else f", GPU at most {s.busiest_idle_gpu:.1f}%"
-    saving = ("no HyperPod price for this type and region" if s.monthly_saving is None
-              else f"saves ${s.monthly_saving:,.2f}/month")
-    return (f"{s.shrink_by} of {s.current_count} {s.instance_type} nodes in group {s.group} of {s.cluster} "
+    saving = f"saving not priced: {s.unpriced}" if s.monthly_saving is None else f"saves ${s.monthly_saving:,.2f}/month"
+    kind = f" {s.instance_type}" if s.instance_type else ""
+    return (f"{s.shrink_by} of {s.current_count}{kind} nodes in group {s.group} of {s.cluster} "
             f"stayed under {ceiling:g}% for {days:g} days (CPU at most {s.busiest_idle_cpu:.1f}%{gpu}): "
             f"shrink the group to {s.target_count} (UpdateCluster InstanceCount); {saving}")

@@ -12,13 +12,23 @@ class Orchestrator(enum.StrEnum):
     SLURM = "slurm"
 
 
+class Capacity(enum.StrEnum):
+    """How a group's nodes are paid for: only on-demand nodes cost the price list's HyperPod rate."""
+
+    ON_DEMAND = "on-demand"
+    SPOT = "spot"  # CapacityRequirements.Spot
+    TRAINING_PLAN = "training-plan"  # TrainingPlanArn: reserved and paid up front
+
+
 @dataclass(frozen=True)
 class InstanceGroup:
     name: str
-    instance_type: str
+    instance_type: str  # "" for a flexible group (InstanceRequirements): its nodes' types differ
     current_count: int  # instances running now (DescribeCluster InstanceGroups[].CurrentCount)
     target_count: int  # instances asked for (TargetCount)
     status: str | None = None
+    capacity: Capacity = Capacity.ON_DEMAND
+    training_plan_arn: str | None = None
 
 
 @dataclass(frozen=True)
