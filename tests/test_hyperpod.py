@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -423,3 +424,12 @@ def test_training_plan_spot_and_flexible_groups_are_priced_as_they_are_paid() ->
     savings = {s.group: (s.shrink_by, s.monthly_saving) for s in verdict.shrinks}
     assert savings == {"reserved": (1, None), "spot": (1, None), "flex": (2, round((3.06 + 7.09) * 730, 2))}
     assert verdict.monthly_cost is None  # the reserved and Spot groups' cost is not known
+
+
+def test_a_node_that_is_not_running_is_listed_not_judged() -> None:
+    cluster = _cluster(nodes=(GPU_NODE,), groups=(("g", "ml.g5.8xlarge", 1),))
+    cluster = replace(cluster, nodes=(ClusterNode(GPU_NODE[0], "g", GPU_NODE[2], "Pending", NOW),))
+    use = {GPU_NODE[0]: NodeUtilisation(GPU_NODE[0], 1.0, 10.0, 0.0, 0.0, PERIODS)}
+    verdict = assess_cluster(cluster, use, price, window_periods=PERIODS, accelerated=accelerated)
+    assert verdict.shrinks == ()
+    assert [n.reason for n in verdict.not_judged] == ["not judged: node status Pending"]

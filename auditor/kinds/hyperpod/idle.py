@@ -134,8 +134,10 @@ def assess_cluster(cluster: Cluster, utilisation: Mapping[str, NodeUtilisation],
     for group in cluster.groups:
         idle: list[ClusterNode] = []
         for node in cluster.nodes_of(group.name):
-            if node.status != "Running":
-                continue  # pending, failing or leaving: not a node to remove
+            if node.status != "Running":  # pending, failing, leaving or being patched
+                not_judged.append(NotJudged(cluster.name, group.name, node.instance_id,
+                                            f"not judged: node status {node.status}", None))
+                continue
             verdict = _node_verdict(node, utilisation.get(node.instance_id), accelerated(node.instance_type),
                                     idle_ceiling_percent, needed)
             if verdict is None:
