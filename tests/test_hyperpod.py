@@ -3,6 +3,7 @@ against botocore's output shapes, cost at the HyperPod rate, and rule hyperpod-i
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -31,6 +32,7 @@ from auditor.kinds.hyperpod.idle import (
 )
 from auditor.kinds.hyperpod.metrics import NodeSeries, NodeUtilisation, fetch_node_utilisation, match_node_series
 from auditor.kinds.hyperpod.models import Cluster, ClusterNode, InstanceGroup, Orchestrator
+from auditor.kinds.hyperpod.report import assessment_json, assessment_lines
 from auditor.prices.parse import parse_price_item
 from auditor.prices.table import build_table
 from conftest import seeded_emulator
@@ -433,3 +435,21 @@ def test_a_node_that_is_not_running_is_listed_not_judged() -> None:
     verdict = assess_cluster(cluster, use, price, window_periods=PERIODS, accelerated=accelerated)
     assert verdict.shrinks == ()
     assert [n.reason for n in verdict.not_judged] == ["not judged: node status Pending"]
+
+
+def test_report_section_states_cost_findings_and_what_was_not_judged(seeded: Emulator,
+                                                                     discovered: dict[str, Cluster]) -> None:
+    cluster = discovered["llm-platform"]
+    verdict = assess_cluster(cluster, utilisation(seeded, cluster), price, window_periods=PERIODS,
+                             accelerated=accelerated)
+    data = json.loads(json.dumps(assessment_json(verdict, 5.0, DAYS)))  # JSON-serialisable as is
+    assert data["orchestrator"] == "eks" and data["eks_cluster"] == "ml-platform-eks"
+    assert [f["instance_group"] for f in data["findings"]] == ["eval-g5-8xl"]
+    assert data["findings"][0]["monthly_saving"] == round(2 * 3.06 * 730, 2)
+    assert len(data["nodes"]) == 5
+    slurm = assess_cluster(discovered["research-slurm"], {}, price, window_periods=PERIODS, accelerated=accelerated)
+    lines = assessment_lines(slurm, 5.0, DAYS)
+    assert lines[0].startswith("HyperPod cluster research-slurm (us-east-1, SLURM, 3 nodes): cost unknown")
+    assert any("not judged: no utilisation metric" in line and "to enable:" in line for line in lines)
+    assert ("  group workers-p4d: 2 x ml.p4d.24xlarge, not priced: no HyperPod price for ml.p4d.24xlarge "
+            "in us-east-1") in lines
