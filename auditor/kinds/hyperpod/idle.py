@@ -37,10 +37,10 @@ ENABLE_EKS = ("install the Amazon CloudWatch Observability EKS add-on (amazon-cl
               "the ContainerInsights namespace, and node_gpu_utilization on NVIDIA nodes")
 ENABLE_GPU = ("keep accelerated compute metrics on in the Amazon CloudWatch Observability EKS add-on "
               "(its default), so that node_gpu_utilization is published for NVIDIA nodes")
-ENABLE_SLURM = ("a Slurm cluster publishes no utilisation to CloudWatch; the exporters AWS documents for HyperPod "
-                "Slurm (enable_observability in the lifecycle scripts' config.py: node, EFA and NVIDIA DCGM "
-                "exporters) feed Amazon Managed Service for Prometheus, which this audit does not read; the "
-                "CloudWatch agent on the nodes would, but its metrics are not matched to HyperPod nodes yet")
+ENABLE_SLURM = ("a Slurm cluster publishes no utilisation to CloudWatch: the observability AWS documents for HyperPod "
+                "Slurm (enable_observability=True in the lifecycle scripts' config.py: node, EFA and NVIDIA DCGM "
+                "exporters) feeds Amazon Managed Service for Prometheus, which this audit does not read, and "
+                "metrics of a CloudWatch agent installed on the nodes are not read by this audit yet")
 
 
 @dataclass(frozen=True)
