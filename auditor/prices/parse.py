@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # What an instance-hour pays for, as the cache and the catalog name it.
-USAGES = ("hosting", "async", "batch", "training", "spot-training", "processing", "notebook")
+USAGES = ("hosting", "async", "batch", "training", "spot-training", "processing", "notebook", "hyperpod")
 
 # platoinstancetype values (normalised) -> usage.
 _PLATO = {
@@ -69,15 +69,23 @@ def normalise_attributes(attributes: Mapping[str, Any]) -> dict[str, str]:
     return {normalise_key(k): str(v) for k, v in attributes.items() if v is not None}
 
 
+# HyperPod cluster nodes: `USE1-Cluster:ml.p5.48xlarge` (instanceType `ml.p5.48xlarge-Cluster`). Read
+# from the usage type before platoinstancetype, so that a HyperPod node is never priced as training;
+# `ReservedCluster` (reserved capacity) is not an on-demand rate and stays unmapped.
+_HYPERPOD_COMPONENT = "cluster"
+
+
 def usage_of(attributes: Mapping[str, str]) -> str | None:
     """The usage from platoinstancetype, else from the usage type (USE1-Host:ml.m5.xlarge)."""
+    usage_type = attributes.get("usagetype", "")
+    left = usage_type.split(":", 1)[0]
+    component = normalise_key(left.split("-", 1)[1] if "-" in left else left)
+    if component == _HYPERPOD_COMPONENT:
+        return "hyperpod"
     plato = normalise_key(attributes.get("platoinstancetype", ""))
     if plato in _PLATO:
         return _PLATO[plato]
-    usage_type = attributes.get("usagetype", "")
-    left = usage_type.split(":", 1)[0]
-    component = left.split("-", 1)[1] if "-" in left else left
-    return _USAGE_COMPONENT.get(normalise_key(component))
+    return _USAGE_COMPONENT.get(component)
 
 
 def instance_type_of(attributes: Mapping[str, str]) -> str | None:
