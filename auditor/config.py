@@ -189,6 +189,11 @@ class WorkspacesConfig:
 
 
 @dataclass(frozen=True)
+class HyperPodConfig:
+    enabled: bool = True  # audit SageMaker HyperPod clusters
+
+
+@dataclass(frozen=True)
 class HistoryConfig:
     path: str | None = None  # default: history.sqlite3 in the user's data directory
 
@@ -216,6 +221,7 @@ class AuditConfig:
     rules: RulesConfig = field(default_factory=RulesConfig)
     jobs: JobsConfig = field(default_factory=JobsConfig)
     workspaces: WorkspacesConfig = field(default_factory=WorkspacesConfig)
+    hyperpod: HyperPodConfig = field(default_factory=HyperPodConfig)
     history: HistoryConfig = field(default_factory=HistoryConfig)
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     source: str = "defaults"
@@ -267,6 +273,7 @@ _SECTIONS: dict[str, type] = {
     "skip": SkipConfig,
     "jobs": JobsConfig,
     "workspaces": WorkspacesConfig,
+    "hyperpod": HyperPodConfig,
     "history": HistoryConfig,
     "schedule": ScheduleConfig,
 }

@@ -100,7 +100,7 @@ def test_discovery_pages_through_clusters_and_nodes(seeded: Emulator) -> None:
     platform = by_name["llm-platform"]
     assert len(platform.nodes) == 5  # 3 pages of ListClusterNodes
     assert {g.name: (g.instance_type, g.current_count) for g in platform.groups} == {
-        "train-g5-12xl": ("ml.g5.12xlarge", 3), "eval-g5-8xl": ("ml.g5.8xlarge", 2)}
+        "train-g5-8xl": ("ml.g5.8xlarge", 3), "eval-g5-8xl": ("ml.g5.8xlarge", 2)}
     assert {n.instance_id for n in platform.nodes_of("eval-g5-8xl")} == {
         instance_id("llm-platform", "eval-g5-8xl", i) for i in range(2)}
     assert all(n.status == "Running" and n.launch_time.tzinfo for n in platform.nodes)

@@ -87,6 +87,7 @@ class SeriesQuery:
     spec: MetricSpec
     component: str | None = None
     dimension: tuple[str, str] | None = None  # a single dimension of its own (a job's Host)
+    given: tuple[tuple[str, str], ...] = ()  # other kinds' series: the dimensions as ListMetrics listed them
 
     @property
     def owner(self) -> tuple[str, str | None, str | None]:
@@ -94,6 +95,8 @@ class SeriesQuery:
 
     @property
     def dimensions(self) -> list[dict[str, str]]:
+        if self.given:
+            return [{"Name": name, "Value": value} for name, value in self.given]
         if self.dimension is not None:
             return [{"Name": self.dimension[0], "Value": self.dimension[1]}]
         if self.component is not None:

@@ -11,6 +11,7 @@ import typer
 from auditor.config import AuditConfig, AwsConfig, EmailConfig
 from auditor.deliver.mail import write_messages
 from auditor.emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
+from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor.emulator.server import Emulator
 from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
 from auditor.report.render import OutputFormat, render
@@ -31,9 +32,11 @@ def run_demo(output_dir: Path, now: datetime) -> None:
         seed_jobs(emulator, training, transform, now=now)
         notebooks, processing = demo_notebooks(), demo_processing()
         seed_workspaces(emulator, notebooks, processing, now=now)
+        clusters = demo_clusters()
+        seed_hyperpod(emulator, clusters, now=now, lookback_days=config.aws.lookback_days)
         typer.echo(f"seeded {len(fleet)} endpoints with {config.aws.lookback_days} days of metrics, "
                    f"{len(training)} training, {len(transform)} transform and {len(processing)} processing jobs, "
-                   f"{len(notebooks)} notebook instances", err=True)
+                   f"{len(notebooks)} notebook instances, {len(clusters)} HyperPod clusters", err=True)
         with emulator.environment():
             outcome = execute_audit(config, now=now)
     report = outcome.report

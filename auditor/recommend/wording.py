@@ -7,6 +7,8 @@ from auditor.models import Recommendation
 
 def advice_text(rec: Recommendation) -> str:
     """The advice in a few words, for tables and subject lines."""
+    if "advice" in rec.details:  # a kind's own action says itself (e.g. shrink a HyperPod instance group)
+        return str(rec.details["advice"])
     if rec.action == "delete":
         return "delete the endpoint"
     if rec.action in ("autoscale", "resize+autoscale"):

@@ -64,6 +64,8 @@ class Rule:
     # Rules whose priced advice this rule's makes unnecessary: where both advise the same instance
     # type for one variant, the other rule's finding is dropped (this one already says it).
     supersedes: frozenset[str] = frozenset()
+    # What its findings are about, where `kinds` does not say it (a resource kind of its own).
+    resource_type: str | None = None
 
     @property
     def configurable(self) -> bool:
@@ -83,7 +85,7 @@ class Rule:
             evidence=evidence,
             title=self.title,
             remediation=self.remediation,
-            resource_type=_resource_type(self.kinds),
+            resource_type=self.resource_type or _resource_type(self.kinds),
             proposal=proposal,
             measured=self.measured,
         )

@@ -1,0 +1,74 @@
+"""hyperpod-idle-nodes: HyperPod instance groups whose nodes stayed under an idle ceiling for the
+whole window (EKS-orchestrated clusters with Container Insights node metrics): shrink the group.
+The kind assesses each cluster with these settings (auditor/kinds/hyperpod/idle.py); this rule
+turns each idle group into a finding with its saving at the group's own HyperPod rate."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from auditor.analyse.rules.base import CollectionRule, RuleSettings
+from auditor.catalog import HOURS_PER_MONTH, Catalog
+from auditor.config import AuditConfig
+from auditor.kinds.hyperpod.idle import (
+    DEFAULT_IDLE_CEILING_PERCENT,
+    DEFAULT_MIN_COVERAGE,
+    DOCS,
+    RULE_ID,
+    TITLE,
+    describe_shrink,
+)
+from auditor.kinds.hyperpod.kind import HyperPodRegion
+from auditor.models import Finding, Recommendation, Severity
+from auditor.recommend.pricing import priced
+
+
+@dataclass(frozen=True)
+class HyperPodIdleSettings(RuleSettings):
+    idle_ceiling_percent: float = DEFAULT_IDLE_CEILING_PERCENT  # CPU (and GPU) Maximum under this all window
+    min_coverage: float = DEFAULT_MIN_COVERAGE  # share of the window's periods a node must have data for
+
+
+def check(region: HyperPodRegion, catalog: Catalog, config: AuditConfig) -> Iterator[Finding]:
+    for assessment in region.clusters:
+        costs = {c.group: c for c in assessment.costs}
+        for shrink in assessment.shrinks:
+            finding = RULE.finding(
+                assessment.cluster, shrink.group, describe_shrink(shrink, region.idle_ceiling_percent,
+                                                                   region.window_days),
+                {"idle_nodes": list(shrink.idle_nodes), "current_count": shrink.current_count,
+                 "target_count": shrink.target_count, "busiest_idle_cpu_percent": round(shrink.busiest_idle_cpu, 2),
+                 "busiest_idle_gpu_percent": (None if shrink.busiest_idle_gpu is None
+                                              else round(shrink.busiest_idle_gpu, 2)),
+                 "idle_ceiling_percent": region.idle_ceiling_percent, "unpriced": shrink.unpriced},
+            )
+            group = costs.get(shrink.group)
+            if shrink.hourly_saving is None or group is None or group.monthly_cost is None:
+                yield finding  # idle, but the saving cannot be priced: said in the message
+                continue
+            saving = round(shrink.hourly_saving * HOURS_PER_MONTH, 2)
+            kind = shrink.instance_type or "nodes"
+            yield priced(finding, Recommendation(
+                "shrink-group", shrink.instance_type or None, shrink.target_count,
+                current_monthly_usd=group.monthly_cost,
+                recommended_monthly_usd=round(group.monthly_cost - saving, 2),
+                details={"advice": f"shrink instance group {shrink.group} to {shrink.target_count} x {kind}",
+                         "cluster_arn": shrink.cluster_arn, "idle_nodes": list(shrink.idle_nodes)},
+            ))
+
+
+RULE = CollectionRule(
+    assessment=HyperPodRegion,
+    id=RULE_ID,
+    title=TITLE,
+    severity=Severity.LOW,
+    remediation="Lower the instance group's InstanceCount (UpdateCluster), or remove the group if none of its "
+                "nodes is used; HyperPod bills every allocated node.",
+    docs=DOCS,
+    kinds=frozenset(),
+    resource_type="hyperpod-cluster",
+    settings=HyperPodIdleSettings,
+    threshold_field="idle_ceiling_percent",
+    check=check,
+)
