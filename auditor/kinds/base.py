@@ -7,7 +7,7 @@ registered kinds; a new kind is a new module (or small package) in `auditor.kind
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
@@ -72,12 +72,19 @@ class KindResult(Generic[SectionT]):
 
 @dataclass(frozen=True)
 class Owned:
-    """A resource of a kind as routing sees it: its name (as findings and plans name it) and tags."""
+    """A resource of a kind as routing sees it: its type and name as findings and plans give them,
+    and its tags ({} where the report holds none: it goes to the default audience)."""
 
     account_id: str
     region: str
+    resource_type: str
     name: str
-    tags: dict[str, str]
+    tags: Mapping[str, str]
+
+
+Audience = str | None  # an owner, or None: the default recipients / channel
+# (account id, region, resource type, name) -> the audience of that resource
+AudienceOf = Callable[[str, str, str, str], Audience]
 
 
 PriceUse = tuple[str, str, str]  # (usage, instance type, region)
@@ -96,7 +103,8 @@ class ResourceKind(Generic[SectionT]):
     merge: Callable[[Sequence[SectionT]], SectionT]  # the regions' sections as one
     to_dict: Callable[[SectionT], Any]  # its JSON section (None: JSON null)
     owned: Callable[[SectionT], Iterable[Owned]]  # every resource, for routing by owner
-    only: Callable[[SectionT, Callable[[str, str], bool]], SectionT]  # the part whose (region, name) passes
+    # The part of the section one audience reads: its resources (and what derives from them).
+    only: Callable[[SectionT, AudienceOf, Audience], SectionT]
     price_uses: Callable[[SectionT], Iterable[PriceUse]] = lambda _section: ()
     # Templates for its part of the HTML, text and Markdown reports (they read `doc[key]`).
     templates: dict[str, str] = field(default_factory=dict)  # format ("html", "text", "markdown") -> name

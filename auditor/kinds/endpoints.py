@@ -4,7 +4,7 @@ section is the tuple of EndpointReports (AuditReport.endpoints), which plans and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -21,7 +21,7 @@ from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
 from auditor.discover.autoscaling import discover_autoscaling, variant_resource_id
 from auditor.discover.endpoints import ConfigCache, discover_endpoints
-from auditor.kinds.base import KindResult, Owned, RegionBoard, RegionScope, ResourceKind
+from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionBoard, RegionScope, ResourceKind
 from auditor.models import (
     AuditError,
     AutoScaling,
@@ -204,11 +204,14 @@ def merge(sections: Sequence[tuple[EndpointReport, ...]]) -> tuple[EndpointRepor
 
 
 def owned(section: tuple[EndpointReport, ...]) -> Iterable[Owned]:
-    return (Owned(e.endpoint.account_id, e.endpoint.region, e.endpoint.name, e.endpoint.tags) for e in section)
+    return (Owned(e.endpoint.account_id, e.endpoint.region, "endpoint", e.endpoint.name, e.endpoint.tags)
+            for e in section)
 
 
-def only(section: tuple[EndpointReport, ...], keep: Callable[[str, str], bool]) -> tuple[EndpointReport, ...]:
-    return tuple(e for e in section if keep(e.endpoint.region, e.endpoint.name))
+def only(section: tuple[EndpointReport, ...], audience_of: AudienceOf,
+         audience: Audience) -> tuple[EndpointReport, ...]:
+    return tuple(e for e in section
+                 if audience_of(e.endpoint.account_id, e.endpoint.region, "endpoint", e.endpoint.name) == audience)
 
 
 def price_uses(section: tuple[EndpointReport, ...]) -> Iterable[tuple[str, str, str]]:

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, TypeVar
@@ -27,8 +27,18 @@ from auditor.collect.session import RegionAccessError
 from auditor.config import AuditConfig
 from auditor.discover.jobs import discover_jobs
 from auditor.discover.processing import discover_processing_jobs
-from auditor.kinds.base import KindResult, Owned, RegionScope, ResourceKind
-from auditor.models import AuditError, Experiment, ProcessingCost, TrainingCost, TransformCost, Window
+from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind
+from auditor.models import (
+    AuditError,
+    Experiment,
+    ProcessingCost,
+    ProcessingJob,
+    TrainingCost,
+    TrainingJob,
+    TransformCost,
+    TransformJob,
+    Window,
+)
 from auditor.report.values import iso, money, utilization_summary
 
 # Job hosts' metrics are collected at 1-minute periods.
@@ -144,20 +154,29 @@ def merge(sections: Sequence[JobsSection]) -> JobsSection:
 
 
 def owned(section: JobsSection) -> Iterable[Owned]:
-    costs: tuple[TrainingCost | TransformCost | ProcessingCost, ...] = (
-        *section.training, *section.transform, *section.processing)
-    for cost in costs:
-        yield Owned(cost.job.account_id, cost.job.region, cost.job.name, {})
+    for kind, costs in (("training-job", section.training), ("transform-job", section.transform),
+                        ("processing-job", section.processing)):
+        for cost in costs:
+            yield Owned(cost.job.account_id, cost.job.region, kind, cost.job.name, getattr(cost.job, "tags", {}))
 
 
-def only(section: JobsSection, keep: Callable[[str, str], bool]) -> JobsSection:
-    training = tuple(c for c in section.training if keep(c.job.region, c.job.name))
-    names = {c.job.name for c in training}
+def only(section: JobsSection, audience_of: AudienceOf, audience: Audience) -> JobsSection:
+    def mine(kind: str, job: TrainingJob | TransformJob | ProcessingJob) -> bool:
+        return audience_of(job.account_id, job.region, kind, job.name) == audience
+
+    run_audience = {c.job.name: audience_of(c.job.account_id, c.job.region, "training-job", c.job.name)
+                    for c in section.training}
+
+    def experiment_audience(runs: Iterable[str]) -> Audience:
+        """An experiment goes with its runs when they share one audience, else to the default one."""
+        owners = {run_audience.get(run) for run in runs}
+        return owners.pop() if len(owners) == 1 else None
+
     return JobsSection(
-        training=training,
-        transform=tuple(c for c in section.transform if keep(c.job.region, c.job.name)),
-        experiments=tuple(e for e in section.experiments if all(r.job in names for r in e.runs)),
-        processing=tuple(c for c in section.processing if keep(c.job.region, c.job.name)),
+        training=tuple(c for c in section.training if mine("training-job", c.job)),
+        transform=tuple(c for c in section.transform if mine("transform-job", c.job)),
+        experiments=tuple(e for e in section.experiments if experiment_audience(r.job for r in e.runs) == audience),
+        processing=tuple(c for c in section.processing if mine("processing-job", c.job)),
     )
 
 

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import auditor.kinds
-from auditor.kinds.base import Owned, ResourceKind
+from auditor.kinds.base import Audience, AudienceOf, Owned, ResourceKind
 from auditor.models import AuditReport
 
 _NOT_KINDS = {"base", "registry"}
@@ -55,21 +53,6 @@ def owned_resources(report: AuditReport) -> list[Owned]:
     return [o for k in KINDS if k.key in report.sections for o in k.owned(k.section(report))]
 
 
-def among(keys: set[tuple[str, str]]) -> Callable[[str, str], bool]:
-    """A `keep` for report_part: the resources whose (region, name) is in `keys`."""
-    return lambda region, name: (region, name) in keys
-
-
-def report_part(report: AuditReport, keep: Callable[[str, str], bool], region_errors: bool) -> AuditReport:
-    """The part of a report about the resources whose (region, name) `keep` passes: each kind's
-    section narrowed by the kind, and the findings, plans and errors that name them; the errors
-    not about one resource too with `region_errors`."""
-    return replace(
-        report,
-        sections={k.key: k.only(k.section(report), keep) for k in KINDS if k.key in report.sections},
-        findings=tuple(f for f in report.findings if keep(f.region, f.endpoint)),
-        plans=tuple(p for p in report.plans if keep(p.region, p.endpoint)),
-        errors=tuple(e for e in report.errors
-                     if (e.endpoint is not None and keep(e.region, e.endpoint))
-                     or (region_errors and e.endpoint is None)),
-    )
+def sections_of(report: AuditReport, audience_of: AudienceOf, audience: Audience) -> dict[str, Any]:
+    """Each kind's section narrowed to what `audience` reads."""
+    return {k.key: k.only(k.section(report), audience_of, audience) for k in KINDS if k.key in report.sections}

@@ -4,7 +4,7 @@ instances and Studio apps publish no utilisation metrics (see the rules for what
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -13,7 +13,7 @@ from auditor.analyse.workspaces import notebook_cost, storage_prices, studio_app
 from auditor.collect.session import RegionAccessError
 from auditor.discover.notebooks import discover_notebooks
 from auditor.discover.studio import discover_studio
-from auditor.kinds.base import KindResult, Owned, RegionScope, ResourceKind
+from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind
 from auditor.models import AuditError
 from auditor.report.values import iso, iso_or_none
 from auditor.workspaces import NotebookCost, StudioAppCost, StudioDomain, StudioSpace, WorkspacesSection
@@ -87,24 +87,26 @@ def owned(section: WorkspacesSection | None) -> Iterable[Owned]:
     if section is None:
         return
     for n in section.notebooks:
-        yield Owned(n.notebook.account_id, n.notebook.region, n.notebook.name, n.notebook.tags)
-    for a in section.apps:
-        yield Owned(a.app.account_id, a.app.region, a.app.name, {})
+        yield Owned(n.notebook.account_id, n.notebook.region, "notebook-instance", n.notebook.name, n.notebook.tags)
     for d in section.domains:
-        yield Owned(d.account_id, d.region, d.name, d.tags)
+        yield Owned(d.account_id, d.region, "studio-domain", d.domain_id, d.tags)
+    for a in section.apps:
+        yield Owned(a.app.account_id, a.app.region, "studio-app", a.app.name, {})
 
 
-def only(section: WorkspacesSection | None, keep: Callable[[str, str], bool]) -> WorkspacesSection | None:
+def only(section: WorkspacesSection | None, audience_of: AudienceOf, audience: Audience) -> WorkspacesSection | None:
     if section is None:
         return None
-    domains = tuple(d for d in section.domains if keep(d.region, d.name))
-    kept = {(d.region, d.domain_id) for d in domains}
     return replace(
         section,
-        notebooks=tuple(n for n in section.notebooks if keep(n.notebook.region, n.notebook.name)),
-        apps=tuple(a for a in section.apps if keep(a.app.region, a.app.name)),
-        domains=domains,
-        spaces=tuple(s for s in section.spaces if (s.region, s.domain_id) in kept),
+        notebooks=tuple(c for c in section.notebooks if audience_of(
+            c.notebook.account_id, c.notebook.region, "notebook-instance", c.notebook.name) == audience),
+        domains=tuple(d for d in section.domains
+                      if audience_of(d.account_id, d.region, "studio-domain", d.domain_id) == audience),
+        # Spaces carry no tags in the report: they stay with the default audience.
+        spaces=section.spaces if audience is None else (),
+        apps=tuple(c for c in section.apps
+                   if audience_of(c.app.account_id, c.app.region, "studio-app", c.app.name) == audience),
     )
 
 

@@ -19,7 +19,7 @@ from auditor.kinds.hyperpod.idle import (
     TITLE,
     describe_shrink,
 )
-from auditor.kinds.hyperpod.kind import HyperPodRegion
+from auditor.kinds.hyperpod.kind import RESOURCE_TYPE, HyperPodRegion
 from auditor.models import Finding, Recommendation, Severity
 from auditor.recommend.pricing import priced
 
@@ -67,7 +67,7 @@ RULE = CollectionRule(
                 "nodes is used; HyperPod bills every allocated node.",
     docs=DOCS,
     kinds=frozenset(),
-    resource_type="hyperpod-cluster",
+    resource_type=RESOURCE_TYPE,
     settings=HyperPodIdleSettings,
     threshold_field="idle_ceiling_percent",
     check=check,

@@ -5,7 +5,7 @@ clusters judged by the rules over `HyperPodRegion` (rule hyperpod-idle-nodes).""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -13,7 +13,7 @@ from auditor.catalog import Catalog
 from auditor.collect.cloudwatch import collect_metrics
 from auditor.collect.plan import MetricSpec, SeriesQuery
 from auditor.collect.session import RegionAccessError
-from auditor.kinds.base import KindResult, Owned, RegionScope, ResourceKind
+from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind
 from auditor.kinds.hyperpod import IAM_ACTIONS
 from auditor.kinds.hyperpod.cost import PriceLookup
 from auditor.kinds.hyperpod.discover import discover_clusters
@@ -28,6 +28,8 @@ from auditor.kinds.hyperpod.metrics import NAMESPACE, STAT, NodeSeries, list_nod
 from auditor.kinds.hyperpod.models import Cluster
 from auditor.kinds.hyperpod.report import assessment_json
 from auditor.models import AuditError, CollectionStats
+
+RESOURCE_TYPE = "hyperpod-cluster"  # what its findings and plans are about
 
 
 @dataclass(frozen=True)
@@ -124,11 +126,14 @@ def merge(sections: Sequence[HyperPodSection]) -> HyperPodSection:
 
 
 def owned(section: HyperPodSection) -> Iterable[Owned]:
-    return (Owned(a.cluster.account_id, a.cluster.region, a.cluster.name, {}) for a in section.clusters)
+    # Clusters carry no tags in the report (DescribeCluster has none): the default audience reads them.
+    return (Owned(a.cluster.account_id, a.cluster.region, RESOURCE_TYPE, a.cluster.name, {}) for a in section.clusters)
 
 
-def only(section: HyperPodSection, keep: Callable[[str, str], bool]) -> HyperPodSection:
-    return replace(section, clusters=tuple(a for a in section.clusters if keep(a.cluster.region, a.cluster.name)))
+def only(section: HyperPodSection, audience_of: AudienceOf, audience: Audience) -> HyperPodSection:
+    return replace(section, clusters=tuple(
+        a for a in section.clusters
+        if audience_of(a.cluster.account_id, a.cluster.region, RESOURCE_TYPE, a.cluster.name) == audience))
 
 
 def price_uses(section: HyperPodSection) -> Iterable[tuple[str, str, str]]:
