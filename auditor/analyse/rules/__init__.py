@@ -31,6 +31,7 @@ from auditor.analyse.rules.base import (
     Rule,
     VariantRule,
     WorkspacesAssessment,
+    settings_of,
 )
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
@@ -106,7 +107,7 @@ def evaluate_endpoint(assessment: EndpointAssessment, config: AuditConfig) -> li
 def evaluate_jobs(jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> list[Finding]:
     findings: list[Finding] = []
     for rule in REGISTRY:
-        settings = config.rules.of(rule.id) if rule.configurable else None
+        settings = settings_of(rule, config) if rule.configurable else None
         if isinstance(rule, JobRule) and (settings is None or settings.enabled):
             skip = settings.skip_endpoints if settings else ()
             findings.extend(f for f in rule.check(jobs, catalog, config) if not _matches(f.endpoint, skip))
@@ -118,7 +119,7 @@ def evaluate_workspaces(workspaces: WorkspacesAssessment, catalog: Catalog, conf
     match the resource's name as findings give it."""
     findings: list[Finding] = []
     for rule in REGISTRY:
-        if isinstance(rule, ResourceRule) and (settings := config.rules.of(rule.id)).enabled:
+        if isinstance(rule, ResourceRule) and (settings := settings_of(rule, config)).enabled:
             findings.extend(f for f in rule.check(workspaces, catalog, config)
                             if not _matches(f.endpoint, settings.skip_endpoints))
     return findings
@@ -130,4 +131,4 @@ def _matches(name: str, patterns: tuple[str, ...]) -> bool:
 
 def rule_applies(rule: Rule, endpoint: Endpoint, config: AuditConfig) -> bool:
     """Enabled in the config, and not skipped for this endpoint by its tags or name patterns."""
-    return bool(config.rules.of(rule.id).enabled) and rule.id not in endpoint.skipped_rules
+    return settings_of(rule, config).enabled and rule.id not in endpoint.skipped_rules

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.analyse.rules.base import ResourceRule, WorkspacesAssessment
+from auditor.analyse.rules.base import ResourceRule, RuleSettings, WorkspacesAssessment
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, ResourceKind, Severity
@@ -39,5 +39,6 @@ RULE = ResourceRule(
                 "aws-samples/amazon-sagemaker-notebook-instance-lifecycle-config-samples) with an IDLE_TIME.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/notebook-lifecycle-config.html",
     kinds=frozenset({ResourceKind.NOTEBOOK}),
+    settings=RuleSettings,
     check=check,
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from auditor.analyse.rules.base import ResourceRule, WorkspacesAssessment, join_words
+from auditor.analyse.rules.base import ResourceRule, RuleSettings, WorkspacesAssessment, join_words
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, ResourceKind, Severity
@@ -42,5 +42,6 @@ RULE = ResourceRule(
                 "ENABLED, IdleTimeoutInMinutes).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/studio-updated-idle-shutdown.html",
     kinds=frozenset({ResourceKind.STUDIO_APP}),
+    settings=RuleSettings,
     check=check,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.analyse.rules.base import JobRule, JobsAssessment
+from auditor.analyse.rules.base import JobRule, JobsAssessment, RuleSettings
 from auditor.analyse.usage import format_duration, per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
@@ -70,6 +70,7 @@ RULE = JobRule(
                 "resume.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/model-managed-spot-training.html",
     kinds=frozenset({ResourceKind.TRAINING_JOB}),
+    settings=RuleSettings,
     check=check,
     price=price,
 )

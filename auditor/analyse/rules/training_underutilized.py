@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from auditor.analyse.rules.base import JobRule, JobsAssessment
+from auditor.analyse.rules.base import JobRule, JobsAssessment, RuleSettings
 from auditor.analyse.usage import per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
@@ -78,6 +78,7 @@ RULE = JobRule(
     remediation="Train on the advised shape or host count.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/training-metrics.html",
     kinds=frozenset({ResourceKind.TRAINING_JOB}),
+    settings=RuleSettings,
     check=check,
     price=price,
 )

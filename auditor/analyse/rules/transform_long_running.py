@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from auditor.analyse.jobs import name_pattern
-from auditor.analyse.rules.base import JobRule, JobsAssessment
+from auditor.analyse.rules.base import JobRule, JobsAssessment, RuleSettings
 from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 from auditor.config import AuditConfig
 from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity, TransformCost, TransformProposal
@@ -112,6 +112,7 @@ RULE = JobRule(
     remediation="Change the job's instance type or count as advised.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/batch-transform.html",
     kinds=frozenset({ResourceKind.TRANSFORM_JOB}),
+    settings=RuleSettings,
     check=check,
     price=price,
 )
