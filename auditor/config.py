@@ -84,7 +84,7 @@ class ThresholdsConfig:
 @dataclass(frozen=True)
 class RecommendConfig:
     target_utilization: float = setting(70.0, "the advised shape runs every resource at or below this", **PERCENT)
-    min_instances: int | None = setting(None, "unset: never fewer than min(current, 2)", minimum=1)
+    min_instances: int | None = setting(None, "unset: never fewer than min(current, 2)", minimum=1, maximum=1000)
     min_days: int = setting(DEFAULT_MIN_DAYS, "less data, or a younger endpoint: no verdict; unset: at most "
                             "the lookback", minimum=1, maximum=MAX_LOOKBACK_DAYS, within_lookback=True)
     peak_statistic: str = setting("max", "the observed peak the advice must hold", choices=SIZING_STATISTICS)

@@ -16,7 +16,7 @@ import math
 import re
 import types
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parseaddr
 from typing import Any
@@ -78,11 +78,15 @@ class Key:
     spec: Spec
 
 
-def keys(cls: type) -> Iterator[Key]:
-    hints = typing.get_type_hints(cls)
-    for field in dataclasses.fields(cls):
-        kind, optional = _kind(hints[field.name])
-        yield Key(field.name, kind, optional, field.default, spec_of(field))
+_KEYS: dict[type, tuple[Key, ...]] = {}
+
+
+def keys(cls: type) -> tuple[Key, ...]:
+    """The keys of a settings class, in declaration order."""
+    if cls not in _KEYS:
+        hints = typing.get_type_hints(cls)
+        _KEYS[cls] = tuple(Key(f.name, *_kind(hints[f.name]), f.default, spec_of(f)) for f in dataclasses.fields(cls))
+    return _KEYS[cls]
 
 
 def _kind(hint: Any) -> tuple[type, bool]:
@@ -121,7 +125,7 @@ def coerce(key: Key, value: Any, where: str) -> Any:
     if key.kind is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ConfigError(f"{where} must be a number, got {_shown(key, value)}")
-        return float(value)
+        return float(value) if abs(value) < 1e308 else (math.inf if value > 0 else -math.inf)
     if key.kind is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{where} must be a whole number, got {_shown(key, value)}")
@@ -135,9 +139,13 @@ def coerce(key: Key, value: Any, where: str) -> Any:
     return value
 
 
+TOML_TYPES = {bool: "true or false", int: "a number", float: "a number", str: "a string", list: "a list",
+              dict: "a table"}
+
+
 def _shown(key: Key, value: Any) -> str:
     if key.spec.check is not None and not key.spec.check.echo:
-        return f"a {type(value).__name__}"
+        return TOML_TYPES.get(type(value), "another type")  # the type, never the value
     return quote(value)
 
 
@@ -148,7 +156,7 @@ def problem(key: Key, value: Any) -> str | None:
     spec = key.spec
     if key.kind is tuple:
         if spec.non_empty and not value:
-            return "must name at least one"
+            return "must not be empty, got []"
         for item in value:
             wrong = _string_problem(spec, item)
             if wrong:
@@ -170,8 +178,9 @@ def _string_problem(spec: Spec, value: str) -> str | None:
 
 
 def _number_problem(spec: Spec, value: float) -> str | None:
-    if not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):
         return f"must be a finite number, got {value}"
+    shown = quote(value) if isinstance(value, int) else f"{value:g}"  # an int may be too large for a float
     low = spec.minimum if spec.minimum is not None else spec.above
     high = spec.maximum if spec.maximum is not None else spec.below
     fails = ((spec.minimum is not None and value < spec.minimum) or (spec.above is not None and value <= spec.above)
@@ -181,7 +190,7 @@ def _number_problem(spec: Spec, value: float) -> str | None:
         fails = True
     if not fails:
         return None
-    return f"{range_words(spec, low, high)}, got {value:g}"
+    return f"{range_words(spec, low, high)}, got {shown}"
 
 
 def range_words(spec: Spec, low: float | None, high: float | None) -> str:

@@ -111,7 +111,7 @@ def _out_of_range(key: schema.Key) -> list[float]:
         values.append((spec.minimum or 0) + spec.multiple_of + 1)
     if key.kind is float:
         values += [math.inf, -math.inf, math.nan]
-    return values
+    return [*values, 10**400]  # a TOML integer has no size limit
 
 
 NUMERIC = [(name, value) for name, (_, key) in _schema().items() if key.kind in (int, float)
@@ -119,6 +119,8 @@ NUMERIC = [(name, value) for name, (_, key) in _schema().items() if key.kind in 
 
 
 def _toml_number(value: float, kind: type) -> str:
+    if isinstance(value, int):
+        return str(value)
     if math.isnan(value):
         return "nan"
     if math.isinf(value):
@@ -165,3 +167,41 @@ def test_the_default_of_every_numeric_key_is_within_its_bounds(name: str) -> Non
     _, key = _schema()[name]
     if key.default is not None:
         assert schema.problem(key, key.default) is None
+
+
+def test_config_imports_neither_the_rules_nor_delivery() -> None:
+    """The import circle (config -> rules -> config, config -> chat -> config) stays gone."""
+    import subprocess
+    import sys
+
+    code = ("import sys, auditor.config; print(sorted(m for m in sys.modules "
+            "if m.startswith(('auditor.analyse', 'auditor.deliver', 'auditor.config_file'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+HOSTILE_TAG_VALUES = ["nan", "-nan", "inf", "-inf", "Infinity", "1e400", "-1e400", "-0", "5e-324", " 42 ", "0x10",
+                      "1_000", "", "42\n", "٤٢", "1e308", "-1", "100.0000001", "99.999"]
+
+
+@pytest.mark.parametrize("rule", [r for r in configurable_rules() if r.threshold_field], ids=lambda r: r.id)
+def test_a_threshold_tag_is_obeyed_only_within_the_bounds_of_its_key(rule) -> None:
+    from dataclasses import replace
+
+    from auditor.analyse.control import config_for_endpoint
+    from auditor.analyse.rules.base import settings_of
+    from auditor.config import AuditConfig, ThresholdsConfig
+    from helpers import endpoint
+
+    for value in HOSTILE_TAG_VALUES:
+        tagged = replace(endpoint("svc"), tags={f"auditor:{rule.id}:threshold": value})
+        config, errors = config_for_endpoint(tagged, AuditConfig())
+        if errors:
+            assert config == AuditConfig() and len(errors) == 1, (rule.id, value)
+            continue
+        if rule.threshold_field == "thresholds":
+            key, obeyed = schema.key_of(ThresholdsConfig, "cpu"), config.thresholds.cpu
+        else:
+            key = schema.key_of(rule.settings, rule.threshold_field)
+            obeyed = getattr(settings_of(rule, config), rule.threshold_field)
+        assert math.isfinite(obeyed) and schema.problem(key, obeyed) is None, (rule.id, value, obeyed)
