@@ -169,6 +169,8 @@ def problem(key: Key, value: Any) -> str | None:
 
 def _string_problem(spec: Spec, value: str) -> str | None:
     if spec.choices is not None and value not in spec.choices:
+        if len(spec.choices) == 2:
+            return f'must be "{spec.choices[0]}" or "{spec.choices[1]}", got {quote(value)}'
         return f"must be one of {', '.join(spec.choices)}, got {quote(value)}"
     if spec.check is not None and not spec.check.ok(value):
         return spec.check.must + (f", got {quote(value)}" if spec.check.echo else "")
