@@ -125,7 +125,9 @@ def coerce(key: Key, value: Any, where: str) -> Any:
     if key.kind is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ConfigError(f"{where} must be a number, got {_shown(key, value)}")
-        return float(value) if abs(value) < 1e308 else (math.inf if value > 0 else -math.inf)
+        if isinstance(value, int) and abs(value) > 1e308:  # too large for a float: out of every range
+            return math.inf if value > 0 else -math.inf
+        return float(value)
     if key.kind is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{where} must be a whole number, got {_shown(key, value)}")
@@ -319,7 +321,8 @@ def _schedule_zone(value: str) -> bool:
     return True
 
 
-SCHEDULE_TIME = Check("must be a time as HH:MM (two digits each, 00:00 to 23:59)", _schedule_time)
+SCHEDULE_TIME = Check("must be a time as HH:MM (two digits each, 00:00 to 23:59)",
+                      lambda v: printable(v) and _schedule_time(v))
 TIME_ZONE = Check('must be a time zone name, e.g. "Europe/Berlin"', _schedule_zone)
 
 

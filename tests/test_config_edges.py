@@ -38,6 +38,11 @@ def refused(raw: dict[str, Any]) -> str:
 # --- the schedule is read as `audit schedule` reads it -------------------------------------------
 
 
+def test_a_time_with_a_newline_is_refused_though_the_scheduler_would_take_it() -> None:
+    schedule.Scheduler().every().day.at("02:00\n")  # `$` matches before a final newline
+    assert "schedule.nightly_at must be a time as HH:MM" in refused({"schedule": {"nightly_at": "02:00\n"}})
+
+
 @pytest.mark.parametrize("time", ["2:00", "24:00", "02:60", "02:0", "0200", "02:00 ", "two"])
 def test_a_time_the_scheduler_cannot_read_is_refused(time: str) -> None:
     assert refused({"schedule": {"nightly_at": time}}).startswith(
