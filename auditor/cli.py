@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from auditor.config import load_config
+from auditor.config_file import load_config
 from auditor.errors import AuditorError, ConfigError
 from auditor.models import AuditReport
 from auditor.pipeline import Progress, RunLimits

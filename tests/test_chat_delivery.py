@@ -16,7 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.config import AuditConfig, ChatConfig, EmailConfig, HistoryConfig, parse_config
+from auditor.config import AuditConfig, ChatConfig, EmailConfig, HistoryConfig
+from auditor.config_file import parse_config
 from auditor.deliver.chat import (
     OUTBOX_SUFFIX,
     Summary,
@@ -188,7 +189,7 @@ def test_a_failed_post_waits_in_the_outbox_until_send_outbox(webhooks, env, tmp_
     config_file = tmp_path / "auditor.toml"
     config_file.write_text(f'[email]\noutbox_dir = "{outbox}"\n[chat]\nslack_webhook_env = "AUDIT_SLACK"\n'
                            'teams_webhook_env = "AUDIT_TEAMS"\n', encoding="utf-8")
-    from auditor.config import load_config
+    from auditor.config_file import load_config
 
     config = load_config(config_file)
     webhooks.failing.add("/teams/default")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.config import AuditConfig, load_config, parse_config
+from auditor.config import AuditConfig
+from auditor.config_file import load_config, parse_config
 from auditor.errors import ConfigError
 
 

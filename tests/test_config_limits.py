@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.config import AuditConfig, parse_config
+from auditor.config import AuditConfig
+from auditor.config_file import parse_config
 from auditor.errors import ConfigError
 from test_cli_errors import assert_one_line_error
 

@@ -9,8 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.analyse.control import apply_skips, config_for_endpoint
+from auditor.analyse.rules import BY_ID
+from auditor.analyse.rules.base import settings_of
 from auditor.cli import app
-from auditor.config import AuditConfig, parse_config
+from auditor.config import AuditConfig
+from auditor.config_file import parse_config
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 from helpers import endpoint
@@ -50,8 +53,8 @@ def test_threshold_tags_override_per_rule() -> None:
         "auditor:idle:threshold": "many",
     }), AuditConfig())
     assert config.thresholds.cpu == 20 and config.thresholds.gpu_memory == 20
-    assert config.rules.of("rising-latency").min_rise_percent == 25
-    assert config.rules.of("idle").max_invocations == 0  # unreadable tag: the configured value stays
+    assert settings_of(BY_ID["rising-latency"], config).min_rise_percent == 25
+    assert settings_of(BY_ID["idle"], config).max_invocations == 0  # unreadable tag: the configured value stays
     assert [e.message for e in errors] == [
         "tag auditor:idle:threshold='many' is not a number: the configured threshold applies"]
 

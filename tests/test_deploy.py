@@ -132,7 +132,7 @@ def test_kubernetes_cronjobs() -> None:
     account = next(d for d in documents if d["kind"] == "ServiceAccount")
     assert account["metadata"]["annotations"]["eks.amazonaws.com/role-arn"].startswith("arn:aws:iam::")
     config = next(d for d in documents if d["kind"] == "ConfigMap")
-    from auditor.config import parse_config
+    from auditor.config_file import parse_config
 
     parse_config(__import__("tomllib").loads(config["data"]["auditor.toml"]))
     for job in (d for d in documents if d["kind"] == "CronJob"):

@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.config import parse_config
+from auditor.config_file import parse_config
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import SCHEMA_VERSION, History, HistoryError, check_history, prepare_history
 from auditor.tasks.scheduler import Scheduler, nightly_job

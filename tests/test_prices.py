@@ -11,7 +11,7 @@ import pytest
 
 from auditor.catalog import load_catalog
 from auditor.collect.pricing import fetch_price_table
-from auditor.config import parse_config
+from auditor.config_file import parse_config
 from auditor.pipeline.prices import prepare_prices
 from auditor.prices.merge import apply_price_table
 from auditor.prices.table import PriceCacheError, read_cache, write_cache

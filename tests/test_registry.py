@@ -12,8 +12,9 @@ import pytest
 
 from auditor.analyse.control import apply_skips, config_for_endpoint
 from auditor.analyse.rules import BY_ID, REGISTRY, configurable_rules
-from auditor.analyse.rules.base import Phase
-from auditor.config import AuditConfig, parse_config
+from auditor.analyse.rules.base import Phase, settings_of
+from auditor.config import AuditConfig
+from auditor.config_file import parse_config
 from auditor.errors import ConfigError
 from helpers import endpoint
 
@@ -31,7 +32,7 @@ def test_every_rule_module_defines_one_rule_with_its_metadata() -> None:
     modules = {p.stem for p in RULES_DIR.glob("*.py")} - {"__init__", "base"}
     assert {r.id.replace("-", "_") for r in REGISTRY} == modules
     for rule in REGISTRY:
-        assert rule.title and rule.remediation and rule.kinds, rule.id
+        assert rule.title and rule.remediation and (rule.kinds or rule.resource_type), rule.id
         assert rule.docs.startswith("https://docs.aws.amazon.com/"), rule.id
     assert [r.id for r in REGISTRY if r.phase is Phase.GATE] == ["insufficient-data", "not-in-service"]
 
@@ -60,7 +61,7 @@ def test_readme_config_reference_lists_every_rule_with_its_defaults() -> None:
 @pytest.mark.parametrize("rule", configurable_rules(), ids=lambda r: r.id)
 def test_every_configurable_rule_parses_its_table_and_honours_skip_endpoints(rule) -> None:
     config = parse_config({"rules": {rule.id: {"enabled": False, "skip_endpoints": ["dev-*"]}}})
-    assert config.rules.of(rule.id).enabled is False
+    assert settings_of(rule, config).enabled is False
     skipped, errors = apply_skips(replace(endpoint("dev-model")), config)
     assert errors == [] and rule.id in skipped.skipped_rules
 
@@ -73,7 +74,7 @@ def test_every_threshold_tag_sets_its_field(rule) -> None:
     if rule.threshold_field == "thresholds":
         assert config.thresholds.cpu == config.thresholds.memory == 42
     else:
-        assert getattr(config.rules.of(rule.id), rule.threshold_field) == 42
+        assert getattr(settings_of(rule, config), rule.threshold_field) == 42
 
 
 def test_an_unknown_rule_table_names_the_known_ones() -> None:

@@ -11,7 +11,7 @@ import pytest
 from botocore.stub import Stubber
 
 from auditor.collect.session import AwsClients
-from auditor.config import parse_config
+from auditor.config_file import parse_config
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict

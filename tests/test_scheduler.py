@@ -11,7 +11,7 @@ from pathlib import Path
 
 import time_machine
 
-from auditor.config import parse_config
+from auditor.config_file import parse_config
 from auditor.history.store import History
 from auditor.tasks.scheduler import Scheduler
 from fleet_report import synthetic_report

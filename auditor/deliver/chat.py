@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from auditor.history.weekly import Digest
 
 SERVICES = ("slack", "teams")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 OUTBOX_SUFFIX = ".chat.json"
 MAX_VALUE_CHARS = 80  # a tag or name longer than this is cut in a post
 SLACK_SECTION_CHARS = 2900  # Slack refuses a section text over 3000 characters
@@ -42,35 +41,6 @@ class ChatError(AuditorError):
 
 
 # --- configuration --------------------------------------------------------------------------------
-
-
-def parse_routes(routes: tuple[str, ...], key: str, source: str) -> dict[str, str]:
-    """`"<tag value>=<ENV NAME>"` entries as {tag value: env name}."""
-    parsed: dict[str, str] = {}
-    for entry in routes:
-        value, sep, env = entry.rpartition("=")
-        if not sep or not value.strip() or not ENV_NAME.match(env.strip()):
-            raise ConfigError(f"{source}: chat.{key} entry {entry!r} must be \"<tag value>=<ENVIRONMENT_VARIABLE>\"")
-        parsed[value.strip()] = env.strip()
-    return parsed
-
-
-def validate_chat_config(chat: ChatConfig, source: str) -> None:
-    for key in ("slack_webhook_env", "teams_webhook_env"):
-        name = getattr(chat, key)
-        if name and not ENV_NAME.match(name):
-            raise ConfigError(f"{source}: chat.{key} must be the NAME of an environment variable, got {name!r}")
-    for service in SERVICES:
-        parse_routes(getattr(chat, f"{service}_routes"), f"{service}_routes", source)
-    if (chat.slack_routes or chat.teams_routes) and not chat.route_by_tag:
-        raise ConfigError(f"{source}: chat.slack_routes and chat.teams_routes need chat.route_by_tag")
-    if chat.report_url and not chat.report_url.startswith(("https://", "http://")):
-        raise ConfigError(f"{source}: chat.report_url must be an http(s) URL, got {chat.report_url!r}")
-    if not 1 <= chat.top_plans <= 20:
-        raise ConfigError(f"{source}: chat.top_plans must be from 1 to 20, got {chat.top_plans}")
-    if not 0 < chat.timeout_seconds <= 120:
-        raise ConfigError(
-            f"{source}: chat.timeout_seconds must be over 0 and at most 120, got {chat.timeout_seconds:g}")
 
 
 def chat_configured(chat: ChatConfig) -> bool:
@@ -91,7 +61,7 @@ def _all_envs(chat: ChatConfig) -> list[tuple[str, str]]:
     envs = [(getattr(chat, f"{s}_webhook_env"), f"chat.{s}_webhook_env") for s in SERVICES
             if getattr(chat, f"{s}_webhook_env")]
     for service in SERVICES:
-        routes = parse_routes(getattr(chat, f"{service}_routes"), f"{service}_routes", "config")
+        routes = chat.routes(service)
         envs += [(env, f"chat.{service}_routes") for env in routes.values()]
     return envs
 
@@ -282,7 +252,7 @@ def plan_report_posts(report: AuditReport, chat: ChatConfig, pointer: str) -> li
     posts: list[ChatPost] = []
     for service in SERVICES:
         default_env: str | None = getattr(chat, f"{service}_webhook_env")
-        routes = parse_routes(getattr(chat, f"{service}_routes"), f"{service}_routes", "config")
+        routes = chat.routes(service)
         parts = split_by_tag(report, chat.route_by_tag, set(routes)) if chat.route_by_tag and routes else {None: report}
         for owner, part in parts.items():
             env = routes[owner] if owner is not None else default_env

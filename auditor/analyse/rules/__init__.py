@@ -32,6 +32,7 @@ from auditor.analyse.rules.base import (
     Phase,
     Rule,
     VariantRule,
+    settings_of,
 )
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
@@ -109,7 +110,7 @@ def evaluate_collection(assessment: object, catalog: Catalog, config: AuditConfi
     findings: list[Finding] = []
     for rule in REGISTRY:
         if isinstance(rule, CollectionRule) and isinstance(assessment, rule.assessment) \
-                and (settings := config.rules.of(rule.id)).enabled:
+                and (settings := settings_of(rule, config)).enabled:
             findings.extend(f for f in rule.check(assessment, catalog, config)
                             if not _matches(f.endpoint, settings.skip_endpoints))
     return findings
@@ -121,7 +122,7 @@ def _matches(name: str, patterns: tuple[str, ...]) -> bool:
 
 def rule_applies(rule: Rule, endpoint: Endpoint, config: AuditConfig) -> bool:
     """Enabled in the config, and not skipped for this endpoint by its tags or name patterns."""
-    return bool(config.rules.of(rule.id).enabled) and rule.id not in endpoint.skipped_rules
+    return settings_of(rule, config).enabled and rule.id not in endpoint.skipped_rules
 
 
 def judge_endpoint(assessment: EndpointAssessment, catalog: Catalog, config: AuditConfig) -> list[Finding]:

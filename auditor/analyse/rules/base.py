@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from auditor import schema
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
 from auditor.models import (
     Finding,
@@ -19,6 +20,7 @@ from auditor.models import (
     ResourceKind,
     Severity,
 )
+from auditor.schema import setting
 
 if TYPE_CHECKING:
     from auditor.catalog import Catalog
@@ -39,21 +41,32 @@ class Phase(enum.IntEnum):
 
 @dataclass(frozen=True)
 class RuleSettings:
-    """What every rule has under `[rules.<id>]`; a rule's own settings class extends it."""
+    """What every rule has under `[rules.<id>]`; a rule's own settings class extends it, each
+    field declared with `setting()` and its bounds (auditor/schema.py), which the config file and
+    the `auditor:<rule>:threshold` tags are both checked against."""
 
-    enabled: bool = True
-    skip_endpoints: tuple[str, ...] = ()  # name patterns (fnmatch) this rule does not judge
+    enabled: bool = setting(True, "false: the rule judges nothing")
+    skip_endpoints: tuple[str, ...] = setting((), "name patterns (fnmatch) this rule does not judge",
+                                              check=schema.PATTERN)
+
+    @classmethod
+    def problem(cls, name: str, value: Any) -> str | None:
+        """What is wrong with `value` for the setting `name` ("must be ..., got ..."), or None."""
+        return schema.problem(schema.key_of(cls, name), value)
+
+
+S = TypeVar("S", bound=RuleSettings)
 
 
 @dataclass(frozen=True, kw_only=True)
-class Rule:
+class Rule(Generic[S]):
     id: str
     title: str
     severity: Severity  # the default; the pricing step may set it from the money at stake
     remediation: str
     docs: str  # the AWS documentation the remediation rests on
     kinds: frozenset[ResourceKind]
-    settings: type[RuleSettings] = RuleSettings
+    settings: type[S]  # its own RuleSettings subclass, or RuleSettings
     # The one setting an `auditor:<id>:threshold` tag overrides; "thresholds" sets all four
     # resource thresholds of [thresholds]; None: the rule takes no threshold tag.
     threshold_field: str | None = None
@@ -108,13 +121,14 @@ class Gate:
 
 
 @dataclass(frozen=True, kw_only=True)
-class GateRule(Rule):
+class GateRule(Rule[RuleSettings]):
     check: Callable[[EndpointAssessment, AuditConfig], Gate]
     phase: Phase = Phase.GATE
+    settings: type[RuleSettings] = RuleSettings  # a gate always runs: it has no [rules.<id>] table
 
 
 @dataclass(frozen=True, kw_only=True)
-class EndpointRule(Rule):
+class EndpointRule(Rule[S]):
     """Judges a whole endpoint (its judged variants): idle, a growing async queue."""
 
     check: Callable[[EndpointAssessment, AuditConfig], Finding | None]
@@ -122,7 +136,7 @@ class EndpointRule(Rule):
 
 
 @dataclass(frozen=True, kw_only=True)
-class VariantRule(Rule):
+class VariantRule(Rule[S]):
     """Judges one production variant."""
 
     check: Callable[[EndpointAssessment, VariantAssessment, AuditConfig], Finding | None]
@@ -133,7 +147,7 @@ Assessment = TypeVar("Assessment")
 
 
 @dataclass(frozen=True, kw_only=True)
-class CollectionRule(Rule, Generic[Assessment]):
+class CollectionRule(Rule[S], Generic[S, Assessment]):
     """Judges one resource kind's assessment of a region as a whole (its jobs; its notebook
     instances and Studio apps; ...): the registry hands it every assessment of type `assessment`.
     `price`, where given, prices each finding; otherwise the check prices what it finds itself."""
@@ -143,7 +157,7 @@ class CollectionRule(Rule, Generic[Assessment]):
     price: Callable[[Finding, Assessment, Catalog, AuditConfig], Finding | None] | None = None
 
 
-AnyRule = GateRule | EndpointRule | VariantRule | CollectionRule[Any]
+AnyRule = GateRule | EndpointRule[Any] | VariantRule[Any] | CollectionRule[Any, Any]
 
 
 class Audited(Protocol):
@@ -159,9 +173,10 @@ class Audited(Protocol):
     def name(self) -> str: ...
 
 
-def settings_of(rule: Rule, config: AuditConfig) -> Any:
+def settings_of(rule: Rule[S], config: AuditConfig) -> S:
     """The rule's settings in `config` (its own class; the defaults where the config has none)."""
-    return config.rules.of(rule.id)
+    configured = config.rules.get(rule.id)
+    return configured if isinstance(configured, rule.settings) else rule.settings()
 
 
 RESOURCE_LABELS = {

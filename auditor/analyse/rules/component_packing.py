@@ -18,11 +18,13 @@ from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
 from auditor.config import AuditConfig
 from auditor.models import CountProposal, Finding, ResourceKind, Severity
 from auditor.recommend.demand import minimum_instances
+from auditor.schema import setting
 
 
 @dataclass(frozen=True)
 class PackingSettings(RuleSettings):
-    max_reserved_percent: float = 50.0  # judged when every resource is reserved under this share
+    max_reserved_percent: float = setting(50.0, "judged when every resource is reserved under this share",
+                                          above=0, maximum=100)
 
 
 def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditConfig) -> Finding | None:

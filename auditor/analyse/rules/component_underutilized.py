@@ -16,12 +16,15 @@ from auditor.config import AuditConfig
 from auditor.models import ComponentReport, CountProposal, Finding, Resource, ResourceKind, Severity
 from auditor.recommend.demand import minimum_instances
 from auditor.recommend.pricing import priced
+from auditor.schema import setting
 
 
 @dataclass(frozen=True)
 class ComponentSettings(RuleSettings):
-    target_utilization: float = 0.0  # per copy after the change; 0: recommend.target_utilization
-    min_copies: int = 2  # never advise fewer copies than min(current copies, this)
+    target_utilization: float = setting(0.0, "per copy after the change; 0: recommend.target_utilization",
+                                        minimum=0, maximum=100)
+    min_copies: int = setting(2, "never advise fewer copies than min(current copies, this)", minimum=1,
+                              maximum=1000)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from auditor.analyse.activity import endpoint_activity
 from auditor.analyse.assessment import EndpointAssessment
-from auditor.analyse.rules.base import INSTANCE_KINDS, EndpointRule, settings_of
+from auditor.analyse.rules.base import INSTANCE_KINDS, EndpointRule, RuleSettings, settings_of
 from auditor.analyse.rules.idle import RULE as IDLE
 from auditor.analyse.rules.idle import IdleSettings
 from auditor.config import AuditConfig
@@ -42,5 +42,6 @@ RULE = EndpointRule(
                 "that bypasses the endpoint, or work the container does on its own) before acting on traffic.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html",
     kinds=INSTANCE_KINDS,
+    settings=RuleSettings,
     check=check,
 )

@@ -22,12 +22,17 @@ from auditor.kinds.hyperpod.idle import (
 from auditor.kinds.hyperpod.kind import RESOURCE_TYPE, HyperPodRegion
 from auditor.models import Finding, Recommendation, Severity
 from auditor.recommend.pricing import priced
+from auditor.schema import setting
 
 
 @dataclass(frozen=True)
 class HyperPodIdleSettings(RuleSettings):
-    idle_ceiling_percent: float = DEFAULT_IDLE_CEILING_PERCENT  # CPU (and GPU) Maximum under this all window
-    min_coverage: float = DEFAULT_MIN_COVERAGE  # share of the window's periods a node must have data for
+    idle_ceiling_percent: float = setting(DEFAULT_IDLE_CEILING_PERCENT,
+                                          "a node is idle when its CPU (and GPU) Maximum stays under this all window",
+                                          minimum=0, maximum=100)
+    min_coverage: float = setting(DEFAULT_MIN_COVERAGE,
+                                  "share of the window's periods a node needs metrics for to be judged",
+                                  above=0, maximum=1)
 
 
 def check(region: HyperPodRegion, catalog: Catalog, config: AuditConfig) -> Iterator[Finding]:

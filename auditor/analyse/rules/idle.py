@@ -14,12 +14,14 @@ from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, Recommendation, Resource, Severity
 from auditor.recommend.pricing import priced
+from auditor.schema import setting
 
 
 @dataclass(frozen=True)
 class IdleSettings(RuleSettings):
-    max_invocations: float = 0.0  # at most this many invocations in the window is idle
-    idle_ceiling_percent: float = 5.0  # CPU and GPU (per vCPU / GPU, p95 of hourly maxima) at or under this
+    max_invocations: float = setting(0.0, "at most this many invocations in the window is idle", minimum=0)
+    idle_ceiling_percent: float = setting(5.0, "CPU and GPU (per vCPU / GPU, p95 of hourly maxima) at or under this",
+                                          minimum=0, maximum=100)
 
 
 def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None:

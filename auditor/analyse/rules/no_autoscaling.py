@@ -15,6 +15,7 @@ from auditor.config import AuditConfig
 from auditor.models import AutoscalingProposal, Finding, Recommendation, ResourceKind, ScalingPolicy, Severity
 from auditor.recommend.demand import minimum_instances
 from auditor.recommend.pricing import priced, severity_for_saving
+from auditor.schema import setting
 
 # Hours busier than this share of CPU tell how invocations map to load; quieter hours are noise.
 MIN_CPU_FOR_CAPACITY = 5.0
@@ -25,8 +26,9 @@ INVOCATIONS_METRIC = "SageMakerVariantInvocationsPerInstance"
 
 @dataclass(frozen=True)
 class AutoscalingSettings(RuleSettings):
-    min_instances: int = 2  # variants with fewer instances are not expected to autoscale
-    target_utilization: float = 0.0  # 0: recommend.target_utilization
+    min_instances: int = setting(2, "variants with fewer instances are not expected to autoscale", minimum=1,
+                                 maximum=1000)
+    target_utilization: float = setting(0.0, "0: recommend.target_utilization", minimum=0, maximum=100)
 
 
 def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditConfig) -> Finding | None:

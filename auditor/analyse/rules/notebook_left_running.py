@@ -19,11 +19,13 @@ from auditor.config import AuditConfig
 from auditor.kinds.workspaces import WorkspacesAssessment
 from auditor.models import Finding, Recommendation, ResourceKind, Severity
 from auditor.recommend.pricing import priced
+from auditor.schema import setting
 
 
 @dataclass(frozen=True)
 class NotebookLeftRunningSettings(RuleSettings):
-    min_days: float = 7.0  # InService this long without a stop, start or update
+    min_days: float = setting(7.0, "InService this long without a stop, start or update", minimum=0,
+                              maximum=3650)
 
 
 def check(workspaces: WorkspacesAssessment, catalog: Catalog, config: AuditConfig) -> Iterator[Finding]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.analyse.rules.base import CollectionRule
+from auditor.analyse.rules.base import CollectionRule, RuleSettings
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.workspaces import WorkspacesAssessment
@@ -41,5 +41,6 @@ RULE = CollectionRule(
                 "aws-samples/amazon-sagemaker-notebook-instance-lifecycle-config-samples) with an IDLE_TIME.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/notebook-lifecycle-config.html",
     kinds=frozenset({ResourceKind.NOTEBOOK}),
+    settings=RuleSettings,
     check=check,
 )

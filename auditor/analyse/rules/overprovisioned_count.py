@@ -11,11 +11,12 @@ from auditor.analyse.rules.base import INSTANCE_KINDS, RuleSettings, VariantRule
 from auditor.config import AuditConfig
 from auditor.models import CountProposal, Finding, Resource, Severity
 from auditor.recommend.demand import instances_needed, minimum_instances, peak_demand
+from auditor.schema import setting
 
 
 @dataclass(frozen=True)
 class CountSettings(RuleSettings):
-    target_utilization: float = 0.0  # 0: recommend.target_utilization
+    target_utilization: float = setting(0.0, "0: recommend.target_utilization", minimum=0, maximum=100)
 
 
 def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditConfig) -> Finding | None:

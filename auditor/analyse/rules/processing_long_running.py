@@ -17,12 +17,14 @@ from auditor.config import AuditConfig
 from auditor.kinds.jobs import JobsAssessment
 from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity
 from auditor.recommend.pricing import priced
+from auditor.schema import setting
 
 
 @dataclass(frozen=True)
 class ProcessingLongRunningSettings(RuleSettings):
-    min_runs: int = 3  # runs of one name pattern in the window that make it recurring
-    min_hours: float = 1.0  # median run this long
+    min_runs: int = setting(3, "runs of one name pattern in the window that make it recurring", minimum=2,
+                            maximum=10000)
+    min_hours: float = setting(1.0, "median run this long", minimum=0, maximum=24 * 365)
 
 
 def check(jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> Iterator[Finding]:

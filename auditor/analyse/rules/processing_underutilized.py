@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from auditor.analyse.rules.base import CollectionRule
+from auditor.analyse.rules.base import CollectionRule, RuleSettings
 from auditor.analyse.usage import per_month
 from auditor.analyse.workspaces_jobs import recurring_processing
 from auditor.catalog import Catalog
@@ -82,6 +82,7 @@ RULE = CollectionRule(
     remediation="Run the job on the advised instance type or count (ProcessingResources.ClusterConfig).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/processing-job.html",
     kinds=frozenset({ResourceKind.PROCESSING_JOB}),
+    settings=RuleSettings,
     check=check,
     price=price,
 )

@@ -11,13 +11,15 @@ from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
 from auditor.analyse.trend import TrendResult, judge_rising, recent_series, rise_text, trend
 from auditor.config import AuditConfig
 from auditor.models import Finding, ResourceKind, Severity
+from auditor.schema import setting
 
 
 @dataclass(frozen=True)
 class TrendSettings(RuleSettings):
-    min_rise_percent: float = 50.0  # the fitted line must rise this much over the window
-    p_value: float = 0.01  # Mann-Kendall, one-sided
-    lookback_days: int = 0  # 0: the whole audit window
+    min_rise_percent: float = setting(50.0, "the fitted line must rise this much over the window", minimum=0,
+                                      maximum=1000)
+    p_value: float = setting(0.01, "Mann-Kendall, one-sided", above=0, below=1)
+    lookback_days: int = setting(0, "0: the whole audit window", minimum=0, maximum=455, within_lookback=True)
 
 
 def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditConfig) -> Finding | None:

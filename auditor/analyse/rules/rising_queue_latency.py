@@ -26,6 +26,7 @@ from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import CountProposal, Finding, ResourceKind, Severity
 from auditor.recommend.pricing import priced
+from auditor.schema import setting
 
 # Throughput is read off the last days of the window: what the instances do now.
 RECENT_DAYS = 2
@@ -36,10 +37,13 @@ QUEUE_FLOORS = {"ApproximateBacklogSizePerInstance": 1.0, "ApproximateAgeOfOldes
 @dataclass(frozen=True)
 class QueueSettings(TrendSettings):
     # The policy's target backlog per instance; 0: what holds the oldest request under latency_goal_seconds.
-    target_backlog_per_instance: float = 0.0
-    latency_goal_seconds: float = 600.0  # how long a request may wait in the queue
-    margin_percent: float = 10.0  # capacity above the estimated arrivals
-    max_scale_out_factor: float = 2.0  # never advise more than this many times the current count
+    target_backlog_per_instance: float = setting(0.0, "the policy's target; 0: from latency_goal_seconds",
+                                                 minimum=0)
+    latency_goal_seconds: float = setting(600.0, "how long a request may wait in the queue", above=0,
+                                          maximum=7 * 86400)
+    margin_percent: float = setting(10.0, "capacity above the estimated arrivals", minimum=0, maximum=1000)
+    max_scale_out_factor: float = setting(2.0, "never advise more than this many times the current count",
+                                          minimum=1, maximum=100)
 
 
 @dataclass(frozen=True)

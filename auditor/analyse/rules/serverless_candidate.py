@@ -19,6 +19,7 @@ from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, Recommendation, Resource, ResourceKind, ServerlessProposal, Severity
 from auditor.recommend.pricing import priced
+from auditor.schema import setting
 
 # Hourly sums hide bursts: assume the busiest second carries this many times the busiest hour's rate.
 BURST_FACTOR = 10.0
@@ -26,10 +27,13 @@ BURST_FACTOR = 10.0
 
 @dataclass(frozen=True)
 class CandidateSettings(RuleSettings):
-    min_savings_percent: float = 50.0  # serverless must cost at most half: cold starts have a price too
-    max_concurrency: int = 200  # SageMaker's per-endpoint serverless limit
-    min_idle_hours_percent: float = 25.0  # share of hours with no invocation that makes traffic spiky
-    max_invocations_per_hour: float = 60.0  # or traffic this low on average
+    min_savings_percent: float = setting(50.0, "serverless must cost at most half: cold starts have a price too",
+                                         minimum=0, below=100)
+    # SageMaker's per-endpoint serverless limit (ProductionVariantServerlessConfig.MaxConcurrency: 1-200).
+    max_concurrency: int = setting(200, "SageMaker's per-endpoint serverless limit", minimum=1, maximum=200)
+    min_idle_hours_percent: float = setting(25.0, "share of hours with no invocation that makes traffic spiky",
+                                            minimum=0, maximum=100)
+    max_invocations_per_hour: float = setting(60.0, "or traffic this low on average", minimum=0)
 
 
 def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditConfig) -> Finding | None:

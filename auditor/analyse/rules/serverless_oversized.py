@@ -13,11 +13,13 @@ from auditor.catalog import SERVERLESS_MEMORY_SIZES_MB, Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, MemoryProposal, Recommendation, Resource, ResourceKind, Severity
 from auditor.recommend.pricing import priced
+from auditor.schema import setting
 
 
 @dataclass(frozen=True)
 class OversizedSettings(RuleSettings):
-    target_utilization: float = 0.0  # memory headroom; 0: recommend.target_utilization
+    target_utilization: float = setting(0.0, "memory headroom; 0: recommend.target_utilization", minimum=0,
+                                        maximum=100)
 
 
 def smallest_memory_size(used_mb: float, target: float) -> int | None:

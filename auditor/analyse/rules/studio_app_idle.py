@@ -17,11 +17,12 @@ from auditor.config import AuditConfig
 from auditor.kinds.workspaces import WorkspacesAssessment
 from auditor.models import Finding, Recommendation, ResourceKind, Severity
 from auditor.recommend.pricing import priced
+from auditor.schema import setting
 
 
 @dataclass(frozen=True)
 class StudioAppIdleSettings(RuleSettings):
-    idle_hours: float = 24.0  # no user activity for this long
+    idle_hours: float = setting(24.0, "no user activity for this long", above=0, maximum=24 * 365)
 
 
 def check(workspaces: WorkspacesAssessment, catalog: Catalog, config: AuditConfig) -> Iterator[Finding]:

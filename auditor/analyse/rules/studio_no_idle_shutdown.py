@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from auditor.analyse.rules.base import CollectionRule, join_words
+from auditor.analyse.rules.base import CollectionRule, RuleSettings, join_words
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.workspaces import WorkspacesAssessment
@@ -44,5 +44,6 @@ RULE = CollectionRule(
                 "ENABLED, IdleTimeoutInMinutes).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/studio-updated-idle-shutdown.html",
     kinds=frozenset({ResourceKind.STUDIO_APP}),
+    settings=RuleSettings,
     check=check,
 )

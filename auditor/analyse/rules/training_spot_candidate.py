@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.analyse.rules.base import CollectionRule
+from auditor.analyse.rules.base import CollectionRule, RuleSettings
 from auditor.analyse.usage import format_duration, per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
@@ -72,6 +72,7 @@ RULE = CollectionRule(
                 "resume.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/model-managed-spot-training.html",
     kinds=frozenset({ResourceKind.TRAINING_JOB}),
+    settings=RuleSettings,
     check=check,
     price=price,
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from auditor.analyse.rules.base import CollectionRule
+from auditor.analyse.rules.base import CollectionRule, RuleSettings
 from auditor.analyse.usage import per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
@@ -80,6 +80,7 @@ RULE = CollectionRule(
     remediation="Train on the advised shape or host count.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/training-metrics.html",
     kinds=frozenset({ResourceKind.TRAINING_JOB}),
+    settings=RuleSettings,
     check=check,
     price=price,
 )

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from auditor.analyse.jobs import name_pattern
-from auditor.analyse.rules.base import CollectionRule
+from auditor.analyse.rules.base import CollectionRule, RuleSettings
 from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 from auditor.config import AuditConfig
 from auditor.kinds.jobs import JobsAssessment
@@ -114,6 +114,7 @@ RULE = CollectionRule(
     remediation="Change the job's instance type or count as advised.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/batch-transform.html",
     kinds=frozenset({ResourceKind.TRANSFORM_JOB}),
+    settings=RuleSettings,
     check=check,
     price=price,
 )

@@ -8,6 +8,7 @@ from auditor.analyse.pricing_steps import variant_of
 from auditor.analyse.rules.base import (
     INSTANCE_KINDS,
     RESOURCE_LABELS,
+    RuleSettings,
     VariantRule,
     join_words,
     period_label,
@@ -102,6 +103,7 @@ RULE = VariantRule(
     remediation="Update the endpoint to a new endpoint config with the advised instance type and count.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-manage.html",
     kinds=INSTANCE_KINDS,
+    settings=RuleSettings,
     threshold_field="thresholds",
     check=check,
     price=price,

@@ -1,0 +1,70 @@
+"""Reading auditor.toml: every section against its dataclass in auditor/config.py and every
+`[rules.<id>]` table against its rule's own settings class, each key typed and bounded when read,
+then the checks that span keys. One error line, naming the key; no traceback for a bad file.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from auditor import schema
+from auditor.analyse.rules import configurable_rules
+from auditor.config import SECTIONS, AuditConfig, RulesConfig, check_config, default_min_days
+from auditor.errors import ConfigError
+
+DEFAULT_CONFIG_PATH = Path("auditor.toml")
+
+
+def load_config(path: Path | None) -> AuditConfig:
+    """Read `path`, else ./auditor.toml if present, else the defaults."""
+    if path is None:
+        if not DEFAULT_CONFIG_PATH.exists():
+            return AuditConfig()
+        path = DEFAULT_CONFIG_PATH
+    try:
+        raw = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path} is not UTF-8 text (byte {exc.start + 1} is not)") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    return parse_config(raw, source=str(path))
+
+
+def parse_config(raw: dict[str, Any], source: str = "<config>") -> AuditConfig:
+    sections: dict[str, Any] = {}
+    explicit: set[str] = set()
+    for section_name, value in raw.items():
+        if section_name == "rules":
+            sections["rules"] = _parse_rules(value, source)
+            continue
+        if section_name not in SECTIONS:
+            raise ConfigError(f"{source}: unknown section [{schema.quote(section_name)[1:-1]}] "
+                              f"(known: {', '.join(SECTIONS)})")
+        if not isinstance(value, dict):
+            raise ConfigError(f"{source}: [{section_name}] must be a table")
+        sections[section_name] = schema.read_table(SECTIONS[section_name], value, section_name, source)
+        explicit.update(f"{section_name}.{key}" for key in value)
+    config = default_min_days(AuditConfig(**sections, source=source, explicit=frozenset(explicit)))
+    check_config(config)
+    return config
+
+
+def _parse_rules(raw: Any, source: str) -> RulesConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: [rules] must be a table of [rules.<rule-id>] tables")
+    known = {r.id: r for r in configurable_rules()}
+    rules: dict[str, Any] = {}
+    for rule_id, values in raw.items():
+        if rule_id not in known:
+            raise ConfigError(f"{source}: unknown rule [rules.{schema.quote(rule_id)[1:-1]}] "
+                              f"(known: {', '.join(sorted(known))})")
+        if not isinstance(values, dict):
+            raise ConfigError(f"{source}: [rules.{rule_id}] must be a table")
+        rules[rule_id] = schema.read_table(known[rule_id].settings, values, f"rules.{rule_id}", source)
+    return RulesConfig(tuple(rules.items()))
