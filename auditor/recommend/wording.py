@@ -9,6 +9,10 @@ def advice_text(rec: Recommendation) -> str:
     """The advice in a few words, for tables and subject lines."""
     if rec.action == "delete":
         return "delete the endpoint"
+    if rec.action == "remove-variant":
+        return f"remove the variant ({rec.instance_type})"
+    if rec.action == "end-shadow-test":
+        return f"end the shadow test ({rec.instance_type})"
     if rec.action in ("autoscale", "resize+autoscale"):
         policy = rec.details.get("policy", {})
         return (f"autoscale {policy.get('MinCapacity')}-{policy.get('MaxCapacity')} x {rec.instance_type} "

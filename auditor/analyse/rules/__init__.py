@@ -7,7 +7,8 @@ registry.
 
 Order of evaluation for an endpoint: the gates (not-in-service, then insufficient-data) decide
 what may be judged at all; an exclusive verdict (idle) makes the others moot; then every judging
-rule whose kinds include the endpoint's kind adds its finding. Findings are sorted later, so the
+rule whose kinds include the endpoint's kind adds its finding (variant rules judge production variants;
+those marked `shadow_variants` judge shadow variants only). Findings are sorted later, so the
 order among judging rules does not matter.
 """
 
@@ -92,15 +93,29 @@ def evaluate_endpoint(assessment: EndpointAssessment, config: AuditConfig) -> li
         for rule in applicable(Phase.EXCLUSIVE):
             if isinstance(rule, EndpointRule) and (finding := rule.check(view, config)) is not None:
                 return [*findings, finding]
+    # A variant with an exclusive verdict (remove it) is judged no further.
+    settled: set[str] = set()
+    for rule in applicable(Phase.EXCLUSIVE):
+        if isinstance(rule, VariantRule):
+            for va in _variants_for(rule, judged):
+                if va.variant.name not in settled and (finding := rule.check(view, va, config)) is not None:
+                    findings.append(finding)
+                    settled.add(va.variant.name)
     for rule in applicable(Phase.JUDGE):
         if isinstance(rule, EndpointRule):
             found = [rule.check(view, config)]
         elif isinstance(rule, VariantRule):
-            found = [rule.check(view, va, config) for va in judged]
+            found = [rule.check(view, va, config) for va in _variants_for(rule, judged)
+                     if va.variant.name not in settled]
         else:
             continue
         findings.extend(f for f in found if f is not None)
     return findings
+
+
+def _variants_for(rule: VariantRule, judged: tuple[VariantAssessment, ...]) -> list[VariantAssessment]:
+    """Shadow variants are judged by the rules about shadow tests only; production variants by the others."""
+    return [va for va in judged if va.variant.shadow == rule.shadow_variants]
 
 
 def evaluate_jobs(jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> list[Finding]:

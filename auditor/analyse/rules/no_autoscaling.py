@@ -1,4 +1,6 @@
-"""no-autoscaling: a real-time variant with two or more instances and no scaling policy."""
+"""no-autoscaling: a real-time variant with two or more instances and no scaling policy (neither
+Application Auto Scaling nor managed instance scaling). For a variant that hosts inference
+components, the advised minimum holds every copy's reserved cores, accelerators and memory."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.analyse.components import hosted_copies
 from auditor.analyse.demand import minimum_instances
 from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of, target_percent
 from auditor.catalog import HOURS_PER_MONTH, Catalog
@@ -34,8 +37,12 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     scaling = va.variant.autoscaling
     if count < settings.min_instances or not assessment.endpoint.autoscaling_known:
         return None
-    if scaling is not None and scaling.policies:
+    if (scaling is not None and scaling.policies) or va.variant.managed_scaling is not None:
         return None
+    copies = hosted_copies(assessment.components, va.variant.name)
+    for_copies = copies.instances(va.shape) if va.shape is not None else None
+    if copies.hosts and for_copies is None:
+        return None  # reservations unknown: no minimum can be shown to hold the copies
     if "Invocations:Sum" not in va.raw.columns or "cpu:Average" not in va.normalised.columns:
         return None
     frame = va.raw[["Invocations:Sum"]].join(va.normalised[["cpu:Average"]], how="inner").dropna()
@@ -57,17 +64,19 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         return None
     needed = np.ceil(per_minute / target_value)
     floor = minimum_instances(count, config.recommend)
-    min_capacity = int(max(floor, needed.min()))
+    min_capacity = int(max(floor, needed.min(), for_copies or 0))
     # Room for at least one more instance than the floor: a policy with min = max does nothing.
     max_capacity = int(max(count, min_capacity + 1, math.ceil(needed.max() * MAX_CAPACITY_HEADROOM)))
     average = float(np.clip(needed, min_capacity, max_capacity).mean())
     policy = ScalingPolicy(INVOCATIONS_METRIC, round(target_value, 1), min_capacity, max_capacity)
     why = "a scalable target with no policy" if scaling is not None else "no autoscaling"
+    copies_text = (f"; its inference component copies need {for_copies} instances, the minimum"
+                   if for_copies else "")
     message = (
         f"{count} x {va.variant.instance_type} with {why}; traffic ranges from {per_instance.min():,.1f} to "
         f"{per_instance.max():,.1f} invocations per instance per minute. Target tracking on "
         f"{INVOCATIONS_METRIC} at {target_value:,.1f} (CPU at ~{target:g}%), "
-        f"min {min_capacity}, max {max_capacity} would run about {average:.1f} instances on average"
+        f"min {min_capacity}, max {max_capacity} would run about {average:.1f} instances on average{copies_text}"
     )
     return RULE.finding(
         assessment.endpoint, va.variant.name, message,
@@ -82,6 +91,7 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
             },
             "target_utilization": target,
             "scalable_target_without_policy": scaling is not None,
+            "instances_for_component_copies": for_copies or None,
         },
         proposal=AutoscalingProposal(policy, round(average, 2)),
     )

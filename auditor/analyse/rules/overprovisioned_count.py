@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.analyse.components import hosted_copies
 from auditor.analyse.demand import instances_needed, minimum_instances, peak_demand
 from auditor.analyse.rules.base import INSTANCE_KINDS, RuleSettings, VariantRule, settings_of, target_percent
 from auditor.config import AuditConfig
@@ -27,7 +28,12 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     demand = peak_demand(va.utilization, va.shape, count)
     floor = minimum_instances(count, config.recommend)
     needed = instances_needed(va.shape, va.shape, demand, floor, target / 100.0)
-    if needed is None or needed >= count:
+    # Inference component copies keep their reservations wherever they run: the count holds them all.
+    for_copies = hosted_copies(assessment.components, va.variant.name).instances(va.shape)
+    if needed is None or for_copies is None:
+        return None
+    needed = max(needed, for_copies)
+    if needed >= count:
         return None
     held = [f"{demand.cpu_cores:.1f} of {va.shape.vcpu * needed} vCPU"] if demand.cpu_cores is not None else []
     if demand.accelerators is not None:
@@ -43,6 +49,7 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
             "target_utilization": target,
             "peak_statistic": config.recommend.peak_statistic,
             "peak_demand": demand.as_dict(),
+            "instances_for_component_copies": for_copies or None,
         },
         proposal=CountProposal(needed),
     )

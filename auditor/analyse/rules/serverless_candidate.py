@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.analyse.components import on_variant
 from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
 from auditor.analyse.rules.serverless_oversized import milliseconds, smallest_memory_size
 from auditor.analyse.usage import mean_duration_seconds, per_month
@@ -37,6 +38,8 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         return None  # Serverless Inference has no GPUs
     if not util.invocations or Resource.MEMORY not in util.peak:
         return None
+    if on_variant(assessment.components, va.variant.name):
+        return None  # Serverless Inference hosts no inference components
     cpu = util.get(Resource.CPU)
     if cpu is None or cpu.p95 >= config.thresholds.cpu:
         return None  # busy instances: the work would not get cheaper, and cold starts would hurt

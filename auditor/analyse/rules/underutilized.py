@@ -4,6 +4,7 @@ the observed peak of every resource (the pricing step searches the catalog for i
 from __future__ import annotations
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.analyse.components import hosted_copies
 from auditor.analyse.rules.base import (
     INSTANCE_KINDS,
     RESOURCE_LABELS,
@@ -68,7 +69,7 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
     if va is None or va.shape is None or va.utilization is None:
         return None
     result = rightsize(va.utilization, va.shape, va.variant.instance_count, assessment.endpoint.region, catalog,
-                       config.recommend)
+                       config.recommend, copies=hosted_copies(assessment.components, va.variant.name))
     if result is None:
         return None  # nothing cheaper holds the rest of the load: not waste
     rec = result.recommendation
