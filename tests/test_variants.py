@@ -116,3 +116,11 @@ def test_descriptions_kept_in_the_history_keep_shadows_weights_and_their_format(
     assert "sagemaker:DescribeEndpointConfig" not in outcome.report.api_calls  # read from the history
     variants = {v.name: v for e in outcome.report.endpoints for v in e.endpoint.variants}
     assert variants["xgb-v5-shadow"].shadow and variants["xgb-v3"].weight == 0.0
+
+
+def test_reports_say_which_variant_is_the_shadow(seeded: datetime) -> None:
+    from auditor.report.render import OutputFormat, render
+
+    report = run_audit(AuditConfig(), AwsClients(), now=seeded).report
+    text = render(report, OutputFormat.TEXT)
+    assert "1 x ml.c5.xlarge (shadow)" in text
