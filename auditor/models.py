@@ -157,6 +157,9 @@ class Endpoint:
     # Whether Application Auto Scaling was read for this endpoint's region (else autoscaling is unknown).
     autoscaling_known: bool = False
     inference_components: tuple[InferenceComponent, ...] = ()
+    # False when ListInferenceComponents failed for an endpoint that hosts them: no count can be
+    # shown to hold its copies.
+    inference_components_listed: bool = True
     # When the endpoint was last created or updated (Search's LastModifiedTime): its shadow variants
     # have run at least since then.
     last_modified_at: datetime | None = None

@@ -27,7 +27,7 @@ CATALOG = load_catalog()
 COPIES = [Placement("chat-7b", 10, Reservation(4.0, 1.0, 16384.0))]
 
 
-def stub(client, now, managed_scaling: dict | None) -> Stubber:
+def stub(client, now, managed_scaling: dict | None, listed: bool = True) -> Stubber:
     stubber = Stubber(client)
     running = {"VariantName": "AllTraffic", "CurrentInstanceCount": 3, "DesiredInstanceCount": 3,
                "CurrentWeight": 1.0, "DesiredWeight": 1.0}
@@ -44,6 +44,11 @@ def stub(client, now, managed_scaling: dict | None) -> Stubber:
         "EndpointConfigName": "llm-host-config", "EndpointConfigArn": ARN + "-config",
         "CreationTime": now - timedelta(days=60), "ProductionVariants": [configured],
     }, {"EndpointConfigName": "llm-host-config"})
+    if not listed:
+        stubber.add_client_error("list_inference_components", "InternalFailure", "try again", 500,
+                                 expected_params={"EndpointNameEquals": "llm-host"})
+        stubber.activate()
+        return stubber
     stubber.add_response("list_inference_components", {"InferenceComponents": [
         {"InferenceComponentName": "chat-7b", "InferenceComponentArn": f"{ARN}/ic/chat-7b",
          "EndpointName": "llm-host", "EndpointArn": ARN, "VariantName": "AllTraffic",
@@ -79,9 +84,9 @@ def publish(now) -> None:
             cloudwatch.put_metric_data(Namespace=namespace, MetricData=data[i : i + 1000])
 
 
-def audit(now, managed_scaling: dict | None = None) -> dict:
+def audit(now, managed_scaling: dict | None = None, listed: bool = True) -> dict:
     clients = AwsClients()
-    stubber = stub(clients.client("sagemaker", "us-east-1"), now, managed_scaling)
+    stubber = stub(clients.client("sagemaker", "us-east-1"), now, managed_scaling, listed)
     outcome = run_audit(AuditConfig(), clients, now=now)
     stubber.assert_no_pending_responses()
     return report_to_dict(outcome.report)
@@ -128,3 +133,12 @@ def test_managed_instance_scaling_counts_as_autoscaling(aws) -> None:
     publish(now)
     doc = audit(now, {"Status": "DISABLED", "MinInstanceCount": 3, "MaxInstanceCount": 6})
     assert "no-autoscaling" in {f["rule"] for f in doc["findings"]}
+
+
+def test_components_that_could_not_be_listed_get_no_count_advice(aws) -> None:
+    now = utc_now()
+    publish(now)
+    doc = audit(now, listed=False)
+    assert any("ListInferenceComponents" in e["message"] for e in doc["errors"])
+    rules = {f["rule"] for f in doc["findings"]}
+    assert not rules & {"no-autoscaling", "overprovisioned-count", "underutilized"}, rules

@@ -128,6 +128,9 @@ class HostedCopies:
         return instances_to_hold(self.placed, shape)
 
 
-def hosted_copies(components: tuple[ComponentReport, ...], variant: str) -> HostedCopies:
+def hosted_copies(components: tuple[ComponentReport, ...], variant: str, listed: bool = True) -> HostedCopies:
+    """`listed` False: the endpoint hosts components that could not be listed (all unknown)."""
+    if not listed:
+        return HostedCopies(None, True)
     hosted = on_variant(components, variant)
     return HostedCopies(placements(hosted) if hosted else [], bool(hosted))

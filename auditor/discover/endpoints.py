@@ -163,11 +163,12 @@ def _endpoint(sagemaker: BaseClient, region: str, found: dict[str, Any], configs
         reason = found.get("FailureReason")
         not_judged = (f"endpoint status is {status}{f' ({reason})' if reason else ''}: "
                       "only InService endpoints are judged")
-    components: tuple[InferenceComponent, ...] = ()
+    components: tuple[InferenceComponent, ...] | None = ()
     if _hosts_inference_components(config):
         components = _list_inference_components(sagemaker, region, name, record)
     return Endpoint(
-        inference_components=components,
+        inference_components=components or (),
+        inference_components_listed=components is not None,
         account_id=account,
         region=region,
         name=name,
@@ -241,7 +242,8 @@ def _hosts_inference_components(config: dict[str, Any]) -> bool:
 
 def _list_inference_components(
     sagemaker: BaseClient, region: str, endpoint: str, record: Any
-) -> tuple[InferenceComponent, ...]:
+) -> tuple[InferenceComponent, ...] | None:
+    """None when they could not be listed (the error is recorded)."""
     components = []
     try:
         for page in sagemaker.get_paginator("list_inference_components").paginate(EndpointNameEquals=endpoint):
@@ -258,6 +260,7 @@ def _list_inference_components(
             ) from exc
         record(AuditError(region, endpoint, "discover",
                           describe_client_error(exc, "sagemaker", "ListInferenceComponents", region)))
+        return None
     return tuple(_describe_inference_component(sagemaker, region, endpoint, c, record) for c in components)
 
 

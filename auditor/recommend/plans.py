@@ -38,8 +38,9 @@ FIXED_ACTIONS = ("resize",)
 def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[EndpointReport, ...],
                 catalog: Catalog, config: AuditConfig) -> tuple[Plan, ...]:
     variants = {(e.endpoint.region, e.endpoint.name, v.variant.name): v for e in endpoints for v in e.variants}
-    components = {(e.endpoint.region, e.endpoint.name, v.variant.name): e.components
-                  for e in endpoints for v in e.variants if e.components}
+    components = {(e.endpoint.region, e.endpoint.name, v.variant.name): e
+                  for e in endpoints for v in e.variants
+                  if e.components or not e.endpoint.inference_components_listed}
     groups: dict[tuple[str, str, str | None], list[Finding]] = defaultdict(list)
     for finding in findings:
         if finding.recommendation is not None:
@@ -48,8 +49,9 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
     for (region, name, variant_name), group in groups.items():
         options = [_option(f) for f in group]
         hosting = components.get((region, name, variant_name or ""))
-        combined = _combined(group, catalog, config, region,
-                             hosted_copies(hosting, variant_name or "") if hosting else None)
+        copies = (hosted_copies(hosting.components, variant_name or "", hosting.endpoint.inference_components_listed)
+                  if hosting else None)
+        combined = _combined(group, catalog, config, region, copies)
         if combined is not None:
             options.append(combined)
         risky = [o for o in options if o.monthly_savings_usd < 0 and o.action == "scale-out"]

@@ -39,7 +39,7 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         return None
     if (scaling is not None and scaling.policies) or va.variant.managed_scaling is not None:
         return None
-    copies = hosted_copies(assessment.components, va.variant.name)
+    copies = hosted_copies(assessment.components, va.variant.name, assessment.endpoint.inference_components_listed)
     for_copies = copies.instances(va.shape) if va.shape is not None else None
     if copies.hosts and for_copies is None:
         return None  # reservations unknown: no minimum can be shown to hold the copies

@@ -29,7 +29,8 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     floor = minimum_instances(count, config.recommend)
     needed = instances_needed(va.shape, va.shape, demand, floor, target / 100.0)
     # Inference component copies keep their reservations wherever they run: the count holds them all.
-    for_copies = hosted_copies(assessment.components, va.variant.name).instances(va.shape)
+    copies = hosted_copies(assessment.components, va.variant.name, assessment.endpoint.inference_components_listed)
+    for_copies = copies.instances(va.shape)
     if needed is None or for_copies is None:
         return None
     needed = max(needed, for_copies)

@@ -68,8 +68,9 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
     va = variant_of(finding, assessment)
     if va is None or va.shape is None or va.utilization is None:
         return None
+    copies = hosted_copies(assessment.components, va.variant.name, assessment.endpoint.inference_components_listed)
     result = rightsize(va.utilization, va.shape, va.variant.instance_count, assessment.endpoint.region, catalog,
-                       config.recommend, copies=hosted_copies(assessment.components, va.variant.name))
+                       config.recommend, copies=copies)
     if result is None:
         return None  # nothing cheaper holds the rest of the load: not waste
     rec = result.recommendation
