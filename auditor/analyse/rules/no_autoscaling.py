@@ -70,7 +70,8 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     average = float(np.clip(needed, min_capacity, max_capacity).mean())
     policy = ScalingPolicy(INVOCATIONS_METRIC, round(target_value, 1), min_capacity, max_capacity)
     why = "a scalable target with no policy" if scaling is not None else "no autoscaling"
-    copies_text = (f"; its inference component copies need {for_copies} instances, the minimum"
+    copies_text = (f"; its inference component copies need {for_copies} instances, the minimum (or enable "
+                   f"managed instance scaling with MinInstanceCount {min_capacity} and scale the copies)"
                    if for_copies else "")
     message = (
         f"{count} x {va.variant.instance_type} with {why}; traffic ranges from {per_instance.min():,.1f} to "
