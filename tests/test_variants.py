@@ -124,3 +124,36 @@ def test_reports_say_which_variant_is_the_shadow(seeded: datetime) -> None:
     report = run_audit(AuditConfig(), AwsClients(), now=seeded).report
     text = render(report, OutputFormat.TEXT)
     assert "1 x ml.c5.xlarge (shadow)" in text
+
+
+# ---------- variant-unused on hand-made assessments: when a weight-0 variant is not a leftover ----------
+
+def _unused_verdicts(weight: float | None, own: float | None, other: float | None) -> set[str]:
+    from auditor.analyse.rules import EndpointAssessment, VariantAssessment, evaluate_endpoint
+    from auditor.models import Resource, Variant
+    from helpers import endpoint, utilization
+
+    busy = {Resource.CPU: 60.0, Resource.MEMORY: 60.0}
+    quiet = {Resource.CPU: 2.0, Resource.MEMORY: 30.0}
+    live = Variant("live", "ml.c5.xlarge", 1, weight=1.0)
+    left = Variant("left", "ml.c5.xlarge", 1, weight=weight)
+    ep = endpoint(variants=(live, left))
+    assessment = EndpointAssessment(ep, (
+        VariantAssessment(live, CATALOG.shape("ml.c5.xlarge"), utilization(busy if other else quiet, invocations=other),
+                          CATALOG.monthly_cost("ml.c5.xlarge", 1, "us-east-1")),
+        VariantAssessment(left, CATALOG.shape("ml.c5.xlarge"), utilization(quiet, invocations=own),
+                          CATALOG.monthly_cost("ml.c5.xlarge", 1, "us-east-1")),
+    ), 60)
+    return {f.rule for f in evaluate_endpoint(assessment, AuditConfig()) if f.variant in ("left", None)}
+
+
+def test_a_weight_zero_variant_is_a_leftover_only_when_silent_beside_a_busy_one() -> None:
+    assert _unused_verdicts(0.0, None, 5000.0) == {"variant-unused"}
+    assert _unused_verdicts(0.0, 0.0, 5000.0) == {"variant-unused"}
+    # Requests that name it (TargetVariant) reach a weight-0 variant: it is live.
+    assert "variant-unused" not in _unused_verdicts(0.0, 40.0, 5000.0)
+    # Routed traffic, or a weight nobody said: judged like any live variant.
+    assert "variant-unused" not in _unused_verdicts(1.0, None, 5000.0)
+    assert "variant-unused" not in _unused_verdicts(None, None, 5000.0)
+    # Nothing served on the whole endpoint: the endpoint is idle, not one variant.
+    assert _unused_verdicts(0.0, None, None) == {"idle"}
