@@ -6,7 +6,8 @@ ids: the config's [rules.<id>] tables, the tag overrides, evaluation and pricing
 registry.
 
 Order of evaluation for an endpoint: the gates (not-in-service, then insufficient-data) decide
-what may be judged at all; an exclusive verdict (idle) makes the others moot; then every judging
+what may be judged at all; an exclusive verdict (idle) makes the others moot, and an exclusive
+variant verdict (variant-unused) those on its variant; then every judging
 rule whose kinds include the endpoint's kind adds its finding (variant rules judge production variants;
 those marked `shadow_variants` judge shadow variants only). Findings are sorted later, so the
 order among judging rules does not matter.
