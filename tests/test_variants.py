@@ -124,6 +124,8 @@ def test_reports_say_which_variant_is_the_shadow(seeded: datetime) -> None:
     report = run_audit(AuditConfig(), AwsClients(), now=seeded).report
     text = render(report, OutputFormat.TEXT)
     assert "1 x ml.c5.xlarge (shadow)" in text
+    html = render(report, OutputFormat.HTML)
+    assert "1 x ml.c5.xlarge (shadow)" in html
 
 
 # ---------- variant-unused on hand-made assessments: when a weight-0 variant is not a leftover ----------
