@@ -81,6 +81,9 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
         held.append(f"{demand.memory_gib:.1f} of {result.shape.memory_gib:g} GiB per instance")
     if demand.accelerators is not None:
         held.append(f"{demand.accelerators:.2f} of {result.shape.gpu_count * rec.instance_count} GPUs")
+    if copies.placed:
+        held.append(f"every one of the {sum(p.copies for p in copies.placed)} inference component copies "
+                    f"(they need {copies.instances(result.shape)} instances)")
     message = (
         f"{finding.message}. {rec.instance_count} x {rec.instance_type} holds the "
         f"{config.recommend.peak_statistic} peak ({'; '.join(held)}) at <= {config.recommend.target_utilization:g}%: "
