@@ -93,6 +93,15 @@ class AutoScaling:
 
 
 @dataclass(frozen=True)
+class ManagedScaling:
+    """A variant's ManagedInstanceScaling (endpoints that host inference components): SageMaker
+    itself adds and removes instances between these counts as component copies need them."""
+
+    min_instances: int | None
+    max_instances: int | None
+
+
+@dataclass(frozen=True)
 class Variant:
     name: str
     instance_type: str | None  # None: serverless, or unknown because the endpoint config is gone
@@ -100,6 +109,16 @@ class Variant:
     serverless_memory_mb: int | None = None
     serverless_max_concurrency: int | None = None
     autoscaling: AutoScaling | None = None
+    # The share of traffic it is routed: CurrentWeight, else the config's InitialVariantWeight (None: not said).
+    weight: float | None = None
+    # A shadow variant: billed instances that receive a copy of a production variant's traffic.
+    shadow: bool = False
+    managed_scaling: ManagedScaling | None = None  # only when its Status is ENABLED
+
+    @property
+    def scales(self) -> bool:
+        """Its instance count moves: Application Auto Scaling or managed instance scaling."""
+        return self.autoscaling is not None or self.managed_scaling is not None
 
 
 @dataclass(frozen=True)
@@ -135,6 +154,12 @@ class Endpoint:
     # Whether Application Auto Scaling was read for this endpoint's region (else autoscaling is unknown).
     autoscaling_known: bool = False
     inference_components: tuple[InferenceComponent, ...] = ()
+    # False when ListInferenceComponents failed for an endpoint that hosts them: no count can be
+    # shown to hold its copies.
+    inference_components_listed: bool = True
+    # When the endpoint was last created or updated (Search's LastModifiedTime): its shadow variants
+    # have run at least since then.
+    last_modified_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -218,7 +243,7 @@ class VariantUtilization:
 
 @dataclass(frozen=True)
 class Recommendation:
-    action: str  # resize | delete | autoscale | scale-out | resize-memory | serverless
+    action: str  # resize | delete | autoscale | scale-out | resize-memory | serverless | remove-variant
     instance_type: str | None
     instance_count: int
     current_monthly_usd: float

@@ -57,7 +57,7 @@ def assess_endpoint(
         shape = catalog.shape(variant.instance_type) if variant.instance_type else None
         billed = shape is not None and endpoint.status not in NOT_BILLED_STATUSES
         raw = metrics.frame(endpoint.name, variant.name)
-        average = average_instances(raw, window) if variant.autoscaling is not None else None
+        average = average_instances(raw, window) if variant.scales else None
         cost = (catalog.monthly_cost(shape.instance_type, average or variant.instance_count, endpoint.region)
                 if shape and billed else None)
         utilization = None

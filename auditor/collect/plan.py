@@ -133,9 +133,9 @@ def variant_specs(endpoint: Endpoint, variant: Variant, catalog: Catalog) -> tup
     # GPU series only where there is a GPU: GetMetricData is billed per metric requested.
     gpu = GPU if shape is None or shape.has_accelerator else ()
     traffic = ASYNC_TRAFFIC if endpoint.kind is EndpointKind.ASYNC else TRAFFIC
-    # An autoscaled variant's count moves: CPU's sample count (one per instance a minute) tells
+    # An autoscaled (or managed-scaling) variant's count moves: CPU's sample count (one per instance a minute) tells
     # the instance-hours it really ran.
-    hours = INSTANCE_HOURS if variant.autoscaling is not None else ()
+    hours = INSTANCE_HOURS if variant.scales else ()
     return CPU_MEMORY_DISK + hours + gpu + traffic
 
 

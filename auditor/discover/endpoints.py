@@ -3,7 +3,13 @@
 SageMaker Search returns endpoints 100 a page with their tags and running variants, which spares a
 DescribeEndpoint and a ListTags per endpoint. The instance type comes from DescribeEndpointConfig,
 which fails when the config was deleted while the endpoint runs: such an endpoint is still listed,
-marked not judged. Configs never change once created, so their descriptions are kept between runs.
+marked not judged. Configs never change once created, so their descriptions are kept between runs;
+a kept description carries the format it was written in, and one in an older format (which left out
+fields read since) is described again.
+
+A config is read whole: production variants with their weights and managed instance scaling, and
+shadow variants (billed instances that receive a copy of live traffic), which Search lists under
+ShadowProductionVariants with their running counts.
 """
 
 from __future__ import annotations
@@ -19,7 +25,14 @@ from botocore.client import BaseClient
 
 from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region
 from auditor.discover.arns import account_of
-from auditor.models import AuditError, Endpoint, EndpointKind, InferenceComponent, Variant
+from auditor.models import AuditError, Endpoint, EndpointKind, InferenceComponent, ManagedScaling, Variant
+
+# The layout of a kept config description; bumped whenever _describe_config keeps more, so that a
+# description kept by an older version is described again instead of silently lacking the new fields.
+CONFIG_FORMAT = 2
+# What is kept of each production and shadow variant of a config.
+_VARIANT_FIELDS = ("VariantName", "InstanceType", "InitialInstanceCount", "ModelName", "ServerlessConfig",
+                   "InitialVariantWeight", "ManagedInstanceScaling")
 
 
 @dataclass(frozen=True)
@@ -80,7 +93,8 @@ def discover_endpoints(sagemaker: BaseClient, region: str, max_workers: int = 8,
             errors.append(error)
 
     wanted = sorted({(account_of(e["EndpointArn"]), e.get("EndpointConfigName", "")) for e in found})
-    missing = [(account, name) for account, name in wanted if name and configs.get(account, region, name) is None]
+    missing = [(account, name) for account, name in wanted
+               if name and not _current(configs.get(account, region, name))]
 
     def describe(key: tuple[str, str]) -> None:
         account, name = key
@@ -106,11 +120,21 @@ def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any)
                 describe_client_error(exc, "sagemaker", "DescribeEndpointConfig", region)
             ) from exc
         return None  # deleted while its endpoints run: each of them says so
-    keep = ("VariantName", "InstanceType", "InitialInstanceCount", "ModelName", "ServerlessConfig")
     return {
-        "ProductionVariants": [{k: v[k] for k in keep if k in v} for v in config.get("ProductionVariants", [])],
+        "Format": CONFIG_FORMAT,
+        "ProductionVariants": [_kept(v) for v in config.get("ProductionVariants", [])],
+        "ShadowProductionVariants": [_kept(v) for v in config.get("ShadowProductionVariants", [])],
         "AsyncInferenceConfig": bool(config.get("AsyncInferenceConfig")),
     }
+
+
+def _kept(variant: dict[str, Any]) -> dict[str, Any]:
+    return {k: variant[k] for k in _VARIANT_FIELDS if k in variant}
+
+
+def _current(description: dict[str, Any] | None) -> bool:
+    """A kept description in this version's format (an older one lacks shadows, weights, scaling)."""
+    return description is not None and description.get("Format") == CONFIG_FORMAT
 
 
 def _endpoint(sagemaker: BaseClient, region: str, found: dict[str, Any], configs: ConfigCache,
@@ -121,22 +145,30 @@ def _endpoint(sagemaker: BaseClient, region: str, found: dict[str, Any], configs
     status = found["EndpointStatus"]
     config_name = found.get("EndpointConfigName", "")
     running_variants = {v["VariantName"]: v for v in found.get("ProductionVariants", [])}
-    config = configs.get(account, region, config_name) or {}
+    running_shadows = {v["VariantName"]: v for v in found.get("ShadowProductionVariants") or []}
+    kept = configs.get(account, region, config_name)
+    config: dict[str, Any] = kept if kept is not None and _current(kept) else {}
     not_judged: str | None = None
-    if not config:
+    if kept is not None and not config:
+        # Kept by an older version, and the run stopped before describing it again.
+        not_judged = f"endpoint config {config_name!r} was not described in this run: not judged"
+        record(AuditError(region, name, "discover", not_judged))
+    elif not config:
         not_judged = f"endpoint config {config_name!r} was deleted: instance types unknown, not judged"
         record(AuditError(region, name, "discover", not_judged))
-    variants = _join_variants(config.get("ProductionVariants", []), running_variants)
+    variants = (_join_variants(config.get("ProductionVariants", []), running_variants)
+                + _join_variants(config.get("ShadowProductionVariants", []), running_shadows, shadow=True))
     kind = _endpoint_kind(config, found)
     if not_judged is None and status != "InService":
         reason = found.get("FailureReason")
         not_judged = (f"endpoint status is {status}{f' ({reason})' if reason else ''}: "
                       "only InService endpoints are judged")
-    components: tuple[InferenceComponent, ...] = ()
+    components: tuple[InferenceComponent, ...] | None = ()
     if _hosts_inference_components(config):
         components = _list_inference_components(sagemaker, region, name, record)
     return Endpoint(
-        inference_components=components,
+        inference_components=components or (),
+        inference_components_listed=components is not None,
         account_id=account,
         region=region,
         name=name,
@@ -148,15 +180,19 @@ def _endpoint(sagemaker: BaseClient, region: str, found: dict[str, Any], configs
         tags={t["Key"]: t["Value"] for t in found.get("Tags", [])},
         variants=variants,
         not_judged_reason=not_judged,
+        last_modified_at=found.get("LastModifiedTime"),
     )
 
 
-def _join_variants(config_variants: list[dict[str, Any]], running: dict[str, dict[str, Any]]) -> tuple[Variant, ...]:
-    """Instance type from the config; the count that runs now from the endpoint."""
+def _join_variants(config_variants: list[dict[str, Any]], running: dict[str, dict[str, Any]],
+                   shadow: bool = False) -> tuple[Variant, ...]:
+    """Instance type from the config; the count, weight and managed scaling that run now from the
+    endpoint (the config's where the endpoint does not say)."""
     if not config_variants:
-        # Config gone: only what DescribeEndpoint says is known.
+        # Config gone: only what Search says is known.
         return tuple(
-            Variant(name=n, instance_type=None, instance_count=int(v.get("CurrentInstanceCount", 0)))
+            Variant(name=n, instance_type=None, instance_count=int(v.get("CurrentInstanceCount", 0)),
+                    weight=_weight(v, {}), shadow=shadow, managed_scaling=_managed_scaling(v, {}))
             for n, v in running.items()
         )
     variants = []
@@ -171,9 +207,29 @@ def _join_variants(config_variants: list[dict[str, Any]], running: dict[str, dic
                 instance_count=0 if serverless else int(count or 0),
                 serverless_memory_mb=serverless.get("MemorySizeInMB") if serverless else None,
                 serverless_max_concurrency=serverless.get("MaxConcurrency") if serverless else None,
+                weight=_weight(rv, cv),
+                shadow=shadow,
+                managed_scaling=None if serverless else _managed_scaling(rv, cv),
             )
         )
     return tuple(variants)
+
+
+def _weight(running: dict[str, Any], config: dict[str, Any]) -> float | None:
+    value = running.get("CurrentWeight", config.get("InitialVariantWeight"))
+    return None if value is None else float(value)
+
+
+def _managed_scaling(running: dict[str, Any], config: dict[str, Any]) -> ManagedScaling | None:
+    """The endpoint's ManagedInstanceScaling (it can be updated after the config), else the config's."""
+    scaling = running.get("ManagedInstanceScaling") or config.get("ManagedInstanceScaling") or {}
+    if scaling.get("Status") != "ENABLED":
+        return None
+
+    def count(key: str) -> int | None:
+        return None if scaling.get(key) is None else int(scaling[key])
+
+    return ManagedScaling(count("MinInstanceCount"), count("MaxInstanceCount"))
 
 
 def _hosts_inference_components(config: dict[str, Any]) -> bool:
@@ -186,7 +242,8 @@ def _hosts_inference_components(config: dict[str, Any]) -> bool:
 
 def _list_inference_components(
     sagemaker: BaseClient, region: str, endpoint: str, record: Any
-) -> tuple[InferenceComponent, ...]:
+) -> tuple[InferenceComponent, ...] | None:
+    """None when they could not be listed (the error is recorded)."""
     components = []
     try:
         for page in sagemaker.get_paginator("list_inference_components").paginate(EndpointNameEquals=endpoint):
@@ -203,6 +260,7 @@ def _list_inference_components(
             ) from exc
         record(AuditError(region, endpoint, "discover",
                           describe_client_error(exc, "sagemaker", "ListInferenceComponents", region)))
+        return None
     return tuple(_describe_inference_component(sagemaker, region, endpoint, c, record) for c in components)
 
 

@@ -31,9 +31,9 @@ from auditor.catalog import Catalog, load_catalog
 from auditor.emulator.published import ASYNC, INSTANCE_NS, INVOCATION_NS, REAL_TIME, SERVERLESS, check_datums
 from auditor.emulator.server import ACCOUNT_ID, Emulator
 
-__all__ = ["INSTANCE_NS", "INVOCATION_NS", "Busy", "EndpointSpec", "Load", "VariantSpec", "async_variant",
-           "day_night_counts", "demo_fleet", "fleet_datums", "scenario_fleet", "seed_fleet", "serverless_variant",
-           "synthetic_fleet"]
+__all__ = ["INSTANCE_NS", "INVOCATION_NS", "Busy", "EndpointSpec", "Load", "VariantSpec", "ab_leftover_and_shadow_test",
+           "async_variant", "day_night_counts", "demo_fleet", "fleet_datums", "scenario_fleet", "seed_fleet",
+           "serverless_variant", "synthetic_fleet"]
 
 MINUTES_PER_HOUR = 60
 UPLOAD_MS = 150.0  # async: writing the result to S3, part of TotalProcessingTime
@@ -115,6 +115,10 @@ class VariantSpec:
     late_arrivals: tuple[float, float] | None = None  # (last days, extra requests per hour in them)
     spike_requests: int = 0  # extra requests arriving in one hour mid-window
     cold_start_ms: float = 2500.0  # serverless ModelSetupTime
+    weight: float = 1.0  # InitialVariantWeight: 0 routes it no traffic (requests can still name it)
+    # A shadow variant (ShadowProductionVariants): it publishes what a production variant does, under
+    # its own VariantName, for the copies of live traffic it is sent.
+    shadow: bool = False
 
     def count_at(self, hour_of_day: int) -> int:
         return self.counts[hour_of_day % 24] if self.counts else self.count
@@ -130,6 +134,7 @@ class EndpointSpec:
     status: str = "InService"
     delete_config: bool = False
     stranded_hours: int = 0  # async: hours at the end scaled to zero instances while requests keep arriving
+    updated_days_ago: float | None = None  # LastModifiedTime; None: as created
 
 
 def async_variant(instance_type: str, count: int, arrivals_per_hour: float, processing_seconds: float,
@@ -278,6 +283,20 @@ def realtime_autoscaled_day_night() -> EndpointSpec:
         traffic_swing=0.6, autoscaling=(2, 8), counts=counts),), tags={"owner": "search@example.com"})
 
 
+def ab_leftover_and_shadow_test() -> EndpointSpec:
+    """An A/B test's loser left at weight 0 (it serves nothing, billed in full) and a shadow test
+    forgotten for six weeks (the shadow is sent a copy of every request). Not in the demo fleet: its
+    email would outgrow the size a mail client shows whole."""
+    return EndpointSpec("credit-risk", (
+        VariantSpec("ml.c5.xlarge", 1, name="xgb-v4", cpu=Load(58, 8), memory=Load(45, 2),
+                    invocations_per_hour=3000),
+        VariantSpec("ml.c5.2xlarge", 1, name="xgb-v3", cpu=Load(2, 0.5, 0.2), memory=Load(35, 1),
+                    invocations_per_hour=0, weight=0.0),
+        VariantSpec("ml.c5.xlarge", 1, name="xgb-v5-shadow", cpu=Load(60, 8), memory=Load(47, 2),
+                    invocations_per_hour=3000, shadow=True),
+    ), updated_days_ago=42, tags={"owner": "risk@example.com", "env": "prod"})
+
+
 def scenario_fleet() -> list[EndpointSpec]:
     """Realistic endpoints, one per trap an audit can fall into; each function's docstring says the
     verdict a correct audit gives."""
@@ -405,7 +424,9 @@ def _create_endpoint(sagemaker: Any, spec: EndpointSpec) -> None:
     )
     variants = []
     for v in spec.variants:
-        variant: dict[str, Any] = {"VariantName": v.name, "ModelName": model, "InitialVariantWeight": 1.0}
+        if v.shadow:
+            continue  # the emulator takes no ShadowProductionVariants: _adjust_state sets them
+        variant: dict[str, Any] = {"VariantName": v.name, "ModelName": model, "InitialVariantWeight": v.weight}
         if v.serverless_memory_mb:
             variant["ServerlessConfig"] = {"MemorySizeInMB": v.serverless_memory_mb, "MaxConcurrency": 5}
         else:
@@ -437,13 +458,27 @@ def _session_in(emulator: Emulator, account_id: str | None, region: str) -> boto
 def _adjust_state(emulator: Emulator, spec: EndpointSpec, now: datetime, region: str,
                   account_id: str | None = None) -> None:
     """The emulator stamps endpoints InService, created now, at the initial count: set what the spec says."""
-    endpoint = emulator.backend("sagemaker", region, account_id or ACCOUNT_ID).endpoints[spec.name]
+    backend = emulator.backend("sagemaker", region, account_id or ACCOUNT_ID)
+    endpoint = backend.endpoints[spec.name]
     endpoint.creation_time = now - timedelta(days=spec.age_days)
+    endpoint.last_modified_time = now - timedelta(
+        days=spec.age_days if spec.updated_days_ago is None else spec.updated_days_ago)
+    shadows = [v for v in spec.variants if v.shadow]
+    if shadows:
+        # Attributes the emulator serialises as DescribeEndpointConfig's and Search's ShadowProductionVariants.
+        if not spec.delete_config:
+            backend.endpoint_configs[f"{spec.name}-config"].shadow_production_variants = [
+                {"VariantName": v.name, "ModelName": f"{spec.name}-model", "InstanceType": v.instance_type,
+                 "InitialInstanceCount": v.count, "InitialVariantWeight": v.weight} for v in shadows]
+        endpoint.shadow_production_variants = [
+            {"VariantName": v.name, "CurrentInstanceCount": v.count, "DesiredInstanceCount": v.count,
+             "CurrentWeight": v.weight, "DesiredWeight": v.weight} for v in shadows]
     endpoint.endpoint_status = spec.status
     if spec.status == "Failed":
         endpoint.failure_reason = "The primary container did not pass the ping health check."
     hour = now.astimezone(UTC).hour
-    for variant, described in zip(spec.variants, endpoint.production_variants, strict=False):
+    production = [v for v in spec.variants if not v.shadow]
+    for variant, described in zip(production, endpoint.production_variants, strict=False):
         if variant.counts and "CurrentInstanceCount" in described:
             described["CurrentInstanceCount"] = described["DesiredInstanceCount"] = variant.count_at(hour)
 

@@ -4,6 +4,10 @@ From /work/shared/reference/sagemaker-cloudwatch-facts.md and the SageMaker deve
 (monitoring-cloudwatch, async-inference-monitor, serverless-endpoints-monitoring). The emulator
 accepts any metric for any endpoint; a real account does not. `seed_fleet` checks every datum it
 is about to publish against this table, so no fixture can show a rule data it never sees on AWS.
+
+A shadow variant of a real-time endpoint publishes what a production variant does (Invocations,
+InvocationsPerInstance, ModelLatency, the error counts, CPU, memory and disk) under its own
+VariantName, for the copies of live traffic it is sent (the SageMaker guide's "Monitor a shadow test").
 """
 
 from __future__ import annotations

@@ -254,6 +254,12 @@ def to_dict(section: tuple[EndpointReport, ...]) -> list[dict[str, Any]]:
                     "instance_metric_days": v.utilization.instance_metric_days if v.utilization else None,
                     "autoscaling": (_autoscaling(v.variant.autoscaling) if e.endpoint.autoscaling_known
                                     else "unknown"),
+                    "shadow": v.variant.shadow,
+                    "weight": v.variant.weight,
+                    "managed_instance_scaling": (
+                        None if v.variant.managed_scaling is None else
+                        {"min_instances": v.variant.managed_scaling.min_instances,
+                         "max_instances": v.variant.managed_scaling.max_instances}),
                 }
                 for v in e.variants
             ],

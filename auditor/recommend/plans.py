@@ -28,6 +28,7 @@ from auditor.models import (
     ScalingPolicy,
 )
 from auditor.recommend.demand import minimum_instances
+from auditor.recommend.packing import HostedCopies, hosted_copies
 from auditor.recommend.wording import advice_text
 
 FIXED_ACTIONS = ("resize",)
@@ -36,6 +37,9 @@ FIXED_ACTIONS = ("resize",)
 def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[EndpointReport, ...],
                 catalog: Catalog, config: AuditConfig) -> tuple[Plan, ...]:
     variants = {(e.endpoint.region, e.endpoint.name, v.variant.name): v for e in endpoints for v in e.variants}
+    components = {(e.endpoint.region, e.endpoint.name, v.variant.name): e
+                  for e in endpoints for v in e.variants
+                  if e.components or not e.endpoint.inference_components_listed}
     groups: dict[tuple[str, str, str | None], list[Finding]] = defaultdict(list)
     for finding in findings:
         if finding.recommendation is not None:
@@ -43,7 +47,10 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
     plans = []
     for (region, name, variant_name), group in groups.items():
         options = [_option(f) for f in group]
-        combined = _combined(group, catalog, config, region)
+        hosting = components.get((region, name, variant_name or ""))
+        copies = (hosted_copies(hosting.components, variant_name or "", hosting.endpoint.inference_components_listed)
+                  if hosting else None)
+        combined = _combined(group, catalog, config, region, copies)
         if combined is not None:
             options.append(combined)
         risky = [o for o in options if o.monthly_savings_usd < 0 and o.action == "scale-out"]
@@ -78,10 +85,12 @@ def _option(finding: Finding) -> PlanOption:
                       rec.recommended_monthly_usd, rec.monthly_savings_usd, advice_text(rec))
 
 
-def _combined(group: list[Finding], catalog: Catalog, config: AuditConfig, region: str) -> PlanOption | None:
+def _combined(group: list[Finding], catalog: Catalog, config: AuditConfig, region: str,
+              copies: HostedCopies | None = None) -> PlanOption | None:
     """The cheapest fixed resize under the autoscaling policy, scaled to the new shape: the policy's
-    average load in the new shape's instances, never fewer than the floor nor more than the count
-    the resize found holds the peak."""
+    average load in the new shape's instances, never fewer than the floor (nor than the instances
+    that hold the variant's inference component copies) nor more than the count the resize found
+    holds the peak."""
     scaling = next((f for f in group if isinstance(f.proposal, AutoscalingProposal) and f.recommendation), None)
     fixed = [f for f in group if f.recommendation is not None and f.recommendation.action in FIXED_ACTIONS
              and f.recommendation.monthly_savings_usd > 0]
@@ -98,7 +107,10 @@ def _combined(group: list[Finding], catalog: Catalog, config: AuditConfig, regio
     policy = scaling.proposal.policy
     floor = minimum_instances(rec.instance_count, config.recommend)
     maximum = rec.instance_count  # holds the observed peak, by the resize's own sizing
-    minimum = min(maximum, max(floor, math.ceil(policy.min_capacity * ratio - 1e-9)))
+    for_copies = copies.instances(new) if copies is not None else 0
+    if for_copies is None:
+        return None  # the copies' reservations are unknown, or a copy does not fit the new shape
+    minimum = min(maximum, max(floor, for_copies, math.ceil(policy.min_capacity * ratio - 1e-9)))
     if maximum <= minimum:
         return None  # nothing left to scale: the fixed resize says it all
     average = min(maximum, max(minimum, scaling.proposal.average_instances * ratio))

@@ -21,6 +21,7 @@ from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 from auditor.config import RecommendConfig
 from auditor.models import Recommendation, Resource, VariantUtilization
 from auditor.recommend.demand import Demand, instances_needed, minimum_instances, peak_demand
+from auditor.recommend.packing import HostedCopies
 
 
 @dataclass(frozen=True)
@@ -48,10 +49,14 @@ def rightsize(
     catalog: Catalog,
     config: RecommendConfig,
     price_of: Callable[[str, str], float | None] | None = None,
+    copies: HostedCopies | None = None,
 ) -> SizingResult | None:
     """The cheapest compatible shape and count, if it saves at least min_savings_percent.
-    `price_of(instance_type, region)`: hosting prices unless told otherwise (training)."""
+    `price_of(instance_type, region)`: hosting prices unless told otherwise (training).
+    `copies`: the inference component copies the variant hosts; every count proposed holds them all."""
     price_of = price_of or catalog.hourly_price
+    if copies is not None and not copies.known:
+        return None  # reservations unknown: no count can be shown to hold the copies
     current_price = price_of(current.instance_type, region)
     if current_price is None or demand_unmeasured(utilization):
         return None
@@ -70,6 +75,11 @@ def rightsize(
         count = instances_needed(candidate, current, demand, min_count, target)
         if count is None:
             continue
+        if copies is not None:
+            held = copies.instances(candidate)
+            if held is None:
+                continue  # a copy does not fit on one of these instances
+            count = max(count, held)
         monthly = round(price * count * HOURS_PER_MONTH, 2)
         # Cheapest first; on a tie stay in the current family, then prefer fewer instances.
         key = (monthly, candidate.family != current.family, count, candidate.instance_type)

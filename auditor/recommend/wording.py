@@ -11,6 +11,10 @@ def advice_text(rec: Recommendation) -> str:
         return str(rec.details["advice"])
     if rec.action == "delete":
         return "delete the endpoint"
+    if rec.action == "remove-variant":
+        return f"remove the variant ({rec.instance_type})"
+    if rec.action == "end-shadow-test":
+        return f"end the shadow test ({rec.instance_type})"
     if rec.action in ("autoscale", "resize+autoscale"):
         policy = rec.details.get("policy", {})
         return (f"autoscale {policy.get('MinCapacity')}-{policy.get('MaxCapacity')} x {rec.instance_type} "

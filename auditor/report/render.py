@@ -223,7 +223,9 @@ def current_shapes(doc: dict[str, Any]) -> dict[tuple[str, str | None], str]:
     for e in doc["endpoints"]:
         for v in e["variants"]:
             if v["instance_type"]:
-                shapes[(e["name"], v["name"])] = f"{v['instance_count']} x {v['instance_type']}"
+                # A shadow variant is billed like the others but answers nobody: say which it is.
+                shapes[(e["name"], v["name"])] = (f"{v['instance_count']} x {v['instance_type']}"
+                                                  + (" (shadow)" if v.get("shadow") else ""))
             elif v["serverless_memory_mb"]:
                 shapes[(e["name"], v["name"])] = f"serverless {v['serverless_memory_mb']} MB"
         shapes[(e["name"], None)] = ", ".join(shapes[(e["name"], v["name"])] for v in e["variants"]

@@ -10,8 +10,10 @@ pricing step (a step that returns None drops a candidate whose advice does not h
 cheaper, a saving below the minimum), then drop advice that another rule `supersedes`.
 
 Order of evaluation for an endpoint: the gates (not-in-service, then insufficient-data) decide
-what may be judged at all; an exclusive verdict (idle) makes the others moot; then every judging
-rule whose kinds include the endpoint's kind adds its finding. Findings are sorted later, so the
+what may be judged at all; an exclusive verdict (idle) makes the others moot, and an exclusive
+variant verdict (variant-unused) those on its variant; then every judging
+rule whose kinds include the endpoint's kind adds its finding (variant rules judge production variants;
+those marked `shadow_variants` judge shadow variants only). Findings are sorted later, so the
 order among judging rules does not matter.
 """
 
@@ -22,6 +24,7 @@ import pkgutil
 from collections.abc import Iterable
 from dataclasses import replace
 from fnmatch import fnmatchcase
+from typing import Any
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
 from auditor.analyse.rules.base import (
@@ -93,15 +96,29 @@ def evaluate_endpoint(assessment: EndpointAssessment, config: AuditConfig) -> li
         for rule in applicable(Phase.EXCLUSIVE):
             if isinstance(rule, EndpointRule) and (finding := rule.check(view, config)) is not None:
                 return [*findings, finding]
+    # A variant with an exclusive verdict (remove it) is judged no further.
+    settled: set[str] = set()
+    for rule in applicable(Phase.EXCLUSIVE):
+        if isinstance(rule, VariantRule):
+            for va in _variants_for(rule, judged):
+                if va.variant.name not in settled and (finding := rule.check(view, va, config)) is not None:
+                    findings.append(finding)
+                    settled.add(va.variant.name)
     for rule in applicable(Phase.JUDGE):
         if isinstance(rule, EndpointRule):
             found = [rule.check(view, config)]
         elif isinstance(rule, VariantRule):
-            found = [rule.check(view, va, config) for va in judged]
+            found = [rule.check(view, va, config) for va in _variants_for(rule, judged)
+                     if va.variant.name not in settled]
         else:
             continue
         findings.extend(f for f in found if f is not None)
     return findings
+
+
+def _variants_for(rule: VariantRule[Any], judged: tuple[VariantAssessment, ...]) -> list[VariantAssessment]:
+    """Shadow variants are judged by the rules about shadow tests only; production variants by the others."""
+    return [va for va in judged if va.variant.shadow == rule.shadow_variants]
 
 
 def evaluate_collection(assessment: object, catalog: Catalog, config: AuditConfig) -> list[Finding]:

@@ -137,10 +137,12 @@ class EndpointRule(Rule[S]):
 
 @dataclass(frozen=True, kw_only=True)
 class VariantRule(Rule[S]):
-    """Judges one production variant."""
+    """Judges one variant: production variants, or (shadow_variants) shadow variants only. An
+    exclusive variant verdict (a variant to remove) makes the judging rules moot for that variant."""
 
     check: Callable[[EndpointAssessment, VariantAssessment, AuditConfig], Finding | None]
     price: EndpointPricer | None = None
+    shadow_variants: bool = False
 
 
 Assessment = TypeVar("Assessment")

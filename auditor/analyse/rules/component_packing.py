@@ -6,18 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
-from auditor.analyse.components import (
+from auditor.analyse.pricing_steps import price_fewer_instances
+from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
+from auditor.config import AuditConfig
+from auditor.models import CountProposal, Finding, ResourceKind, Severity
+from auditor.recommend.demand import minimum_instances
+from auditor.recommend.packing import (
     copies_per_instance,
     instances_to_hold,
     on_variant,
     placements,
     reserved_share,
 )
-from auditor.analyse.pricing_steps import price_fewer_instances
-from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
-from auditor.config import AuditConfig
-from auditor.models import CountProposal, Finding, ResourceKind, Severity
-from auditor.recommend.demand import minimum_instances
 from auditor.schema import setting
 
 

@@ -8,13 +8,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
-from auditor.analyse.components import Placement, Reservation, instances_to_hold, on_variant, reservation
 from auditor.analyse.pricing_steps import same_type_count
 from auditor.analyse.rules.base import RESOURCE_LABELS, RuleSettings, VariantRule, settings_of, target_percent
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import ComponentReport, CountProposal, Finding, Resource, ResourceKind, Severity
 from auditor.recommend.demand import minimum_instances
+from auditor.recommend.packing import Placement, Reservation, instances_to_hold, on_variant, reservation
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 

@@ -1,4 +1,6 @@
-"""no-autoscaling: a real-time variant with two or more instances and no scaling policy."""
+"""no-autoscaling: a real-time variant with two or more instances and no scaling policy (neither
+Application Auto Scaling nor managed instance scaling). For a variant that hosts inference
+components, the advised minimum holds every copy's reserved cores, accelerators and memory."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.models import AutoscalingProposal, Finding, Recommendation, ResourceKind, ScalingPolicy, Severity
 from auditor.recommend.demand import minimum_instances
+from auditor.recommend.packing import hosted_copies
 from auditor.recommend.pricing import priced, severity_for_saving
 from auditor.schema import setting
 
@@ -37,8 +40,12 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     scaling = va.variant.autoscaling
     if count < settings.min_instances or not assessment.endpoint.autoscaling_known:
         return None
-    if scaling is not None and scaling.policies:
+    if (scaling is not None and scaling.policies) or va.variant.managed_scaling is not None:
         return None
+    copies = hosted_copies(assessment.components, va.variant.name, assessment.endpoint.inference_components_listed)
+    for_copies = copies.instances(va.shape) if va.shape is not None else None
+    if copies.hosts and for_copies is None:
+        return None  # reservations unknown: no minimum can be shown to hold the copies
     if "Invocations:Sum" not in va.raw.columns or "cpu:Average" not in va.normalised.columns:
         return None
     frame = va.raw[["Invocations:Sum"]].join(va.normalised[["cpu:Average"]], how="inner").dropna()
@@ -60,17 +67,20 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         return None
     needed = np.ceil(per_minute / target_value)
     floor = minimum_instances(count, config.recommend)
-    min_capacity = int(max(floor, needed.min()))
+    min_capacity = int(max(floor, needed.min(), for_copies or 0))
     # Room for at least one more instance than the floor: a policy with min = max does nothing.
     max_capacity = int(max(count, min_capacity + 1, math.ceil(needed.max() * MAX_CAPACITY_HEADROOM)))
     average = float(np.clip(needed, min_capacity, max_capacity).mean())
     policy = ScalingPolicy(INVOCATIONS_METRIC, round(target_value, 1), min_capacity, max_capacity)
     why = "a scalable target with no policy" if scaling is not None else "no autoscaling"
+    copies_text = (f"; its inference component copies need {for_copies} instances, the minimum (or enable "
+                   f"managed instance scaling with MinInstanceCount {min_capacity} and scale the copies)"
+                   if for_copies else "")
     message = (
         f"{count} x {va.variant.instance_type} with {why}; traffic ranges from {per_instance.min():,.1f} to "
         f"{per_instance.max():,.1f} invocations per instance per minute. Target tracking on "
         f"{INVOCATIONS_METRIC} at {target_value:,.1f} (CPU at ~{target:g}%), "
-        f"min {min_capacity}, max {max_capacity} would run about {average:.1f} instances on average"
+        f"min {min_capacity}, max {max_capacity} would run about {average:.1f} instances on average{copies_text}"
     )
     return RULE.finding(
         assessment.endpoint, va.variant.name, message,
@@ -85,6 +95,7 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
             },
             "target_utilization": target,
             "scalable_target_without_policy": scaling is not None,
+            "instances_for_component_copies": for_copies or None,
         },
         proposal=AutoscalingProposal(policy, round(average, 2)),
     )

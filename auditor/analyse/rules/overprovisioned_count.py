@@ -11,6 +11,7 @@ from auditor.analyse.rules.base import INSTANCE_KINDS, RuleSettings, VariantRule
 from auditor.config import AuditConfig
 from auditor.models import CountProposal, Finding, Resource, Severity
 from auditor.recommend.demand import instances_needed, minimum_instances, peak_demand
+from auditor.recommend.packing import hosted_copies
 from auditor.schema import setting
 
 
@@ -28,7 +29,13 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     demand = peak_demand(va.utilization, va.shape, count)
     floor = minimum_instances(count, config.recommend)
     needed = instances_needed(va.shape, va.shape, demand, floor, target / 100.0)
-    if needed is None or needed >= count:
+    # Inference component copies keep their reservations wherever they run: the count holds them all.
+    copies = hosted_copies(assessment.components, va.variant.name, assessment.endpoint.inference_components_listed)
+    for_copies = copies.instances(va.shape)
+    if needed is None or for_copies is None:
+        return None
+    needed = max(needed, for_copies)
+    if needed >= count:
         return None
     held = [f"{demand.cpu_cores:.1f} of {va.shape.vcpu * needed} vCPU"] if demand.cpu_cores is not None else []
     if demand.accelerators is not None:
@@ -44,6 +51,7 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
             "target_utilization": target,
             "peak_statistic": config.recommend.peak_statistic,
             "peak_demand": demand.as_dict(),
+            "instances_for_component_copies": for_copies or None,
         },
         proposal=CountProposal(needed),
     )

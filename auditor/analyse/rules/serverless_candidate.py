@@ -18,6 +18,7 @@ from auditor.analyse.usage import mean_duration_seconds, per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, Recommendation, Resource, ResourceKind, ServerlessProposal, Severity
+from auditor.recommend.packing import on_variant
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 
@@ -42,6 +43,8 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         return None  # Serverless Inference has no GPUs
     if not util.invocations or Resource.MEMORY not in util.peak:
         return None
+    if on_variant(assessment.components, va.variant.name):
+        return None  # Serverless Inference hosts no inference components
     cpu = util.get(Resource.CPU)
     if cpu is None or cpu.p95 >= config.thresholds.cpu:
         return None  # busy instances: the work would not get cheaper, and cold starts would hurt

@@ -16,6 +16,7 @@ from auditor.analyse.rules.base import (
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, Resource, Severity, ShapeProposal, VariantUtilization
+from auditor.recommend.packing import hosted_copies
 from auditor.recommend.pricing import priced
 from auditor.recommend.sizing import rightsize
 
@@ -69,8 +70,9 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
     va = variant_of(finding, assessment)
     if va is None or va.shape is None or va.utilization is None:
         return None
+    copies = hosted_copies(assessment.components, va.variant.name, assessment.endpoint.inference_components_listed)
     result = rightsize(va.utilization, va.shape, va.variant.instance_count, assessment.endpoint.region, catalog,
-                       config.recommend)
+                       config.recommend, copies=copies)
     if result is None:
         return None  # nothing cheaper holds the rest of the load: not waste
     rec = result.recommendation
@@ -81,6 +83,9 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
         held.append(f"{demand.memory_gib:.1f} of {result.shape.memory_gib:g} GiB per instance")
     if demand.accelerators is not None:
         held.append(f"{demand.accelerators:.2f} of {result.shape.gpu_count * rec.instance_count} GPUs")
+    if copies.placed:
+        held.append(f"every one of the {sum(p.copies for p in copies.placed)} inference component copies "
+                    f"(they need {copies.instances(result.shape)} instances)")
     message = (
         f"{finding.message}. {rec.instance_count} x {rec.instance_type} holds the "
         f"{config.recommend.peak_statistic} peak ({'; '.join(held)}) at <= {config.recommend.target_utilization:g}%: "

@@ -103,3 +103,34 @@ def placements(components: list[ComponentReport]) -> list[Placement] | None:
             return None
         result.append(Placement(report.component.name, report.component.copy_count, per_copy))
     return result
+
+
+@dataclass(frozen=True)
+class HostedCopies:
+    """The inference component copies a variant hosts, for any rule that advises its count: every
+    copy's reserved cores, accelerators and memory must still fit on what it advises."""
+
+    placed: list[Placement] | None  # None: some component's copies or reservation are unknown
+    hosts: bool  # False: the variant hosts no inference component (any count holds)
+
+    @property
+    def known(self) -> bool:
+        """Whether a count can be advised at all: nothing hosted, or every reservation known."""
+        return not self.hosts or self.placed is not None
+
+    def instances(self, shape: InstanceShape) -> int | None:
+        """The fewest instances of `shape` that hold every copy: 0 when nothing is hosted, None when
+        unknown or when a copy does not fit on one instance of the shape."""
+        if not self.hosts:
+            return 0
+        if self.placed is None:
+            return None
+        return instances_to_hold(self.placed, shape)
+
+
+def hosted_copies(components: tuple[ComponentReport, ...], variant: str, listed: bool = True) -> HostedCopies:
+    """`listed` False: the endpoint hosts components that could not be listed (all unknown)."""
+    if not listed:
+        return HostedCopies(None, True)
+    hosted = on_variant(components, variant)
+    return HostedCopies(placements(hosted) if hosted else [], bool(hosted))
