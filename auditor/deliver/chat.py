@@ -17,11 +17,12 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from auditor.deliver.audience import AudienceOf, delivered_partition, partition
 from auditor.errors import AuditorError, ConfigError
 from auditor.models import AuditReport
 
@@ -262,42 +263,36 @@ class ChatPost:
 
 
 def split_by_tag(report: AuditReport, tag: str, owners: set[str]) -> dict[str | None, AuditReport]:
-    """One report per routed tag value; None: the rest, with the region-wide errors."""
-    value_of = {e.endpoint.name: _plain(e.endpoint.tags.get(tag, ""), 256) for e in report.endpoints}
-    parts: dict[str | None, AuditReport] = {}
-    for owner in sorted(owners):
-        names = {n for n, v in value_of.items() if v == owner}
-        if names:
-            parts[owner] = _part(report, names, region_errors=False)
-    routed = {n for n, v in value_of.items() if v in owners}
-    parts[None] = _part(report, set(value_of) - routed, region_errors=True)
-    return parts
+    """One report per routed tag value (endpoints, notebooks, Studio domains); None: the rest (jobs,
+    Studio apps) with the region-wide errors. A partition: see deliver.audience."""
+    return partition(report, routed_owner(tag, owners))
 
 
-def _part(report: AuditReport, names: set[str], region_errors: bool) -> AuditReport:
-    return replace(
-        report,
-        endpoints=tuple(e for e in report.endpoints if e.endpoint.name in names),
-        findings=tuple(f for f in report.findings if f.endpoint in names),
-        plans=tuple(p for p in report.plans if p.endpoint in names),
-        errors=tuple(err for err in report.errors
-                     if err.endpoint in names or (region_errors and err.endpoint is None)),
-    )
+def routed_owner(tag: str, owners: set[str]) -> AudienceOf:
+    """The audience of a resource for chat: its `tag` value, when that value has a route."""
+    def audience(tags: Mapping[str, str]) -> str | None:
+        value = _plain(tags.get(tag, ""), 256)
+        return value if value in owners else None
+    return audience
+
+
+def _has_something_to_act_on(report: AuditReport) -> bool:
+    return any(f.severity.value != "info" for f in report.findings) or bool(report.errors)
 
 
 def plan_report_posts(report: AuditReport, chat: ChatConfig, pointer: str) -> list[ChatPost]:
-    """The default channels get the run (with owner routing: the unrouted rest); each routed owner
-    with a finding above info or an error gets theirs."""
+    """The default channels get the run (with owner routing: what no routed owner gets); each
+    routed owner with a finding above info or an error gets only theirs (the rest of their
+    resources, with nothing to act on, are in the default channel's post)."""
     posts: list[ChatPost] = []
     for service in SERVICES:
         default_env: str | None = getattr(chat, f"{service}_webhook_env")
         routes = parse_routes(getattr(chat, f"{service}_routes"), f"{service}_routes", "config")
-        parts = split_by_tag(report, chat.route_by_tag, set(routes)) if chat.route_by_tag and routes else {None: report}
+        parts = (delivered_partition(report, routed_owner(chat.route_by_tag, set(routes)), _has_something_to_act_on)
+                 if chat.route_by_tag and routes else {None: report})
         for owner, part in parts.items():
             env = routes[owner] if owner is not None else default_env
             if env is None:
-                continue
-            if owner is not None and not (any(f.severity.value != "info" for f in part.findings) or part.errors):
                 continue
             summary = report_summary(part, chat, pointer, owner=_plain(owner) if owner else None)
             posts.append(ChatPost(service, env, owner or "default", PAYLOADS[service](summary)))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from auditor.collect.session import AwsClients, client_config
 from auditor.config import AuditConfig
-from auditor.errors import AuditorError, ConfigError
+from auditor.errors import AuditorError, ConfigError, ProblemLines, problem_lines
 from auditor.history.store import (
     History,
     HistoryError,
@@ -122,7 +122,7 @@ def deliver_outcome(config: AuditConfig, outcome: AuditOutcome, *, history: bool
         try:
             sent = tuple(r for d in send_report(outcome.report, config.email) for r in d.recipients)
         except AuditorError as exc:
-            problems.append(str(exc))
+            problems += problem_lines(exc)  # one line per unsent message
     posted: tuple[str, ...] = ()
     if chat:
         posted, chat_problems = post_chat(config, outcome, run_id, sent)
@@ -173,7 +173,7 @@ def nightly_audit(config: AuditConfig, now: datetime | None = None,
     chat = config.chat.nightly and chat_configured(config.chat) and not limits.stop.is_set()
     delivered = deliver_outcome(config, outcome, email=mail, chat=chat)
     if delivered.problems:
-        raise AuditorError(delivered.problems[0])
+        raise ProblemLines(delivered.problems)
     if limits.stop.is_set():
         return NightlyResult(outcome, delivered.run_id, delivered.sent_to, notice, interrupted=True)
     if outcome.fatal_errors:
