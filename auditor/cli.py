@@ -263,7 +263,9 @@ def run(
     if outcome.fatal_errors:
         audited = sum(1 for a in report.accounts if a.audited)
         coverage = f"audited {audited} of {len(report.accounts)} accounts; " if audited < len(report.accounts) else ""
-        problems += [f"{coverage}{outcome.fatal_errors[0].message}", *(e.message for e in outcome.fatal_errors[1:])]
+        # The failures of the audit itself are all in the report's errors: one line says the first.
+        more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
+        problems.append(f"{coverage}{outcome.fatal_errors[0].message}{more}")
     if problems:
         raise fail(*problems)
     if fail_on_findings and actionable_findings(report):

@@ -234,7 +234,7 @@ def test_three_failed_messages_are_three_error_lines(aws, tmp_path: Path) -> Non
     assert result.exit_code == 1
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert len(errors) == 3, result.stderr
-    assert {re.match(r"error: mail to (\S+):", line)[1] for line in errors} == {  # type: ignore[index]
+    assert {re.search(r"the unsent message to (\S+) saved", line)[1] for line in errors} == {  # type: ignore[index]
         "finops@example.com", "pricing@example.com", "checkout@example.com"}
     assert "more)" not in result.stderr
     assert len(list((tmp_path / "outbox").glob("*.eml"))) == 3

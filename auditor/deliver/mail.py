@@ -132,7 +132,7 @@ def send_report(report: AuditReport, email: EmailConfig) -> list[Delivery]:
             transmit(delivery.message, email)
         except DeliveryError as exc:
             path = save_to_outbox(delivery.message, email)
-            failures.append(f"mail to {', '.join(delivery.recipients)}: {exc}; the unsent message saved in "
+            failures.append(f"{exc}; the unsent message to {', '.join(delivery.recipients)} saved in "
                             f"{path.parent} (retry: audit send-outbox)")
     if failures:
         raise DeliveryFailures(failures)
