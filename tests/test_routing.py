@@ -241,3 +241,62 @@ def test_three_failed_messages_are_three_error_lines(aws, tmp_path: Path) -> Non
     sent = CliRunner().invoke(app, ["send-outbox", "--config", str(config)])
     assert sent.exit_code == 1
     assert len([line for line in sent.stderr.splitlines() if line.startswith("error: ")]) == 3, sent.stderr
+
+
+class RefusingInbox:
+    """An SMTP peer that refuses one mailbox (550) and keeps what it accepts."""
+
+    def __init__(self, refused: str) -> None:
+        self.refused = refused
+        self.accepted: list[str] = []
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options) -> str:
+        if address == self.refused:
+            return "550 5.1.1 mailbox unavailable"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope) -> str:
+        self.accepted += envelope.rcpt_tos
+        return "250 OK"
+
+
+def test_one_refused_owner_is_one_line_and_the_others_are_sent(tmp_path: Path) -> None:
+    from aiosmtpd.controller import Controller
+
+    report = synthetic_report(30)
+    by_owner = split_by_owner(report, "owner")
+    acting = [o for o, part in by_owner.items() if o and any(f.severity.value != "info" for f in part.findings)]
+    assert len(acting) >= 2
+    handler = RefusingInbox(acting[0])
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    controller = Controller(handler, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        email = EmailConfig(sender=SENDER, recipients=RECIPIENTS, smtp_host="127.0.0.1", smtp_port=port,
+                            route_by_tag="owner", outbox_dir=str(tmp_path / "outbox"))
+        delivered = deliver_outcome(AuditConfig(email=email), AuditOutcome(report, ()), history=False, email=True)
+    finally:
+        controller.stop()
+    (line,) = delivered.problems
+    assert f"refused the recipients {acting[0]}" in line and f"the unsent message to {acting[0]} saved" in line
+    assert set(delivered.sent_to) == {*RECIPIENTS, *acting[1:]} == set(handler.accepted)
+    assert len(list((tmp_path / "outbox").glob("*.eml"))) == 1
+
+
+def test_any_tagging_is_partitioned() -> None:
+    """Seeded random owner tags, hostile ones among them, on a synthetic fleet: mail and chat."""
+    import random
+
+    base = synthetic_report(40)
+    values = ["a@example.com", "b@example.com", "B@example.com", "team/ml@example.com", "x" * 256, "not an address",
+              "c@example.com\nBcc: all@example.com", "", "<script>@example.com"]
+    for seed in range(8):
+        rng = random.Random(seed)
+        report = replace(base, endpoints=tuple(
+            replace(e, endpoint=replace(e.endpoint, tags={"owner": rng.choice(values)} if rng.random() < 0.9 else {}))
+            for e in base.endpoints))
+        assert_partition(report, split_by_owner(report, "owner"))
+        assert_partition(report, split_by_tag(report, "owner", set(rng.sample(values, 3))))

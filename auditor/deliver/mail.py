@@ -119,7 +119,12 @@ def plan_deliveries(report: AuditReport, email: EmailConfig) -> list[Delivery]:
 
 
 class DeliveryFailures(ProblemLines, DeliveryError):
-    """Messages that could not be sent (each saved in the outbox): one line per message."""
+    """Messages that could not be sent (each saved in the outbox): one line per message; `sent`:
+    the recipients of those that were."""
+
+    def __init__(self, lines: list[str], sent: tuple[str, ...] = ()) -> None:
+        super().__init__(lines)
+        self.sent = sent
 
 
 def send_report(report: AuditReport, email: EmailConfig) -> list[Delivery]:
@@ -127,15 +132,17 @@ def send_report(report: AuditReport, email: EmailConfig) -> list[Delivery]:
     check_email_config(email)
     deliveries = plan_deliveries(report, email)
     failures: list[str] = []
+    sent: list[str] = []
     for delivery in deliveries:
         try:
             transmit(delivery.message, email)
+            sent += delivery.recipients
         except DeliveryError as exc:
             path = save_to_outbox(delivery.message, email)
             failures.append(f"{exc}; the unsent message to {', '.join(delivery.recipients)} saved in "
                             f"{path.parent} (retry: audit send-outbox)")
     if failures:
-        raise DeliveryFailures(failures)
+        raise DeliveryFailures(failures, tuple(sent))
     return deliveries
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from auditor.collect.session import AwsClients, client_config
 from auditor.config import AuditConfig
-from auditor.errors import AuditorError, ConfigError, ProblemLines, problem_lines
+from auditor.errors import AuditorError, ConfigError, ProblemLines
 from auditor.history.store import (
     History,
     HistoryError,
@@ -100,7 +100,7 @@ def deliver_outcome(config: AuditConfig, outcome: AuditOutcome, *, history: bool
                     email_to_file: Path | None = None, chat: bool = False) -> Delivered:
     """Record the run in the history, send (or write) the email and post the chat summary; a step
     that fails is a problem in the result and the next step still runs."""
-    from auditor.deliver.mail import send_report, write_messages
+    from auditor.deliver.mail import DeliveryFailures, send_report, write_messages
 
     problems: list[str] = []
     run_id = None
@@ -121,8 +121,11 @@ def deliver_outcome(config: AuditConfig, outcome: AuditOutcome, *, history: bool
     elif email:
         try:
             sent = tuple(r for d in send_report(outcome.report, config.email) for r in d.recipients)
+        except DeliveryFailures as exc:
+            sent = exc.sent  # the messages that went still count
+            problems += exc.lines  # one line per unsent message
         except AuditorError as exc:
-            problems += problem_lines(exc)  # one line per unsent message
+            problems.append(str(exc))
     posted: tuple[str, ...] = ()
     if chat:
         posted, chat_problems = post_chat(config, outcome, run_id, sent)
