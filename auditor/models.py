@@ -160,6 +160,8 @@ class TrainingJob:
     image: str  # the training image, or the algorithm name
     hyperparameters: dict[str, str]
     final_metrics: dict[str, float]
+    arn: str = ""
+    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see pipeline.jobs)
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,8 @@ class TransformJob:
     created_at: datetime
     started_at: datetime | None
     ended_at: datetime | None
+    arn: str = ""
+    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see pipeline.jobs)
 
     @property
     def duration_seconds(self) -> float | None:

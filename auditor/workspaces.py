@@ -115,6 +115,8 @@ class ProcessingJob:
     created_at: datetime
     started_at: datetime | None
     ended_at: datetime | None
+    arn: str = ""
+    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see pipeline.jobs)
 
     @property
     def duration_seconds(self) -> float | None:

@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 from typer.testing import CliRunner
 
@@ -32,25 +33,36 @@ from conftest import seeded_emulator, utc_now
 from fleet_report import synthetic_report
 
 SENDER, RECIPIENTS = "auditor@example.com", ("finops@example.com",)
+JOB_OWNER = "ml-research@example.com"  # tags a training and a processing job of the demo
+TAGGED_JOBS = {"churn-xgb-tuning-0412": "training", "model-eval-w48": "processing", "model-eval-w47": "processing"}
 
 
 @pytest.fixture(scope="module")
 def fleet(emulator, tmp_path_factory) -> Iterator[AuditReport]:
-    """The whole demo: endpoints, jobs, notebooks and processing jobs, audited."""
+    """The whole demo: endpoints, jobs, notebooks and processing jobs, audited for owner routing
+    (which reads the tags of the jobs that have a finding)."""
     now = utc_now()
 
     def seed(emu: Any) -> None:
         seed_fleet(emu, demo_fleet(), now=now)
         seed_jobs(emu, *demo_jobs(), now=now)
         seed_workspaces(emu, demo_notebooks(), demo_processing(), now=now)
+        sagemaker = boto3.client("sagemaker", region_name="us-east-1")
+        for name, kind in TAGGED_JOBS.items():
+            described = (sagemaker.describe_training_job(TrainingJobName=name) if kind == "training"
+                         else sagemaker.describe_processing_job(ProcessingJobName=name))
+            arn = described["TrainingJobArn" if kind == "training" else "ProcessingJobArn"]
+            sagemaker.add_tags(ResourceArn=arn, Tags=[{"Key": "owner", "Value": JOB_OWNER}])
 
     with seeded_emulator(emulator, tmp_path_factory.mktemp("home"), seed):
-        yield execute_audit(AuditConfig(aws=AwsConfig(regions=("us-east-1",))), now=now).report
+        config = AuditConfig(aws=AwsConfig(regions=("us-east-1",)), email=EmailConfig(route_by_tag="owner"))
+        yield execute_audit(config, now=now).report
 
 
 def owners(report: AuditReport) -> set[str]:
     tags = [e.endpoint.tags for e in report.endpoints]
     tags += [n.notebook.tags for n in report.workspaces.notebooks] if report.workspaces else []
+    tags += [c.job.tags for c in (*report.jobs.training, *report.jobs.processing)]
     return {t["owner"] for t in tags if "@" in t.get("owner", "")}
 
 
@@ -81,8 +93,16 @@ def test_mail_and_chat_routing_partition_the_demo_fleet(fleet: AuditReport) -> N
     mail = split_by_owner(fleet, "owner")
     assert_partition(fleet, mail)
     assert set(mail) == {*owners(fleet), None}
-    # Jobs carry no tags in the report: they are the default audience's.
-    assert mail[None].jobs == fleet.jobs
+    # The tags of the jobs with a finding are read (model-eval-w47 has none: its tags are not);
+    # the other jobs are the default audience's.
+    assert {c.job.name for c in mail[JOB_OWNER].jobs.training} == {"churn-xgb-tuning-0412"}
+    assert {c.job.name for c in mail[JOB_OWNER].jobs.processing} == {"model-eval-w48"}
+    assert {p.endpoint for p in mail[JOB_OWNER].plans} == {"churn-xgb-tuning-0412", "model-eval-w48"}
+    assert len(mail[None].jobs.transform) == len(fleet.jobs.transform)
+    # One ListTags per notebook (discovery) and one per job with a finding, not one per job.
+    assert fleet.workspaces is not None
+    job_findings = {(f.resource_type, f.endpoint) for f in fleet.findings if f.resource_type.endswith("-job")}
+    assert fleet.api_calls["sagemaker:ListTags"] == len(fleet.workspaces.notebooks) + len(job_findings)
     chat = split_by_tag(fleet, "owner", {"vision@example.com", "pricing@example.com", "nobody@example.com"})
     assert list(chat) == ["pricing@example.com", "vision@example.com", None]
     assert_partition(fleet, chat)
@@ -177,8 +197,9 @@ def test_each_channel_gets_only_its_part(fleet: AuditReport, webhooks: Webhooks,
         where = f"• *{plan.endpoint}" + (f" / {plan.variant}*" if plan.variant else "*")
         assert sum(1 for line in lines if line.startswith(where)) == 1, where
     default = json.dumps(webhooks.posts["/slack/default"])
-    assert "churn-xgb-tuning-0412" in default  # a job's plan: the default channel's
-    assert "search-embeddings" not in default  # an owner's: not
+    assert "resnet50-p3-bs128-lr001" in default  # an untagged job's plan: the default channel's
+    assert "search-embeddings" not in default and "churn-xgb-tuning-0412" not in default  # owners': not
+    assert "churn-xgb-tuning-0412" in json.dumps(webhooks.posts[f"/slack/{JOB_OWNER}"])
 
 
 # --- file names from tags ---------------------------------------------------------------------------

@@ -7,10 +7,12 @@ holds only its resources and their findings, plans and errors, so its totals (th
 spend, the plans' saving, the finding counts) are its own, and the audiences' totals add up to the
 run's.
 
-Tags are those discovery reads: endpoints, notebook instances and Studio domains. Training,
-transform and processing jobs, Studio apps and spaces carry none in the report (reading them would
-cost a ListTags per job): they belong to the default audience, with the training experiments, the
-Savings Plans advice, the price reconciliation and every error that names no resource of an owner.
+Tags are those discovery reads: endpoints, notebook instances and Studio domains, and, when a
+delivery routes by tag, the training, transform and processing jobs that have a finding (one
+ListTags each; see pipeline.jobs). Other jobs, Studio apps and spaces carry none in the report:
+they belong to the default audience, with the training experiments whose runs are not all one
+owner's, the Savings Plans advice, the price reconciliation and every error that names no
+resource of an owner.
 """
 
 from __future__ import annotations
@@ -33,11 +35,11 @@ def resource_tags(report: AuditReport) -> dict[ResourceKey, Mapping[str, str]]:
     for e in report.endpoints:
         tagged[(e.endpoint.account_id, e.endpoint.region, "endpoint", e.endpoint.name)] = e.endpoint.tags
     for t in report.jobs.training:
-        tagged.setdefault((t.job.account_id, t.job.region, "training-job", t.job.name), {})
+        tagged[(t.job.account_id, t.job.region, "training-job", t.job.name)] = t.job.tags
     for b in report.jobs.transform:
-        tagged.setdefault((b.job.account_id, b.job.region, "transform-job", b.job.name), {})
+        tagged[(b.job.account_id, b.job.region, "transform-job", b.job.name)] = b.job.tags
     for p in report.jobs.processing:
-        tagged.setdefault((p.job.account_id, p.job.region, "processing-job", p.job.name), {})
+        tagged[(p.job.account_id, p.job.region, "processing-job", p.job.name)] = p.job.tags
     if report.workspaces is not None:
         for n in report.workspaces.notebooks:
             tagged[(n.notebook.account_id, n.notebook.region, "notebook-instance", n.notebook.name)] = n.notebook.tags

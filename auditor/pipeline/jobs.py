@@ -24,7 +24,7 @@ from auditor.collect.job_metrics import (
 )
 from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
-from auditor.discover.jobs import discover_jobs
+from auditor.discover.jobs import discover_jobs, read_tags
 from auditor.discover.processing import discover_processing_jobs
 from auditor.models import AuditError, Finding, JobsSection, TrainingCost, TransformCost, Window
 from auditor.recommend.advice import attach_recommendations
@@ -80,6 +80,10 @@ def audit_jobs(
         fatal.append(error)
     jobs = JobsAssessment(tuple(training), tuple(transform), window, processing=tuple(processing))
     findings = attach_recommendations(evaluate_jobs(jobs, catalog, config), {}, catalog, config, jobs)
+    if config.email.route_by_tag or config.chat.route_by_tag:
+        training, transform, processing, tag_errors = with_tags(sagemaker, region, findings, training, transform,
+                                                                processing)
+        errors += tag_errors
     section = JobsSection(tuple(training), tuple(transform),
                           tuple(build_experiments(training, config.jobs.experiment_prefixes)),
                           processing=tuple(processing))
@@ -87,6 +91,25 @@ def audit_jobs(
 
 
 Cost = TypeVar("Cost", TrainingCost, TransformCost, ProcessingCost)
+
+
+def with_tags(sagemaker: BaseClient, region: str, findings: list[Finding], training: list[TrainingCost],
+              transform: list[TransformCost], processing: list[ProcessingCost],
+              ) -> tuple[list[TrainingCost], list[TransformCost], list[ProcessingCost], list[AuditError]]:
+    """For owner routing: the tags of the jobs that have a finding (one ListTags each: a few calls,
+    not one per job of the window). The other jobs keep none and go to the default audience."""
+    named = {(f.resource_type, f.endpoint) for f in findings}
+    names = {c.job.arn: c.job.name for kind, costs in (("training-job", training), ("transform-job", transform),
+                                                       ("processing-job", processing))
+             for c in costs if (kind, c.job.name) in named and c.job.arn}
+    if not names:
+        return training, transform, processing, []
+    tags, errors = read_tags(sagemaker, region, names)
+
+    def tagged(costs: list[Cost]) -> list[Cost]:
+        return [replace(c, job=replace(c.job, tags=tags[c.job.arn])) if c.job.arn in tags else c for c in costs]
+
+    return tagged(training), tagged(transform), tagged(processing), errors
 
 
 def with_utilisation(costs: list[Cost], cloudwatch: BaseClient, region: str, namespace: str, catalog: Catalog,
