@@ -321,3 +321,25 @@ def test_any_tagging_is_partitioned() -> None:
             for e in base.endpoints))
         assert_partition(report, split_by_owner(report, "owner"))
         assert_partition(report, split_by_tag(report, "owner", set(rng.sample(values, 3))))
+
+
+def test_denied_list_tags_is_one_error_and_no_further_call() -> None:
+    """ListTags as botocore's service model has it (Stubber): a job that is gone is named, a denial
+    stops the reading with one error, and what was read stands."""
+    from botocore.stub import Stubber
+
+    from auditor.discover.jobs import read_tags
+
+    arn = "arn:aws:sagemaker:us-east-1:123456789012:training-job/{}".format
+    client = boto3.client("sagemaker", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
+    with Stubber(client) as stubber:
+        stubber.add_response("list_tags", {"Tags": [{"Key": "owner", "Value": "a@example.com"}]},
+                             {"ResourceArn": arn("one"), "MaxResults": 100})
+        stubber.add_client_error("list_tags", "ValidationException", "Could not find training-job", 400)
+        stubber.add_client_error("list_tags", "AccessDeniedException", "not authorized", 400)
+        tags, errors = read_tags(client, "us-east-1", {arn(n): n for n in ("one", "gone", "two", "three")})
+        stubber.assert_no_pending_responses()  # "three" was not asked for
+    assert tags == {arn("one"): {"owner": "a@example.com"}}
+    gone, denied = errors
+    assert gone.endpoint == "gone" and "ValidationException" in gone.message
+    assert denied.endpoint is None and denied.message.startswith("access denied: sagemaker:ListTags in us-east-1")
