@@ -80,6 +80,11 @@ class Audiences:
         return [*sorted({a for a in self.of_resource.values() if a is not None}), None]
 
 
+def has_something_to_act_on(report: AuditReport) -> bool:
+    """A finding above info, or an error on one of the audience's resources."""
+    return any(f.severity.value != "info" for f in report.findings) or bool(report.errors)
+
+
 def partition(report: AuditReport, audience_of: AudienceOf) -> dict[str | None, AuditReport]:
     """One report per audience: the owners (sorted), then None, the default audience, always present.
     Every endpoint, job, notebook, Studio domain and app, finding, plan and error is in exactly one."""

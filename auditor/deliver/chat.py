@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from auditor.deliver.audience import AudienceOf, delivered_partition, partition
+from auditor.deliver.audience import AudienceOf, delivered_partition, has_something_to_act_on, partition
 from auditor.errors import AuditorError, ConfigError
 from auditor.models import AuditReport
 
@@ -263,8 +263,8 @@ class ChatPost:
 
 
 def split_by_tag(report: AuditReport, tag: str, owners: set[str]) -> dict[str | None, AuditReport]:
-    """One report per routed tag value (endpoints, notebooks, Studio domains); None: the rest (jobs,
-    Studio apps) with the region-wide errors. A partition: see deliver.audience."""
+    """One report per routed tag value; None: the rest, with the region-wide errors. A partition of
+    every resource, finding, plan and error: see deliver.audience."""
     return partition(report, routed_owner(tag, owners))
 
 
@@ -276,10 +276,6 @@ def routed_owner(tag: str, owners: set[str]) -> AudienceOf:
     return audience
 
 
-def _has_something_to_act_on(report: AuditReport) -> bool:
-    return any(f.severity.value != "info" for f in report.findings) or bool(report.errors)
-
-
 def plan_report_posts(report: AuditReport, chat: ChatConfig, pointer: str) -> list[ChatPost]:
     """The default channels get the run (with owner routing: what no routed owner gets); each
     routed owner with a finding above info or an error gets only theirs (the rest of their
@@ -288,7 +284,7 @@ def plan_report_posts(report: AuditReport, chat: ChatConfig, pointer: str) -> li
     for service in SERVICES:
         default_env: str | None = getattr(chat, f"{service}_webhook_env")
         routes = parse_routes(getattr(chat, f"{service}_routes"), f"{service}_routes", "config")
-        parts = (delivered_partition(report, routed_owner(chat.route_by_tag, set(routes)), _has_something_to_act_on)
+        parts = (delivered_partition(report, routed_owner(chat.route_by_tag, set(routes)), has_something_to_act_on)
                  if chat.route_by_tag and routes else {None: report})
         for owner, part in parts.items():
             env = routes[owner] if owner is not None else default_env

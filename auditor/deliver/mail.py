@@ -22,7 +22,7 @@ from pathlib import Path
 import platformdirs
 
 from auditor.config import EmailConfig
-from auditor.deliver.audience import AudienceOf, delivered_partition, partition
+from auditor.deliver.audience import AudienceOf, delivered_partition, has_something_to_act_on, partition
 from auditor.errors import AuditorError, ConfigError, ProblemLines
 from auditor.models import AuditReport
 from auditor.report.email_message import build_report_message
@@ -89,14 +89,9 @@ def owner_of(tag: str) -> AudienceOf:
 
 
 def split_by_owner(report: AuditReport, tag: str) -> dict[str | None, AuditReport]:
-    """One report per owner address found in `tag` (endpoints, notebooks, Studio domains); None:
-    the unrouted rest (jobs, Studio apps) and region errors. A partition: see deliver.audience."""
+    """One report per owner address found in `tag`; None: the unrouted rest and the region-wide
+    errors. A partition of every resource, finding, plan and error: see deliver.audience."""
     return partition(report, owner_of(tag))
-
-
-def has_something_to_act_on(report: AuditReport) -> bool:
-    """A finding above info, or an error on one of the owner's resources."""
-    return any(f.severity.value != "info" for f in report.findings) or bool(report.errors)
 
 
 def plan_deliveries(report: AuditReport, email: EmailConfig) -> list[Delivery]:
