@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from auditor.config_file import load_config
-from auditor.errors import AuditorError, ConfigError
+from auditor.errors import AuditorError, ConfigError, problem_lines
 from auditor.models import AuditReport
 from auditor.pipeline import Progress, RunLimits
 from auditor.report.render import OutputFormat, render, render_experiments
@@ -70,8 +70,10 @@ class HistoryFormat(enum.StrEnum):
     JSON = "json"
 
 
-def fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
+def fail(message: str, *more: str) -> typer.Exit:
+    """Each problem on its own `error:` line on stderr; the exit for the caller to raise."""
+    for line in (message, *more):
+        typer.echo(f"error: {line}", err=True)
     return typer.Exit(EXIT_ERROR)
 
 
@@ -235,7 +237,7 @@ def run(
             if progress is not None:
                 progress.stop()
     except AuditorError as exc:
-        raise fail(str(exc)) from None
+        raise fail(*problem_lines(exc)) from None
     report = outcome.report
     for warning in report.catalog.problems:
         typer.echo(f"warning: {warning}", err=True)
@@ -254,17 +256,18 @@ def run(
     problems += delivered.problems
     if limits is not None and limits.stop.is_set():
         # Stopped by a signal: the partial report is written; exit as a stopped process does.
+        for problem in problems:
+            typer.echo(f"error: {problem}", err=True)
         typer.echo(f"error: {limits.stop_reason}: partial report written", err=True)
         raise typer.Exit(EXIT_SIGTERM if "SIGTERM" in limits.stop_reason else EXIT_SIGINT)
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise fail(f"{problems[0]}{more}")
     if outcome.fatal_errors:
-        first = outcome.fatal_errors[0]
-        more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
         audited = sum(1 for a in report.accounts if a.audited)
         coverage = f"audited {audited} of {len(report.accounts)} accounts; " if audited < len(report.accounts) else ""
-        raise fail(f"{coverage}{first.message}{more}")
+        # The failures of the audit itself are all in the report's errors: one line says the first.
+        more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
+        problems.append(f"{coverage}{outcome.fatal_errors[0].message}{more}")
+    if problems:
+        raise fail(*problems)
     if fail_on_findings and actionable_findings(report):
         raise typer.Exit(EXIT_FINDINGS)
 
@@ -298,7 +301,7 @@ def history_command(
         with History(path) as history:
             runs = history.runs(limit=limit)
     except AuditorError as exc:
-        raise fail(str(exc)) from None
+        raise fail(*problem_lines(exc)) from None
     if output_format is HistoryFormat.JSON:
         typer.echo(json.dumps([
             {"id": r.id, "started_at": r.started_at.isoformat(), "window_start": r.window_start.isoformat(),
@@ -345,7 +348,7 @@ def weekly_command(
         result = weekly_digest(config, week=week, email=email, output=output, force=force,
                                email_to_file=email_to_file, chat=chat)
     except AuditorError as exc:
-        raise fail(str(exc)) from None
+        raise fail(*problem_lines(exc)) from None
     typer.echo(result.message)
 
 
@@ -360,7 +363,7 @@ def schedule_command(
         config = load_config(config_path)
         run_scheduler(config)
     except AuditorError as exc:
-        raise fail(str(exc)) from None
+        raise fail(*problem_lines(exc)) from None
 
 
 @app.command("send-outbox")
@@ -383,13 +386,12 @@ def send_outbox_command(
         else:
             sent = 0
     except AuditorError as exc:
-        raise fail(str(exc)) from None
+        raise fail(*problem_lines(exc)) from None
     if posted:
         typer.echo(f"posted {posted} chat message{'s' if posted != 1 else ''} from {outbox}", err=True)
     typer.echo(f"sent {sent} message{'s' if sent != 1 else ''} from {outbox_path(config.email)}", err=True)
     if errors:
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise fail(f"{errors[0]}{more}; left in the outbox")
+        raise fail(*(f"{error}; left in the outbox" for error in errors))
 
 
 @app.command()
@@ -403,7 +405,7 @@ def demo(
         check_writable(output_dir / "report.html", "--output-dir")  # before seeding, not after
         run_demo(output_dir, now=datetime.now(UTC))
     except AuditorError as exc:
-        raise fail(str(exc)) from None
+        raise fail(*problem_lines(exc)) from None
     except OSError as exc:
         raise fail(f"cannot write the demo's reports to {output_dir}: {exc.strerror or exc}") from None
 
@@ -427,7 +429,7 @@ def prices_update_command(
         regions = tuple(region) if region else config.aws.regions
         stored = update_prices(config, regions, datetime.now(UTC).date())
     except AuditorError as exc:
-        raise fail(str(exc)) from None
+        raise fail(*problem_lines(exc)) from None
     for line in stored.lines("the AWS Price List API"):
         typer.echo(line)
 
@@ -444,7 +446,7 @@ def prices_import_command(
         config = load_config(config_path)
         stored = import_prices(config, file, datetime.now(UTC).date())
     except AuditorError as exc:
-        raise fail(str(exc)) from None
+        raise fail(*problem_lines(exc)) from None
     for line in stored.lines(f"the offer file {file.name}"):
         typer.echo(line)
 
@@ -475,7 +477,7 @@ def prices_url_command(
         except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
             raise fail(describe_client_error(exc, "pricing", "ListPriceLists", config.pricing.api_region)) from None
     except AuditorError as exc:
-        raise fail(str(exc)) from None
+        raise fail(*problem_lines(exc)) from None
     for name in regions:
         typer.echo(f"{name}: {urls[name]}" if name in urls else f"{name}: no SageMaker offer file listed")
 

@@ -19,3 +19,16 @@ class AwsAccessError(AuditorError):
 
 class EmulatorUnavailable(AuditorError):
     """The local AWS emulator (the `demo` extra) is not installed."""
+
+
+class ProblemLines(AuditorError):
+    """Several failures of one step (messages, posts): one line each, `error:` line by line on the
+    command line; str() joins them for a log that keeps one entry."""
+
+    def __init__(self, lines: list[str] | tuple[str, ...]) -> None:
+        super().__init__("; ".join(lines))
+        self.lines = tuple(lines)
+
+
+def problem_lines(error: AuditorError) -> tuple[str, ...]:
+    return error.lines if isinstance(error, ProblemLines) else (str(error),)

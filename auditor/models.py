@@ -182,6 +182,8 @@ class TrainingJob:
     image: str  # the training image, or the algorithm name
     hyperparameters: dict[str, str]
     final_metrics: dict[str, float]
+    arn: str = ""
+    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see pipeline.jobs)
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,8 @@ class TransformJob:
     created_at: datetime
     started_at: datetime | None
     ended_at: datetime | None
+    arn: str = ""
+    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see pipeline.jobs)
 
     @property
     def duration_seconds(self) -> float | None:
@@ -481,6 +485,8 @@ class ProcessingJob:
     created_at: datetime
     started_at: datetime | None
     ended_at: datetime | None
+    arn: str = ""
+    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
 
     @property
     def duration_seconds(self) -> float | None:

@@ -61,14 +61,17 @@ def test_small_fleet_shows_everything_without_attachment(large_report) -> None:
 
 def test_owner_routing_sends_each_owner_their_endpoints(large_report) -> None:
     parts = split_by_owner(large_report, "owner")
-    assert set(parts) == {f"team-{i}@example.com" for i in range(7)}
+    # Every endpoint is routed: the default audience (None) is there, with nothing.
+    assert set(parts) == {*(f"team-{i}@example.com" for i in range(7)), None}
+    assert parts[None].endpoints == () and parts[None].findings == () and parts[None].plans == ()
     for owner, part in parts.items():
         assert all(e.endpoint.tags["owner"] == owner for e in part.endpoints)
         assert {f.endpoint for f in part.findings} <= {e.endpoint.name for e in part.endpoints}
+        assert {p.endpoint for p in part.plans} <= {e.endpoint.name for e in part.endpoints}
     deliveries = plan_deliveries(large_report, EmailConfig(sender="a@example.com", recipients=("finops@example.com",),
                                                            route_by_tag="owner", send_empty_owner_reports=True))
-    # Every endpoint is routed: the recipients still get theirs (saying so).
-    assert sorted(d.recipients[0] for d in deliveries) == sorted([*parts, "finops@example.com"])
+    # The recipients still get theirs (saying so), first.
+    assert [d.recipients[0] for d in deliveries] == ["finops@example.com", *sorted(p for p in parts if p)]
 
 
 def test_unrouted_endpoints_go_to_the_recipients(large_report) -> None:

@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from auditor.deliver.audience import AudienceOf, delivered_partition, has_something_to_act_on, partition
 from auditor.errors import AuditorError, ConfigError
-from auditor.kinds.registry import among, owned_resources, report_part
 from auditor.models import AuditReport
 
 if TYPE_CHECKING:
@@ -233,32 +233,32 @@ class ChatPost:
 
 
 def split_by_tag(report: AuditReport, tag: str, owners: set[str]) -> dict[str | None, AuditReport]:
-    """One report per routed tag value; None: the rest, with the region-wide errors."""
-    value_of = {(o.region, o.name): _plain(o.tags.get(tag, ""), 256) for o in owned_resources(report)}
-    parts: dict[str | None, AuditReport] = {}
-    for owner in sorted(owners):
-        names = {key for key, v in value_of.items() if v == owner}
-        if names:
-            parts[owner] = report_part(report, among(names),
-                                       region_errors=False)
-    routed = {key for key, v in value_of.items() if v in owners}
-    parts[None] = report_part(report, lambda region, name: (region, name) not in routed, region_errors=True)
-    return parts
+    """One report per routed tag value; None: the rest, with the region-wide errors. A partition of
+    every resource, finding, plan and error: see deliver.audience."""
+    return partition(report, routed_owner(tag, owners))
+
+
+def routed_owner(tag: str, owners: set[str]) -> AudienceOf:
+    """The audience of a resource for chat: its `tag` value, when that value has a route."""
+    def audience(tags: Mapping[str, str]) -> str | None:
+        value = _plain(tags.get(tag, ""), 256)
+        return value if value in owners else None
+    return audience
 
 
 def plan_report_posts(report: AuditReport, chat: ChatConfig, pointer: str) -> list[ChatPost]:
-    """The default channels get the run (with owner routing: the unrouted rest); each routed owner
-    with a finding above info or an error gets theirs."""
+    """The default channels get the run (with owner routing: what no routed owner gets); each
+    routed owner with a finding above info or an error gets only theirs (the rest of their
+    resources, with nothing to act on, are in the default channel's post)."""
     posts: list[ChatPost] = []
     for service in SERVICES:
         default_env: str | None = getattr(chat, f"{service}_webhook_env")
         routes = chat.routes(service)
-        parts = split_by_tag(report, chat.route_by_tag, set(routes)) if chat.route_by_tag and routes else {None: report}
+        parts = (delivered_partition(report, routed_owner(chat.route_by_tag, set(routes)), has_something_to_act_on)
+                 if chat.route_by_tag and routes else {None: report})
         for owner, part in parts.items():
             env = routes[owner] if owner is not None else default_env
             if env is None:
-                continue
-            if owner is not None and not (any(f.severity.value != "info" for f in part.findings) or part.errors):
                 continue
             summary = report_summary(part, chat, pointer, owner=_plain(owner) if owner else None)
             posts.append(ChatPost(service, env, owner or "default", PAYLOADS[service](summary)))

@@ -6,7 +6,9 @@ A message that cannot be sent is never lost: it is saved as an .eml file in the 
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import smtplib
 import ssl
 import uuid
@@ -20,8 +22,8 @@ from pathlib import Path
 import platformdirs
 
 from auditor.config import EmailConfig
-from auditor.errors import AuditorError, ConfigError
-from auditor.kinds.registry import among, owned_resources, report_part
+from auditor.deliver.audience import AudienceOf, delivered_partition, has_something_to_act_on, partition
+from auditor.errors import AuditorError, ConfigError, ProblemLines
 from auditor.models import AuditReport
 from auditor.report.email_message import build_report_message
 
@@ -81,70 +83,105 @@ def _owner_address(value: str | None) -> str | None:
     return value if plain and local and "." in domain else None
 
 
+def owner_of(tag: str) -> AudienceOf:
+    """The audience of a resource for mail: the address in its `tag`, when it is one."""
+    return lambda tags: _owner_address(tags.get(tag))
+
+
 def split_by_owner(report: AuditReport, tag: str) -> dict[str | None, AuditReport]:
-    """One report per owner address found in `tag`; None: the unrouted rest, and region errors."""
-    owners: dict[tuple[str, str], str | None] = {
-        (o.region, o.name): _owner_address(o.tags.get(tag)) for o in owned_resources(report)
-    }
-    reports: dict[str | None, AuditReport] = {}
-    for owner in sorted(set(owners.values()), key=lambda o: (o is None, o or "")):
-        names = {key for key, o in owners.items() if o == owner}
-        reports[owner] = report_part(report, among(names),
-                                     region_errors=owner is None)
-    if None not in reports and any(err.endpoint is None for err in report.errors):
-        reports[None] = report_part(report, lambda _region, _name: False, region_errors=True)
-    return reports
-
-
-def has_something_to_act_on(report: AuditReport) -> bool:
-    """A finding above info, or an error on one of the endpoints."""
-    return any(f.severity.value != "info" for f in report.findings) or bool(report.errors)
+    """One report per owner address found in `tag`; None: the unrouted rest and the region-wide
+    errors. A partition of every resource, finding, plan and error: see deliver.audience."""
+    return partition(report, owner_of(tag))
 
 
 def plan_deliveries(report: AuditReport, email: EmailConfig) -> list[Delivery]:
-    """One message for the recipients; with route_by_tag, one per owner too. The recipients always
-    get theirs; an owner with nothing to act on gets none unless email.send_empty_owner_reports."""
+    """One message for the recipients, first; with route_by_tag, one per owner too, each with only
+    the owner's resources. The recipients always get theirs; an owner with nothing to act on gets
+    none unless email.send_empty_owner_reports, and their resources are in the recipients' mail."""
     assert email.sender is not None
     if not email.route_by_tag:
         message = build_report_message(report, email.sender, email.recipients, email.subject_prefix)
         return [Delivery(tuple(email.recipients), message)]
+    send_empty = email.send_empty_owner_reports
+    parts = delivered_partition(report, owner_of(email.route_by_tag),
+                                lambda part: send_empty or has_something_to_act_on(part))
     deliveries = []
-    parts = split_by_owner(report, email.route_by_tag)
-    if None not in parts:  # every endpoint is routed: the recipients still hear that the audit ran
-        parts[None] = report_part(report, lambda _region, _name: False, region_errors=False)
-    for owner, part in parts.items():
-        if owner and not email.send_empty_owner_reports and not has_something_to_act_on(part):
-            continue
+    for owner in [None, *(o for o in parts if o is not None)]:
         recipients = (owner,) if owner else tuple(email.recipients)
-        message = build_report_message(part, email.sender, recipients, email.subject_prefix)
+        message = build_report_message(parts[owner], email.sender, recipients, email.subject_prefix)
         deliveries.append(Delivery(recipients, message, owner))
     return deliveries
 
 
+class DeliveryFailures(ProblemLines, DeliveryError):
+    """Messages that could not be sent (each saved in the outbox): one line per message; `sent`:
+    the recipients of those that were."""
+
+    def __init__(self, lines: list[str], sent: tuple[str, ...] = ()) -> None:
+        super().__init__(lines)
+        self.sent = sent
+
+
 def send_report(report: AuditReport, email: EmailConfig) -> list[Delivery]:
-    """Send every planned message; those that fail go to the outbox, and one error says so."""
+    """Send every planned message; those that fail go to the outbox, one line each in the error."""
     check_email_config(email)
     deliveries = plan_deliveries(report, email)
-    failures: list[tuple[DeliveryError, Path]] = []
+    failures: list[str] = []
+    sent: list[str] = []
     for delivery in deliveries:
         try:
             transmit(delivery.message, email)
+            sent += delivery.recipients
         except DeliveryError as exc:
-            failures.append((exc, save_to_outbox(delivery.message, email)))
+            path = save_to_outbox(delivery.message, email)
+            failures.append(f"{exc}; the unsent message to {', '.join(delivery.recipients)} saved in "
+                            f"{path.parent} (retry: audit send-outbox)")
     if failures:
-        first, path = failures[0]
-        count = f"{len(failures)} unsent messages" if len(failures) > 1 else "the unsent message"
-        raise DeliveryError(f"{first}; {count} saved in {path.parent} (retry: audit send-outbox)")
+        raise DeliveryFailures(failures, tuple(sent))
     return deliveries
 
 
+MAX_OWNER_FILE_PART = 64  # characters of an owner's address in a file name
+
+
+def owner_file_part(owner: str, limit: int = MAX_OWNER_FILE_PART) -> str:
+    """An owner's address as a safe file name part: letters, digits and `@ . _ + -` only, at most
+    `limit` characters; an address that had to be changed or cut ends in a short hash of itself,
+    so that two owners never share a file."""
+    safe = re.sub(r"[^A-Za-z0-9@._+-]+", "-", owner).strip(".-")
+    if safe == owner and len(safe) <= limit:
+        return safe
+    digest = hashlib.sha256(owner.encode("utf-8")).hexdigest()[:10]
+    return f"{safe[: max(limit - len(digest) - 1, 0)]}-{digest}".strip("-")
+
+
+def message_files(path: Path, owners: list[str]) -> dict[str, Path]:
+    """The file of each owner's message beside `path` (the recipients'): `<stem>.<owner><suffix>`,
+    within the file system's 255 bytes a name, and unique even where names differ only in case."""
+    suffix = path.suffix or ".eml"
+    room = 255 - len(f"{path.stem}.{suffix}".encode())
+    taken = {path.name.casefold()}
+    files: dict[str, Path] = {}
+    limit = max(min(MAX_OWNER_FILE_PART, room), 12)
+    for owner in owners:
+        name, attempt = f"{path.stem}.{owner_file_part(owner, limit)}{suffix}", 0
+        while name.casefold() in taken:  # A@x and a@x on a case-insensitive disk
+            attempt += 1
+            name = f"{path.stem}.{owner_file_part(f'{owner}#{attempt}', limit)}{suffix}"
+        taken.add(name.casefold())
+        files[owner] = path.with_name(name)
+    return files
+
+
 def write_messages(report: AuditReport, email: EmailConfig, path: Path) -> list[Path]:
-    """`--email-to-file`: the messages that would be sent, as .eml files instead."""
+    """`--email-to-file`: the messages that would be sent, as .eml files instead; the recipients'
+    first, at `path`, then each owner's beside it."""
     email = for_file(email)
+    deliveries = plan_deliveries(report, email)
+    files = message_files(path, [d.owner for d in deliveries if d.owner is not None])
     written = []
-    for delivery in plan_deliveries(report, email):
-        target = (path if delivery.owner is None
-                  else path.with_name(f"{path.stem}.{delivery.owner}{path.suffix or '.eml'}"))
+    for delivery in deliveries:
+        target = path if delivery.owner is None else files[delivery.owner]
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(bytes(delivery.message))
         written.append(target)

@@ -101,6 +101,7 @@ def _training_job(d: dict[str, Any], region: str) -> TrainingJob:
         image=algorithm.get("TrainingImage") or algorithm.get("AlgorithmName") or "",
         hyperparameters={k: str(v) for k, v in (d.get("HyperParameters") or {}).items()},
         final_metrics={m["MetricName"]: float(m["Value"]) for m in d.get("FinalMetricDataList", []) if "Value" in m},
+        arn=d.get("TrainingJobArn", ""),
     )
 
 
@@ -117,4 +118,27 @@ def _transform_job(d: dict[str, Any], region: str) -> TransformJob:
         created_at=d["CreationTime"],
         started_at=d.get("TransformStartTime"),
         ended_at=d.get("TransformEndTime"),
+        arn=d.get("TransformJobArn", ""),
     )
+
+
+def read_tags(sagemaker: BaseClient, region: str,
+              names: dict[str, str]) -> tuple[dict[str, dict[str, str]], list[AuditError]]:
+    """ListTags for each resource in `names` (ARN -> name): {ARN: tags}. A resource whose tags
+    cannot be read is missing from the answer, with an error naming it; once access is denied no
+    further call is made, and one error says so."""
+    tags: dict[str, dict[str, str]] = {}
+    errors: list[AuditError] = []
+    for arn, name in names.items():
+        try:
+            answer = sagemaker.list_tags(ResourceArn=arn, MaxResults=100)
+        except botocore.exceptions.ClientError as exc:
+            message = describe_client_error(exc, "sagemaker", "ListTags", region)
+            if is_fatal_for_region(exc):
+                errors.append(AuditError(region, None, "discover", f"{message}: the jobs' findings go to the "
+                                                                   "default recipients and channels"))
+                break
+            errors.append(AuditError(region, name, "discover", message))
+            continue
+        tags[arn] = {t["Key"]: t.get("Value", "") for t in answer.get("Tags", [])}
+    return tags, errors

@@ -62,4 +62,5 @@ def processing_job(d: dict[str, Any], region: str) -> ProcessingJob:
         created_at=d["CreationTime"],
         started_at=d.get("ProcessingStartTime"),
         ended_at=d.get("ProcessingEndTime"),
+        arn=d.get("ProcessingJobArn", ""),
     )

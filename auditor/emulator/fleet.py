@@ -854,6 +854,7 @@ def seed_jobs(
             TransformResources={"InstanceType": tspec.instance_type, "InstanceCount": tspec.count},
         )
         job = backend.transform_jobs[tspec.name]
+        job.tags = job.tags or []  # moto keeps None without Tags (ListTags then fails); AWS has an empty list
         end = naive_now - timedelta(hours=tspec.ended_hours_ago)
         start = end - timedelta(seconds=tspec.seconds)
         job.creation_time = start - timedelta(minutes=2)

@@ -25,12 +25,13 @@ from auditor.collect.job_metrics import (
 )
 from auditor.collect.session import RegionAccessError
 from auditor.config import AuditConfig
-from auditor.discover.jobs import discover_jobs
+from auditor.discover.jobs import discover_jobs, read_tags
 from auditor.discover.processing import discover_processing_jobs
 from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind
 from auditor.models import (
     AuditError,
     Experiment,
+    Finding,
     ProcessingCost,
     ProcessingJob,
     TrainingCost,
@@ -109,6 +110,10 @@ def audit(scope: RegionScope) -> KindResult[JobsSection]:
         fatal.append(error)
     jobs = JobsAssessment(tuple(training), tuple(transform), window, processing=tuple(processing))
     findings = scope.judge(jobs)
+    if config.email.route_by_tag or config.chat.route_by_tag:
+        training, transform, processing, tag_errors = with_tags(sagemaker, region, findings, training, transform,
+                                                                processing)
+        errors += tag_errors
     section = JobsSection(tuple(training), tuple(transform),
                           tuple(build_experiments(training, config.jobs.experiment_prefixes)),
                           processing=tuple(processing))
@@ -116,6 +121,25 @@ def audit(scope: RegionScope) -> KindResult[JobsSection]:
 
 
 Cost = TypeVar("Cost", TrainingCost, TransformCost, ProcessingCost)
+
+
+def with_tags(sagemaker: BaseClient, region: str, findings: list[Finding], training: list[TrainingCost],
+              transform: list[TransformCost], processing: list[ProcessingCost],
+              ) -> tuple[list[TrainingCost], list[TransformCost], list[ProcessingCost], list[AuditError]]:
+    """For owner routing: the tags of the jobs that have a finding (one ListTags each: a few calls,
+    not one per job of the window). The other jobs keep none and go to the default audience."""
+    named = {(f.resource_type, f.endpoint) for f in findings}
+    names = {c.job.arn: c.job.name for kind, costs in (("training-job", training), ("transform-job", transform),
+                                                       ("processing-job", processing))
+             for c in costs if (kind, c.job.name) in named and c.job.arn}
+    if not names:
+        return training, transform, processing, []
+    tags, errors = read_tags(sagemaker, region, names)
+
+    def tagged(costs: list[Cost]) -> list[Cost]:
+        return [replace(c, job=replace(c.job, tags=tags[c.job.arn])) if c.job.arn in tags else c for c in costs]
+
+    return tagged(training), tagged(transform), tagged(processing), errors
 
 
 def with_utilisation(costs: list[Cost], cloudwatch: BaseClient, region: str, namespace: str, catalog: Catalog,
@@ -157,7 +181,7 @@ def owned(section: JobsSection) -> Iterable[Owned]:
     for kind, costs in (("training-job", section.training), ("transform-job", section.transform),
                         ("processing-job", section.processing)):
         for cost in costs:
-            yield Owned(cost.job.account_id, cost.job.region, kind, cost.job.name, getattr(cost.job, "tags", {}))
+            yield Owned(cost.job.account_id, cost.job.region, kind, cost.job.name, cost.job.tags)
 
 
 def only(section: JobsSection, audience_of: AudienceOf, audience: Audience) -> JobsSection:

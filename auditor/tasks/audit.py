@@ -14,7 +14,7 @@ from pathlib import Path
 
 from auditor.collect.session import AwsClients, client_config
 from auditor.config import AuditConfig
-from auditor.errors import AuditorError, ConfigError
+from auditor.errors import AuditorError, ConfigError, ProblemLines
 from auditor.history.store import (
     History,
     HistoryError,
@@ -100,7 +100,7 @@ def deliver_outcome(config: AuditConfig, outcome: AuditOutcome, *, history: bool
                     email_to_file: Path | None = None, chat: bool = False) -> Delivered:
     """Record the run in the history, send (or write) the email and post the chat summary; a step
     that fails is a problem in the result and the next step still runs."""
-    from auditor.deliver.mail import send_report, write_messages
+    from auditor.deliver.mail import DeliveryFailures, send_report, write_messages
 
     problems: list[str] = []
     run_id = None
@@ -121,6 +121,9 @@ def deliver_outcome(config: AuditConfig, outcome: AuditOutcome, *, history: bool
     elif email:
         try:
             sent = tuple(r for d in send_report(outcome.report, config.email) for r in d.recipients)
+        except DeliveryFailures as exc:
+            sent = exc.sent  # the messages that went still count
+            problems += exc.lines  # one line per unsent message
         except AuditorError as exc:
             problems.append(str(exc))
     posted: tuple[str, ...] = ()
@@ -173,7 +176,7 @@ def nightly_audit(config: AuditConfig, now: datetime | None = None,
     chat = config.chat.nightly and chat_configured(config.chat) and not limits.stop.is_set()
     delivered = deliver_outcome(config, outcome, email=mail, chat=chat)
     if delivered.problems:
-        raise AuditorError(delivered.problems[0])
+        raise ProblemLines(delivered.problems)
     if limits.stop.is_set():
         return NightlyResult(outcome, delivered.run_id, delivered.sent_to, notice, interrupted=True)
     if outcome.fatal_errors:

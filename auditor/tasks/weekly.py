@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from auditor.config import AuditConfig
-from auditor.errors import AuditorError, ConfigError
+from auditor.errors import AuditorError, ConfigError, ProblemLines
 from auditor.history.store import History
 from auditor.history.weekly import Digest, build_digest, iso_week
 from auditor.tasks.audit import history_path
@@ -126,5 +126,5 @@ def post_digest(config: AuditConfig, digest: Digest, emailed: bool) -> list[str]
     posted, problems = deliver_posts(plan_digest_posts(digest, config.chat, pointer), config.chat,
                                      outbox_path(config.email))
     if problems:
-        raise AuditorError(problems[0])
+        raise ProblemLines(problems)
     return posted
