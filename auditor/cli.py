@@ -19,6 +19,7 @@ import typer
 
 from auditor.config import load_config
 from auditor.errors import AuditorError, ConfigError
+from auditor.files import write_atomic
 from auditor.models import AuditReport
 from auditor.pipeline import Progress, RunLimits
 from auditor.report.render import OutputFormat, render, render_experiments
@@ -115,11 +116,11 @@ def write_report(report: AuditReport, output_format: OutputFormat, output: Path 
     try:
         if output is not None:
             output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, encoding="utf-8")
+            write_atomic(output, text)
             typer.echo(f"report written to {output}", err=True)
             if experiments:
                 beside = output.with_name(f"{output.stem}-experiments{output.suffix or '.csv'}")
-                beside.write_text(experiments, encoding="utf-8")
+                write_atomic(beside, experiments)
                 typer.echo(f"experiments written to {beside}", err=True)
         else:
             typer.echo(text, nl=False)
@@ -131,7 +132,7 @@ def write_report(report: AuditReport, output_format: OutputFormat, output: Path 
         fallback = fallback_path(output, output_format)
         try:
             fallback.parent.mkdir(parents=True, exist_ok=True)
-            fallback.write_text(text, encoding="utf-8")
+            write_atomic(fallback, text)
         except OSError as again:
             return f"{problem}; nor to {fallback}: {again.strerror}"
         return f"{problem}; written to {fallback} instead"

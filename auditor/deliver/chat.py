@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor.errors import AuditorError, ConfigError
+from auditor.files import write_atomic
 from auditor.models import AuditReport
 
 if TYPE_CHECKING:
@@ -340,10 +341,8 @@ def save_post(item: ChatPost, outbox: Path) -> Path:
     outbox.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     final = outbox / f"{stamp}-{uuid.uuid4().hex[:8]}{OUTBOX_SUFFIX}"
-    temporary = outbox / f".{final.name}.tmp"
-    temporary.write_text(json.dumps({"service": item.service, "webhook_env": item.webhook_env,
-                                     "label": item.label, "payload": item.payload}), encoding="utf-8")
-    temporary.replace(final)
+    write_atomic(final, json.dumps({"service": item.service, "webhook_env": item.webhook_env,
+                                    "label": item.label, "payload": item.payload}))
     return final
 
 

@@ -21,6 +21,7 @@ import platformdirs
 
 from auditor.config import EmailConfig
 from auditor.errors import AuditorError, ConfigError
+from auditor.files import write_atomic
 from auditor.models import AuditReport
 from auditor.report.email_message import build_report_message
 
@@ -132,16 +133,24 @@ def send_report(report: AuditReport, email: EmailConfig) -> list[Delivery]:
     """Send every planned message; those that fail go to the outbox, and one error says so."""
     check_email_config(email)
     deliveries = plan_deliveries(report, email)
-    failures: list[tuple[DeliveryError, Path]] = []
+    failures: list[DeliveryError] = []
+    unsaved: list[OSError] = []
     for delivery in deliveries:
         try:
             transmit(delivery.message, email)
         except DeliveryError as exc:
-            failures.append((exc, save_to_outbox(delivery.message, email)))
+            failures.append(exc)
+            try:
+                save_to_outbox(delivery.message, email)
+            except OSError as save_error:
+                unsaved.append(save_error)
     if failures:
-        first, path = failures[0]
         count = f"{len(failures)} unsent messages" if len(failures) > 1 else "the unsent message"
-        raise DeliveryError(f"{first}; {count} saved in {path.parent} (retry: audit send-outbox)")
+        if unsaved:
+            lost = f"{len(unsaved)} of them" if len(failures) > 1 else "it"
+            raise DeliveryError(f"{failures[0]}; {lost} could not be saved in {outbox_path(email)}: "
+                                f"{unsaved[0].strerror or unsaved[0]}")
+        raise DeliveryError(f"{failures[0]}; {count} saved in {outbox_path(email)} (retry: audit send-outbox)")
     return deliveries
 
 
@@ -153,7 +162,7 @@ def write_messages(report: AuditReport, email: EmailConfig, path: Path) -> list[
         target = (path if delivery.owner is None
                   else path.with_name(f"{path.stem}.{delivery.owner}{path.suffix or '.eml'}"))
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(bytes(delivery.message))
+        write_atomic(target, bytes(delivery.message))
         written.append(target)
     return written
 
@@ -166,14 +175,12 @@ def transmit(message: EmailMessage, email: EmailConfig) -> None:
 
 
 def save_to_outbox(message: EmailMessage, email: EmailConfig) -> Path:
-    """Write atomically (temp file, then rename): a crash never leaves half a message."""
+    """Written atomically: a crash or a full disk never leaves half a message."""
     outbox = outbox_path(email)
     outbox.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     final = outbox / f"{stamp}-{uuid.uuid4().hex[:8]}.eml"
-    temporary = final.with_suffix(".tmp")
-    temporary.write_bytes(bytes(message))
-    temporary.replace(final)
+    write_atomic(final, bytes(message))
     return final
 
 
