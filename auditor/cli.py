@@ -22,6 +22,7 @@ from auditor.errors import AuditorError, ConfigError
 from auditor.files import write_atomic
 from auditor.models import AuditReport
 from auditor.pipeline import Progress, RunLimits
+from auditor.redact import scrub, secret_values
 from auditor.report.render import OutputFormat, render, render_experiments
 from auditor.tasks.audit import check_writable, deliver_outcome, execute_audit, prepare_run_history
 
@@ -71,8 +72,9 @@ class HistoryFormat(enum.StrEnum):
     JSON = "json"
 
 
-def fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
+def fail(message: str, secrets: list[str] | None = None) -> typer.Exit:
+    """The one error line; `secrets` (redact.secret_values) are cut out of texts that quote a library."""
+    typer.echo(f"error: {scrub(message, secrets or [])}", err=True)
     return typer.Exit(EXIT_ERROR)
 
 
@@ -203,8 +205,10 @@ def run(
     """Audit every SageMaker endpoint, training and transform job in the configured regions."""
     started = time.monotonic()
     limits = None
+    secrets: list[str] = []
     try:
         config = load_config(config_path).with_overrides(region, lookback_days)
+        secrets = secret_values(config)
         if email or email_to_file:
             from auditor.deliver.mail import check_email_config
 
@@ -236,7 +240,7 @@ def run(
             if progress is not None:
                 progress.stop()
     except AuditorError as exc:
-        raise fail(str(exc)) from None
+        raise fail(str(exc), secrets) from None
     report = outcome.report
     for warning in report.catalog.problems:
         typer.echo(f"warning: {warning}", err=True)
@@ -259,13 +263,13 @@ def run(
         raise typer.Exit(EXIT_SIGTERM if "SIGTERM" in limits.stop_reason else EXIT_SIGINT)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise fail(f"{problems[0]}{more}")
+        raise fail(f"{problems[0]}{more}", secrets)
     if outcome.fatal_errors:
         first = outcome.fatal_errors[0]
         more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
         audited = sum(1 for a in report.accounts if a.audited)
         coverage = f"audited {audited} of {len(report.accounts)} accounts; " if audited < len(report.accounts) else ""
-        raise fail(f"{coverage}{first.message}{more}")
+        raise fail(f"{coverage}{first.message}{more}", secrets)
     if fail_on_findings and actionable_findings(report):
         raise typer.Exit(EXIT_FINDINGS)
 
@@ -337,8 +341,10 @@ def weekly_command(
     """Build the weekly digest from the audit history; send it at most once a week."""
     from auditor.tasks.weekly import weekly_digest
 
+    secrets: list[str] = []
     try:
         config = load_config(config_path)
+        secrets = secret_values(config)
         if chat:
             from auditor.deliver.chat import check_chat_config
 
@@ -346,7 +352,7 @@ def weekly_command(
         result = weekly_digest(config, week=week, email=email, output=output, force=force,
                                email_to_file=email_to_file, chat=chat)
     except AuditorError as exc:
-        raise fail(str(exc)) from None
+        raise fail(str(exc), secrets) from None
     typer.echo(result.message)
 
 
@@ -357,11 +363,13 @@ def schedule_command(
     """Run the nightly audit and the weekly digest on the [schedule], in the foreground."""
     from auditor.tasks.scheduler import run_scheduler
 
+    secrets: list[str] = []
     try:
         config = load_config(config_path)
+        secrets = secret_values(config)
         run_scheduler(config)
     except AuditorError as exc:
-        raise fail(str(exc)) from None
+        raise fail(str(exc), secrets) from None
 
 
 @app.command("send-outbox")
@@ -372,8 +380,10 @@ def send_outbox_command(
     from auditor.deliver.chat import send_chat_outbox
     from auditor.deliver.mail import outbox_path, send_outbox
 
+    secrets: list[str] = []
     try:
         config = load_config(config_path)
+        secrets = secret_values(config)
         outbox = outbox_path(config.email)
         posted, errors = send_chat_outbox(config.chat, outbox)
         chat_waited = posted + len(errors)
@@ -384,13 +394,13 @@ def send_outbox_command(
         else:
             sent = 0
     except AuditorError as exc:
-        raise fail(str(exc)) from None
+        raise fail(str(exc), secrets) from None
     if posted:
         typer.echo(f"posted {posted} chat message{'s' if posted != 1 else ''} from {outbox}", err=True)
     typer.echo(f"sent {sent} message{'s' if sent != 1 else ''} from {outbox_path(config.email)}", err=True)
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise fail(f"{errors[0]}{more}; left in the outbox")
+        raise fail(f"{errors[0]}{more}; left in the outbox", secrets)
 
 
 @app.command()

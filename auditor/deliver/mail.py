@@ -217,7 +217,11 @@ def send_with_smtp(message: EmailMessage, email: EmailConfig) -> None:
             if email.smtp_starttls:
                 server.starttls(context=ssl.create_default_context())
             if email.smtp_username:
-                server.login(email.smtp_username, os.environ.get(email.smtp_password_env or "", ""))
+                try:
+                    server.login(email.smtp_username, os.environ.get(email.smtp_password_env or "", ""))
+                except UnicodeError:  # its message quotes a character of the password
+                    raise DeliveryError(f"cannot log in to SMTP server {where}: the user name or the password "
+                                        f"(${email.smtp_password_env}) holds a character other than ASCII") from None
             server.send_message(message, from_addr=email.sender, to_addrs=_recipients(message))
     except smtplib.SMTPAuthenticationError as exc:
         raise DeliveryError(f"SMTP server {where} refused the login for {email.smtp_username}: "
