@@ -24,7 +24,7 @@ from auditor.models import AuditReport
 from auditor.pipeline import Progress, RunLimits
 from auditor.redact import scrub, secret_values
 from auditor.report.render import OutputFormat, render, render_experiments
-from auditor.tasks.audit import check_writable, deliver_outcome, execute_audit, prepare_run_history
+from auditor.tasks.audit import RunHistory, check_writable, deliver_outcome, execute_audit, prepare_run_history
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -226,16 +226,17 @@ def run(
 
             # Where an unsent message goes must work before the run relies on it.
             check_writable(outbox_path(config.email) / "outbox.check", "email.outbox_dir")
-        # A damaged history file is moved aside (and said so): it never costs the audit.
-        notice = None if no_history else prepare_run_history(config)
-        if notice:
-            typer.echo(f"warning: {notice}", err=True)
+        # A damaged history file is moved aside (and said so); one that cannot be written is left
+        # alone and said once, at the end: neither costs the audit, the report or the mail.
+        history = RunHistory() if no_history else prepare_run_history(config)
+        if history.notice:
+            typer.echo(f"warning: {history.notice}", err=True)
         limits = RunLimits(config.aws.deadline_minutes * 60)
         progress = BarProgress() if sys.stderr.isatty() else None
         try:
             with stop_on_signals(limits):
-                outcome = execute_audit(config, progress=progress, limits=limits,
-                                        notices=(notice,) if notice else (), remember_configs=not no_history)
+                outcome = execute_audit(config, progress=progress, limits=limits, notices=history.notices,
+                                        remember_configs=not no_history and history.usable)
         finally:
             if progress is not None:
                 progress.stop()
@@ -246,10 +247,10 @@ def run(
         typer.echo(f"warning: {warning}", err=True)
     typer.echo(run_log_line(report, time.monotonic() - started), err=True)
 
-    problems = [p for p in [write_report(report, output_format, output)] if p]
+    problems = [p for p in [write_report(report, output_format, output), history.problem] if p]
     # The history and the mail do not depend on the report file: a full disk still sends the mail.
-    delivered = deliver_outcome(config, outcome, history=not no_history, email=email, email_to_file=email_to_file,
-                                chat=chat)
+    delivered = deliver_outcome(config, outcome, history=not no_history and history.usable, email=email,
+                                email_to_file=email_to_file, chat=chat)
     if delivered.posted:
         typer.echo(f"summary posted to {', '.join(delivered.posted)}", err=True)
     for path in delivered.written:

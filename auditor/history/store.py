@@ -138,7 +138,20 @@ def _history_error(path: Path, action: str, exc: BaseException) -> HistoryError:
             f"the history database {path} is damaged ({_one_line(exc)}): `audit history --check` lists the "
             "problems; the next `audit run` moves it aside and starts a new one"
         )
+    if not _writable_directory(path.parent):  # SQLite says only "unable to open database file"
+        return HistoryError(f"cannot {action} the history database {path}: its directory cannot be written "
+                            f"({_one_line(exc)})")
     return HistoryError(f"cannot {action} the history database {path}: {_one_line(exc)}")
+
+
+def _writable_directory(directory: Path) -> bool:
+    """False for a read-only directory or file system (root included: access() reports EROFS), and
+    for a path whose parent is not a directory; True when the directory does not exist yet."""
+    while not directory.exists():
+        if directory.parent == directory:
+            return True
+        directory = directory.parent
+    return directory.is_dir() and os.access(directory, os.W_OK)
 
 
 @dataclass(frozen=True)
@@ -410,9 +423,10 @@ def check_history(path: Path, quick: bool = False) -> list[str]:
         problems = [_one_line(exc)]
     finally:
         db.close()
+        # Only what exists: in a read-only directory even unlinking a missing file fails (EROFS).
         for companion in made:
-            if companion.name.endswith("-shm") or (companion.exists() and companion.stat().st_size == 0):
-                companion.unlink(missing_ok=True)
+            if companion.exists() and (companion.name.endswith("-shm") or companion.stat().st_size == 0):
+                companion.unlink()
     return problems
 
 
