@@ -301,7 +301,7 @@ def history_command(
             return
         if not path.exists():
             raise ConfigError(f"no history database at {path} (history.path): run `audit run` first")
-        with History(path) as history:
+        with History(path, reading=True) as history:
             runs = history.runs(limit=limit)
     except AuditorError as exc:
         raise fail(str(exc)) from None

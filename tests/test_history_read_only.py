@@ -139,3 +139,25 @@ def test_the_nightly_job_mails_the_report_when_the_history_is_read_only(
     job = json.loads(line)
     assert job["status"] == "failed" and job["error"].endswith("this run is not recorded"), job
     assert len(inbox.messages) == 1  # the mail went out all the same
+
+
+def test_history_check_and_the_digest_read_a_read_only_history(
+        fleet, tmp_path: Path, make_read_only: Callable[[Path], None]) -> None:
+    """`audit history` and `audit weekly` (without --email) only read: a read-only directory is enough."""
+    history = tmp_path / "history" / "history.sqlite3"
+    config = config_with_history(tmp_path, history)
+    assert runner.invoke(app, ["run", "--config", str(config), "--format", "json"]).exit_code == 0
+    before = history.read_bytes()
+    make_read_only(history.parent)
+
+    listed = runner.invoke(app, ["history", "--config", str(config), "--format", "json"])
+    assert listed.exit_code == 0, listed.output
+    (run,) = json.loads(listed.stdout)
+    assert run["endpoints"] == 2 and run["status"] == "ok"
+    checked = runner.invoke(app, ["history", "--config", str(config), "--check"])
+    assert checked.exit_code == 0 and checked.stdout == "ok\n", checked.output
+    digest = runner.invoke(app, ["weekly", "--config", str(config), "--output", str(tmp_path / "digest.html")])
+    assert digest.exit_code == 0, digest.output
+    assert "oversized" in (tmp_path / "digest.html").read_text()
+    assert history.read_bytes() == before
+    assert sorted(p.name for p in history.parent.iterdir()) == ["history.sqlite3"]

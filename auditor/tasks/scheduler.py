@@ -87,7 +87,7 @@ class Scheduler:
         unreadable: dict[str, str] = {}
         if path.exists():
             try:
-                with History(path) as history:
+                with History(path, reading=True) as history:
                     run = history.last_successful_run()
                     last = run.started_at if run else None
             except HistoryError as exc:  # the nightly job prepares the history and logs what it did

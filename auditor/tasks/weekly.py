@@ -75,7 +75,7 @@ def _weekly_digest(
     path = history_path(config)
     if not path.exists():
         raise ConfigError(f"no history database at {path} (history.path): run `audit run` first")
-    with History(path) as history:
+    with History(path, reading=not email) as history:  # only --email records the digest as sent
         if email and not force:
             sent_at = history.digest_sent(week)
             if sent_at is not None:
