@@ -16,7 +16,7 @@ from auditor.config import AuditConfig
 REDACTED = "[secret]"
 # Where a URL (or any secret) splits into pieces that a library may quote on their own.
 _DELIMITERS = re.compile(r"[\s/?&=#:@;,'\"<>()\[\]{}\\]+")
-MIN_PIECE_CHARS = 6  # shorter pieces ("https", "hooks") say nothing secret and are common words
+MIN_PIECE_CHARS = 6  # shorter pieces ("https", "hooks") say nothing secret
 MIN_SECRET_CHARS = 4  # a shorter secret cannot be cut out of text without cutting words
 
 
@@ -40,8 +40,14 @@ def _pieces(secret: str) -> set[str]:
     # As it is, and as a repr() shows it ("\\n" for a newline), which is how exceptions quote values.
     for form in (secret, secret.encode("unicode_escape").decode("ascii")):
         pieces |= {form, form.strip(), *(line.strip() for line in form.splitlines())}
-        pieces |= {p for p in _DELIMITERS.split(form) if len(p) >= MIN_PIECE_CHARS}
+        pieces |= {p for p in _DELIMITERS.split(form) if len(p) >= MIN_PIECE_CHARS and not _plain_word(p)}
     return {p for p in pieces if len(p) >= MIN_SECRET_CHARS}
+
+
+def _plain_word(piece: str) -> bool:
+    """A lowercase word ("services", "workflows", "triggers") is the URL's grammar, not its secret,
+    and cutting it would cut the same word out of every message."""
+    return piece.isalpha() and piece.islower()
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:

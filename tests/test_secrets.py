@@ -26,6 +26,7 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.config import load_config
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
+from auditor.redact import scrub
 from auditor.tasks.scheduler import Scheduler, nightly_job, weekly_job
 from conftest import Inbox, utc_now
 
@@ -169,3 +170,12 @@ def test_the_scheduler_log_cuts_secrets_out_of_a_library_exception(planted: Path
     (line,) = log
     assert json.loads(line)["error"].startswith("InvalidURL: ")
     assert not leaks(line), line
+
+
+def test_scrub_cuts_every_piece_of_a_secret_and_leaves_the_words_around_it() -> None:
+    secrets = [f"https://hooks.example.com/services/T{MARK}01/token{MARK}02", f"flow{MARK}03\nsig{MARK}04", "abc"]
+    text = (f"services at hooks.example.com refused T{MARK}01; repr() of a value: 'flow{MARK}03\\nsig{MARK}04'; "
+            f"a line: sig{MARK}04; abc stays (too short to cut without cutting words)")
+    cleaned = scrub(text, secrets)
+    assert not leaks(cleaned), cleaned
+    assert cleaned.startswith("services at [secret] refused [secret];") and "abc stays" in cleaned
