@@ -117,7 +117,6 @@ class HistoryError(AuditorError):
 
 # SQLite's primary result codes that mean the file itself is bad (not busy, locked or unreadable).
 _DAMAGE_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
-_CANTOPEN = 14  # SQLITE_CANTOPEN
 # Beside the database: moved aside with it, so that a stale journal is never applied to the new file.
 _COMPANIONS = ("-wal", "-shm", "-journal")
 
@@ -201,19 +200,17 @@ class History:
         `audit weekly` without --email, the scheduler's catch-up): a file that cannot be opened for
         writing because it or its directory is read-only is opened read-only instead, as it is."""
         self.path = path
-        try:
+        if not (reading and path.is_file() and not _writable_file(path)):
             self._open_for_writing()
+            return
+        self._db = _connect_read_only(path)
+        try:
+            if self.schema_version > SCHEMA_VERSION:
+                raise HistoryError(f"the history database {path} has schema {self.schema_version}, newer "
+                                   f"than this auditor's {SCHEMA_VERSION}: upgrade sagemaker-auditor")
         except HistoryError:
-            if not (reading and path.is_file() and not _writable_file(path)):
-                raise
-            self._db = _connect_read_only(path)
-            try:
-                if self.schema_version > SCHEMA_VERSION:
-                    raise HistoryError(f"the history database {path} has schema {self.schema_version}, newer "
-                                       f"than this auditor's {SCHEMA_VERSION}: upgrade sagemaker-auditor")
-            except HistoryError:
-                self._db.close()
-                raise
+            self._db.close()
+            raise
 
     def _open_for_writing(self) -> None:
         try:
@@ -457,8 +454,8 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     try:
         db.execute("PRAGMA user_version").fetchone()
     except sqlite3.Error as exc:
-        # Anything else (a damaged file) the caller's first query meets again and says its own way.
-        if (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF != _CANTOPEN or _writable_directory(path.parent):
+        # A damaged file the caller's first query meets again and says its own way.
+        if is_damage(exc) or _writable_directory(path.parent):
             return db
         db.close()
         try:
