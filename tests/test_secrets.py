@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config import load_config
+from auditor.deliver.chat import send_chat_outbox
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.redact import scrub
 from auditor.tasks.scheduler import Scheduler, nightly_job, weekly_job
@@ -137,8 +138,10 @@ def test_hostile_runs_name_the_variables_keep_the_posts_and_print_no_secret(
     assert len(webhook_server[1]) == 1  # the URL with a line break was never asked for
 
     resend = runner.invoke(app, ["send-outbox", "--config", str(planted)])
-    assert resend.exit_code == 1
-    assert "$AUDIT_TEAMS" in resend.stderr and "line break" in resend.stderr  # why, by the variable's name
+    assert resend.exit_code == 1 and "left in the outbox" in resend.stderr
+    posted, why = send_chat_outbox(load_config(planted).chat, outbox)
+    assert posted == 0 and len(why) == 2 and len(list(outbox.glob("*.chat.json"))) == 2
+    assert any("($AUDIT_TEAMS)" in line and "line break" in line for line in why), why  # named, not quoted
 
     # The scheduler's jobs, with a password the SMTP library cannot even send.
     monkeypatch.setenv("AUDIT_SMTP_PASSWORD", f"pässwörd{MARK}07")
@@ -151,7 +154,7 @@ def test_hostile_runs_name_the_variables_keep_the_posts_and_print_no_secret(
     assert [(j["job"], j["status"]) for j in jobs] == [("nightly", "failed"), ("weekly", "failed")], log
     assert "AUDIT_SMTP_PASSWORD" in jobs[0]["error"]
 
-    for output in (audit.stdout, audit.stderr, resend.stdout, resend.stderr, *log):
+    for output in (audit.stdout, audit.stderr, resend.stdout, resend.stderr, *why, *log):
         assert not leaks(output), leaks(output)
     assert not files_with_leaks(tmp_path, Path(os.environ["XDG_DATA_HOME"]))
 
