@@ -19,10 +19,12 @@ import typer
 
 from auditor.config_file import load_config
 from auditor.errors import AuditorError, ConfigError, problem_lines
+from auditor.files import write_atomic
 from auditor.models import AuditReport
 from auditor.pipeline import Progress, RunLimits
+from auditor.redact import scrub, secret_values
 from auditor.report.render import OutputFormat, render, render_experiments
-from auditor.tasks.audit import check_writable, deliver_outcome, execute_audit, prepare_run_history
+from auditor.tasks.audit import RunHistory, check_writable, deliver_outcome, execute_audit, prepare_run_history
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -70,10 +72,11 @@ class HistoryFormat(enum.StrEnum):
     JSON = "json"
 
 
-def fail(message: str, *more: str) -> typer.Exit:
-    """Each problem on its own `error:` line on stderr; the exit for the caller to raise."""
+def fail(message: str, *more: str, secrets: list[str] | None = None) -> typer.Exit:
+    """Each problem on its own `error:` line on stderr; the exit for the caller to raise. `secrets`
+    (redact.secret_values) are cut out of texts that quote a library."""
     for line in (message, *more):
-        typer.echo(f"error: {line}", err=True)
+        typer.echo(f"error: {scrub(line, secrets or [])}", err=True)
     return typer.Exit(EXIT_ERROR)
 
 
@@ -117,11 +120,11 @@ def write_report(report: AuditReport, output_format: OutputFormat, output: Path 
     try:
         if output is not None:
             output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, encoding="utf-8")
+            write_atomic(output, text)
             typer.echo(f"report written to {output}", err=True)
             if experiments:
                 beside = output.with_name(f"{output.stem}-experiments{output.suffix or '.csv'}")
-                beside.write_text(experiments, encoding="utf-8")
+                write_atomic(beside, experiments)
                 typer.echo(f"experiments written to {beside}", err=True)
         else:
             typer.echo(text, nl=False)
@@ -133,7 +136,7 @@ def write_report(report: AuditReport, output_format: OutputFormat, output: Path 
         fallback = fallback_path(output, output_format)
         try:
             fallback.parent.mkdir(parents=True, exist_ok=True)
-            fallback.write_text(text, encoding="utf-8")
+            write_atomic(fallback, text)
         except OSError as again:
             return f"{problem}; nor to {fallback}: {again.strerror}"
         return f"{problem}; written to {fallback} instead"
@@ -204,8 +207,10 @@ def run(
     """Audit every SageMaker endpoint, training and transform job in the configured regions."""
     started = time.monotonic()
     limits = None
+    secrets: list[str] = []
     try:
         config = load_config(config_path).with_overrides(region, lookback_days)
+        secrets = secret_values(config)
         if email or email_to_file:
             from auditor.deliver.mail import check_email_config
 
@@ -223,30 +228,31 @@ def run(
 
             # Where an unsent message goes must work before the run relies on it.
             check_writable(outbox_path(config.email) / "outbox.check", "email.outbox_dir")
-        # A damaged history file is moved aside (and said so): it never costs the audit.
-        notice = None if no_history else prepare_run_history(config)
-        if notice:
-            typer.echo(f"warning: {notice}", err=True)
+        # A damaged history file is moved aside (and said so); one that cannot be written is left
+        # alone and said once, at the end: neither costs the audit, the report or the mail.
+        history = RunHistory() if no_history else prepare_run_history(config)
+        if history.notice:
+            typer.echo(f"warning: {history.notice}", err=True)
         limits = RunLimits(config.aws.deadline_minutes * 60)
         progress = BarProgress() if sys.stderr.isatty() else None
         try:
             with stop_on_signals(limits):
-                outcome = execute_audit(config, progress=progress, limits=limits,
-                                        notices=(notice,) if notice else (), remember_configs=not no_history)
+                outcome = execute_audit(config, progress=progress, limits=limits, notices=history.notices,
+                                        remember_configs=not no_history and history.usable)
         finally:
             if progress is not None:
                 progress.stop()
     except AuditorError as exc:
-        raise fail(*problem_lines(exc)) from None
+        raise fail(*problem_lines(exc), secrets=secrets) from None
     report = outcome.report
     for warning in report.catalog.problems:
         typer.echo(f"warning: {warning}", err=True)
     typer.echo(run_log_line(report, time.monotonic() - started), err=True)
 
-    problems = [p for p in [write_report(report, output_format, output)] if p]
+    problems = [p for p in [write_report(report, output_format, output), history.problem] if p]
     # The history and the mail do not depend on the report file: a full disk still sends the mail.
-    delivered = deliver_outcome(config, outcome, history=not no_history, email=email, email_to_file=email_to_file,
-                                chat=chat)
+    delivered = deliver_outcome(config, outcome, history=not no_history and history.usable, email=email,
+                                email_to_file=email_to_file, chat=chat)
     if delivered.posted:
         typer.echo(f"summary posted to {', '.join(delivered.posted)}", err=True)
     for path in delivered.written:
@@ -267,7 +273,7 @@ def run(
         more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
         problems.append(f"{coverage}{outcome.fatal_errors[0].message}{more}")
     if problems:
-        raise fail(*problems)
+        raise fail(*problems, secrets=secrets)
     if fail_on_findings and actionable_findings(report):
         raise typer.Exit(EXIT_FINDINGS)
 
@@ -298,7 +304,7 @@ def history_command(
             return
         if not path.exists():
             raise ConfigError(f"no history database at {path} (history.path): run `audit run` first")
-        with History(path) as history:
+        with History(path, reading=True) as history:
             runs = history.runs(limit=limit)
     except AuditorError as exc:
         raise fail(*problem_lines(exc)) from None
@@ -339,8 +345,10 @@ def weekly_command(
     """Build the weekly digest from the audit history; send it at most once a week."""
     from auditor.tasks.weekly import weekly_digest
 
+    secrets: list[str] = []
     try:
         config = load_config(config_path)
+        secrets = secret_values(config)
         if chat:
             from auditor.deliver.chat import check_chat_config
 
@@ -348,7 +356,7 @@ def weekly_command(
         result = weekly_digest(config, week=week, email=email, output=output, force=force,
                                email_to_file=email_to_file, chat=chat)
     except AuditorError as exc:
-        raise fail(*problem_lines(exc)) from None
+        raise fail(*problem_lines(exc), secrets=secrets) from None
     typer.echo(result.message)
 
 
@@ -359,11 +367,13 @@ def schedule_command(
     """Run the nightly audit and the weekly digest on the [schedule], in the foreground."""
     from auditor.tasks.scheduler import run_scheduler
 
+    secrets: list[str] = []
     try:
         config = load_config(config_path)
+        secrets = secret_values(config)
         run_scheduler(config)
     except AuditorError as exc:
-        raise fail(*problem_lines(exc)) from None
+        raise fail(*problem_lines(exc), secrets=secrets) from None
 
 
 @app.command("send-outbox")
@@ -374,8 +384,10 @@ def send_outbox_command(
     from auditor.deliver.chat import send_chat_outbox
     from auditor.deliver.mail import outbox_path, send_outbox
 
+    secrets: list[str] = []
     try:
         config = load_config(config_path)
+        secrets = secret_values(config)
         outbox = outbox_path(config.email)
         posted, errors = send_chat_outbox(config.chat, outbox)
         chat_waited = posted + len(errors)
@@ -386,12 +398,12 @@ def send_outbox_command(
         else:
             sent = 0
     except AuditorError as exc:
-        raise fail(*problem_lines(exc)) from None
+        raise fail(*problem_lines(exc), secrets=secrets) from None
     if posted:
         typer.echo(f"posted {posted} chat message{'s' if posted != 1 else ''} from {outbox}", err=True)
     typer.echo(f"sent {sent} message{'s' if sent != 1 else ''} from {outbox_path(config.email)}", err=True)
     if errors:
-        raise fail(*(f"{error}; left in the outbox" for error in errors))
+        raise fail(*(f"{error}; left in the outbox" for error in errors), secrets=secrets)
 
 
 @app.command()

@@ -10,9 +10,11 @@ posts it again.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
+import ssl
 import urllib.error
 import urllib.request
 import uuid
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from auditor.deliver.audience import AudienceOf, delivered_partition, has_something_to_act_on, partition
 from auditor.errors import AuditorError, ConfigError
+from auditor.files import write_atomic
 from auditor.models import AuditReport
 
 if TYPE_CHECKING:
@@ -276,24 +279,45 @@ def plan_digest_posts(digest: Digest, chat: ChatConfig, pointer: str) -> list[Ch
 
 
 def post(item: ChatPost, timeout: float, environ: Mapping[str, str] | None = None) -> None:
+    """One post. Every failure is a ChatError that names the variable and never quotes the URL or a
+    piece of it (urllib and http.client put the host or the path in their messages)."""
     environ = os.environ if environ is None else environ
-    url = environ.get(item.webhook_env, "")
+    # A trailing newline (a value read from a file) is not part of the URL.
+    url = environ.get(item.webhook_env, "").strip()
     what = f"{item.service} webhook for {item.label} (${item.webhook_env})"
     if not url:
         raise ChatError(f"cannot post to the {what}: the environment variable is not set")
     if not url.startswith(("https://", "http://")):
         raise ChatError(f"cannot post to the {what}: the variable does not hold an http(s) URL")
-    request = urllib.request.Request(url, data=json.dumps(item.payload).encode("utf-8"), method="POST",
-                                     headers={"Content-Type": "application/json; charset=utf-8",
-                                              "User-Agent": "sagemaker-auditor"})
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise ChatError(f"cannot post to the {what}: the variable's URL holds a space, a line break or a "
+                        "control character")
     try:
+        request = urllib.request.Request(url, data=json.dumps(item.payload).encode("utf-8"), method="POST",
+                                         headers={"Content-Type": "application/json; charset=utf-8",
+                                                  "User-Agent": "sagemaker-auditor"})
         with urllib.request.urlopen(request, timeout=timeout) as answer:  # http(s) only: checked above
             answer.read(4096)
     except urllib.error.HTTPError as exc:
         raise ChatError(f"the {what} answered HTTP {exc.code} {_plain(str(exc.reason), 60)}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-        raise ChatError(f"cannot reach the {what}: {_plain(str(reason), 120)}") from None
+    except urllib.error.URLError as exc:
+        raise ChatError(f"cannot reach the {what}: {_network_reason(exc.reason)}") from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise ChatError(f"cannot reach the {what}: {_network_reason(exc)}") from None
+    except ValueError:  # http.client.InvalidURL and urllib's own: their message quotes the URL
+        raise ChatError(f"cannot post to the {what}: the variable does not hold a valid URL") from None
+
+
+def _network_reason(reason: object) -> str:
+    """Why a connection failed, in words that hold no host name or path: the OS's text for the
+    error number, TLS's short reason code, or the kind of failure."""
+    if isinstance(reason, TimeoutError):
+        return "timed out"
+    if isinstance(reason, ssl.SSLError):
+        return f"TLS error {reason.reason or type(reason).__name__}"
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror
+    return type(reason).__name__ if isinstance(reason, BaseException) else "the URL cannot be used"
 
 
 def save_post(item: ChatPost, outbox: Path) -> Path:
@@ -301,10 +325,8 @@ def save_post(item: ChatPost, outbox: Path) -> Path:
     outbox.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     final = outbox / f"{stamp}-{uuid.uuid4().hex[:8]}{OUTBOX_SUFFIX}"
-    temporary = outbox / f".{final.name}.tmp"
-    temporary.write_text(json.dumps({"service": item.service, "webhook_env": item.webhook_env,
-                                     "label": item.label, "payload": item.payload}), encoding="utf-8")
-    temporary.replace(final)
+    write_atomic(final, json.dumps({"service": item.service, "webhook_env": item.webhook_env,
+                                    "label": item.label, "payload": item.payload}))
     return final
 
 

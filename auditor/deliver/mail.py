@@ -24,6 +24,7 @@ import platformdirs
 from auditor.config import EmailConfig
 from auditor.deliver.audience import AudienceOf, delivered_partition, has_something_to_act_on, partition
 from auditor.errors import AuditorError, ConfigError, ProblemLines
+from auditor.files import write_atomic
 from auditor.models import AuditReport
 from auditor.report.email_message import build_report_message
 
@@ -133,7 +134,12 @@ def send_report(report: AuditReport, email: EmailConfig) -> list[Delivery]:
             transmit(delivery.message, email)
             sent += delivery.recipients
         except DeliveryError as exc:
-            path = save_to_outbox(delivery.message, email)
+            try:
+                path = save_to_outbox(delivery.message, email)
+            except OSError as save_error:
+                failures.append(f"{exc}; the unsent message to {', '.join(delivery.recipients)} could not be "
+                                f"saved in {outbox_path(email)}: {save_error.strerror or save_error}")
+                continue
             failures.append(f"{exc}; the unsent message to {', '.join(delivery.recipients)} saved in "
                             f"{path.parent} (retry: audit send-outbox)")
     if failures:
@@ -183,7 +189,7 @@ def write_messages(report: AuditReport, email: EmailConfig, path: Path) -> list[
     for delivery in deliveries:
         target = path if delivery.owner is None else files[delivery.owner]
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(bytes(delivery.message))
+        write_atomic(target, bytes(delivery.message))
         written.append(target)
     return written
 
@@ -196,14 +202,12 @@ def transmit(message: EmailMessage, email: EmailConfig) -> None:
 
 
 def save_to_outbox(message: EmailMessage, email: EmailConfig) -> Path:
-    """Write atomically (temp file, then rename): a crash never leaves half a message."""
+    """Written atomically: a crash or a full disk never leaves half a message."""
     outbox = outbox_path(email)
     outbox.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     final = outbox / f"{stamp}-{uuid.uuid4().hex[:8]}.eml"
-    temporary = final.with_suffix(".tmp")
-    temporary.write_bytes(bytes(message))
-    temporary.replace(final)
+    write_atomic(final, bytes(message))
     return final
 
 
@@ -240,7 +244,11 @@ def send_with_smtp(message: EmailMessage, email: EmailConfig) -> None:
             if email.smtp_starttls:
                 server.starttls(context=ssl.create_default_context())
             if email.smtp_username:
-                server.login(email.smtp_username, os.environ.get(email.smtp_password_env or "", ""))
+                try:
+                    server.login(email.smtp_username, os.environ.get(email.smtp_password_env or "", ""))
+                except UnicodeError:  # its message quotes a character of the password
+                    raise DeliveryError(f"cannot log in to SMTP server {where}: the user name or the password "
+                                        f"(${email.smtp_password_env}) holds a character other than ASCII") from None
             server.send_message(message, from_addr=email.sender, to_addrs=_recipients(message))
     except smtplib.SMTPAuthenticationError as exc:
         raise DeliveryError(f"SMTP server {where} refused the login for {email.smtp_username}: "

@@ -14,6 +14,7 @@ from auditor.emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor.emulator.server import Emulator
 from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
+from auditor.files import write_atomic
 from auditor.report.render import OutputFormat, render
 from auditor.tasks.audit import execute_audit
 
@@ -47,8 +48,8 @@ def run_demo(output_dir: Path, now: datetime) -> None:
         "json": output_dir / "report.json",
         "eml": output_dir / "report.eml",
     }
-    paths["html"].write_text(render(report, OutputFormat.HTML), encoding="utf-8")
-    paths["json"].write_text(render(report, OutputFormat.JSON), encoding="utf-8")
+    write_atomic(paths["html"], render(report, OutputFormat.HTML))
+    write_atomic(paths["json"], render(report, OutputFormat.JSON))
     # What `audit run --email-to-file` writes: the email it would send.
     write_messages(report, EmailConfig(sender=DEMO_SENDER, recipients=DEMO_RECIPIENTS), paths["eml"])
 

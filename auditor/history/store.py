@@ -138,7 +138,20 @@ def _history_error(path: Path, action: str, exc: BaseException) -> HistoryError:
             f"the history database {path} is damaged ({_one_line(exc)}): `audit history --check` lists the "
             "problems; the next `audit run` moves it aside and starts a new one"
         )
+    if not _writable_directory(path.parent):  # SQLite says only "unable to open database file"
+        return HistoryError(f"cannot {action} the history database {path}: its directory cannot be written "
+                            f"({_one_line(exc)})")
     return HistoryError(f"cannot {action} the history database {path}: {_one_line(exc)}")
+
+
+def _writable_directory(directory: Path) -> bool:
+    """False for a read-only directory or file system (root included: access() reports EROFS), and
+    for a path whose parent is not a directory; True when the directory does not exist yet."""
+    while not directory.exists():
+        if directory.parent == directory:
+            return True
+        directory = directory.parent
+    return directory.is_dir() and os.access(directory, os.W_OK)
 
 
 @dataclass(frozen=True)
@@ -182,13 +195,29 @@ def fingerprint(rule: str, account_id: str, region: str, endpoint: str, variant:
 
 
 class History:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, reading: bool = False) -> None:
+        """Open (creating or upgrading) the history. `reading`: for what only reads (`audit history`,
+        `audit weekly` without --email, the scheduler's catch-up): a file that cannot be opened for
+        writing because it or its directory is read-only is opened read-only instead, as it is."""
         self.path = path
+        if not (reading and path.is_file() and not _writable_file(path)):
+            self._open_for_writing()
+            return
+        self._db = _connect_read_only(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, isolation_level=None)  # transactions are explicit
+            if self.schema_version > SCHEMA_VERSION:
+                raise HistoryError(f"the history database {path} has schema {self.schema_version}, newer "
+                                   f"than this auditor's {SCHEMA_VERSION}: upgrade sagemaker-auditor")
+        except HistoryError:
+            self._db.close()
+            raise
+
+    def _open_for_writing(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None)  # transactions are explicit
         except (sqlite3.Error, OSError) as exc:
-            raise _history_error(path, "open", exc) from None
+            raise _history_error(self.path, "open", exc) from None
         try:
             with self._guard("open"):
                 self._db.execute("PRAGMA foreign_keys = ON")
@@ -393,10 +422,7 @@ def check_history(path: Path, quick: bool = False) -> list[str]:
         raise HistoryError(f"no history database at {path} (history.path): run `audit run` first")
     # Reading a file in WAL mode creates an empty -wal and an -shm beside it: those the check made, it removes.
     made = [path.with_name(path.name + c) for c in ("-wal", "-shm") if not path.with_name(path.name + c).exists()]
-    try:
-        db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise _history_error(path, "open", exc) from None
+    db = _connect_read_only(path)
     try:
         rows = db.execute("PRAGMA quick_check" if quick else "PRAGMA integrity_check").fetchall()
         problems = [" ".join(str(row[0]).split()) for row in rows if row[0] != "ok"]
@@ -410,10 +436,37 @@ def check_history(path: Path, quick: bool = False) -> list[str]:
         problems = [_one_line(exc)]
     finally:
         db.close()
+        # Only what exists: in a read-only directory even unlinking a missing file fails (EROFS).
         for companion in made:
-            if companion.name.endswith("-shm") or (companion.exists() and companion.stat().st_size == 0):
-                companion.unlink(missing_ok=True)
+            if companion.exists() and (companion.name.endswith("-shm") or companion.stat().st_size == 0):
+                companion.unlink()
     return problems
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """The file opened read-only. A file in WAL mode needs its -shm beside it, which a read-only
+    directory cannot hold: there, where nothing can write either, it is read as it is (immutable)."""
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise _history_error(path, "open", exc) from None
+    try:
+        db.execute("PRAGMA user_version").fetchone()
+    except sqlite3.Error as exc:
+        # A damaged file the caller's first query meets again and says its own way.
+        if is_damage(exc) or _writable_directory(path.parent):
+            return db
+        db.close()
+        try:
+            return sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None)
+        except sqlite3.Error as again:
+            raise _history_error(path, "open", again) from None
+    return db
+
+
+def _writable_file(path: Path) -> bool:
+    return _writable_directory(path.parent) and os.access(path, os.W_OK)
 
 
 def damaged_name(path: Path, now: datetime) -> Path:

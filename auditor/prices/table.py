@@ -9,8 +9,6 @@ or refresh never leaves a half-written cache.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +17,7 @@ from typing import Any
 import platformdirs
 
 from auditor.errors import AuditorError
+from auditor.files import write_atomic
 from auditor.prices.parse import Hardware, PriceRecord
 
 CACHE_VERSION = 1
@@ -128,14 +127,7 @@ def read_cache(path: Path) -> PriceTable | None:
 def write_cache(path: Path, table: PriceTable) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".prices-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(table_to_dict(table), handle, indent=1, sort_keys=True)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(path, json.dumps(table_to_dict(table), indent=1, sort_keys=True))
     except OSError as exc:
         raise PriceCacheError(f"cannot write the price cache {path}: {exc.strerror or exc}") from None
 

@@ -70,14 +70,31 @@ def history_path(config: AuditConfig) -> Path:
     return Path(config.history.path).expanduser() if config.history.path else default_history_path()
 
 
-def prepare_run_history(config: AuditConfig, now: datetime | None = None) -> str | None:
-    """Before the audit, so that a bad history file never costs the audit: a damaged file is moved
-    aside and a new one started. Returns the one-line notice, if any: that, or why the history could
-    not be prepared (then recording the run fails too, after the report and the mail)."""
+@dataclass(frozen=True)
+class RunHistory:
+    """What `prepare_run_history` found: each is one line, said once."""
+
+    notice: str | None = None  # a damaged file was moved aside and a new one started: the run is recorded
+    problem: str | None = None  # the history cannot be used (a read-only directory): the run is not recorded
+
+    @property
+    def usable(self) -> bool:
+        return self.problem is None
+
+    @property
+    def notices(self) -> tuple[str, ...]:
+        """For the report's errors (stage "history"), so that the mail says it too."""
+        return tuple(n for n in (self.notice, self.problem) if n)
+
+
+def prepare_run_history(config: AuditConfig, now: datetime | None = None) -> RunHistory:
+    """Before the audit, so that a bad history never costs the audit, the report or the mail: a
+    damaged file is moved aside and a new one started; a history that cannot be opened or written
+    (a read-only directory, a locked file) is left alone, and the run goes on without it."""
     try:
-        return prepare_history(history_path(config), now)
+        return RunHistory(notice=prepare_history(history_path(config), now))
     except HistoryError as exc:
-        return str(exc)
+        return RunHistory(problem=f"{exc}; this run is not recorded")
 
 
 def record_history(config: AuditConfig, outcome: AuditOutcome) -> int:
@@ -165,24 +182,25 @@ def nightly_audit(config: AuditConfig, now: datetime | None = None,
     recipients. Raises the first problem as an AuditorError after whatever could be done was done.
     `stop` (the scheduler's, set by SIGTERM) ends the audit early: the partial run is recorded as
     interrupted and no mail is sent (the next run mails a whole report)."""
-    notice = prepare_run_history(config, now)
+    history = prepare_run_history(config, now)
     limits = RunLimits(config.aws.deadline_minutes * 60, stop=stop or threading.Event(),
                        stop_reason="interrupted by SIGTERM")
-    outcome = execute_audit(config, now=now, limits=limits, notices=(notice,) if notice else (),
-                            remember_configs=True)
+    outcome = execute_audit(config, now=now, limits=limits, notices=history.notices,
+                            remember_configs=history.usable)
     mail = bool(config.email.sender and config.email.recipients) and not limits.stop.is_set()
     from auditor.deliver.chat import chat_configured
 
     chat = config.chat.nightly and chat_configured(config.chat) and not limits.stop.is_set()
-    delivered = deliver_outcome(config, outcome, email=mail, chat=chat)
-    if delivered.problems:
-        raise ProblemLines(delivered.problems)
+    delivered = deliver_outcome(config, outcome, history=history.usable, email=mail, chat=chat)
+    problems = [p for p in (history.problem, *delivered.problems) if p]
+    if problems:
+        raise ProblemLines(problems)
     if limits.stop.is_set():
-        return NightlyResult(outcome, delivered.run_id, delivered.sent_to, notice, interrupted=True)
+        return NightlyResult(outcome, delivered.run_id, delivered.sent_to, history.notice, interrupted=True)
     if outcome.fatal_errors:
         raise AuditorError(outcome.fatal_errors[0].message)
-    return NightlyResult(outcome, delivered.run_id, delivered.sent_to, notice)
+    return NightlyResult(outcome, delivered.run_id, delivered.sent_to, history.notice)
 
 
-__all__ = ["Delivered", "NightlyResult", "deliver_outcome", "execute_audit", "history_path", "nightly_audit",
-           "prepare_run_history", "record_history"]
+__all__ = ["Delivered", "NightlyResult", "RunHistory", "deliver_outcome", "execute_audit", "history_path",
+           "nightly_audit", "prepare_run_history", "record_history"]

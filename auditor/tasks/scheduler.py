@@ -26,6 +26,7 @@ import schedule
 
 from auditor.config import AuditConfig
 from auditor.history.store import History, HistoryError
+from auditor.redact import scrub_fields, secret_values
 from auditor.tasks.audit import history_path, nightly_audit
 from auditor.tasks.weekly import weekly_digest
 
@@ -65,14 +66,19 @@ class Scheduler:
             fields = {"error": f"{type(exc).__name__}: {exc}"}
             status = "failed"
         end = self.clock()
-        self.log(json.dumps({
+        self.emit({
             "job": name,
             "start": start.isoformat(),
             "end": end.isoformat(),
             "duration_s": round((end - start).total_seconds(), 3),
             "status": status,
             **fields,
-        }))
+        })
+
+    def emit(self, fields: dict[str, Any]) -> None:
+        """One JSON line, with every secret cut out of its texts (an exception's message may quote
+        one: the log is kept and shipped, the secret must not be)."""
+        self.log(json.dumps(scrub_fields(fields, secret_values(self.config))))
 
     def catch_up(self) -> None:
         """Run the nightly audit now if the last successful one is older than 24 hours."""
@@ -81,14 +87,14 @@ class Scheduler:
         unreadable: dict[str, str] = {}
         if path.exists():
             try:
-                with History(path) as history:
+                with History(path, reading=True) as history:
                     run = history.last_successful_run()
                     last = run.started_at if run else None
             except HistoryError as exc:  # the nightly job prepares the history and logs what it did
                 unreadable = {"history_error": str(exc)}
         if last is None or self.clock() - last > CATCH_UP_AFTER:
-            self.log(json.dumps({"event": "catch-up", "last_successful_run": last.isoformat() if last else None,
-                                 **unreadable}))
+            self.emit({"event": "catch-up", "last_successful_run": last.isoformat() if last else None,
+                       **unreadable})
             self.run_job("nightly", self.nightly)
 
     def stop(self, *_: object) -> None:
@@ -99,10 +105,10 @@ class Scheduler:
             signal.signal(signal.SIGTERM, self.stop)
             signal.signal(signal.SIGINT, self.stop)
         cfg = self.config.schedule
-        self.log(json.dumps({"event": "start", "nightly_at": cfg.nightly_at,
-                             "weekly": f"{cfg.weekly_day} {cfg.weekly_at}",
-                             "timezone": cfg.timezone,  # next_run: naive local time from `schedule`, with its offset
-                             "next_run": self.jobs.next_run and self.jobs.next_run.astimezone().isoformat()}))
+        self.emit({"event": "start", "nightly_at": cfg.nightly_at,
+                   "weekly": f"{cfg.weekly_day} {cfg.weekly_at}",
+                   "timezone": cfg.timezone,  # next_run: naive local time from `schedule`, with its offset
+                   "next_run": self.jobs.next_run and self.jobs.next_run.astimezone().isoformat()})
         self.catch_up()
         while not self.stop_event.is_set():
             self.jobs.run_pending()  # jobs run here, one after another
@@ -111,7 +117,7 @@ class Scheduler:
             idle = self.jobs.idle_seconds
             pause = MAX_SLEEP_SECONDS if idle is None else min(max(idle, 0.0), MAX_SLEEP_SECONDS)
             (self.sleep or self.stop_event.wait)(pause)
-        self.log(json.dumps({"event": "stop"}))
+        self.emit({"event": "stop"})
 
 
 def nightly_job(config: AuditConfig, stop: threading.Event | None = None) -> JobFunction:

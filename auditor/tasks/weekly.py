@@ -8,6 +8,7 @@ from pathlib import Path
 
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError, ConfigError, ProblemLines
+from auditor.files import write_atomic
 from auditor.history.store import History
 from auditor.history.weekly import Digest, build_digest, iso_week
 from auditor.tasks.audit import history_path
@@ -74,7 +75,7 @@ def _weekly_digest(
     path = history_path(config)
     if not path.exists():
         raise ConfigError(f"no history database at {path} (history.path): run `audit run` first")
-    with History(path) as history:
+    with History(path, reading=not email) as history:  # only --email records the digest as sent
         if email and not force:
             sent_at = history.digest_sent(week)
             if sent_at is not None:
@@ -89,8 +90,7 @@ def _weekly_digest(
         saving = digest.run.monthly_savings_usd
         written = []
         if output is not None:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(render_weekly_file(digest), encoding="utf-8")
+            _write_file(output, render_weekly_file(digest), "the digest")
             written.append(str(output))
         if not email and email_to_file is None:
             where = f" to {output}" if output else ""
@@ -101,19 +101,31 @@ def _weekly_digest(
         message = build_weekly_message(digest, addressed.sender, addressed.recipients,
                                        config.email.subject_prefix)
         if email_to_file is not None:
-            email_to_file.parent.mkdir(parents=True, exist_ok=True)
-            email_to_file.write_bytes(bytes(message))
+            _write_file(email_to_file, bytes(message), "the digest's email")
             written.append(str(email_to_file))
             return WeeklyResult(week, "written", f"digest for {week} written to {', '.join(written)}", **counts,
                                 monthly_savings_usd=saving)
         try:
             transmit(message, config.email)
         except AuditorError as exc:
-            saved = save_to_outbox(message, config.email)
+            try:
+                saved = save_to_outbox(message, config.email)
+            except OSError as save_error:
+                raise AuditorError(f"{exc}; and the digest could not be saved in the outbox: "
+                                   f"{save_error.strerror or save_error}") from None
             raise AuditorError(f"{exc}; the digest was saved in {saved.parent} (retry: audit send-outbox)") from None
         history.record_digest(week, now, list(config.email.recipients))
         return WeeklyResult(week, "sent", f"digest for {week} sent to {', '.join(config.email.recipients)}", **counts,
                             monthly_savings_usd=saving)
+
+
+def _write_file(path: Path, data: str | bytes, what: str) -> None:
+    """Whole or not at all: on a full disk the previous file stays as it was."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, data)
+    except OSError as exc:
+        raise AuditorError(f"cannot write {what} to {path}: {exc.strerror or exc}") from None
 
 
 def post_digest(config: AuditConfig, digest: Digest, emailed: bool) -> list[str]:
