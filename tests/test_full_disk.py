@@ -74,7 +74,9 @@ def test_a_full_disk_keeps_the_last_good_report_and_mail_whole(fleet: Path, tmp_
 
     assert again.returncode == 1, again.stderr
     errors = [line for line in again.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1 and "File too large" in errors[0], again.stderr
+    # One line per failure: the report (and its fallback), and the email.
+    assert len(errors) == 2 and all("File too large" in e for e in errors), again.stderr
+    assert "cannot write the report" in errors[0] and "cannot write the email" in errors[1], again.stderr
     assert "Traceback" not in again.stderr
     assert snapshot(out) == before  # the last good report and mail, untouched; nothing beside them
     json.loads(before["report.json"])

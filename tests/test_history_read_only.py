@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.config import load_config
+from auditor.config_file import load_config
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import History
 from auditor.tasks.scheduler import Scheduler, nightly_job, weekly_job

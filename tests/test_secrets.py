@@ -24,7 +24,7 @@ from aiosmtpd.smtp import AuthResult
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.config import load_config
+from auditor.config_file import load_config
 from auditor.deliver.chat import send_chat_outbox
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.redact import scrub
@@ -130,7 +130,9 @@ def test_hostile_runs_name_the_variables_keep_the_posts_and_print_no_secret(
     assert audit.exit_code == 1, audit.output
     assert isinstance(audit.exception, SystemExit), audit.exception  # an error line, not an exception
     errors = [line for line in audit.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1 and "refused the login" in errors[0], audit.stderr
+    # One line per failure: the mail, and each of the two chat posts.
+    assert len(errors) == 3 and "refused the login" in errors[0], audit.stderr
+    assert "$AUDIT_SLACK" in errors[1] and "$AUDIT_TEAMS" in errors[2], audit.stderr
     # Every message the run could not deliver waits in the outbox: the mail and both posts.
     assert len(list(outbox.glob("*.eml"))) == 1
     saved = sorted(json.loads(p.read_text())["webhook_env"] for p in outbox.glob("*.chat.json"))

@@ -13,7 +13,8 @@ import pytest
 
 from auditor.catalog import load_catalog
 from auditor.collect.session import AwsClients
-from auditor.config import AuditConfig, parse_config
+from auditor.config import AuditConfig
+from auditor.config_file import parse_config
 from auditor.discover.endpoints import ConfigCache, MemoryConfigCache
 from auditor.emulator.fleet import ab_leftover_and_shadow_test, seed_fleet
 from auditor.emulator.server import ACCOUNT_ID
