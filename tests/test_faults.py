@@ -108,6 +108,25 @@ def test_a_hung_endpoint_costs_seconds_not_minutes(fleet: Path, aws, tmp_path: P
     assert any("timed out" in e["message"] for e in report["errors"])
 
 
+def test_a_call_that_timed_out_on_every_attempt_ends_the_region_and_its_endpoint_is_not_asked_again(
+        fleet: Path, aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Jobs enabled: after Search timed out on its 3 attempts, ListTrainingJobs (and every other call
+    to that endpoint) is not made; the region is one error. Was 6 requests and two errors."""
+    fleet.write_text(FAST.replace("enabled = false", "enabled = true"))
+    with FaultProxy(aws.url, Faults(hang=True)) as proxy:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        started = time.monotonic()
+        result = run_json(fleet, tmp_path / "report.json")
+        elapsed = time.monotonic() - started
+        requests = proxy.faults.seen.get("requests")
+    assert requests == 3, proxy.faults.calls  # max_attempts of the first call, and no more
+    assert elapsed < 20, elapsed
+    assert result.exit_code == 1, result.output
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [e["message"] for e in report["errors"]] == [next(e["message"] for e in report["errors"])]
+    assert "sagemaker:Search in us-east-1 timed out" in report["errors"][0]["message"]
+
+
 def test_the_deadline_stops_a_slow_run_and_reports_what_it_has(fleet: Path, aws, tmp_path: Path) -> None:
     config = tmp_path / "deadline.toml"
     config.write_text(FAST.replace("read_timeout_seconds = 2\n",

@@ -85,14 +85,21 @@ def run_audit(
     def audit_region(board: RegionWork[RegionResult]) -> RegionResult:
         account_clients = entered[board.account].clients
         assert account_clients is not None
+
+        def out_of_reach(fatal: tuple[AuditError, ...]) -> bool:
+            return unreachable(fatal) or account_clients.unanswered.in_region(board.region)
         endpoints = audit_endpoints(board.region, config, account_clients, catalog, window, now, progress, limits,
                                     board, configs)
+        # Once the region's endpoint cannot be reached, the region is one error, not one per kind
+        # of resource (and no further call waits out its timeouts).
+        if out_of_reach(endpoints.fatal):
+            return RegionResult(endpoints, None)
         jobs = None
         if config.jobs.enabled:
             limits.check()
             jobs = audit_jobs(board.region, config, account_clients, catalog, window, now)
-        if unreachable(endpoints.fatal):
-            return RegionResult(endpoints, jobs)  # one error for the region, not one per kind of resource
+            if out_of_reach(jobs.fatal):
+                return RegionResult(endpoints, jobs)
         limits.check()
         return RegionResult(endpoints, jobs,
                             audit_workspaces(board.region, config, account_clients, catalog, now))
