@@ -18,8 +18,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import auditor.pipeline
 from auditor.cli import app
+from auditor.collect.session import AwsClients
 from auditor.config import parse_config
+from auditor.pipeline import RunLimits, run_audit
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import History
 from auditor.tasks.scheduler import nightly_job
@@ -233,3 +236,44 @@ def test_demo_into_an_unwritable_directory_is_one_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["demo", "--output-dir", str(blocker / "out")])
     assert result.exit_code == 1 and result.stderr.startswith("error: cannot write --output-dir")
     assert "Traceback" not in result.output
+
+
+def crash_in_eu_west_1(monkeypatch: pytest.MonkeyPatch, us_east_1_seconds: float) -> None:
+    """A bug in one region: its jobs step raises; us-east-1's takes `us_east_1_seconds` longer."""
+    audit_jobs = auditor.pipeline.audit_jobs
+
+    def jobs_with_a_bug(region, *args, **kwargs):
+        if region == "eu-west-1":
+            raise RuntimeError("a bug\nin eu-west-1")
+        time.sleep(us_east_1_seconds)
+        return audit_jobs(region, *args, **kwargs)
+
+    monkeypatch.setattr(auditor.pipeline, "audit_jobs", jobs_with_a_bug)
+
+
+def crash_errors(outcome) -> list[str]:
+    return [e.message for e in outcome.fatal_errors if e.region == "eu-west-1"]
+
+
+def test_a_region_that_crashed_is_its_own_error_and_the_others_keep_their_results(
+        fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: the crash was re-raised from run_audit and every region's results were lost."""
+    crash_in_eu_west_1(monkeypatch, 0.0)
+    config = parse_config({"aws": {"regions": ["us-east-1", "eu-west-1"]}})
+    outcome = run_audit(config, AwsClients(), now=utc_now())
+    (crash,) = crash_errors(outcome)
+    assert crash.startswith("region not audited: crashed: RuntimeError: a bug in eu-west-1 at auditor/")
+    assert {e.endpoint.name for e in outcome.report.endpoints} == {s.name for s in FLEET}
+    assert [e.region for e in outcome.fatal_errors] == ["eu-west-1"]
+
+
+def test_a_region_that_crashed_before_the_deadline_keeps_its_error(fleet: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: the deadline passed while us-east-1 still ran, and eu-west-1 was reported as "stopped"."""
+    crash_in_eu_west_1(monkeypatch, 4.0)
+    config = parse_config({"aws": {"regions": ["us-east-1", "eu-west-1"]}})
+    outcome = run_audit(config, AwsClients(), now=utc_now(), limits=RunLimits(deadline_seconds=2.0))
+    (crash,) = crash_errors(outcome)
+    assert "crashed: RuntimeError: a bug in eu-west-1" in crash
+    (stopped,) = [e.message for e in outcome.fatal_errors if e.region == "us-east-1"]
+    assert "deadline" in stopped and outcome.report.partial is not None
