@@ -22,9 +22,9 @@ import auditor.pipeline
 from auditor.cli import app
 from auditor.collect.session import AwsClients
 from auditor.config import parse_config
-from auditor.pipeline import RunLimits, run_audit
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import History
+from auditor.pipeline import RunLimits, run_audit
 from auditor.tasks.scheduler import nightly_job
 from conftest import utc_now
 from faultproxy import FaultProxy, Faults, closed_port
