@@ -29,6 +29,9 @@ class InstanceShape:
     hosting_price_per_hour: dict[str, float]
     price_source: str  # "list" | "derived"
     training_price_per_hour: dict[str, float] = field(default_factory=dict)  # empty: not offered for training
+    # False: the price list does not state the GPU count or GPU memory (`N/A`) of a type the
+    # bundled snapshot lacks; such a type is priced but never judged on GPUs nor advised.
+    accelerators_known: bool = True
 
     @property
     def has_accelerator(self) -> bool:

@@ -158,9 +158,16 @@ def check_catalog(endpoint: Endpoint, catalog: Catalog) -> tuple[Endpoint, list[
         return endpoint, []
     unknown = sorted({v.instance_type for v in endpoint.variants
                       if v.instance_type and not catalog.shape(v.instance_type)})
-    if not unknown:
+    unstated = sorted({v.instance_type for v in endpoint.variants
+                       if v.instance_type and (shape := catalog.shape(v.instance_type))
+                       and not shape.accelerators_known})
+    if unknown:
+        reason = f"instance type {', '.join(unknown)} not in the catalog: not judged"
+    elif unstated:
+        reason = (f"the price list does not state the GPU count or GPU memory of {', '.join(unstated)}: "
+                  "not judged")
+    else:
         return endpoint, []
-    reason = f"instance type {', '.join(unknown)} not in the catalog: not judged"
     return (replace(endpoint, not_judged_reason=reason),
             [AuditError(endpoint.region, endpoint.name, "analyse", reason)])
 

@@ -99,7 +99,7 @@ def _smaller_shape(shape: InstanceShape, catalog: Catalog, region: str) -> Insta
     """The next size down in the same family (fewer vCPUs, no more GPUs), priced in the region."""
     candidates = [
         s for s in catalog.shapes.values()
-        if s.family == shape.family and s.vcpu < shape.vcpu and s.gpu_count <= shape.gpu_count
+        if s.family == shape.family and s.vcpu < shape.vcpu and s.gpu_count <= shape.gpu_count and s.accelerators_known
         and (s.gpu_count > 0) == (shape.gpu_count > 0) and catalog.hourly_price(s.instance_type, region) is not None
     ]
     return max(candidates, key=lambda s: s.vcpu, default=None)
