@@ -165,6 +165,7 @@ def run_audit(
     findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.region, f.endpoint,
                                  f.variant or "", f.rule))
     endpoint_reports = tuple(endpoints)
+    workspaces_section = merge_workspaces(workspaces)
     savings_plans, plan_problems = savings_plan_advice(config, clients)
     errors.extend(AuditError("-", None, "recommend", problem) for problem in plan_problems)
     report = AuditReport(
@@ -173,7 +174,7 @@ def run_audit(
         endpoints=endpoint_reports,
         findings=tuple(findings),
         errors=tuple(errors),
-        catalog=price_info(prices, endpoint_reports, findings, training, transform),
+        catalog=price_info(prices, endpoint_reports, findings, training, transform, processing, workspaces_section),
         api_calls=clients.counter.as_dict(),
         settings=report_settings(config),
         jobs=JobsSection(tuple(training), tuple(transform), tuple(experiments),
@@ -184,7 +185,7 @@ def run_audit(
         savings_plans=savings_plans,
         partial=stopped[0] if stopped else None,
         call_problems=clients.counter.problem_counts(),
-        workspaces=merge_workspaces(workspaces),
+        workspaces=workspaces_section,
     )
     return AuditOutcome(report=report, fatal_errors=tuple(fatal))
 

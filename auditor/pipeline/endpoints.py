@@ -113,7 +113,7 @@ def audit_endpoints(
             endpoint=assessed.endpoint,
             variants=tuple(
                 VariantReport(va.variant, va.monthly_cost_usd, va.utilization, series=chart_series(va.normalised),
-                              average_instances=va.average_instances)
+                              average_instances=va.average_instances, price_basis=va.price_basis)
                 for va in assessed.variants
             ),
             components=assessed.components,

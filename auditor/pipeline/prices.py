@@ -13,6 +13,7 @@ from pathlib import Path
 
 import botocore.exceptions
 
+from auditor.analyse.assessment import price_usage
 from auditor.catalog import Catalog, load_catalog
 from auditor.collect.cost_explorer import CE_REGION, sagemaker_usage, savings_plan_recommendation
 from auditor.collect.pricing import fetch_price_table
@@ -30,7 +31,9 @@ from auditor.models import (
 )
 from auditor.prices.effective import apply_effective_rates, billed_hosting_monthly, usage_rates
 from auditor.prices.merge import apply_price_table
+from auditor.prices.parse import studio_usage
 from auditor.prices.table import PriceCacheError, PriceTable, default_cache_path, oldest_fetch, read_cache, write_cache
+from auditor.workspaces import ProcessingCost, WorkspacesSection
 
 
 @dataclass(frozen=True)
@@ -137,40 +140,56 @@ def age_warnings(catalog: Catalog, regions: tuple[str, ...], today: date, max_ag
     return lines
 
 
+# The usage a job's or workspace's advised instance type is priced under, by resource type.
+_FINDING_USAGE = {"training-job": "training", "transform-job": "batch", "processing-job": "processing",
+                  "notebook-instance": "notebook"}
+
+
 def prices_used(catalog: Catalog, endpoints: Iterable[EndpointReport], findings: Iterable[Finding],
-                training: Iterable[TrainingCost], transform: Iterable[TransformCost]) -> tuple[PriceUse, ...]:
-    """Every price behind the report's figures: current and advised shapes, jobs' instances."""
+                training: Iterable[TrainingCost], transform: Iterable[TransformCost],
+                processing: Iterable[ProcessingCost] = (), workspaces: WorkspacesSection | None = None,
+                ) -> tuple[PriceUse, ...]:
+    """Every price behind the report's figures: current and advised shapes, jobs' instances,
+    notebook instances and Studio apps; each for its usage, with the rate it was priced at."""
+    endpoints = tuple(endpoints)
+    usage_of = {(e.endpoint.region, e.endpoint.name): price_usage(e.endpoint) for e in endpoints}
     wanted: set[tuple[str, str, str]] = set()
     for report in endpoints:
         for variant in report.variants:
             if variant.variant.instance_type:
-                wanted.add(("hosting", variant.variant.instance_type, report.endpoint.region))
+                wanted.add((price_usage(report.endpoint), variant.variant.instance_type, report.endpoint.region))
     for finding in findings:
         rec = finding.recommendation
         if rec is not None and rec.instance_type:
-            usage = "training" if finding.resource_type == "training-job" else "hosting"
+            usage = _FINDING_USAGE.get(finding.resource_type) or usage_of.get((finding.region, finding.endpoint),
+                                                                               "hosting")
             wanted.add((usage, rec.instance_type, finding.region))
-    for cost in training:
-        wanted.add(("training", cost.job.instance_type, cost.job.region))
-    for tcost in transform:
-        wanted.add(("hosting", tcost.job.instance_type, tcost.job.region))
+    wanted |= {("training", c.job.instance_type, c.job.region) for c in training}
+    wanted |= {("batch", c.job.instance_type, c.job.region) for c in transform}
+    wanted |= {("processing", c.job.instance_type, c.job.region) for c in processing}
+    if workspaces is not None:
+        wanted |= {("notebook", n.notebook.instance_type, n.notebook.region) for n in workspaces.notebooks}
+        wanted |= {(studio_usage(a.app.app_type), a.app.instance_type, a.app.region)
+                   for a in workspaces.apps if a.app.instance_type}
     used = []
     for usage, instance_type, region in sorted(wanted, key=lambda k: (k[2], k[1], k[0])):
-        price = (catalog.hourly_price(instance_type, region) if usage == "hosting"
-                 else catalog.training_price(instance_type, region))
+        found = catalog.rate(instance_type, region, usage)
         origin = catalog.price_origin(instance_type, region, usage)
-        if price is None or origin is None:
+        if found is None or origin is None:
             continue
-        used.append(PriceUse(region, instance_type, usage, price, origin.source, origin.as_of, origin.kind))
+        price, basis = found
+        used.append(PriceUse(region, instance_type, usage, price, origin.source, origin.as_of, origin.kind, basis))
     return tuple(used)
 
 
 def price_info(prices: RunPrices, endpoints: Iterable[EndpointReport], findings: Iterable[Finding],
-               training: Iterable[TrainingCost], transform: Iterable[TransformCost]) -> CatalogInfo:
+               training: Iterable[TrainingCost], transform: Iterable[TransformCost],
+               processing: Iterable[ProcessingCost] = (), workspaces: WorkspacesSection | None = None) -> CatalogInfo:
     catalog = prices.catalog
     return CatalogInfo(
         source=catalog.source, as_of=catalog.as_of, priced_regions=catalog.priced_regions,
-        basis=prices.basis, used=prices_used(catalog, endpoints, findings, training, transform),
+        basis=prices.basis,
+        used=prices_used(catalog, endpoints, findings, training, transform, processing, workspaces),
         warnings=prices.warnings + prices.too_old, problems=prices.warnings,
         reconciliation=reconcile(prices, endpoints),
     )

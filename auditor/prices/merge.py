@@ -62,12 +62,29 @@ def apply_price_table(catalog: Catalog, table: PriceTable) -> Catalog:
                     hosting[instance_type], training[instance_type] = {}, {}
                 target[instance_type][region] = price
                 origins[(usage, instance_type, region)] = origin
+    # The other usages' own rates (async, batch transform, processing, notebooks, Studio apps).
+    usage_prices: dict[str, dict[str, dict[str, float]]] = {
+        u: {t: dict(by_region) for t, by_region in by_type.items()} for u, by_type in catalog.usage_prices.items()}
+    for region, prices in table.regions.items():
+        origin = PriceOrigin(_origin_source(prices.source), prices.fetched_at, "list")
+        for usage, by_type in prices.prices.items():
+            if usage in ("hosting", "training"):
+                continue
+            for instance_type, price in by_type.items():
+                if instance_type not in shapes:
+                    hardware = table.hardware.get(instance_type)
+                    if hardware is None:
+                        continue
+                    shapes[instance_type] = shape_from_hardware(instance_type, hardware)
+                    hosting[instance_type], training[instance_type] = {}, {}
+                usage_prices.setdefault(usage, {}).setdefault(instance_type, {})[region] = price
+                origins[(usage, instance_type, region)] = origin
     shapes = {
         t: replace(s, hosting_price_per_hour=hosting[t], training_price_per_hour=training[t],
                    price_source=_price_source(s, origins))
         for t, s in shapes.items()
     }
-    return replace(catalog, shapes=shapes, price_origins=origins)
+    return replace(catalog, shapes=shapes, price_origins=origins, usage_prices=usage_prices)
 
 
 def _price_source(shape: InstanceShape, origins: dict[tuple[str, str, str], PriceOrigin]) -> str:

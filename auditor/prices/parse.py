@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-# What an instance-hour pays for, as the cache and the catalog name it.
+# What an instance-hour pays for, as the cache and the catalog name it; and "studio-<app type>".
 USAGES = ("hosting", "async", "batch", "training", "spot-training", "processing", "notebook")
 
 # platoinstancetype values (normalised) -> usage.
@@ -77,10 +77,17 @@ def usage_of(attributes: Mapping[str, str]) -> str | None:
     plato = normalise_key(attributes.get("platoinstancetype", ""))
     if plato in _PLATO:
         return _PLATO[plato]
+    if plato.startswith("studio") and len(plato) > len("studio"):
+        return studio_usage(plato[len("studio"):])  # Studio-JupyterLab, Studio-CodeEditor, ...
     usage_type = attributes.get("usagetype", "")
     left = usage_type.split(":", 1)[0]
     component = left.split("-", 1)[1] if "-" in left else left
     return _USAGE_COMPONENT.get(normalise_key(component))
+
+
+def studio_usage(app_type: str) -> str:
+    """The usage a Studio app of `app_type` (JupyterLab, CodeEditor, ...) is priced under."""
+    return f"studio-{normalise_key(app_type)}"
 
 
 def instance_type_of(attributes: Mapping[str, str]) -> str | None:

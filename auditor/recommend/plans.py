@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from auditor.analyse.assessment import price_usage
 from auditor.analyse.demand import minimum_instances
 from auditor.analyse.rules import BY_ID
 from auditor.catalog import HOURS_PER_MONTH, Catalog
@@ -37,6 +38,7 @@ FIXED_ACTIONS = ("resize",)
 def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[EndpointReport, ...],
                 catalog: Catalog, config: AuditConfig) -> tuple[Plan, ...]:
     variants = {(e.endpoint.region, e.endpoint.name, v.variant.name): v for e in endpoints for v in e.variants}
+    usages = {(e.endpoint.region, e.endpoint.name): price_usage(e.endpoint) for e in endpoints}
     groups: dict[tuple[str, str, str | None], list[Finding]] = defaultdict(list)
     for finding in findings:
         if finding.recommendation is not None:
@@ -44,7 +46,7 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
     plans = []
     for (region, name, variant_name), group in groups.items():
         options = [_option(f) for f in group]
-        combined = _combined(group, catalog, config, region)
+        combined = _combined(group, catalog, config, region, usages.get((region, name), "hosting"))
         if combined is not None:
             options.append(combined)
         risky = [o for o in options if o.monthly_savings_usd < 0 and o.action == "scale-out"]
@@ -84,7 +86,8 @@ def _option(finding: Finding) -> PlanOption:
                       rec.recommended_monthly_usd, rec.monthly_savings_usd, advice_text(rec))
 
 
-def _combined(group: list[Finding], catalog: Catalog, config: AuditConfig, region: str) -> PlanOption | None:
+def _combined(group: list[Finding], catalog: Catalog, config: AuditConfig, region: str,
+              usage: str) -> PlanOption | None:
     """The cheapest fixed resize under the autoscaling policy, scaled to the new shape: the policy's
     average load in the new shape's instances, never fewer than the floor nor more than the count
     the resize found holds the peak."""
@@ -97,7 +100,7 @@ def _combined(group: list[Finding], catalog: Catalog, config: AuditConfig, regio
     rec, base = resize.recommendation, scaling.recommendation
     assert rec is not None and base is not None and isinstance(scaling.proposal, AutoscalingProposal)
     old, new = catalog.shape(base.instance_type or ""), catalog.shape(rec.instance_type or "")
-    price = catalog.hourly_price(rec.instance_type or "", region)
+    price = catalog.priced_like(base.instance_type or "", region, usage)(rec.instance_type or "", region)
     if old is None or new is None or price is None or not rec.instance_count:
         return None
     ratio = old.vcpu / new.vcpu  # new instances per old instance, for the same CPU load

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -13,9 +14,11 @@ from auditor.models import (
     JobsSection,
     Plan,
     PlanOption,
+    PriceUse,
     Resource,
     VariantReport,
 )
+from auditor.prices.parse import studio_usage
 from auditor.recommend.wording import advice_text
 from auditor.workspaces import WorkspacesSection
 
@@ -85,7 +88,7 @@ def jobs_to_dict(jobs: JobsSection) -> dict[str, Any]:
             "instance_type": c.job.instance_type, "instance_count": c.job.instance_count,
             "model_name": c.job.model_name, "created_at": _iso(c.job.created_at),
             "duration_seconds": c.job.duration_seconds, "cost_usd": _money(c.cost_usd),
-            "utilization": _summary(c.utilization),
+            "price_basis": c.price_basis, "utilization": _summary(c.utilization),
         }
         for c in jobs.transform
     ]
@@ -114,7 +117,7 @@ def jobs_to_dict(jobs: JobsSection) -> dict[str, Any]:
             "account_id": c.job.account_id, "region": c.job.region, "name": c.job.name, "status": c.job.status,
             "instance_type": c.job.instance_type, "instance_count": c.job.instance_count, "image": c.job.image,
             "created_at": _iso(c.job.created_at), "duration_seconds": c.job.duration_seconds,
-            "cost_usd": _money(c.cost_usd), "utilization": _summary(c.utilization),
+            "cost_usd": _money(c.cost_usd), "price_basis": c.price_basis, "utilization": _summary(c.utilization),
         }
         for c in jobs.processing
     ]
@@ -166,7 +169,7 @@ def workspaces_to_dict(section: WorkspacesSection | None) -> dict[str, Any] | No
             "instance_type": c.app.instance_type, "created_at": _time(c.app.created_at),
             "last_user_activity": _time(c.app.last_user_activity), "last_health_check": _time(c.app.last_health_check),
             "idle_hours": None if c.idle_hours is None else round(c.idle_hours, 1),
-            "price_per_hour": c.price_per_hour, "monthly_cost_usd": c.monthly_usd,
+            "price_per_hour": c.price_per_hour, "price_basis": c.price_basis, "monthly_cost_usd": c.monthly_usd,
         }
         for c in section.apps
     ]
@@ -178,7 +181,7 @@ def workspaces_to_dict(section: WorkspacesSection | None) -> dict[str, Any] | No
             "studio_domains": len(section.domains),
             "studio_apps": len(apps),
             "studio_apps_monthly_cost_usd": round(sum(a.monthly_usd or 0.0 for a in section.apps), 2),
-            "price_basis": "notebook and Studio compute at the hosting list price of the same type",
+            "price_basis": workspaces_price_basis(section),
             "storage_prices": section.storage_price_source,
         },
         "notebooks": notebooks,
@@ -191,6 +194,17 @@ def workspaces_to_dict(section: WorkspacesSection | None) -> dict[str, Any] | No
             "apps": apps,
         },
     }
+
+
+def workspaces_price_basis(section: WorkspacesSection) -> str:
+    """Which rates the notebook and Studio figures rest on, in a few words."""
+    used = [("notebook", n.price_basis) for n in section.notebooks if n.price_per_hour is not None]
+    used += [(studio_usage(a.app.app_type), a.price_basis) for a in section.apps if a.price_per_hour is not None]
+    fallback = sorted({usage for usage, basis in used if basis != usage})
+    if not fallback:
+        return "notebook and Studio compute at their own list rates"
+    return (f"{', '.join(fallback)} at the hosting list price of the same type (the prices have no rate of "
+            "their own for it); the rest at their own list rates")
 
 
 def _option(option: PlanOption) -> dict[str, Any]:
@@ -256,7 +270,8 @@ def prices_to_dict(report: AuditReport) -> dict[str, Any]:
     info = report.catalog
     used = [
         {"region": u.region, "instance_type": u.instance_type, "usage": u.usage,
-         "price_per_hour": u.price_per_hour, "source": u.source, "as_of": u.as_of, "kind": u.kind}
+         "price_per_hour": u.price_per_hour, "price_basis": u.price_basis or u.usage, "source": u.source,
+         "as_of": u.as_of, "kind": u.kind}
         for u in info.used
     ]
     regions: dict[str, set[tuple[str, str, str]]] = {}
@@ -271,7 +286,7 @@ def prices_to_dict(report: AuditReport) -> dict[str, Any]:
         "as_of": info.as_of,
         "priced_regions": list(info.priced_regions),
         "basis": info.basis,
-        "statement": price_statement(info.basis, by_region, info.as_of),
+        "statement": price_statement(info.basis, by_region, info.as_of, at_hosting_rate(info.used)),
         "by_region": by_region,
         "used": used,
         "warnings": list(info.warnings),
@@ -287,19 +302,33 @@ _SOURCE_NAMES = {"bundled": "the bundled snapshot", "price-list-api": "the AWS P
                  "offer-file": "an AWS offer file", "cost-explorer": "Cost Explorer (the account's own rate)"}
 
 
-def price_statement(basis: str, by_region: list[dict[str, Any]], as_of: str) -> str:
+_USAGE_NAMES = {"async": "asynchronous inference", "batch": "batch transform", "processing": "processing jobs",
+                "notebook": "notebook instances"}
+
+
+def at_hosting_rate(used: Iterable[PriceUse]) -> tuple[str, ...]:
+    """The usages priced at the hosting rate of their type, the prices having no rate of their own."""
+    return tuple(sorted({u.usage for u in used if u.price_basis and u.price_basis != u.usage}))
+
+
+def price_statement(basis: str, by_region: list[dict[str, Any]], as_of: str, fallback: tuple[str, ...] = ()) -> str:
     """E.g. "Basis: list prices. eu-central-1: the AWS Price List API (list, 2026-11-30)."."""
     head = ("Basis: effective rates (what the account paid over the last 30 days, from Cost Explorer) "
             "where the account used a type, list prices elsewhere." if basis == "effective"
             else "Basis: on-demand list prices.")
+    tail = ""
+    if fallback:
+        names = ", ".join(_USAGE_NAMES.get(u, f"Studio {u.removeprefix('studio-')} apps") for u in fallback)
+        tail = (f" {names[0].upper()}{names[1:]}: at the hosting rate of the same type (the prices have no "
+                "rate of their own for them; `audit prices update` fetches them).")
     if not by_region:
-        return f"{head} Prices: the bundled snapshot as of {as_of}."
+        return f"{head} Prices: the bundled snapshot as of {as_of}.{tail}"
     parts = []
     for region in by_region:
         sources = "; ".join(f"{_SOURCE_NAMES.get(s['source'], s['source'])} ({s['kind']}, {s['as_of']})"
                             for s in region["sources"])
         parts.append(f"{region['region']}: {sources}")
-    return f"{head} Prices by region: " + ". ".join(parts) + "."
+    return f"{head} Prices by region: " + ". ".join(parts) + "." + tail
 
 
 def report_to_dict(report: AuditReport) -> dict[str, Any]:
@@ -333,6 +362,7 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
                         "instance_count": v.variant.instance_count,
                         "serverless_memory_mb": v.variant.serverless_memory_mb,
                         "monthly_cost_usd": v.monthly_cost_usd,
+                        "price_basis": v.price_basis,
                         "average_instances": v.average_instances,
                         "utilization": _utilization(v),
                         "invocations": v.utilization.invocations if v.utilization else None,

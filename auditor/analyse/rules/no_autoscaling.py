@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.analyse.assessment import EndpointAssessment, VariantAssessment, price_usage
 from auditor.analyse.demand import minimum_instances
 from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of, target_percent
 from auditor.catalog import HOURS_PER_MONTH, Catalog
@@ -91,7 +91,8 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
     assert isinstance(finding.proposal, AutoscalingProposal)
     proposal = finding.proposal
     va = variant_of(finding, assessment)
-    price = (catalog.hourly_price(va.variant.instance_type, assessment.endpoint.region)
+    price = (catalog.usage_price(va.variant.instance_type, assessment.endpoint.region,
+                                 price_usage(assessment.endpoint))
              if va and va.variant.instance_type else None)
     if va is None or price is None or va.monthly_cost_usd is None:
         return replace(finding, message=f"{finding.message} (no list price: saving unknown).")

@@ -3,7 +3,7 @@ the observed peak of every resource (the pricing step searches the catalog for i
 
 from __future__ import annotations
 
-from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.analyse.assessment import EndpointAssessment, VariantAssessment, price_usage
 from auditor.analyse.rules.base import (
     INSTANCE_KINDS,
     RESOURCE_LABELS,
@@ -67,8 +67,10 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
     va = variant_of(finding, assessment)
     if va is None or va.shape is None or va.utilization is None:
         return None
+    usage = price_usage(assessment.endpoint)
     result = rightsize(va.utilization, va.shape, va.variant.instance_count, assessment.endpoint.region, catalog,
-                       config.recommend)
+                       config.recommend, price_of=catalog.priced_like(va.shape.instance_type,
+                                                                       assessment.endpoint.region, usage))
     if result is None:
         return None  # nothing cheaper holds the rest of the load: not waste
     rec = result.recommendation
