@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import botocore.exceptions
 import pytest
 from typer.testing import CliRunner
 
@@ -277,3 +278,25 @@ def test_a_region_that_crashed_before_the_deadline_keeps_its_error(fleet: Path,
     assert "crashed: RuntimeError: a bug in eu-west-1" in crash
     (stopped,) = [e.message for e in outcome.fatal_errors if e.region == "us-east-1"]
     assert "deadline" in stopped and outcome.report.partial is not None
+
+
+def test_an_endpoint_that_never_answered_is_not_asked_again_and_a_global_one_does_not_stop_regions(
+        aws, monkeypatch: pytest.MonkeyPatch) -> None:
+    from auditor.collect.session import EndpointNotAnswering, client_config
+
+    with FaultProxy(aws.url, Faults(hang=True)) as proxy:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        clients = AwsClients(config=client_config(connect_timeout=1, read_timeout=1, max_attempts=2))
+        pricing = clients.client("pricing", "us-east-1")
+        with pytest.raises(botocore.exceptions.ReadTimeoutError):
+            pricing.describe_services(ServiceCode="AmazonSageMaker")
+        assert proxy.faults.seen["requests"] == 2  # max_attempts, the first included
+        started = time.monotonic()
+        with pytest.raises(EndpointNotAnswering, match="did not answer pricing:DescribeServices in us-east-1"):
+            pricing.describe_services(ServiceCode="AmazonSageMaker")
+        assert time.monotonic() - started < 0.5 and proxy.faults.seen["requests"] == 2
+        # The Price List API's endpoint is not the region's: its audit is not given up for it.
+        assert not clients.unanswered.in_region("us-east-1")
+        with pytest.raises(botocore.exceptions.ReadTimeoutError):
+            clients.client("sagemaker", "eu-west-1").list_endpoints()
+        assert clients.unanswered.in_region("eu-west-1") and not clients.unanswered.in_region("us-east-1")

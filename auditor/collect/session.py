@@ -112,6 +112,8 @@ class EndpointNotAnswering(botocore.exceptions.BotoCoreError):
     fmt = "{endpoint} did not answer {first} on any attempt earlier in this run: not asked again"
 
 
+# The services a region's audit calls.
+REGION_SERVICES = frozenset({"sagemaker", "cloudwatch", "application-autoscaling"})
 # A call that fails with one of these after its last attempt means the endpoint cannot be reached.
 _UNREACHABLE = (botocore.exceptions.ReadTimeoutError, botocore.exceptions.EndpointConnectionError)
 
@@ -127,20 +129,23 @@ class UnansweredEndpoints:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._first: dict[tuple[str, str], str] = {}  # (region, endpoint URL) -> the call that failed
+        # (region, endpoint URL) -> (service, the call that failed)
+        self._first: dict[tuple[str, str], tuple[str, str]] = {}
 
-    def record(self, region: str, endpoint: str, call: str) -> None:
+    def record(self, region: str, endpoint: str, service: str, call: str) -> None:
         with self._lock:
-            self._first.setdefault((region, endpoint), call)
+            self._first.setdefault((region, endpoint), (service, call))
 
     def first_failure(self, region: str, endpoint: str) -> str | None:
         with self._lock:
-            return self._first.get((region, endpoint))
+            found = self._first.get((region, endpoint))
+            return None if found is None else found[1]
 
-    def in_region(self, region: str) -> bool:
-        """Whether some endpoint of `region` did not answer: the rest of the region is not audited."""
+    def in_region(self, region: str, services: frozenset[str] = REGION_SERVICES) -> bool:
+        """Whether an endpoint of `services` in `region` did not answer: the rest of the region's
+        audit is not attempted (the global Price List and Cost Explorer endpoints do not count)."""
         with self._lock:
-            return any(r == region for r, _ in self._first)
+            return any(r == region and service in services for (r, _), (service, _) in self._first.items())
 
     def watch(self, client: BaseClient, service: str, region: str) -> None:
         """Fail `client`'s calls at once when its endpoint is known not to answer; note when it does not."""
@@ -155,7 +160,7 @@ class UnansweredEndpoints:
             # Emitted once per call, after botocore's last attempt.
             if isinstance(exception, _UNREACHABLE):
                 operation = kwargs.get("event_name", "").rsplit(".", 1)[-1]
-                self.record(region, endpoint, f"{service}:{operation} in {region}")
+                self.record(region, endpoint, service, f"{service}:{operation} in {region}")
 
         client.meta.events.register("before-call.*.*", before_call)
         client.meta.events.register("after-call-error.*.*", after_call_error)
