@@ -203,8 +203,11 @@ def workspaces_price_basis(section: WorkspacesSection) -> str:
     fallback = sorted({usage for usage, basis in used if basis != usage})
     if not fallback:
         return "notebook and Studio compute at their own list rates"
-    return (f"{', '.join(fallback)} at the hosting list price of the same type (the prices have no rate of "
-            "their own for it); the rest at their own list rates")
+    at_hosting = (f"{', '.join(fallback)} at the hosting list price of the same type (the prices have no "
+                  "rate of their own for it)")
+    if all(basis != usage for usage, basis in used):
+        return at_hosting
+    return f"{at_hosting}; the rest at their own list rates"
 
 
 def _option(option: PlanOption) -> dict[str, Any]:
@@ -320,7 +323,7 @@ def price_statement(basis: str, by_region: list[dict[str, Any]], as_of: str, fal
     if fallback:
         names = ", ".join(_USAGE_NAMES.get(u, f"Studio {u.removeprefix('studio-')} apps") for u in fallback)
         tail = (f" {names[0].upper()}{names[1:]}: at the hosting rate of the same type (the prices have no "
-                "rate of their own for them; `audit prices update` fetches them).")
+                "rate of their own for them; audit prices update fetches them).")
     if not by_region:
         return f"{head} Prices: the bundled snapshot as of {as_of}.{tail}"
     parts = []
