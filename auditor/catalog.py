@@ -6,6 +6,7 @@ The data file records its source and date; reports quote both, since list prices
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -29,6 +30,9 @@ class InstanceShape:
     hosting_price_per_hour: dict[str, float]
     price_source: str  # "list" | "derived"
     training_price_per_hour: dict[str, float] = field(default_factory=dict)  # empty: not offered for training
+    # False: the price list does not state the GPU count or GPU memory (`N/A`) of a type the
+    # bundled snapshot lacks; such a type is priced but never judged on GPUs nor advised.
+    accelerators_known: bool = True
 
     @property
     def has_accelerator(self) -> bool:
@@ -58,12 +62,40 @@ class Catalog:
     # (usage "hosting" | "training", instance type, region) -> where that price came from;
     # a price without an entry is the bundled snapshot's (see InstanceShape.price_source).
     price_origins: dict[tuple[str, str, str], PriceOrigin] = field(default_factory=dict)
+    # The rates of the other usages, from the price cache: usage ("async", "batch", "processing",
+    # "notebook", "studio-jupyterlab", ...) -> instance type -> region -> USD per hour. The bundled
+    # snapshot has none: those usages are priced at the hosting rate of the type, and say so.
+    usage_prices: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+
+    def rate(self, instance_type: str, region: str, usage: str = "hosting") -> tuple[float, str] | None:
+        """The hourly rate of `usage` and the usage whose rate it is (the price basis): its own rate
+        where the prices have one, else the hosting rate of the type ("hosting"); None: neither."""
+        if usage == "training":
+            training = self.training_price(instance_type, region)
+            return None if training is None else (training, "training")
+        own = self.own_rate(instance_type, region, usage)
+        if own is not None:
+            return own, usage
+        hosting = self.hourly_price(instance_type, region)
+        return None if hosting is None else (hosting, "hosting")
+
+    def own_rate(self, instance_type: str, region: str, usage: str) -> float | None:
+        """`usage`'s own rate for the type, never another usage's (None: the prices have none)."""
+        if usage in ("hosting", "training") or instance_type not in self.shapes:
+            return None
+        by_region = self.usage_prices.get(usage, {}).get(instance_type)
+        return None if by_region is None else self._in_region(by_region, region)
 
     def price_origin(self, instance_type: str, region: str, usage: str = "hosting") -> PriceOrigin | None:
-        """The origin of the price `hourly_price` (or `training_price`) returns; None: no price."""
+        """The origin of the price `rate` returns for `usage`; None: no price."""
         shape = self.shapes.get(instance_type)
         if shape is None:
             return None
+        if usage not in ("hosting", "training"):
+            if self.own_rate(instance_type, region, usage) is None:
+                return self.price_origin(instance_type, region, "hosting")
+            own_region = region if region in self.usage_prices[usage][instance_type] else self.fallback_price_region
+            return self.price_origins.get((usage, instance_type, own_region or region))
         table = shape.hosting_price_per_hour if usage == "hosting" else shape.training_price_per_hour
         if region not in table:
             if not self.fallback_price_region or self.fallback_price_region not in table:
@@ -98,8 +130,25 @@ class Catalog:
         shape = self.shapes.get(instance_type)
         return None if shape is None else self._in_region(shape.training_price_per_hour, region)
 
-    def monthly_cost(self, instance_type: str, count: float, region: str) -> float | None:
-        price = self.hourly_price(instance_type, region)
+    def priced_like(self, instance_type: str, region: str, usage: str) -> Callable[[str, str], float | None]:
+        """Prices of other types on the same basis as `instance_type`'s `usage` rate: its own
+        usage's rates if it has one, else hosting rates. Advice never compares a processing rate
+        with a hosting one; a type without a rate on that basis has no price."""
+        found = self.rate(instance_type, region, usage)
+        basis = usage if found is None else found[1]
+        if basis == "hosting":
+            return self.hourly_price
+        if basis == "training":
+            return self.training_price
+        return lambda other, where: self.own_rate(other, where, basis)
+
+    def usage_price(self, instance_type: str, region: str, usage: str) -> float | None:
+        """`rate`'s price alone: what an hour of `usage` costs (its own rate, else hosting's)."""
+        found = self.rate(instance_type, region, usage)
+        return None if found is None else found[0]
+
+    def monthly_cost(self, instance_type: str, count: float, region: str, usage: str = "hosting") -> float | None:
+        price = self.usage_price(instance_type, region, usage)
         return None if price is None else round(price * count * HOURS_PER_MONTH, 2)
 
 

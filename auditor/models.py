@@ -162,6 +162,12 @@ class Endpoint:
     last_modified_at: datetime | None = None
 
 
+def price_usage(endpoint: Endpoint) -> str:
+    """The usage an endpoint's instance-hours are billed under: Asynchronous Inference has a rate
+    of its own ("async"; the hosting rate where the prices have none), real-time is "hosting"."""
+    return "async" if endpoint.kind is EndpointKind.ASYNC else "hosting"
+
+
 @dataclass(frozen=True)
 class TrainingJob:
     account_id: str
@@ -399,6 +405,7 @@ class VariantReport:
     # Normalised per-period series ('<resource>:<stat>', 0-100%), for charts; not in the JSON.
     series: pd.DataFrame | None = None
     average_instances: float | None = None  # autoscaled: what ran on average (the cost rests on it)
+    price_basis: str | None = None  # whose rate the cost is at: "hosting", "async" (its own); None: not priced
 
 
 @dataclass(frozen=True)
@@ -420,11 +427,12 @@ class PriceUse:
 
     region: str
     instance_type: str
-    usage: str  # hosting | training
+    usage: str  # what was priced: hosting | training | async | batch | processing | notebook | studio-<app>
     price_per_hour: float
     source: str  # bundled | price-list-api | offer-file | cost-explorer
     as_of: str
     kind: str  # list | derived | effective
+    price_basis: str = ""  # whose rate it is: `usage` (its own) or "hosting" (the prices have none for it)
 
 
 @dataclass(frozen=True)
@@ -470,6 +478,7 @@ class TransformCost:
     price_per_hour: float | None
     cost_usd: float | None
     utilization: VariantUtilization | None = None
+    price_basis: str = "batch"  # whose rate: "batch" (its own) or "hosting" (the prices have no batch rate)
 
 
 @dataclass(frozen=True)
@@ -499,6 +508,7 @@ class ProcessingCost:
     price_per_hour: float | None
     cost_usd: float | None  # duration x count x price
     utilization: VariantUtilization | None = None
+    price_basis: str = "processing"  # whose rate: "processing" (its own) or "hosting" (the prices have none)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ class NotebookCost:
     price_per_hour: float | None  # the instance's rate (see `price_basis`)
     compute_monthly_usd: float | None  # while InService: price x 730 h; 0 when stopped
     storage_monthly_usd: float | None  # the ML storage volume, billed whether running or not
-    price_basis: str  # what the rate is: "hosting" (the catalog's hosting list price, used for notebooks)
+    price_basis: str  # whose rate: "notebook" (its own) or "hosting" (the prices have no notebook rate)
 
     @property
     def monthly_cost_usd(self) -> float | None:
@@ -98,6 +98,7 @@ class StudioAppCost:
     price_per_hour: float | None
     monthly_usd: float | None  # while it runs: price x 730 h
     idle_hours: float | None  # since the last user activity (or since creation when there was none)
+    price_basis: str = ""  # whose rate: "studio-<app type>" (its own) or "hosting" (the prices have none)
 
 
 @dataclass(frozen=True)

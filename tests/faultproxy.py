@@ -27,6 +27,7 @@ class Faults:
     server_errors: int = 0  # the next N requests get 503
     throttles: int = 0  # the next N SageMaker requests get ThrottlingException
     seen: dict[str, int] = field(default_factory=dict)
+    calls: list[str] = field(default_factory=list)  # each request's operation (X-Amz-Target or Action), in order
     released: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -58,6 +59,7 @@ class FaultProxy:
                 body = self.rfile.read(length) if length else b""
                 with faults_ref.lock:
                     faults_ref.seen["requests"] = faults_ref.seen.get("requests", 0) + 1
+                    faults_ref.calls.append(self.headers.get("X-Amz-Target") or _action(body) or self.path)
                 if faults_ref.hang:
                     faults_ref.released.wait(HANG_LIMIT_SECONDS)
                     self.close_connection = True
@@ -112,6 +114,14 @@ class FaultProxy:
         self.faults.released.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+def _action(body: bytes) -> str | None:
+    """The Action of a query-protocol request (CloudWatch, STS, EC2)."""
+    for pair in body.split(b"&"):
+        if pair.startswith(b"Action="):
+            return pair[len(b"Action="):].decode("ascii", "replace")
+    return None
 
 
 def closed_port() -> str:

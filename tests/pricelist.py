@@ -19,13 +19,17 @@ PLATO = {"hosting": ("Hosting", "Host"), "training": ("Training", "Train"), "asy
 
 
 def price_item(instance_type: str, region: str, usage: str, price: float, *, vcpu: int = 4,
-               memory_gib: float = 16, gpus: int = 0, instance_name: str | None = None) -> dict[str, Any]:
+               memory_gib: float = 16, gpus: int | str = 0, gpu_model: str = "N/A", gpu_memory_gib: float | str = 0,
+               instance_name: str | None = None) -> dict[str, Any]:
+    """As AWS states hardware: `gpu` the count, `physicalGpu` the model (`NVIDIA T4 GPU`, `N/A`),
+    `gpuMemory` the total over the GPUs; "N/A" where the list states nothing."""
     plato, component = PLATO[usage]
     sku = f"{region}-{instance_type}-{usage}".upper().replace(".", "")
     attributes = {
         "servicecode": "AmazonSageMaker", "regionCode": region, "location": region,
         "instanceName": instance_type if instance_name is None else instance_name,
-        "vCpu": str(vcpu), "memory": f"{memory_gib:g} GiB", "physicalGpu": str(gpus),
+        "vCpu": str(vcpu), "memory": f"{memory_gib:g} GiB", "gpu": str(gpus), "physicalGpu": gpu_model,
+        "gpuMemory": gpu_memory_gib if isinstance(gpu_memory_gib, str) else f"{gpu_memory_gib:g}",
         "usagetype": f"{PREFIX[region]}-{component}:{instance_type}", "platoinstancetype": plato,
         "operation": "RunInstance", "component": usage,
     }
@@ -49,7 +53,9 @@ def catalog_items(region: str, factor: float) -> list[dict[str, Any]]:
     items = []
     for shape in load_catalog().shapes.values():
         base = shape.hosting_price_per_hour.get("us-east-1")
-        hw = {"vcpu": shape.vcpu, "memory_gib": shape.memory_gib, "gpus": shape.gpu_count}
+        hw = {"vcpu": shape.vcpu, "memory_gib": shape.memory_gib, "gpus": shape.gpu_count,
+              "gpu_model": f"{shape.accelerator} GPU" if shape.accelerator else "N/A",
+              "gpu_memory_gib": shape.accelerator_memory_gib}
         if base is not None:
             items.append(price_item(shape.instance_type, region, "hosting", round(base * factor, 4), **hw))
         train = shape.training_price_per_hour.get("us-east-1")

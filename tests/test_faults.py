@@ -5,6 +5,7 @@ message, the files that exist afterwards."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -15,13 +16,17 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import botocore.exceptions
 import pytest
 from typer.testing import CliRunner
 
+import auditor.pipeline
 from auditor.cli import app
+from auditor.collect.session import AwsClients
 from auditor.config_file import parse_config
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import History
+from auditor.pipeline import RunLimits, run_audit
 from auditor.tasks.scheduler import nightly_job
 from conftest import utc_now
 from faultproxy import FaultProxy, Faults, closed_port
@@ -106,6 +111,25 @@ def test_a_hung_endpoint_costs_seconds_not_minutes(fleet: Path, aws, tmp_path: P
     assert len(errors) == 1 and "timed out" in errors[0] and "Traceback" not in stderr
     report = json.loads((tmp_path / "report.json").read_text())
     assert any("timed out" in e["message"] for e in report["errors"])
+
+
+def test_a_call_that_timed_out_on_every_attempt_ends_the_region_and_its_endpoint_is_not_asked_again(
+        fleet: Path, aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Jobs enabled: after Search timed out on its 3 attempts, ListTrainingJobs (and every other call
+    to that endpoint) is not made; the region is one error. Was 6 requests and two errors."""
+    fleet.write_text(FAST.replace("enabled = false", "enabled = true"))
+    with FaultProxy(aws.url, Faults(hang=True)) as proxy:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        started = time.monotonic()
+        result = run_json(fleet, tmp_path / "report.json")
+        elapsed = time.monotonic() - started
+        requests = proxy.faults.seen.get("requests")
+    assert requests == 3, proxy.faults.calls  # max_attempts of the first call, and no more
+    assert elapsed < 20, elapsed
+    assert result.exit_code == 1, result.output
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [e["message"] for e in report["errors"]] == [next(e["message"] for e in report["errors"])]
+    assert "sagemaker:Search in us-east-1 timed out" in report["errors"][0]["message"]
 
 
 def test_the_deadline_stops_a_slow_run_and_reports_what_it_has(fleet: Path, aws, tmp_path: Path) -> None:
@@ -214,3 +238,67 @@ def test_demo_into_an_unwritable_directory_is_one_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["demo", "--output-dir", str(blocker / "out")])
     assert result.exit_code == 1 and result.stderr.startswith("error: cannot write --output-dir")
     assert "Traceback" not in result.output
+
+
+def crash_in_eu_west_1(monkeypatch: pytest.MonkeyPatch, us_east_1_seconds: float) -> None:
+    """A bug in one region: its jobs kind raises; us-east-1's takes `us_east_1_seconds` longer."""
+    jobs = next(k for k in auditor.pipeline.KINDS if k.key == "jobs")
+
+    def jobs_with_a_bug(scope):
+        if scope.region == "eu-west-1":
+            raise RuntimeError("a bug\nin eu-west-1")
+        time.sleep(us_east_1_seconds)
+        return jobs.audit(scope)
+
+    monkeypatch.setattr(auditor.pipeline, "KINDS", tuple(
+        dataclasses.replace(k, audit=jobs_with_a_bug) if k is jobs else k for k in auditor.pipeline.KINDS))
+
+
+def crash_errors(outcome) -> list[str]:
+    return [e.message for e in outcome.fatal_errors if e.region == "eu-west-1"]
+
+
+def test_a_region_that_crashed_is_its_own_error_and_the_others_keep_their_results(
+        fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: the crash was re-raised from run_audit and every region's results were lost."""
+    crash_in_eu_west_1(monkeypatch, 0.0)
+    config = parse_config({"aws": {"regions": ["us-east-1", "eu-west-1"]}})
+    outcome = run_audit(config, AwsClients(), now=utc_now())
+    (crash,) = crash_errors(outcome)
+    assert crash.startswith("region not audited: crashed: RuntimeError: a bug in eu-west-1 at auditor/")
+    assert {e.endpoint.name for e in outcome.report.endpoints} == {s.name for s in FLEET}
+    assert [e.region for e in outcome.fatal_errors] == ["eu-west-1"]
+
+
+def test_a_region_that_crashed_before_the_deadline_keeps_its_error(fleet: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: the deadline passed while us-east-1 still ran, and eu-west-1 was reported as "stopped"."""
+    crash_in_eu_west_1(monkeypatch, 4.0)
+    config = parse_config({"aws": {"regions": ["us-east-1", "eu-west-1"]}})
+    outcome = run_audit(config, AwsClients(), now=utc_now(), limits=RunLimits(deadline_seconds=2.0))
+    (crash,) = crash_errors(outcome)
+    assert "crashed: RuntimeError: a bug in eu-west-1" in crash
+    (stopped,) = [e.message for e in outcome.fatal_errors if e.region == "us-east-1"]
+    assert "deadline" in stopped and outcome.report.partial is not None
+
+
+def test_an_endpoint_that_never_answered_is_not_asked_again_and_a_global_one_does_not_stop_regions(
+        aws, monkeypatch: pytest.MonkeyPatch) -> None:
+    from auditor.collect.session import EndpointNotAnswering, client_config
+
+    with FaultProxy(aws.url, Faults(hang=True)) as proxy:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        clients = AwsClients(config=client_config(connect_timeout=1, read_timeout=1, max_attempts=2))
+        pricing = clients.client("pricing", "us-east-1")
+        with pytest.raises(botocore.exceptions.ReadTimeoutError):
+            pricing.describe_services(ServiceCode="AmazonSageMaker")
+        assert proxy.faults.seen["requests"] == 2  # max_attempts, the first included
+        started = time.monotonic()
+        with pytest.raises(EndpointNotAnswering, match="did not answer pricing:DescribeServices in us-east-1"):
+            pricing.describe_services(ServiceCode="AmazonSageMaker")
+        assert time.monotonic() - started < 0.5 and proxy.faults.seen["requests"] == 2
+        # The Price List API's endpoint is not the region's: its audit is not given up for it.
+        assert not clients.unanswered.in_region("us-east-1")
+        with pytest.raises(botocore.exceptions.ReadTimeoutError):
+            clients.client("sagemaker", "eu-west-1").list_endpoints()
+        assert clients.unanswered.in_region("eu-west-1") and not clients.unanswered.in_region("us-east-1")

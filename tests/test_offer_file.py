@@ -38,7 +38,10 @@ def test_offer_file_prices_instance_hours(offer: Path) -> None:
     assert prices.prices["hosting"] == {"ml.m5.xlarge": 0.276, "ml.c5.large": 0.12, "ml.m4.xlarge": 0.288,
                                         "ml.g4dn.xlarge": 0.921}
     assert prices.prices["training"] == {"ml.m5.xlarge": 0.277}  # the Reserved upfront fee is not a rate
-    assert table.hardware["ml.g4dn.xlarge"].gpu_count == 1
+    # `gpu` is the count, `physicalGpu` ("Physical GPU") the model, `gpuMemory` the total
+    g4dn = table.hardware["ml.g4dn.xlarge"]
+    assert (g4dn.gpu_count, g4dn.gpu_memory_gib, g4dn.gpu_model) == (1, 16.0, "NVIDIA T4 GPU")
+    assert table.hardware["ml.m4.xlarge"].gpu_count == 0 and table.hardware["ml.m4.xlarge"].gpu_model is None
 
 
 def test_import_command_fills_the_cache(config: Path, tmp_path: Path) -> None:

@@ -3,18 +3,25 @@ documented format), the cache, the run-time lookup order and the offer-file impo
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
+from auditor.analyse.normalise import normalise_utilisation
 from auditor.catalog import load_catalog
 from auditor.collect.pricing import fetch_price_table
 from auditor.config_file import parse_config
+from auditor.kinds.endpoints import check_catalog
+from auditor.models import Endpoint, EndpointKind, Variant
 from auditor.pipeline.prices import prepare_prices
 from auditor.prices.merge import apply_price_table
-from auditor.prices.table import PriceCacheError, read_cache, write_cache
+from auditor.prices.parse import hardware_of, normalise_attributes
+from auditor.prices.table import PriceCacheError, build_table, read_cache, table_to_dict, write_cache
 from pricelist import price_item, stubbed_pricing
 
 TODAY = date(2026, 11, 30)
@@ -65,6 +72,74 @@ def test_get_products_pages_regions_and_types_the_catalog_lacks() -> None:
     assert origin is not None and (origin.source, origin.as_of, origin.kind) == ("price-list-api", "2026-11-30", "list")
     bundled = catalog.price_origin("ml.m5.xlarge", "us-east-1")
     assert bundled is not None and bundled.source == "bundled"
+
+
+# AWS's own attribute values (GetAttributeValues for AmazonSageMaker): `physicalGpu` names the GPU
+# model, `gpu` counts the GPUs, `gpuMemory` is the total over them; "N/A" where nothing is stated.
+@pytest.mark.parametrize(("attributes", "expected"), [
+    ({"physicalGpu": "NVIDIA T4 GPU", "gpu": "1", "gpuMemory": "16"}, (1, 16.0, "NVIDIA T4 GPU")),
+    ({"physicalGpu": "NVIDIA Tesla V100 GPU", "gpu": "4", "gpuMemory": "64"}, (4, 64.0, "NVIDIA Tesla V100 GPU")),
+    ({"physicalGpu": "NVIDIA H200 GPU", "gpu": "8", "gpuMemory": "1128 GiB"}, (8, 1128.0, "NVIDIA H200 GPU")),
+    ({"physicalGpu": "NVIDIA K80 GPU", "gpu": "16", "gpuMemory": "192"}, (16, 192.0, "NVIDIA K80 GPU")),
+    ({"physicalGpu": "AWS Inferentia", "gpu": "N/A", "gpuMemory": "N/A"}, (None, None, "AWS Inferentia")),
+    ({"physicalGpu": "N/A", "gpu": "N/A", "gpuMemory": "N/A"}, (None, None, None)),
+    ({"physicalGpu": "None", "gpu": "0", "gpuMemory": "0"}, (0, 0.0, None)),
+    ({"physicalGpu": "N/A", "gpu": "0"}, (0, 0.0, None)),
+    ({"physicalGpu": "NVIDIA A10G GPU"}, (None, None, "NVIDIA A10G GPU")),  # no `gpu`: unknown, not 0
+])
+def test_gpu_count_comes_from_gpu_and_the_model_from_physical_gpu(attributes: dict[str, str],
+                                                                  expected: tuple[Any, Any, Any]) -> None:
+    """Was: the count was read out of the model's name (T4: 4, V100: 100, H200: 200, Inferentia: 0)."""
+    hardware = hardware_of(normalise_attributes({"vCpu": "48", "memory": "768 GiB", **attributes}))
+    assert hardware is not None
+    assert (hardware.gpu_count, hardware.gpu_memory_gib, hardware.gpu_model) == expected
+
+
+def test_a_type_whose_gpus_the_price_list_does_not_state_is_priced_but_never_judged_on_gpus() -> None:
+    client = stubbed_pricing({"us-east-1": [[
+        price_item("ml.p5e.48xlarge", "us-east-1", "hosting", 40.0, vcpu=192, memory_gib=2048, gpus=8,
+                   gpu_model="NVIDIA H200 GPU", gpu_memory_gib=1128),
+        price_item("ml.trn9.32xlarge", "us-east-1", "hosting", 20.0, vcpu=128, memory_gib=512, gpus="N/A",
+                   gpu_model="AWS Trainium", gpu_memory_gib="N/A"),
+    ]]})
+    catalog = apply_price_table(load_catalog(), fetch_price_table(client, ("us-east-1",), TODAY))
+    h200 = catalog.shape("ml.p5e.48xlarge")
+    assert h200 is not None and (h200.gpu_count, h200.accelerator_memory_gib, h200.accelerator) == (
+        8, 1128.0, "NVIDIA H200 GPU")
+    assert h200.accelerators_known and h200.has_accelerator
+    trainium = catalog.shape("ml.trn9.32xlarge")
+    assert trainium is not None and not trainium.accelerators_known and trainium.accelerator == "AWS Trainium"
+    assert catalog.hourly_price("ml.trn9.32xlarge", "us-east-1") == 20.0
+
+    # An endpoint on it is listed and priced, not judged, and says why.
+    endpoint = Endpoint("", "us-east-1", "big", "arn:aws:sagemaker:us-east-1:1:endpoint/big", "InService",
+                        EndpointKind.REAL_TIME, NOW, "big", {}, (Variant("all", "ml.trn9.32xlarge", 1),))
+    judged, errors = check_catalog(endpoint, catalog)
+    assert judged.not_judged_reason == ("the price list does not state the GPU count or GPU memory of "
+                                        "ml.trn9.32xlarge: not judged")
+    assert [e.message for e in errors] == [judged.not_judged_reason]
+    # Its GPU figures are unknown, not a sum read as one GPU's.
+    raw = pd.DataFrame({"GPUUtilization:Maximum": [700.0], "CPUUtilization:Maximum": [1280.0]})
+    assert normalise_utilisation(raw, trainium).isna().to_dict("records") == [
+        {"gpu:Maximum": True, "cpu:Maximum": False}]
+    assert check_catalog(replace(endpoint, variants=(Variant("all", "ml.p5e.48xlarge", 1),)), catalog)[1] == []
+
+
+def test_a_version_1_cache_keeps_its_prices_and_drops_its_misread_hardware(tmp_path: Path) -> None:
+    table = build_table([], "2026-11-01", "price-list-api")
+    data = table_to_dict(table)
+    data["cache_version"] = 1
+    data["regions"] = {"us-east-1": {"fetched_at": "2026-11-01", "source": "price-list-api",
+                                     "prices": {"hosting": {"ml.g4dn.xlarge": 0.7}}}}
+    data["hardware"] = {"ml.g4dn.xlarge": {"vcpu": 4, "memory_gib": 16, "gpu_count": 4, "gpu_memory_gib": 16}}
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps(data))
+    read = read_cache(path)
+    assert read is not None and read.regions["us-east-1"].price("hosting", "ml.g4dn.xlarge") == 0.7
+    assert read.hardware == {}  # "gpu_count": 4 was the 4 of "NVIDIA T4 GPU"
+    write_cache(path, build_table([], "2026-11-01", "x").merged(read))
+    again = read_cache(path)
+    assert again is not None and again.hardware == {}
 
 
 def test_a_refresh_replaces_derived_snapshot_prices() -> None:

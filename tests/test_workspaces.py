@@ -149,3 +149,51 @@ def test_advice_on_circumstantial_evidence_is_listed_but_not_counted(report: dic
     counted = sum(max(p["monthly_savings_usd"], 0) for p in report["plans"] if p["measured"])
     assert report["summary"]["monthly_savings_usd"] == pytest.approx(counted, abs=0.01)
     assert report["summary"]["monthly_savings_usd"] < counted + sum(p["monthly_savings_usd"] for p in unmeasured)
+
+
+def own_rates_cache(path: Path) -> None:
+    """A price cache as `audit prices update` writes it, holding each usage's own rate in
+    us-east-1: notebook and processing rates that differ from the hosting ones."""
+    from auditor.prices.parse import PriceRecord
+    from auditor.prices.table import build_table, write_cache
+
+    records = [PriceRecord("ml.p3.2xlarge", "us-east-1", "notebook", 4.284, None),
+               PriceRecord("ml.m5.xlarge", "us-east-1", "notebook", 0.23, None),
+               PriceRecord("ml.t2.medium", "us-east-1", "notebook", 0.0464, None),
+               PriceRecord("ml.t3.medium", "us-east-1", "notebook", 0.05, None),
+               PriceRecord("ml.m5.2xlarge", "us-east-1", "processing", 0.53, None),
+               PriceRecord("ml.c5.4xlarge", "us-east-1", "processing", 0.952, None)]
+    write_cache(path, build_table(records, utc_now().date().isoformat(), "price-list-api"))
+
+
+def test_notebooks_and_processing_are_priced_at_their_own_rates_when_the_prices_have_them(
+        env: Path, report: dict) -> None:
+    """Was: at the hosting rate (p3.2xlarge $3.825/h, m5.2xlarge $0.461/h) although the cache held
+    the notebook's ($4.284/h) and processing's ($0.53/h) own rates."""
+    # The bundled snapshot has no such rates: the hosting rate, and the report says so.
+    assert "Notebook instances, processing jobs: at the hosting rate of the same type" in report["prices"]["statement"]
+    assert {j["price_basis"] for j in report["jobs"]["processing"]} == {"hosting"}
+    config = env / "own-rates.toml"
+    own_rates_cache(env / "own-rates-prices.json")
+    config.write_text(f'[pricing]\ncache_path = "{env / "own-rates-prices.json"}"\n')
+    out = env / "own-rates.json"
+    result = runner.invoke(app, ["run", "--config", str(config), "--format", "json", "--output", str(out),
+                                 "--no-history"])
+    assert result.exit_code == 0, result.output
+    priced = json.loads(out.read_text())
+    notebooks = {n["name"]: n for n in priced["workspaces"]["notebooks"]}
+    gpu = notebooks["cv-research-gpu"]
+    assert gpu["price_basis"] == "notebook" and gpu["price_per_hour"] == 4.284
+    assert gpu["compute_monthly_usd"] == pytest.approx(4.284 * 730, abs=0.01)
+    jobs = {j["name"]: j for j in priced["jobs"]["processing"]}
+    build = jobs["feature-build-2026-11-29"]
+    assert build["price_basis"] == "processing" and build["cost_usd"] == pytest.approx(4 * 2 * 0.53, abs=0.01)
+    used = {(u["usage"], u["instance_type"]): u for u in priced["prices"]["used"]}
+    assert used[("notebook", "ml.p3.2xlarge")]["price_basis"] == "notebook"
+    assert used[("notebook", "ml.p3.2xlarge")]["source"] == "price-list-api"
+    assert used[("processing", "ml.m5.2xlarge")]["price_per_hour"] == 0.53
+    assert not [(u["usage"], u["instance_type"]) for u in priced["prices"]["used"] if u["price_basis"] != u["usage"]]
+    assert "at the hosting rate" not in priced["prices"]["statement"]
+    assert priced["workspaces"]["summary"]["price_basis"] == "notebook and Studio compute at their own list rates"
+    stop = next(f for f in priced["findings"] if f["rule"] == "notebook-left-running")
+    assert stop["recommendation"]["monthly_savings_usd"] == pytest.approx(4.284 * 730, abs=0.01)

@@ -12,10 +12,10 @@ import pandas as pd
 
 from auditor.analyse.normalise import normalise_component_utilisation, normalise_utilisation, summarise_utilisation
 from auditor.analyse.usage import compute_seconds_per_month
-from auditor.catalog import Catalog, InstanceShape
+from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 from auditor.collect.cloudwatch import CollectedMetrics
 from auditor.config import AuditConfig
-from auditor.models import ComponentReport, Endpoint, Variant, VariantUtilization, Window
+from auditor.models import ComponentReport, Endpoint, Variant, VariantUtilization, Window, price_usage
 
 # A Failed endpoint runs no instances: it costs nothing, whatever its config says.
 NOT_BILLED_STATUSES = frozenset({"Failed"})
@@ -31,6 +31,7 @@ class VariantAssessment:
     normalised: pd.DataFrame = field(default_factory=pd.DataFrame)  # '<resource>:<stat>', 0-100%
     # Autoscaled variants: the instances that really ran, on average (None: the current count is used).
     average_instances: float | None = None
+    price_basis: str | None = None  # whose rate the cost is at (see `price_usage`); None: not priced
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,10 @@ def assess_endpoint(
         billed = shape is not None and endpoint.status not in NOT_BILLED_STATUSES
         raw = metrics.frame(endpoint.name, variant.name)
         average = average_instances(raw, window) if variant.scales else None
-        cost = (catalog.monthly_cost(shape.instance_type, average or variant.instance_count, endpoint.region)
-                if shape and billed else None)
+        usage = price_usage(endpoint)
+        rate = catalog.rate(shape.instance_type, endpoint.region, usage) if shape and billed else None
+        cost = None if rate is None else round(rate[0] * (average or variant.instance_count) * HOURS_PER_MONTH, 2)
+        basis = None if rate is None else rate[1]
         utilization = None
         normalised = normalise_utilisation(raw, shape)
         if not endpoint.not_judged_reason:
@@ -75,8 +78,9 @@ def assess_endpoint(
             seconds = compute_seconds_per_month(raw, utilization.invocations, window)
             price = catalog.serverless_price(variant.serverless_memory_mb, endpoint.region)
             cost = None if seconds is None or price is None else round(seconds * price, 2)
+            basis = None if cost is None else "serverless"
         variants.append(VariantAssessment(variant, shape, utilization, cost, raw=raw, normalised=normalised,
-                                          average_instances=average))
+                                          average_instances=average, price_basis=basis))
     return EndpointAssessment(
         endpoint,
         tuple(variants),
@@ -85,6 +89,7 @@ def assess_endpoint(
         queue=metrics.frame(endpoint.name, None),
         config=config,
     )
+
 
 
 # Each instance publishes its instance metrics once a minute.

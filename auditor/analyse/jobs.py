@@ -3,7 +3,8 @@ models and frames in, figures out. The job rules (training-spot-candidate, train
 transform-long-running) live in analyse/rules/ like the endpoint rules.
 
 Costs per run use the catalog's training price for training jobs (billable seconds x instance
-count) and the hosting price for transform jobs (duration x instance count).
+count) and the batch transform rate for transform jobs (duration x instance count): its own where
+the prices have it, else the hosting rate of the type (`price_basis` says which).
 """
 
 from __future__ import annotations
@@ -125,10 +126,11 @@ def _common_prefix(names: list[str]) -> str:
 # ---------- Batch transform ----------
 
 def transform_cost(job: TransformJob, catalog: Catalog) -> TransformCost:
-    price = catalog.hourly_price(job.instance_type, job.region)
+    found = catalog.rate(job.instance_type, job.region, "batch")
+    price, basis = (None, "batch") if found is None else found
     seconds = job.duration_seconds
     cost = None if price is None or seconds is None else round(seconds / 3600 * price * job.instance_count, 4)
-    return TransformCost(job, price, cost)
+    return TransformCost(job, price, cost, price_basis=basis)
 
 
 def name_pattern(name: str) -> str:

@@ -27,6 +27,8 @@ def divisor_for(resource: Resource, shape: InstanceShape | None) -> float:
     if resource is Resource.CPU:
         return float(shape.vcpu) if shape else 1.0
     if resource in (Resource.GPU, Resource.GPU_MEMORY):
+        if shape and not shape.accelerators_known:
+            return float("nan")  # a sum over an unknown number of GPUs: unknown, never guessed
         return float(shape.gpu_count) if shape and shape.gpu_count else 1.0
     return 1.0
 

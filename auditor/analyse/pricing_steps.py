@@ -6,7 +6,7 @@ from __future__ import annotations
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
-from auditor.models import CountProposal, Finding, Recommendation
+from auditor.models import CountProposal, Finding, Recommendation, price_usage
 from auditor.recommend.pricing import priced
 
 
@@ -33,7 +33,7 @@ def same_type_count(finding: Finding, assessment: EndpointAssessment, catalog: C
     va = variant_of(finding, assessment)
     if va is None or va.variant.instance_type is None or va.monthly_cost_usd is None:
         return None
-    price = catalog.hourly_price(va.variant.instance_type, assessment.endpoint.region)
+    price = catalog.usage_price(va.variant.instance_type, assessment.endpoint.region, price_usage(assessment.endpoint))
     if price is None:
         return None
     return Recommendation(action, va.variant.instance_type, count, current_monthly_usd=va.monthly_cost_usd,

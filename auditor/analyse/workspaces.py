@@ -1,10 +1,10 @@
 """Costs of notebook instances, Studio apps and processing jobs. Pure: models in, figures out.
 
-The bundled catalog lists hosting prices only. Notebook instances and Studio apps are priced at the
-hosting list price of the same type (SageMaker's notebook and Studio rates are list prices of their
-own; where they differ from hosting, the report's figures differ by that much), and every figure
-says so (`price_basis`). Processing jobs are priced like batch transform: duration x count x the
-hosting price. The ML storage volume of a notebook instance is priced from `data/workspaces.json`.
+Each usage is priced at its own rate (notebook instances, Studio apps by app type, processing jobs)
+where the prices have it (after `audit prices update` or an offer-file import); where they do not
+(the bundled snapshot lists hosting and training only), at the hosting list price of the same type.
+Every figure says which (`price_basis`). Processing jobs cost duration x count x the rate. The ML
+storage volume of a notebook instance is priced from `data/workspaces.json`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from importlib import resources
 
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.models import ProcessingCost, ProcessingJob
+from auditor.prices.parse import studio_usage
 from auditor.workspaces import NotebookCost, NotebookInstance, StudioApp, StudioAppCost
 
-PRICE_BASIS = "hosting"  # notebook and Studio compute: the catalog's hosting list price of the type
 RUNNING = frozenset({"InService", "Pending", "Updating"})
 
 
@@ -37,24 +37,32 @@ def storage_price(region: str, catalog: Catalog) -> float | None:
 
 
 def notebook_cost(notebook: NotebookInstance, catalog: Catalog) -> NotebookCost:
-    price = catalog.hourly_price(notebook.instance_type, notebook.region)
+    price, basis = _rate(catalog, notebook.instance_type, notebook.region, "notebook")
     running = notebook.status in RUNNING
     compute = None if price is None else round(price * HOURS_PER_MONTH, 2) if running else 0.0
     per_gb = storage_price(notebook.region, catalog)
     storage = None if per_gb is None else round(per_gb * notebook.volume_size_gb, 2)
-    return NotebookCost(notebook, price, compute, storage, PRICE_BASIS)
+    return NotebookCost(notebook, price, compute, storage, basis)
+
+
+def _rate(catalog: Catalog, instance_type: str, region: str, usage: str) -> tuple[float | None, str]:
+    """The usage's hourly rate and whose rate it is ("hosting" when the prices have none of its own)."""
+    found = catalog.rate(instance_type, region, usage)
+    return (None, usage) if found is None else found
 
 
 def studio_app_cost(app: StudioApp, catalog: Catalog, now: datetime) -> StudioAppCost:
-    price = catalog.hourly_price(app.instance_type, app.region) if app.instance_type else None
+    usage = studio_usage(app.app_type)
+    price, basis = _rate(catalog, app.instance_type, app.region, usage) if app.instance_type else (None, usage)
     since = app.user_activity or app.created_at
     idle = None if since is None else max(0.0, (now - since).total_seconds() / 3600)
     monthly = None if price is None else round(price * HOURS_PER_MONTH, 2)
-    return StudioAppCost(app, price, monthly if app.status == "InService" else (0.0 if price else None), idle)
+    return StudioAppCost(app, price, monthly if app.status == "InService" else (0.0 if price else None), idle,
+                         basis)
 
 
 def processing_cost(job: ProcessingJob, catalog: Catalog) -> ProcessingCost:
-    price = catalog.hourly_price(job.instance_type, job.region)
+    price, basis = _rate(catalog, job.instance_type, job.region, "processing")
     seconds = job.duration_seconds
     cost = None if price is None or seconds is None else round(seconds / 3600 * price * job.instance_count, 4)
-    return ProcessingCost(job, price, cost)
+    return ProcessingCost(job, price, cost, price_basis=basis)

@@ -39,7 +39,8 @@ def client_config(
     """Adaptive retries (backoff with jitter, client-side rate limiting) within a few attempts, and
     timeouts short enough that a hung endpoint costs a scheduled job seconds, not minutes."""
     return botocore.config.Config(
-        retries={"mode": "adaptive", "max_attempts": max_attempts},
+        # botocore reads `max_attempts` as retries (one attempt more); `total_max_attempts` counts the first.
+        retries={"mode": "adaptive", "total_max_attempts": max_attempts},
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
         max_pool_connections=32,
@@ -104,6 +105,67 @@ class RegionAccessError(Exception):
         self.message = message
 
 
+class EndpointNotAnswering(botocore.exceptions.BotoCoreError):
+    """Raised instead of making a call to an endpoint that did not answer an earlier call of the
+    run on any attempt (see `UnansweredEndpoints`)."""
+
+    fmt = "{endpoint} did not answer {first} on any attempt earlier in this run: not asked again"
+
+
+# The services a region's audit calls.
+REGION_SERVICES = frozenset({"sagemaker", "cloudwatch", "application-autoscaling"})
+# A call that fails with one of these after its last attempt means the endpoint cannot be reached.
+_UNREACHABLE = (botocore.exceptions.ReadTimeoutError, botocore.exceptions.EndpointConnectionError)
+
+
+class UnansweredEndpoints:
+    """Endpoints (by region and URL) where a call timed out or could not connect on every attempt.
+
+    Each attempt at a hung endpoint costs the read timeout: asking it again would cost the run
+    minutes per call for the same answer. Once one call has failed this way, every later call
+    of the run to that endpoint fails at once with `EndpointNotAnswering`. Shared by the
+    accounts of a run: their calls travel the same network path to the same regional endpoint.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # (region, endpoint URL) -> (service, the call that failed)
+        self._first: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def record(self, region: str, endpoint: str, service: str, call: str) -> None:
+        with self._lock:
+            self._first.setdefault((region, endpoint), (service, call))
+
+    def first_failure(self, region: str, endpoint: str) -> str | None:
+        with self._lock:
+            found = self._first.get((region, endpoint))
+            return None if found is None else found[1]
+
+    def in_region(self, region: str, services: frozenset[str] = REGION_SERVICES) -> bool:
+        """Whether an endpoint of `services` in `region` did not answer: the rest of the region's
+        audit is not attempted (the global Price List and Cost Explorer endpoints do not count)."""
+        with self._lock:
+            return any(r == region and service in services for (r, _), (service, _) in self._first.items())
+
+    def watch(self, client: BaseClient, service: str, region: str) -> None:
+        """Fail `client`'s calls at once when its endpoint is known not to answer; note when it does not."""
+        endpoint = client.meta.endpoint_url
+
+        def before_call(model: Any = None, **_: Any) -> None:
+            first = self.first_failure(region, endpoint)
+            if first is not None:
+                raise EndpointNotAnswering(endpoint=endpoint, first=first)
+
+        def after_call_error(exception: Exception | None = None, **kwargs: Any) -> None:
+            # Emitted once per call, after botocore's last attempt.
+            if isinstance(exception, _UNREACHABLE):
+                operation = kwargs.get("event_name", "").rsplit(".", 1)[-1]
+                self.record(region, endpoint, service, f"{service}:{operation} in {region}")
+
+        client.meta.events.register("before-call.*.*", before_call)
+        client.meta.events.register("after-call-error.*.*", after_call_error)
+
+
 class ApiCallCounter:
     """Counts API requests by service and operation (retries included), for the report and bench/,
     and the answers that were throttled or server errors (botocore retries them)."""
@@ -149,9 +211,11 @@ class AwsClients:
 
     def __init__(self, profile: str | None = None, counter: ApiCallCounter | None = None,
                  config: botocore.config.Config | None = None,
-                 session: boto3.session.Session | None = None) -> None:
+                 session: boto3.session.Session | None = None,
+                 unanswered: UnansweredEndpoints | None = None) -> None:
         self._config = config or client_config()
         self.counter = counter or ApiCallCounter()
+        self.unanswered = unanswered or UnansweredEndpoints()
         self._clients: dict[tuple[str, str], BaseClient] = {}
         self._lock = threading.Lock()
         if session is not None:  # an assumed role's session (see `assume`)
@@ -200,7 +264,7 @@ class AwsClients:
         core = fast_botocore_session()
         core._credentials = refreshable  # botocore's documented-by-use way to hand a session credentials
         return AwsClients(counter=self.counter, config=self._config,
-                          session=boto3.session.Session(botocore_session=core))
+                          session=boto3.session.Session(botocore_session=core), unanswered=self.unanswered)
 
     def check_credentials(self) -> None:
         try:
@@ -231,6 +295,7 @@ class AwsClients:
                 client.meta.events.register("before-send.*.*", self.counter.on_request)
                 # First in line, so it sees every answer before botocore's retry handler decides.
                 client.meta.events.register_first("needs-retry.*.*", self.counter.on_retry_check)
+                self.unanswered.watch(client, service, region)
                 self._clients[key] = client
             return self._clients[key]
 
@@ -243,6 +308,8 @@ def describe_client_error(exc: Exception, service: str, operation: str, region: 
         if _is_denied(exc):
             return f"access denied: {service}:{operation} in {region} ({code or 'HTTP 403'})"
         return f"{service}:{operation} in {region} failed: {code}: {message}".rstrip(": ")
+    if isinstance(exc, EndpointNotAnswering):
+        return f"cannot reach {service} in {region}: {exc}"
     if isinstance(exc, botocore.exceptions.NoCredentialsError):
         return "no AWS credentials found: set aws.profile, AWS_PROFILE or AWS_ACCESS_KEY_ID"
     if isinstance(exc, botocore.exceptions.EndpointConnectionError):
@@ -265,4 +332,5 @@ def is_fatal_for_region(exc: Exception) -> bool:
     if isinstance(exc, botocore.exceptions.ClientError):
         return _is_denied(exc)
     return isinstance(exc, botocore.exceptions.NoCredentialsError | botocore.exceptions.EndpointConnectionError
-                      | botocore.exceptions.ReadTimeoutError | botocore.exceptions.ConnectTimeoutError)
+                      | botocore.exceptions.ReadTimeoutError | botocore.exceptions.ConnectTimeoutError
+                      | EndpointNotAnswering)

@@ -114,11 +114,14 @@ def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any)
     """What the audit needs of a config (its variants, whether it is async); None if it is gone."""
     try:
         config = sagemaker.describe_endpoint_config(EndpointConfigName=name)
-    except botocore.exceptions.ClientError as exc:
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
         if is_fatal_for_region(exc):
             raise RegionAccessError(
                 describe_client_error(exc, "sagemaker", "DescribeEndpointConfig", region)
             ) from exc
+        if isinstance(exc, botocore.exceptions.BotoCoreError):  # no answer to read: say so
+            record(AuditError(region, None, "discover",
+                              f"{describe_client_error(exc, 'sagemaker', 'DescribeEndpointConfig', region)} ({name})"))
         return None  # deleted while its endpoints run: each of them says so
     return {
         "Format": CONFIG_FORMAT,
@@ -253,7 +256,7 @@ def _list_inference_components(
                     variant=summary.get("VariantName", ""),
                     status=summary.get("InferenceComponentStatus", "Unknown"),
                 ))
-    except botocore.exceptions.ClientError as exc:
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
         if is_fatal_for_region(exc):
             raise RegionAccessError(
                 describe_client_error(exc, "sagemaker", "ListInferenceComponents", region)
@@ -270,7 +273,11 @@ def _describe_inference_component(
     """Copies and per-copy compute requirements; without them the component is reported, not judged."""
     try:
         described = sagemaker.describe_inference_component(InferenceComponentName=component.name)
-    except botocore.exceptions.ClientError as exc:
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+        if is_fatal_for_region(exc):
+            raise RegionAccessError(
+                describe_client_error(exc, "sagemaker", "DescribeInferenceComponent", region)
+            ) from exc
         record(AuditError(region, endpoint, "discover",
                           f"{describe_client_error(exc, 'sagemaker', 'DescribeInferenceComponent', region)}: "
                           f"component {component.name} not judged"))

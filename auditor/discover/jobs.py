@@ -70,7 +70,7 @@ def _describe(
 ) -> Any:
     try:
         described = call()
-    except botocore.exceptions.ClientError as exc:
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
         if is_fatal_for_region(exc):
             raise RegionAccessError(describe_client_error(exc, "sagemaker", operation, region)) from exc
         record(AuditError(region, name, "discover", describe_client_error(exc, "sagemaker", operation, region)))

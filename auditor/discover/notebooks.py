@@ -43,7 +43,7 @@ def discover_notebooks(sagemaker: BaseClient, region: str, max_workers: int = 8)
     except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
         raise RegionAccessError(describe_client_error(exc, "sagemaker", "ListNotebookInstances", region)) from exc
 
-    def record(name: str | None, exc: botocore.exceptions.ClientError, operation: str) -> None:
+    def record(name: str | None, exc: Exception, operation: str) -> None:
         if is_fatal_for_region(exc):
             raise RegionAccessError(describe_client_error(exc, "sagemaker", operation, region)) from exc
         with lock:
@@ -53,14 +53,14 @@ def discover_notebooks(sagemaker: BaseClient, region: str, max_workers: int = 8)
     def describe(name: str) -> NotebookInstance | None:
         try:
             d = sagemaker.describe_notebook_instance(NotebookInstanceName=name)
-        except botocore.exceptions.ClientError as exc:
+        except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
             record(name, exc, "DescribeNotebookInstance")
             return None
         tags: dict[str, str] = {}
         try:
             tags = {t["Key"]: t.get("Value", "") for t in sagemaker.list_tags(ResourceArn=d["NotebookInstanceArn"])
                     .get("Tags", [])}
-        except botocore.exceptions.ClientError as exc:
+        except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
             record(name, exc, "ListTags")
         return _notebook(d, region, tags)
 
@@ -78,7 +78,7 @@ def discover_notebooks(sagemaker: BaseClient, region: str, max_workers: int = 8)
 def _lifecycle(sagemaker: BaseClient, config: str, region: str, record: Any) -> tuple[bool | None, str]:
     try:
         d = sagemaker.describe_notebook_instance_lifecycle_config(NotebookInstanceLifecycleConfigName=config)
-    except botocore.exceptions.ClientError as exc:
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
         record(None, exc, "DescribeNotebookInstanceLifecycleConfig")
         return None, f"lifecycle configuration {config} could not be read"
     return idle_stop_in(d.get("OnStart", []), config)

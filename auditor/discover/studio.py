@@ -45,7 +45,7 @@ def discover_studio(sagemaker: BaseClient, region: str, max_workers: int = 8) ->
         try:
             result: dict[str, Any] = call()
             return result
-        except botocore.exceptions.ClientError as exc:
+        except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
             if is_fatal_for_region(exc):
                 raise RegionAccessError(describe_client_error(exc, "sagemaker", operation, region)) from exc
             with lock:

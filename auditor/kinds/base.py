@@ -87,7 +87,17 @@ Audience = str | None  # an owner, or None: the default recipients / channel
 AudienceOf = Callable[[str, str, str, str], Audience]
 
 
-PriceUse = tuple[str, str, str]  # (usage, instance type, region)
+@dataclass(frozen=True)
+class ResourcePrice:
+    """A price a resource's figures rest on: its usage (hosting, async, training, batch, processing,
+    notebook, studio-<app>, hyperpod ...) of an instance type in a region. Advice about the
+    resource is priced under the same usage."""
+
+    resource_type: str
+    name: str
+    usage: str
+    instance_type: str
+    region: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,7 +115,7 @@ class ResourceKind(Generic[SectionT]):
     owned: Callable[[SectionT], Iterable[Owned]]  # every resource, for routing by owner
     # The part of the section one audience reads: its resources (and what derives from them).
     only: Callable[[SectionT, AudienceOf, Audience], SectionT]
-    price_uses: Callable[[SectionT], Iterable[PriceUse]] = lambda _section: ()
+    price_uses: Callable[[SectionT], Iterable[ResourcePrice]] = lambda _section: ()
     # Templates for its part of the HTML, text and Markdown reports (they read `doc[key]`).
     templates: dict[str, str] = field(default_factory=dict)  # format ("html", "text", "markdown") -> name
 

@@ -21,7 +21,16 @@ from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
 from auditor.discover.autoscaling import discover_autoscaling, variant_resource_id
 from auditor.discover.endpoints import ConfigCache, discover_endpoints
-from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionBoard, RegionScope, ResourceKind
+from auditor.kinds.base import (
+    Audience,
+    AudienceOf,
+    KindResult,
+    Owned,
+    RegionBoard,
+    RegionScope,
+    ResourceKind,
+    ResourcePrice,
+)
 from auditor.models import (
     AuditError,
     AutoScaling,
@@ -32,6 +41,7 @@ from auditor.models import (
     Finding,
     VariantReport,
     Window,
+    price_usage,
 )
 from auditor.report.values import iso, utilization_by_resource
 
@@ -128,7 +138,7 @@ def audit_endpoints(
             endpoint=assessed.endpoint,
             variants=tuple(
                 VariantReport(va.variant, va.monthly_cost_usd, va.utilization, series=chart_series(va.normalised),
-                              average_instances=va.average_instances)
+                              average_instances=va.average_instances, price_basis=va.price_basis)
                 for va in assessed.variants
             ),
             components=assessed.components,
@@ -173,9 +183,16 @@ def check_catalog(endpoint: Endpoint, catalog: Catalog) -> tuple[Endpoint, list[
         return endpoint, []
     unknown = sorted({v.instance_type for v in endpoint.variants
                       if v.instance_type and not catalog.shape(v.instance_type)})
-    if not unknown:
+    unstated = sorted({v.instance_type for v in endpoint.variants
+                       if v.instance_type and (shape := catalog.shape(v.instance_type))
+                       and not shape.accelerators_known})
+    if unknown:
+        reason = f"instance type {', '.join(unknown)} not in the catalog: not judged"
+    elif unstated:
+        reason = (f"the price list does not state the GPU count or GPU memory of {', '.join(unstated)}: "
+                  "not judged")
+    else:
         return endpoint, []
-    reason = f"instance type {', '.join(unknown)} not in the catalog: not judged"
     return (replace(endpoint, not_judged_reason=reason),
             [AuditError(endpoint.region, endpoint.name, "analyse", reason)])
 
@@ -214,11 +231,12 @@ def only(section: tuple[EndpointReport, ...], audience_of: AudienceOf,
                  if audience_of(e.endpoint.account_id, e.endpoint.region, "endpoint", e.endpoint.name) == audience)
 
 
-def price_uses(section: tuple[EndpointReport, ...]) -> Iterable[tuple[str, str, str]]:
+def price_uses(section: tuple[EndpointReport, ...]) -> Iterable[ResourcePrice]:
     for report in section:
         for variant in report.variants:
             if variant.variant.instance_type:
-                yield ("hosting", variant.variant.instance_type, report.endpoint.region)
+                yield ResourcePrice("endpoint", report.endpoint.name, price_usage(report.endpoint),
+                                    variant.variant.instance_type, report.endpoint.region)
 
 
 def _autoscaling(scaling: AutoScaling | None) -> dict[str, Any] | None:
@@ -248,6 +266,7 @@ def to_dict(section: tuple[EndpointReport, ...]) -> list[dict[str, Any]]:
                     "instance_count": v.variant.instance_count,
                     "serverless_memory_mb": v.variant.serverless_memory_mb,
                     "monthly_cost_usd": v.monthly_cost_usd,
+                    "price_basis": v.price_basis,
                     "average_instances": v.average_instances,
                     "utilization": utilization_by_resource(v),
                     "invocations": v.utilization.invocations if v.utilization else None,

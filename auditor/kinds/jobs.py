@@ -27,7 +27,7 @@ from auditor.collect.session import RegionAccessError
 from auditor.config import AuditConfig
 from auditor.discover.jobs import discover_jobs, read_tags
 from auditor.discover.processing import discover_processing_jobs
-from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind
+from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind, ResourcePrice
 from auditor.models import (
     AuditError,
     Experiment,
@@ -204,11 +204,12 @@ def only(section: JobsSection, audience_of: AudienceOf, audience: Audience) -> J
     )
 
 
-def price_uses(section: JobsSection) -> Iterable[tuple[str, str, str]]:
-    for cost in section.training:
-        yield ("training", cost.job.instance_type, cost.job.region)
-    for tcost in section.transform:
-        yield ("hosting", tcost.job.instance_type, tcost.job.region)
+def price_uses(section: JobsSection) -> Iterable[ResourcePrice]:
+    for kind, usage, costs in (("training-job", "training", section.training),
+                               ("transform-job", "batch", section.transform),
+                               ("processing-job", "processing", section.processing)):
+        for cost in costs:
+            yield ResourcePrice(kind, cost.job.name, usage, cost.job.instance_type, cost.job.region)
 
 
 def to_dict(jobs: JobsSection) -> dict[str, Any]:
@@ -232,7 +233,7 @@ def to_dict(jobs: JobsSection) -> dict[str, Any]:
             "instance_type": c.job.instance_type, "instance_count": c.job.instance_count,
             "model_name": c.job.model_name, "created_at": iso(c.job.created_at),
             "duration_seconds": c.job.duration_seconds, "cost_usd": money(c.cost_usd),
-            "utilization": utilization_summary(c.utilization),
+            "price_basis": c.price_basis, "utilization": utilization_summary(c.utilization),
         }
         for c in jobs.transform
     ]
@@ -261,7 +262,8 @@ def to_dict(jobs: JobsSection) -> dict[str, Any]:
             "account_id": c.job.account_id, "region": c.job.region, "name": c.job.name, "status": c.job.status,
             "instance_type": c.job.instance_type, "instance_count": c.job.instance_count, "image": c.job.image,
             "created_at": iso(c.job.created_at), "duration_seconds": c.job.duration_seconds,
-            "cost_usd": money(c.cost_usd), "utilization": utilization_summary(c.utilization),
+            "cost_usd": money(c.cost_usd), "price_basis": c.price_basis,
+            "utilization": utilization_summary(c.utilization),
         }
         for c in jobs.processing
     ]

@@ -13,8 +13,9 @@ from auditor.analyse.workspaces import notebook_cost, storage_prices, studio_app
 from auditor.collect.session import RegionAccessError
 from auditor.discover.notebooks import discover_notebooks
 from auditor.discover.studio import discover_studio
-from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind
+from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind, ResourcePrice
 from auditor.models import AuditError
+from auditor.prices.parse import studio_usage
 from auditor.report.values import iso, iso_or_none
 from auditor.workspaces import NotebookCost, StudioAppCost, StudioDomain, StudioSpace, WorkspacesSection
 
@@ -110,8 +111,16 @@ def only(section: WorkspacesSection | None, audience_of: AudienceOf, audience: A
     )
 
 
-def price_uses(section: WorkspacesSection | None) -> Iterable[tuple[str, str, str]]:
-    return ()
+def price_uses(section: WorkspacesSection | None) -> Iterable[ResourcePrice]:
+    if section is None:
+        return
+    for n in section.notebooks:
+        yield ResourcePrice("notebook-instance", n.notebook.name, "notebook", n.notebook.instance_type,
+                            n.notebook.region)
+    for a in section.apps:
+        if a.app.instance_type:
+            yield ResourcePrice("studio-app", a.app.name, studio_usage(a.app.app_type), a.app.instance_type,
+                                a.app.region)
 
 
 def to_dict(section: WorkspacesSection | None) -> dict[str, Any] | None:
@@ -139,7 +148,7 @@ def to_dict(section: WorkspacesSection | None) -> dict[str, Any] | None:
             "last_user_activity": iso_or_none(c.app.last_user_activity),
             "last_health_check": iso_or_none(c.app.last_health_check),
             "idle_hours": None if c.idle_hours is None else round(c.idle_hours, 1),
-            "price_per_hour": c.price_per_hour, "monthly_cost_usd": c.monthly_usd,
+            "price_per_hour": c.price_per_hour, "price_basis": c.price_basis, "monthly_cost_usd": c.monthly_usd,
         }
         for c in section.apps
     ]
@@ -151,7 +160,7 @@ def to_dict(section: WorkspacesSection | None) -> dict[str, Any] | None:
             "studio_domains": len(section.domains),
             "studio_apps": len(apps),
             "studio_apps_monthly_cost_usd": round(sum(a.monthly_usd or 0.0 for a in section.apps), 2),
-            "price_basis": "notebook and Studio compute at the hosting list price of the same type",
+            "price_basis": workspaces_price_basis(section),
             "storage_prices": section.storage_price_source,
         },
         "notebooks": notebooks,
@@ -165,6 +174,20 @@ def to_dict(section: WorkspacesSection | None) -> dict[str, Any] | None:
         },
     }
 
+
+
+def workspaces_price_basis(section: WorkspacesSection) -> str:
+    """Which rates the notebook and Studio figures rest on, in a few words."""
+    used = [("notebook", n.price_basis) for n in section.notebooks if n.price_per_hour is not None]
+    used += [(studio_usage(a.app.app_type), a.price_basis) for a in section.apps if a.price_per_hour is not None]
+    fallback = sorted({usage for usage, basis in used if basis != usage})
+    if not fallback:
+        return "notebook and Studio compute at their own list rates"
+    at_hosting = (f"{', '.join(fallback)} at the hosting list price of the same type (the prices have no "
+                  "rate of their own for it)")
+    if all(basis != usage for usage, basis in used):
+        return at_hosting
+    return f"{at_hosting}; the rest at their own list rates"
 
 
 KIND: ResourceKind[WorkspacesSection | None] = ResourceKind(

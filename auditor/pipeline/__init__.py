@@ -8,6 +8,8 @@ again by the kinds after, and the other regions carry on, keeping what was colle
 
 from __future__ import annotations
 
+import os
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -87,8 +89,10 @@ def run_audit(
         for kind in kinds:
             limits.check()
             results[kind.key] = result = kind.audit(scope)
-            if unreachable(result.fatal):
-                break  # one error for the region, not one per kind of resource
+            # Once the region's endpoint cannot be reached, the region is one error, not one per kind
+            # of resource (and no further call waits out its timeouts).
+            if unreachable(result.fatal) or account_clients.unanswered.in_region(board.region):
+                break
         return results
 
     sections: dict[str, list[Any]] = {k.key: [] for k in kinds}
@@ -107,6 +111,14 @@ def run_audit(
     for board in run_regions(units, audit_region, limits):
         result = board.result if board.finished.is_set() else None
         where = f" in account {board.account}" if board.account else ""
+        if board.failure is not None:  # a bug: the region's own error, whether or not the deadline passed
+            stage, crash = describe_crash(board.failure)
+            error = AuditError(board.region, None, stage, f"region not audited{where}: {crash}", board.account)
+            errors.append(error)
+            fatal.append(error)
+            for key, section in board.partial.items():
+                sections[key].append(section(crash))
+            continue
         if result is None:
             reason = board.stopped or "stopped"
             stopped.append(reason)
@@ -150,6 +162,22 @@ def run_audit(
         call_problems=clients.counter.problem_counts(),
     )
     return AuditOutcome(report=report, fatal_errors=tuple(fatal))
+
+
+def describe_crash(exc: BaseException) -> tuple[str, str]:
+    """The pipeline stage a crash happened in (from the innermost frame of this package) and one
+    line naming it: exception type, message and where, so the bug can be reported and found."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f"{os.sep}auditor{os.sep}" in f.filename]
+    stage, where = "analyse", ""
+    if frames:
+        inner = frames[-1]
+        path = inner.filename[inner.filename.rindex(f"{os.sep}auditor{os.sep}") + 1:]
+        where = f" at {path.replace(os.sep, '/')}:{inner.lineno}"
+        stage = next((s for s in ("discover", "collect", "analyse", "recommend", "report")
+                      if f"{os.sep}auditor{os.sep}{s}{os.sep}" in inner.filename), stage)
+    message = " ".join(str(exc).split())
+    message = message if len(message) <= 300 else message[:299] + "…"
+    return stage, f"crashed: {type(exc).__name__}{': ' + message if message else ''}{where} (a bug: please report it)"
 
 
 def _account_marker(account_id: str) -> Callable[[AuditError], AuditError]:

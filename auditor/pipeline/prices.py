@@ -18,6 +18,7 @@ from auditor.collect.cost_explorer import CE_REGION, sagemaker_usage, savings_pl
 from auditor.collect.pricing import fetch_price_table
 from auditor.collect.session import AwsClients, describe_client_error
 from auditor.config import AuditConfig
+from auditor.kinds.base import ResourcePrice
 from auditor.models import (
     CatalogInfo,
     EndpointReport,
@@ -135,29 +136,31 @@ def age_warnings(catalog: Catalog, regions: tuple[str, ...], today: date, max_ag
     return lines
 
 
-def prices_used(catalog: Catalog, uses: Iterable[tuple[str, str, str]],
-                findings: Iterable[Finding]) -> tuple[PriceUse, ...]:
-    """Every price behind the report's figures: what each kind's resources use (usage, instance
-    type, region) and the advised shapes."""
-    wanted: set[tuple[str, str, str]] = set(uses)
+def prices_used(catalog: Catalog, uses: Iterable[ResourcePrice], findings: Iterable[Finding]) -> tuple[PriceUse, ...]:
+    """Every price behind the report's figures: what each kind's resources use (their usage,
+    instance type and region) and the advised shapes, each for its usage, with the rate it was
+    priced at (its own, or the hosting rate where the prices have none)."""
+    uses = tuple(uses)
+    usage_of = {(u.resource_type, u.region, u.name): u.usage for u in uses}
+    wanted: set[tuple[str, str, str]] = {(u.usage, u.instance_type, u.region) for u in uses}
     for finding in findings:
         rec = finding.recommendation
         if rec is not None and rec.instance_type:
-            usage = "training" if finding.resource_type == "training-job" else "hosting"
+            usage = usage_of.get((finding.resource_type, finding.region, finding.endpoint), "hosting")
             wanted.add((usage, rec.instance_type, finding.region))
     used = []
     for usage, instance_type, region in sorted(wanted, key=lambda k: (k[2], k[1], k[0])):
-        price = (catalog.hourly_price(instance_type, region) if usage == "hosting"
-                 else catalog.training_price(instance_type, region))
+        found = catalog.rate(instance_type, region, usage)
         origin = catalog.price_origin(instance_type, region, usage)
-        if price is None or origin is None:
+        if found is None or origin is None:
             continue
-        used.append(PriceUse(region, instance_type, usage, price, origin.source, origin.as_of, origin.kind))
+        price, basis = found
+        used.append(PriceUse(region, instance_type, usage, price, origin.source, origin.as_of, origin.kind, basis))
     return tuple(used)
 
 
 def price_info(prices: RunPrices, endpoints: Iterable[EndpointReport], findings: Iterable[Finding],
-               uses: Iterable[tuple[str, str, str]]) -> CatalogInfo:
+               uses: Iterable[ResourcePrice]) -> CatalogInfo:
     catalog = prices.catalog
     return CatalogInfo(
         source=catalog.source, as_of=catalog.as_of, priced_regions=catalog.priced_regions,

@@ -29,7 +29,7 @@ class RegionWork(Generic[Result]):
     account: str = ""  # "" : the caller's own account
     result: Result | None = None
     stopped: str | None = None  # why the region stopped before it finished
-    failure: BaseException | None = None  # a bug: re-raised in the caller's thread
+    failure: BaseException | None = None  # a bug in the region's work: the region's error, the others go on
     # Per resource kind: what the report says of its resources if the region is stopped now.
     partial: dict[str, Callable[[str], object]] = field(default_factory=dict)
     finished: threading.Event = field(default_factory=threading.Event)
@@ -45,7 +45,8 @@ def run_regions(
     parallel: int = MAX_PARALLEL_REGIONS,
 ) -> list[RegionWork[Result]]:
     """Run `work` for every (account, region), at most `parallel` at once; return when all finished
-    or the limits are reached (then unfinished ones carry `stopped`)."""
+    or the limits are reached (then unfinished ones carry `stopped`). A region whose work raised
+    carries the exception in `failure`, whether or not the limits were reached: never lost."""
     slots = threading.BoundedSemaphore(max(1, min(parallel, len(units))))
     boards = [RegionWork[Result](region, account) for account, region in units]
 
@@ -58,7 +59,7 @@ def run_regions(
                     board.result = work(board)
             except RunStopped as stop:
                 board.stopped = stop.reason
-            except BaseException as exc:  # a bug: carried to the caller's thread and raised there
+            except BaseException as exc:  # a bug: carried to the caller, who reports it as the region's error
                 board.failure = exc
             finally:
                 board.finished.set()
@@ -74,7 +75,4 @@ def run_regions(
                     if not other.finished.is_set():
                         other.stopped = other.stopped or reason
                 return boards
-    for board in boards:
-        if board.failure is not None:
-            raise board.failure
     return boards

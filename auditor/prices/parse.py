@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-# What an instance-hour pays for, as the cache and the catalog name it.
+# What an instance-hour pays for, as the cache and the catalog name it; and "studio-<app type>".
 USAGES = ("hosting", "async", "batch", "training", "spot-training", "processing", "notebook", "hyperpod")
 
 # platoinstancetype values (normalised) -> usage.
@@ -36,10 +36,13 @@ _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 
 @dataclass(frozen=True)
 class Hardware:
+    """An instance type's hardware as the price list states it; None: not stated (`N/A`, absent)."""
+
     vcpu: int
     memory_gib: float
-    gpu_count: int
-    gpu_memory_gib: float  # total over all GPUs
+    gpu_count: int | None  # the `gpu` attribute
+    gpu_memory_gib: float | None  # `gpuMemory`: the total over all GPUs
+    gpu_model: str | None = None  # `physicalGpu`: "NVIDIA T4 GPU", "AWS Inferentia"; None for none or not stated
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,14 @@ def usage_of(attributes: Mapping[str, str]) -> str | None:
     plato = normalise_key(attributes.get("platoinstancetype", ""))
     if plato in _PLATO:
         return _PLATO[plato]
+    if plato.startswith("studio") and len(plato) > len("studio"):
+        return studio_usage(plato[len("studio"):])  # Studio-JupyterLab, Studio-CodeEditor, ...
     return _USAGE_COMPONENT.get(component)
+
+
+def studio_usage(app_type: str) -> str:
+    """The usage a Studio app of `app_type` (JupyterLab, CodeEditor, ...) is priced under."""
+    return f"studio-{normalise_key(app_type)}"
 
 
 def instance_type_of(attributes: Mapping[str, str]) -> str | None:
@@ -109,14 +119,37 @@ def _number(text: str | None) -> float | None:
     return float(match.group()) if match else None
 
 
+# What the price list writes where it states nothing (`physicalGpu` "None" on CPU types: no model).
+_NOT_STATED = {"", "n/a", "na", "none", "null", "-"}
+_COUNT = re.compile(r"^[0-9]+$")
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(?:\s*(?:gib|gb))?$", re.IGNORECASE)
+
+
+def _stated(text: str | None) -> str | None:
+    value = (text or "").strip()
+    return None if value.lower() in _NOT_STATED else value
+
+
+def _quantity(text: str | None) -> float | None:
+    """A number, alone or with its unit ("16", "16 GiB"); None for anything else: never a number
+    read out of a name."""
+    match = _QUANTITY.match((_stated(text) or "").replace(",", ""))
+    return float(match.group(1)) if match else None
+
+
 def hardware_of(attributes: Mapping[str, str]) -> Hardware | None:
-    vcpu = _number(attributes.get("vcpu"))
-    memory = _number(attributes.get("memory"))
+    """`gpu` is the GPU count and `physicalGpu` the GPU model (AWS's values: `NVIDIA T4 GPU`,
+    `NVIDIA Tesla V100 GPU`, `AWS Inferentia`, `N/A`); a count or memory the list does not state
+    stays unknown (None), never 0 and never taken from the model's name."""
+    vcpu = _quantity(attributes.get("vcpu"))
+    memory = _quantity(attributes.get("memory"))
     if vcpu is None or memory is None:
         return None
-    gpus = _number(attributes.get("physicalgpu") or attributes.get("gpu"))
-    gpu_memory = _number(attributes.get("gpumemory"))
-    return Hardware(vcpu=int(vcpu), memory_gib=memory, gpu_count=int(gpus or 0), gpu_memory_gib=gpu_memory or 0.0)
+    count = _stated(attributes.get("gpu"))
+    gpu_count = int(count) if count is not None and _COUNT.match(count) else None
+    gpu_memory = 0.0 if gpu_count == 0 else _quantity(attributes.get("gpumemory"))
+    return Hardware(vcpu=int(vcpu), memory_gib=memory, gpu_count=gpu_count, gpu_memory_gib=gpu_memory,
+                    gpu_model=_stated(attributes.get("physicalgpu")) if gpu_count != 0 else None)
 
 
 def product_of(attributes: Mapping[str, Any]) -> Product | None:

@@ -9,10 +9,10 @@ or refresh never leaves a half-written cache.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import platformdirs
 
@@ -20,7 +20,10 @@ from auditor.errors import AuditorError
 from auditor.files import write_atomic
 from auditor.prices.parse import Hardware, PriceRecord
 
-CACHE_VERSION = 1
+# 2: hardware states `gpu_model`, and a GPU count or memory the price list does not state is null.
+# A version 1 cache is read without its hardware: it took the GPU count from `physicalGpu`, the model.
+CACHE_VERSION = 2
+_READABLE_VERSIONS = (1, CACHE_VERSION)
 
 
 class PriceCacheError(AuditorError):
@@ -82,14 +85,14 @@ def table_to_dict(table: PriceTable) -> dict[str, Any]:
         },
         "hardware": {
             t: {"vcpu": h.vcpu, "memory_gib": h.memory_gib, "gpu_count": h.gpu_count,
-                "gpu_memory_gib": h.gpu_memory_gib}
+                "gpu_memory_gib": h.gpu_memory_gib, "gpu_model": h.gpu_model}
             for t, h in sorted(table.hardware.items())
         },
     }
 
 
 def table_from_dict(data: Any, where: str) -> PriceTable:
-    if not isinstance(data, dict) or data.get("cache_version") != CACHE_VERSION:
+    if not isinstance(data, dict) or data.get("cache_version") not in _READABLE_VERSIONS:
         version = data.get("cache_version") if isinstance(data, dict) else None
         raise PriceCacheError(f"{where}: not a price cache of version {CACHE_VERSION} (found {version!r})")
     try:
@@ -101,12 +104,20 @@ def table_from_dict(data: Any, where: str) -> PriceTable:
             for region, r in data["regions"].items()
         }
         hardware = {
-            t: Hardware(int(h["vcpu"]), float(h["memory_gib"]), int(h["gpu_count"]), float(h["gpu_memory_gib"]))
+            t: Hardware(int(h["vcpu"]), float(h["memory_gib"]), _optional(h["gpu_count"], int),
+                        _optional(h["gpu_memory_gib"], float), _optional(h.get("gpu_model"), str))
             for t, h in data.get("hardware", {}).items()
-        }
+        } if data["cache_version"] == CACHE_VERSION else {}
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise PriceCacheError(f"{where}: damaged price cache ({type(exc).__name__}: {exc})") from None
     return PriceTable(regions, hardware)
+
+
+T = TypeVar("T")
+
+
+def _optional(value: Any, kind: Callable[[Any], T]) -> T | None:
+    return None if value is None else kind(value)
 
 
 def read_cache(path: Path) -> PriceTable | None:

@@ -26,6 +26,7 @@ from auditor.models import (
     PlanOption,
     Recommendation,
     ScalingPolicy,
+    price_usage,
 )
 from auditor.recommend.demand import minimum_instances
 from auditor.recommend.packing import HostedCopies, hosted_copies
@@ -40,6 +41,7 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
     components = {(e.endpoint.region, e.endpoint.name, v.variant.name): e
                   for e in endpoints for v in e.variants
                   if e.components or not e.endpoint.inference_components_listed}
+    usages = {(e.endpoint.region, e.endpoint.name): price_usage(e.endpoint) for e in endpoints}
     groups: dict[tuple[str, str, str | None], list[Finding]] = defaultdict(list)
     for finding in findings:
         if finding.recommendation is not None:
@@ -50,7 +52,7 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
         hosting = components.get((region, name, variant_name or ""))
         copies = (hosted_copies(hosting.components, variant_name or "", hosting.endpoint.inference_components_listed)
                   if hosting else None)
-        combined = _combined(group, catalog, config, region, copies)
+        combined = _combined(group, catalog, config, region, usages.get((region, name), "hosting"), copies)
         if combined is not None:
             options.append(combined)
         risky = [o for o in options if o.monthly_savings_usd < 0 and o.action == "scale-out"]
@@ -86,7 +88,7 @@ def _option(finding: Finding) -> PlanOption:
 
 
 def _combined(group: list[Finding], catalog: Catalog, config: AuditConfig, region: str,
-              copies: HostedCopies | None = None) -> PlanOption | None:
+              usage: str, copies: HostedCopies | None = None) -> PlanOption | None:
     """The cheapest fixed resize under the autoscaling policy, scaled to the new shape: the policy's
     average load in the new shape's instances, never fewer than the floor (nor than the instances
     that hold the variant's inference component copies) nor more than the count the resize found
@@ -100,7 +102,7 @@ def _combined(group: list[Finding], catalog: Catalog, config: AuditConfig, regio
     rec, base = resize.recommendation, scaling.recommendation
     assert rec is not None and base is not None and isinstance(scaling.proposal, AutoscalingProposal)
     old, new = catalog.shape(base.instance_type or ""), catalog.shape(rec.instance_type or "")
-    price = catalog.hourly_price(rec.instance_type or "", region)
+    price = catalog.priced_like(base.instance_type or "", region, usage)(rec.instance_type or "", region)
     if old is None or new is None or price is None or not rec.instance_count:
         return None
     ratio = old.vcpu / new.vcpu  # new instances per old instance, for the same CPU load

@@ -32,7 +32,7 @@ class SizingResult:
 
 
 def _compatible(candidate: InstanceShape, current: InstanceShape, config: RecommendConfig) -> bool:
-    if candidate.accelerator != current.accelerator:
+    if not candidate.accelerators_known or candidate.accelerator != current.accelerator:
         return False
     if candidate.architecture != current.architecture and not config.allow_architecture_change:
         return False

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
 from auditor.kinds.registry import KINDS
-from auditor.models import AuditReport, Finding, Plan, PlanOption, ReportSettings
+from auditor.models import AuditReport, Finding, Plan, PlanOption, PriceUse, ReportSettings
 from auditor.recommend.wording import advice_text
 from auditor.report.values import iso
 
@@ -86,7 +87,8 @@ def prices_to_dict(report: AuditReport) -> dict[str, Any]:
     info = report.catalog
     used = [
         {"region": u.region, "instance_type": u.instance_type, "usage": u.usage,
-         "price_per_hour": u.price_per_hour, "source": u.source, "as_of": u.as_of, "kind": u.kind}
+         "price_per_hour": u.price_per_hour, "price_basis": u.price_basis or u.usage, "source": u.source,
+         "as_of": u.as_of, "kind": u.kind}
         for u in info.used
     ]
     regions: dict[str, set[tuple[str, str, str]]] = {}
@@ -101,7 +103,7 @@ def prices_to_dict(report: AuditReport) -> dict[str, Any]:
         "as_of": info.as_of,
         "priced_regions": list(info.priced_regions),
         "basis": info.basis,
-        "statement": price_statement(info.basis, by_region, info.as_of),
+        "statement": price_statement(info.basis, by_region, info.as_of, at_hosting_rate(info.used)),
         "by_region": by_region,
         "used": used,
         "warnings": list(info.warnings),
@@ -117,19 +119,33 @@ _SOURCE_NAMES = {"bundled": "the bundled snapshot", "price-list-api": "the AWS P
                  "offer-file": "an AWS offer file", "cost-explorer": "Cost Explorer (the account's own rate)"}
 
 
-def price_statement(basis: str, by_region: list[dict[str, Any]], as_of: str) -> str:
+_USAGE_NAMES = {"async": "asynchronous inference", "batch": "batch transform", "processing": "processing jobs",
+                "notebook": "notebook instances"}
+
+
+def at_hosting_rate(used: Iterable[PriceUse]) -> tuple[str, ...]:
+    """The usages priced at the hosting rate of their type, the prices having no rate of their own."""
+    return tuple(sorted({u.usage for u in used if u.price_basis and u.price_basis != u.usage}))
+
+
+def price_statement(basis: str, by_region: list[dict[str, Any]], as_of: str, fallback: tuple[str, ...] = ()) -> str:
     """E.g. "Basis: list prices. eu-central-1: the AWS Price List API (list, 2026-11-30)."."""
     head = ("Basis: effective rates (what the account paid over the last 30 days, from Cost Explorer) "
             "where the account used a type, list prices elsewhere." if basis == "effective"
             else "Basis: on-demand list prices.")
+    tail = ""
+    if fallback:
+        names = ", ".join(_USAGE_NAMES.get(u, f"Studio {u.removeprefix('studio-')} apps") for u in fallback)
+        tail = (f" {names[0].upper()}{names[1:]}: at the hosting rate of the same type (the prices have no "
+                "rate of their own for them; audit prices update fetches them).")
     if not by_region:
-        return f"{head} Prices: the bundled snapshot as of {as_of}."
+        return f"{head} Prices: the bundled snapshot as of {as_of}.{tail}"
     parts = []
     for region in by_region:
         sources = "; ".join(f"{_SOURCE_NAMES.get(s['source'], s['source'])} ({s['kind']}, {s['as_of']})"
                             for s in region["sources"])
         parts.append(f"{region['region']}: {sources}")
-    return f"{head} Prices by region: " + ". ".join(parts) + "."
+    return f"{head} Prices by region: " + ". ".join(parts) + "." + tail
 
 
 def settings_to_dict(settings: ReportSettings) -> dict[str, Any]:

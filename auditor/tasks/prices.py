@@ -24,21 +24,30 @@ class PricesStored:
     path: Path
     counts: dict[str, int]  # region -> hosting prices stored
     new_types: tuple[str, ...]  # instance types the bundled snapshot does not know
+    # of those, the ones whose GPU count or GPU memory the prices do not state: priced, not judged
+    unstated_gpus: tuple[str, ...] = ()
 
     def lines(self, source: str) -> list[str]:
         out = [f"{region}: {count} hosting prices" for region, count in sorted(self.counts.items())]
-        if self.new_types:
-            out.append(f"not in the bundled catalog, now auditable: {', '.join(self.new_types)}")
+        auditable = [t for t in self.new_types if t not in self.unstated_gpus]
+        if auditable:
+            out.append(f"not in the bundled catalog, now auditable: {', '.join(auditable)}")
+        if self.unstated_gpus:
+            out.append("not in the bundled catalog, priced but not judged (the price list does not state "
+                       f"their GPU count or GPU memory): {', '.join(self.unstated_gpus)}")
         out.append(f"prices from {source} written to {self.path}")
         return out
 
 
 def _stored(path: Path, fresh: PriceTable) -> PricesStored:
     known = set(load_catalog().shapes)
+    new_types = tuple(sorted(t for t in fresh.instance_types if t not in known and t in fresh.hardware))
     return PricesStored(
         path=path,
         counts={region: len(r.prices.get("hosting", {})) for region, r in fresh.regions.items()},
-        new_types=tuple(sorted(t for t in fresh.instance_types if t not in known and t in fresh.hardware)),
+        new_types=new_types,
+        unstated_gpus=tuple(t for t in new_types
+                            if fresh.hardware[t].gpu_count is None or fresh.hardware[t].gpu_memory_gib is None),
     )
 
 

@@ -14,7 +14,15 @@ from auditor.analyse.pricing_steps import variant_of
 from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of, target_percent
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
-from auditor.models import AutoscalingProposal, Finding, Recommendation, ResourceKind, ScalingPolicy, Severity
+from auditor.models import (
+    AutoscalingProposal,
+    Finding,
+    Recommendation,
+    ResourceKind,
+    ScalingPolicy,
+    Severity,
+    price_usage,
+)
 from auditor.recommend.demand import minimum_instances
 from auditor.recommend.packing import hosted_copies
 from auditor.recommend.pricing import priced, severity_for_saving
@@ -105,7 +113,8 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
     assert isinstance(finding.proposal, AutoscalingProposal)
     proposal = finding.proposal
     va = variant_of(finding, assessment)
-    price = (catalog.hourly_price(va.variant.instance_type, assessment.endpoint.region)
+    price = (catalog.usage_price(va.variant.instance_type, assessment.endpoint.region,
+                                 price_usage(assessment.endpoint))
              if va and va.variant.instance_type else None)
     if va is None or price is None or va.monthly_cost_usd is None:
         return replace(finding, message=f"{finding.message} (no list price: saving unknown).")

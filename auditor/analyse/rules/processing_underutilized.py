@@ -55,7 +55,8 @@ def price(finding: Finding, jobs: JobsAssessment, catalog: Catalog, config: Audi
         return None
     # A processing job needs no standby instance: one host may do.
     result = rightsize(cost.utilization, shape, job.instance_count, job.region, catalog,
-                       replace(config.recommend, min_instances=1))
+                       replace(config.recommend, min_instances=1),
+                       price_of=catalog.priced_like(job.instance_type, job.region, "processing"))
     if result is None:
         return None  # nothing cheaper holds its peak: under the threshold is not waste then
     advice = result.recommendation

@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 
 from auditor.analyse.jobs import name_pattern
@@ -81,8 +81,9 @@ def price(finding: Finding, jobs: JobsAssessment, catalog: Catalog, config: Audi
                       f"{finding.message}. {count * 2} x {instance_type} would take about {hours / 2:.1f} h at about "
                       f"the same cost (${cost_per_run:,.2f} a run).")
     shape = catalog.shape(instance_type)
-    smaller = _smaller_shape(shape, catalog, latest.job.region) if shape else None
-    price = catalog.hourly_price(smaller.instance_type, latest.job.region) if smaller else None
+    price_of = catalog.priced_like(instance_type, latest.job.region, "batch")
+    smaller = _smaller_shape(shape, catalog, latest.job.region, price_of) if shape else None
+    price = price_of(smaller.instance_type, latest.job.region) if smaller else None
     if smaller is None or price is None:
         return None  # already the smallest of its family: nothing to advise
     new_cost = hours * price * count
@@ -96,12 +97,14 @@ def price(finding: Finding, jobs: JobsAssessment, catalog: Catalog, config: Audi
                   f"about the same {hours:.1f} h.")
 
 
-def _smaller_shape(shape: InstanceShape, catalog: Catalog, region: str) -> InstanceShape | None:
+def _smaller_shape(shape: InstanceShape, catalog: Catalog, region: str,
+                   price_of: Callable[[str, str], float | None]) -> InstanceShape | None:
     """The next size down in the same family (fewer vCPUs, no more GPUs), priced in the region."""
     candidates = [
         s for s in catalog.shapes.values()
-        if s.family == shape.family and s.vcpu < shape.vcpu and s.gpu_count <= shape.gpu_count
-        and (s.gpu_count > 0) == (shape.gpu_count > 0) and catalog.hourly_price(s.instance_type, region) is not None
+        if s.family == shape.family and s.vcpu < shape.vcpu and s.gpu_count <= shape.gpu_count and s.accelerators_known
+        and (s.gpu_count > 0) == (shape.gpu_count > 0)
+        and price_of(s.instance_type, region) is not None
     ]
     return max(candidates, key=lambda s: s.vcpu, default=None)
 

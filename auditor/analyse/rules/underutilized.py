@@ -15,7 +15,7 @@ from auditor.analyse.rules.base import (
 )
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.models import Finding, Resource, Severity, ShapeProposal, VariantUtilization
+from auditor.models import Finding, Resource, Severity, ShapeProposal, VariantUtilization, price_usage
 from auditor.recommend.packing import hosted_copies
 from auditor.recommend.pricing import priced
 from auditor.recommend.sizing import rightsize
@@ -72,7 +72,9 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
         return None
     copies = hosted_copies(assessment.components, va.variant.name, assessment.endpoint.inference_components_listed)
     result = rightsize(va.utilization, va.shape, va.variant.instance_count, assessment.endpoint.region, catalog,
-                       config.recommend, copies=copies)
+                       config.recommend, copies=copies,
+                       price_of=catalog.priced_like(va.shape.instance_type, assessment.endpoint.region,
+                                                    price_usage(assessment.endpoint)))
     if result is None:
         return None  # nothing cheaper holds the rest of the load: not waste
     rec = result.recommendation

@@ -13,7 +13,7 @@ from auditor.catalog import Catalog
 from auditor.collect.cloudwatch import collect_metrics
 from auditor.collect.plan import MetricSpec, SeriesQuery
 from auditor.collect.session import RegionAccessError
-from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind
+from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind, ResourcePrice
 from auditor.kinds.hyperpod import IAM_ACTIONS
 from auditor.kinds.hyperpod.cost import PriceLookup
 from auditor.kinds.hyperpod.discover import discover_clusters
@@ -138,10 +138,10 @@ def only(section: HyperPodSection, audience_of: AudienceOf, audience: Audience) 
         if audience_of(a.cluster.account_id, a.cluster.region, RESOURCE_TYPE, a.cluster.name) == audience))
 
 
-def price_uses(section: HyperPodSection) -> Iterable[tuple[str, str, str]]:
+def price_uses(section: HyperPodSection) -> Iterable[ResourcePrice]:
     for a in section.clusters:
         for node in a.cluster.nodes:
-            yield ("hyperpod", node.instance_type, a.cluster.region)
+            yield ResourcePrice(RESOURCE_TYPE, a.cluster.name, "hyperpod", node.instance_type, a.cluster.region)
 
 
 def to_dict(section: HyperPodSection) -> dict[str, Any]:
