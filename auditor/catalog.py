@@ -177,6 +177,10 @@ def load_catalog(fallback_price_region: str | None = None) -> Catalog:
         )
         for row in data["instances"]
     }
+    # The few rates of other usages the snapshot holds (HyperPod nodes), with their own date.
+    usage_prices = {usage: {t: {r: float(v) for r, v in by_region.items()} for t, by_region in types.items()}
+                    for usage, types in data.get("usage_prices", {}).items()}
+    origin = PriceOrigin("bundled", data.get("usage_prices_as_of", data["as_of"]), "list")
     return Catalog(
         source=data["source"],
         as_of=data["as_of"],
@@ -186,4 +190,7 @@ def load_catalog(fallback_price_region: str | None = None) -> Catalog:
             region: {int(mb): float(price) for mb, price in prices.items()}
             for region, prices in data["serverless"]["price_per_second"].items()
         },
+        usage_prices=usage_prices,
+        price_origins={(usage, t, r): origin for usage, types in usage_prices.items()
+                       for t, by_region in types.items() for r in by_region},
     )

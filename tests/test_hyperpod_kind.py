@@ -78,7 +78,8 @@ def test_slurm_cluster_is_not_judged_and_says_how_to_enable_a_metric(report: dic
 def test_hyperpod_prices_are_stated_with_their_source(report: dict) -> None:
     used = [u for u in report["prices"]["used"] if u["usage"] == "hyperpod"]
     assert used == [{"region": "us-east-1", "instance_type": "ml.g5.8xlarge", "usage": "hyperpod",
-                     "price_per_hour": RATE, "source": "bundled", "as_of": used[0]["as_of"], "kind": "list"}]
+                     "price_per_hour": RATE, "price_basis": "hyperpod", "source": "bundled", "as_of": "2026-09-16",
+                     "kind": "list"}]
 
 
 def test_hyperpod_off_makes_no_cluster_call(env: Path) -> None:

@@ -98,6 +98,9 @@ class ResourcePrice:
     usage: str
     instance_type: str
     region: str
+    # False: the kind never prices this usage at the hosting rate when it has no rate of its own
+    # (it says "not priced" instead), so no hosting rate is listed for it either.
+    hosting_fallback: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -143,6 +143,7 @@ def prices_used(catalog: Catalog, uses: Iterable[ResourcePrice], findings: Itera
     uses = tuple(uses)
     usage_of = {(u.resource_type, u.region, u.name): u.usage for u in uses}
     wanted: set[tuple[str, str, str]] = {(u.usage, u.instance_type, u.region) for u in uses}
+    own_only = {u.usage for u in uses if not u.hosting_fallback}
     for finding in findings:
         rec = finding.recommendation
         if rec is not None and rec.instance_type:
@@ -155,6 +156,8 @@ def prices_used(catalog: Catalog, uses: Iterable[ResourcePrice], findings: Itera
         if found is None or origin is None:
             continue
         price, basis = found
+        if usage in own_only and basis != usage:
+            continue  # its kind says "not priced" rather than use the hosting rate
         used.append(PriceUse(region, instance_type, usage, price, origin.source, origin.as_of, origin.kind, basis))
     return tuple(used)
 

@@ -141,7 +141,8 @@ def only(section: HyperPodSection, audience_of: AudienceOf, audience: Audience) 
 def price_uses(section: HyperPodSection) -> Iterable[ResourcePrice]:
     for a in section.clusters:
         for node in a.cluster.nodes:
-            yield ResourcePrice(RESOURCE_TYPE, a.cluster.name, "hyperpod", node.instance_type, a.cluster.region)
+            yield ResourcePrice(RESOURCE_TYPE, a.cluster.name, "hyperpod", node.instance_type, a.cluster.region,
+                                hosting_fallback=False)
 
 
 def to_dict(section: HyperPodSection) -> dict[str, Any]:
