@@ -186,9 +186,9 @@ def _mrkdwn(text: str) -> dict[str, Any]:
 
 # What an Adaptive Card TextBlock's Markdown reads (Microsoft documents bold, italic, bullet and numbered
 # lists and links, CommonMark-style): a backslash before punctuation, `*`, `_` at a word's edge (`a_b` is
-# no emphasis), and the brackets of a link. Nothing else is escaped: some Teams clients show a backslash
-# they do not need literally (`2026\-11\-16`).
-_TEAMS_INLINE = re.compile(r"\\(?=[!-/:-@\[-`{-~])|\*|(?<![^\W_])_|_(?![^\W_])|[\[\]]")
+# no emphasis), the brackets of a link and the `<` of an autolink (`<http://x>`). Nothing else is
+# escaped: some Teams clients show a backslash they do not need literally (`2026\-11\-16`).
+_TEAMS_INLINE = re.compile(r"\\(?=[!-/:-@\[-`{-~])|\*|(?<![^\W_])_|_(?![^\W_])|[\[\]<]")
 # A bullet or a numbered item where a value opens a TextBlock's line.
 _TEAMS_LIST_START = re.compile(r"^(?:[-+]|\d{1,9}[.)])(?=\s|$)")
 

@@ -127,9 +127,10 @@ def csv_cell(value: Any) -> Any:
 
 
 def write_csv(columns: tuple[str, ...], rows: Any, ignore_extra: bool = False) -> str:
-    """The CSV exports, each cell through csv_cell."""
+    """The CSV exports, each cell through csv_cell. Rows end in CRLF (RFC 4180): Python's writer quotes a
+    field holding a character of the line terminator, so a lone CR in a message cannot split a row."""
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n",
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\r\n",
                             extrasaction="ignore" if ignore_extra else "raise")
     writer.writeheader()
     for row in rows:
