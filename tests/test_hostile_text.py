@@ -196,7 +196,7 @@ def _check_outputs(report: AuditReport, clean: AuditReport, values: dict[str, st
     for value in [*everywhere, values["owner"], values["reason"], values["partial"]]:
         assert norm(value) in norm(text)
     # The terminal table: no MarkupError, brackets and colons kept (wide enough not to fold a cell).
-    render(report, OutputFormat.TABLE)
+    render(report, OutputFormat.TABLE, color=True)  # as on a terminal
     table = render_table(plain_document(report_to_dict(report)), width=20_000)
     for value in [*everywhere, values["reason"], values["partial"]]:
         assert norm(value) in norm(table)
