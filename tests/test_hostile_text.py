@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config import ChatConfig
-from auditor.deliver.chat import report_summary, slack_payload, teams_escape, teams_payload
+from auditor.deliver.chat import Line, Summary, _money, report_summary, slack_payload, teams_escape, teams_payload
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import FindingRecord, RunSummary
 from auditor.history.weekly import Digest, OpenFinding, ResolvedFinding, WeekPoint
@@ -258,7 +258,7 @@ def _check_chat(report: AuditReport, values: dict[str, str]) -> None:
         assert norm(values["partial"])[:200] in norm(_unescape_teams(texts[1]))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(names=st.lists(NAMES, min_size=4, max_size=4, unique=True), variant=NAMES, owner=TAG_VALUES,
        message=FREE_TEXT, reason=FREE_TEXT, error=FREE_TEXT, partial=FREE_TEXT)
 def test_every_output_shows_hostile_text_as_data(names: list[str], variant: str, owner: str, message: str,
@@ -280,7 +280,7 @@ def _digest(name: str, variant: str, message: str, advice: str, error: str) -> D
                   trend=(WeekPoint("2026-W47", 600.0, 200.0), WeekPoint("2026-W48", 500.0, 120.0)))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(name=NAMES, variant=NAMES, message=FREE_TEXT, advice=FREE_TEXT, error=FREE_TEXT)
 def test_the_weekly_digest_shows_hostile_text_as_data(name: str, variant: str, message: str, advice: str,
                                                       error: str) -> None:
@@ -306,3 +306,18 @@ def test_markdown_and_csv_escapes_are_the_documented_ones() -> None:
     assert md_cell("- item") == "\\- item" and md_cell("2. item") == "2\\. item" and md_cell("# h") == "\\# h"
     assert [csv_cell(v) for v in ("=1+1", "+1", "-x", "@a", "a=b", -2.5, "")] == ["'=1+1", "'+1", "'-x", "'@a",
                                                                                    "a=b", -2.5, ""]
+
+
+def test_a_long_slack_section_drops_whole_rows() -> None:
+    """Escaping makes `&` five characters: the rows that do not fit are counted, never cut mid-entity."""
+    lines = tuple(Line(f"endpoint-{i}", "AllTraffic", "&" * 200, 100.0 - i) for i in range(20))
+    summary = Summary("SageMaker audit", (("Endpoints", "20"),), "Top plans", lines, more=3, link=None,
+                      pointer="Full report: run 1")
+    (section,) = [b["text"]["text"] for b in slack_payload(summary)["blocks"]
+                  if b["type"] == "section" and "Top plans" in b["text"]["text"]]
+    assert len(section) <= 3000
+    rows = section.splitlines()[1:]
+    assert all(row.endswith(f"({_money(100.0 - i)})") for i, row in enumerate(rows[:-1]))  # each row whole
+    assert not re.search(r"&(?!amp;|lt;|gt;)", section)
+    shown = len(rows) - 1
+    assert 0 < shown < 20 and rows[-1] == f"…and {20 - shown + 3} more"
