@@ -176,7 +176,7 @@ def _plain(value: str, limit: int = MAX_VALUE_CHARS) -> str:
 def slack_escape(value: str, limit: int = MAX_VALUE_CHARS) -> str:
     """Slack reads &, < and > as markup (`<!channel>` pings everyone, `<url|text>` links); the mrkdwn
     objects are `verbatim`, so a bare URL, `#channel` or `@here` in a value is not linked or parsed.
-    Slack has no escape for `*`, `_`, `~` and backticks: a value with them may show bold or italic."""
+    Slack has no escape for `*`, `_`, `~`, backticks or `:emoji:` codes: such a value may show formatted."""
     return _plain(value, limit).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
