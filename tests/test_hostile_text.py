@@ -31,7 +31,7 @@ from auditor.deliver.chat import Line, Summary, _money, report_summary, slack_pa
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import FindingRecord, RunSummary
 from auditor.history.weekly import Digest, OpenFinding, ResolvedFinding, WeekPoint
-from auditor.models import AuditError, AuditReport
+from auditor.models import AuditError, AuditReport, Experiment, ExperimentRun, Verdict
 from auditor.report.document import report_to_dict
 from auditor.report.email_message import build_report_message
 from auditor.report.render import (
@@ -41,6 +41,7 @@ from auditor.report.render import (
     one_line,
     plain_document,
     render,
+    render_experiments,
     render_table,
 )
 from auditor.report.weekly import build_weekly_message, render_weekly_csv
@@ -107,8 +108,9 @@ def _base() -> AuditReport:
 
 
 def _hostile(names: list[str], variant: str, owner: str, message: str, reason: str, error: str,
-             partial: str) -> AuditReport:
-    """The synthetic report with every user or AWS controlled field replaced."""
+             partial: str, hyperparameter: str = "lr", setting: str = "0.1", metric: str = "loss") -> AuditReport:
+    """The synthetic report with every user or AWS controlled field replaced, and an experiment of two
+    training runs (hyperparameter names and values, and metric names, are the user's own)."""
     base = _base()
     rename = {e.endpoint.name: n for e, n in zip(base.endpoints, names, strict=True)}
     endpoints = []
@@ -123,15 +125,20 @@ def _hostile(names: list[str], variant: str, owner: str, message: str, reason: s
                      for f in base.findings)
     plans = tuple(replace(p, endpoint=rename[p.endpoint], variant=variant if p.variant else None) for p in base.plans)
     errors = (AuditError("us-east-1", names[0], "discover", error), AuditError("us-east-1", None, "collect", error))
+    runs = tuple(ExperimentRun(f"{names[0]}-{i}", "ml.m5.xlarge", 1, {hyperparameter: setting}, 3600, 0.23, 0.07,
+                               True, {metric: 0.5}) for i in (1, 2))
+    experiment = Experiment(names[0], reason, (hyperparameter,), runs,
+                            (Verdict({hyperparameter: setting}, "ml.m5.xlarge", 0.23, {"ml.m5.xlarge": 0.23}),))
     return replace(base, endpoints=tuple(endpoints), findings=findings, plans=plans, errors=errors,
-                   partial=partial or None)
+                   partial=partial or None, jobs=replace(base.jobs, experiments=(experiment,)))
 
 
 def _clean(names: list[str], variant: str, owner: str, message: str, reason: str, error: str,
-           partial: str) -> AuditReport:
+           partial: str, hyperparameter: str = "lr", setting: str = "0.1", metric: str = "loss") -> AuditReport:
     """The same report with harmless text of the same lengths: the markup every format has of its own."""
     return _hostile([chr(ord("a") + i) * len(n) for i, n in enumerate(names)], "v" * len(variant), "o" * len(owner),
-                    "m" * len(message), "r" * len(reason), "e" * len(error), "p" * len(partial))
+                    "m" * len(message), "r" * len(reason), "e" * len(error), "p" * len(partial),
+                    "h" * len(hyperparameter), "s" * len(setting), "x" * len(metric))
 
 
 def norm(text: str) -> str:
@@ -212,8 +219,13 @@ def _check_outputs(report: AuditReport, clean: AuditReport, values: dict[str, st
     # Markdown: the same blocks, cells and inline markup as with harmless text; the values in a cell.
     structure, runs = _markdown(render(report, OutputFormat.MARKDOWN))
     assert structure == _markdown(render(clean, OutputFormat.MARKDOWN))[0]
-    for value in [*everywhere, values["reason"], values["partial"]]:
+    for value in [*everywhere, values["reason"], values["partial"], values["hyperparameter"], values["setting"],
+                  values["metric"]]:
         assert any(norm(value) in run for run in runs), value
+    experiments = list(csv.DictReader(io.StringIO(render_experiments(report) or "")))
+    assert len(experiments) == 2
+    assert {r["setting"] for r in experiments} == {csv_cell(f"{values['hyperparameter']}={values['setting']}")}
+    assert {r["final_metrics"] for r in experiments} == {csv_cell(f"{values['metric']}=0.5")}
     # HTML, standalone and in the mail: the same elements and attributes; the values as text.
     tags, html_text = _html(render(report, OutputFormat.HTML))
     assert tags == _html(render(clean, OutputFormat.HTML))[0]
@@ -260,13 +272,17 @@ def _check_chat(report: AuditReport, values: dict[str, str]) -> None:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(names=st.lists(NAMES, min_size=4, max_size=4, unique=True), variant=NAMES, owner=TAG_VALUES,
-       message=FREE_TEXT, reason=FREE_TEXT, error=FREE_TEXT, partial=FREE_TEXT)
+       message=FREE_TEXT, reason=FREE_TEXT, error=FREE_TEXT, partial=FREE_TEXT, hyperparameter=FREE_TEXT,
+       setting=FREE_TEXT, metric=FREE_TEXT)
 def test_every_output_shows_hostile_text_as_data(names: list[str], variant: str, owner: str, message: str,
-                                                  reason: str, error: str, partial: str) -> None:
+                                                  reason: str, error: str, partial: str, hyperparameter: str,
+                                                  setting: str, metric: str) -> None:
     fields = {"names": names, "variant": variant, "owner": owner, "message": message, "reason": reason,
-              "error": error, "partial": partial}
+              "error": error, "partial": partial, "hyperparameter": hyperparameter, "setting": setting,
+              "metric": metric}
     values = {"names0": names[0], "names1": names[2], "variant": variant, "owner": owner, "message": message,
-              "reason": reason, "error": error, "partial": partial}
+              "reason": reason, "error": error, "partial": partial, "hyperparameter": hyperparameter,
+              "setting": setting, "metric": metric}
     _check_outputs(_hostile(**fields), _clean(**fields), values)
 
 
