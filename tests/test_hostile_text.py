@@ -45,6 +45,14 @@ from auditor.report.render import (
     render_table,
 )
 from auditor.report.weekly import build_weekly_message, render_weekly_csv
+from auditor.workspaces import (
+    NotebookCost,
+    NotebookInstance,
+    StudioApp,
+    StudioAppCost,
+    StudioDomain,
+    WorkspacesSection,
+)
 from conftest import utc_now
 from fleet_report import synthetic_report
 from helpers import NOW
@@ -108,9 +116,11 @@ def _base() -> AuditReport:
 
 
 def _hostile(names: list[str], variant: str, owner: str, message: str, reason: str, error: str,
-             partial: str, hyperparameter: str = "lr", setting: str = "0.1", metric: str = "loss") -> AuditReport:
-    """The synthetic report with every user or AWS controlled field replaced, and an experiment of two
-    training runs (hyperparameter names and values, and metric names, are the user's own)."""
+             partial: str, hyperparameter: str = "lr", setting: str = "0.1", metric: str = "loss",
+             notebook: str = "nb", profile: str = "alice") -> AuditReport:
+    """The synthetic report with every user or AWS controlled field replaced, an experiment of two
+    training runs (hyperparameter names and values, and metric names, are the user's own), a notebook
+    instance and a Studio app of a user profile."""
     base = _base()
     rename = {e.endpoint.name: n for e, n in zip(base.endpoints, names, strict=True)}
     endpoints = []
@@ -129,16 +139,25 @@ def _hostile(names: list[str], variant: str, owner: str, message: str, reason: s
                                True, {metric: 0.5}) for i in (1, 2))
     experiment = Experiment(names[0], reason, (hyperparameter,), runs,
                             (Verdict({hyperparameter: setting}, "ml.m5.xlarge", 0.23, {"ml.m5.xlarge": 0.23}),))
+    instance = NotebookInstance("123456789012", "us-east-1", notebook, f"arn:aws:sagemaker:::{notebook}",
+                                "InService", "ml.t3.medium", 5, notebook, (), NOW, NOW, {"owner": profile})
+    app = StudioApp("123456789012", "us-east-1", "d-abc", "JupyterLab", notebook, profile, "InService",
+                    "ml.t3.medium", NOW, NOW, None)
+    workspaces = WorkspacesSection(notebooks=(NotebookCost(instance, 0.05, 36.5, 0.7, "hosting"),),
+                                   domains=(StudioDomain("123456789012", "us-east-1", "d-abc", notebook, "InService"),),
+                                   apps=(StudioAppCost(app, 0.05, 36.5, 3.0),))
     return replace(base, endpoints=tuple(endpoints), findings=findings, plans=plans, errors=errors,
-                   partial=partial or None, jobs=replace(base.jobs, experiments=(experiment,)))
+                   partial=partial or None, jobs=replace(base.jobs, experiments=(experiment,)), workspaces=workspaces)
 
 
 def _clean(names: list[str], variant: str, owner: str, message: str, reason: str, error: str,
-           partial: str, hyperparameter: str = "lr", setting: str = "0.1", metric: str = "loss") -> AuditReport:
+           partial: str, hyperparameter: str = "lr", setting: str = "0.1", metric: str = "loss",
+           notebook: str = "nb", profile: str = "alice") -> AuditReport:
     """The same report with harmless text of the same lengths: the markup every format has of its own."""
     return _hostile([chr(ord("a") + i) * len(n) for i, n in enumerate(names)], "v" * len(variant), "o" * len(owner),
                     "m" * len(message), "r" * len(reason), "e" * len(error), "p" * len(partial),
-                    "h" * len(hyperparameter), "s" * len(setting), "x" * len(metric))
+                    "h" * len(hyperparameter), "s" * len(setting), "x" * len(metric), "n" * len(notebook),
+                    "u" * len(profile))
 
 
 def norm(text: str) -> str:
@@ -200,7 +219,8 @@ def _check_outputs(report: AuditReport, clean: AuditReport, values: dict[str, st
     everywhere = [values[k] for k in ("names0", "names1", "variant", "message", "error")]
     # Text: one line per value, every value there.
     text = render(report, OutputFormat.TEXT)
-    for value in [*everywhere, values["owner"], values["reason"], values["partial"]]:
+    for value in [*everywhere, values["owner"], values["reason"], values["partial"], values["notebook"],
+                  values["profile"]]:
         assert norm(value) in norm(text)
     # The terminal table: no MarkupError, brackets and colons kept (wide enough not to fold a cell).
     render(report, OutputFormat.TABLE, color=True)  # as on a terminal
@@ -220,7 +240,7 @@ def _check_outputs(report: AuditReport, clean: AuditReport, values: dict[str, st
     structure, runs = _markdown(render(report, OutputFormat.MARKDOWN))
     assert structure == _markdown(render(clean, OutputFormat.MARKDOWN))[0]
     for value in [*everywhere, values["reason"], values["partial"], values["hyperparameter"], values["setting"],
-                  values["metric"]]:
+                  values["metric"], values["notebook"], values["profile"]]:
         assert any(norm(value) in run for run in runs), value
     experiments = list(csv.DictReader(io.StringIO(render_experiments(report) or "")))
     assert len(experiments) == 2
@@ -229,7 +249,8 @@ def _check_outputs(report: AuditReport, clean: AuditReport, values: dict[str, st
     # HTML, standalone and in the mail: the same elements and attributes; the values as text.
     tags, html_text = _html(render(report, OutputFormat.HTML))
     assert tags == _html(render(clean, OutputFormat.HTML))[0]
-    for value in [*everywhere, values["owner"], values["reason"], values["partial"]]:
+    for value in [*everywhere, values["owner"], values["reason"], values["partial"], values["notebook"],
+                  values["profile"]]:
         assert norm(_html_kept(value)) in html_text
     message = message_from_bytes(build_report_message(report, "a@example.com", ["b@example.com"]).as_bytes(),
                                  policy=policy.default)
@@ -273,16 +294,14 @@ def _check_chat(report: AuditReport, values: dict[str, str]) -> None:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(names=st.lists(NAMES, min_size=4, max_size=4, unique=True), variant=NAMES, owner=TAG_VALUES,
        message=FREE_TEXT, reason=FREE_TEXT, error=FREE_TEXT, partial=FREE_TEXT, hyperparameter=FREE_TEXT,
-       setting=FREE_TEXT, metric=FREE_TEXT)
+       setting=FREE_TEXT, metric=FREE_TEXT, notebook=NAMES, profile=NAMES)
 def test_every_output_shows_hostile_text_as_data(names: list[str], variant: str, owner: str, message: str,
                                                   reason: str, error: str, partial: str, hyperparameter: str,
-                                                  setting: str, metric: str) -> None:
+                                                  setting: str, metric: str, notebook: str, profile: str) -> None:
     fields = {"names": names, "variant": variant, "owner": owner, "message": message, "reason": reason,
               "error": error, "partial": partial, "hyperparameter": hyperparameter, "setting": setting,
-              "metric": metric}
-    values = {"names0": names[0], "names1": names[2], "variant": variant, "owner": owner, "message": message,
-              "reason": reason, "error": error, "partial": partial, "hyperparameter": hyperparameter,
-              "setting": setting, "metric": metric}
+              "metric": metric, "notebook": notebook, "profile": profile}
+    values = {"names0": names[0], "names1": names[2], **{k: v for k, v in fields.items() if k != "names"}}
     _check_outputs(_hostile(**fields), _clean(**fields), values)
 
 
