@@ -88,7 +88,7 @@ class BarProgress(Progress):
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
         from rich.progress import Progress as RichProgress
 
-        self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        self._bar = RichProgress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                                  transient=True, console=Console(stderr=True))
         self._task: TaskID | None = None
 

@@ -174,7 +174,7 @@ def test_user_values_are_escaped_for_each_format() -> None:
     slack = slack_escape(hostile)
     assert "<!channel>" not in slack and "&lt;!channel&gt; &amp;" in slack and "\n" not in slack
     teams = teams_escape(hostile)
-    assert "{{" not in teams and "\n" not in teams and "\\[a\\]\\(http://evil\\)" in teams
+    assert "{{" not in teams and "\n" not in teams and "\\[a\\](http://evil)" in teams
     summary = Summary(title=hostile, facts=(("Owner", hostile),), heading="Top plans", lines=(), more=0,
                       link=None, pointer="Full report: run 1")
     payload = slack_payload(summary)

@@ -148,17 +148,33 @@ def _plain(value: str, limit: int = MAX_VALUE_CHARS) -> str:
 
 
 def slack_escape(value: str, limit: int = MAX_VALUE_CHARS) -> str:
-    """Slack reads &, < and > as markup (`<!channel>` pings everyone, `<url|text>` links)."""
+    """Slack reads &, < and > as markup (`<!channel>` pings everyone, `<url|text>` links); the mrkdwn
+    objects are `verbatim`, so a bare URL, `#channel` or `@here` in a value is not linked or parsed.
+    Slack has no escape for `*`, `_`, `~`, backticks or `:emoji:` codes: such a value may show formatted."""
     return _plain(value, limit).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-_TEAMS_MARKDOWN = re.compile(r"([\\*_~`#>\[\]()!|-])")
+def _mrkdwn(text: str) -> dict[str, Any]:
+    return {"type": "mrkdwn", "text": text, "verbatim": True}
+
+
+# What an Adaptive Card TextBlock's Markdown reads (Microsoft documents bold, italic, bullet and numbered
+# lists and links, CommonMark-style): a backslash before punctuation, `*`, `_` at a word's edge (`a_b` is
+# no emphasis), the brackets of a link and the `<` of an autolink (`<http://x>`). Nothing else is
+# escaped: some Teams clients show a backslash they do not need literally (`2026\-11\-16`).
+_TEAMS_INLINE = re.compile(r"\\(?=[!-/:-@\[-`{-~])|\*|(?<![^\W_])_|_(?![^\W_])|[\[\]<]")
+# A bullet or a numbered item where a value opens a TextBlock's line.
+_TEAMS_LIST_START = re.compile(r"^(?:[-+]|\d{1,9}[.)])(?=\s|$)")
 
 
 def teams_escape(value: str, limit: int = MAX_VALUE_CHARS) -> str:
-    """Adaptive Card TextBlocks read a Markdown subset and `{{DATE(...)}}` functions: backslash the
-    Markdown characters and break up the braces."""
-    return _TEAMS_MARKDOWN.sub(r"\\\1", _plain(value, limit)).replace("{{", "{\u200b{").replace("}}", "}\u200b}")
+    """A value shown literally in a TextBlock or a fact: the Markdown it would read backslashed, and the
+    braces of `{{DATE(...)}}` functions broken up."""
+    text = _TEAMS_INLINE.sub(r"\\\g<0>", _plain(value, limit))
+    start = _TEAMS_LIST_START.match(text)
+    if start:
+        text = text[: start.end() - 1] + "\\" + text[start.end() - 1:]
+    return text.replace("{{", "{\u200b{").replace("}}", "}\u200b}")
 
 
 def _where(line: Line, escape: Any) -> str:
@@ -172,18 +188,21 @@ def slack_payload(summary: Summary) -> dict[str, Any]:
     ]
     if summary.banner:
         banner = f":warning: {slack_escape(summary.banner, 300)}"
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": banner}})
-    blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": facts}})
+        blocks.append({"type": "section", "text": _mrkdwn(banner)})
+    blocks.append({"type": "section", "text": _mrkdwn(facts)})
     if summary.lines:
         rows = [f"• *{_where(line, slack_escape)}*: {slack_escape(line.advice, 200)} "
                 f"({_money(line.monthly_savings_usd)})" for line in summary.lines]
-        if summary.more:
-            rows.append(f"…and {summary.more} more")
-        text = f"*{summary.heading}*\n" + "\n".join(rows)
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:SLACK_SECTION_CHARS]}})
+        # Whole rows only: a cut would leave half an entity (`&am`) or an unclosed `*`.
+        shown = len(rows)
+        while shown and len("\n".join(rows[:shown])) > SLACK_SECTION_CHARS - len(summary.heading) - 40:
+            shown -= 1
+        more = summary.more + len(rows) - shown
+        text = f"*{summary.heading}*\n" + "\n".join(rows[:shown] + ([f"…and {more} more"] if more else []))
+        blocks.append({"type": "section", "text": _mrkdwn(text)})
     link = (f"<{slack_escape(summary.link, 2000)}|Full report>" if summary.link
             else slack_escape(summary.pointer, 300))
-    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": link}]})
+    blocks.append({"type": "context", "elements": [_mrkdwn(link)]})
     # The top-level text (the notification's fallback) is read as mrkdwn; the header is plain text.
     return {"text": slack_escape(summary.title, 150), "blocks": blocks}
 

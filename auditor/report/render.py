@@ -16,6 +16,7 @@ import jinja2
 from markupsafe import Markup, escape
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from auditor.analyse.rules.base import period_label
 from auditor.analyse.usage import format_duration
@@ -99,10 +100,44 @@ def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f}%"
 
 
+# What CommonMark/GFM reads inside a line: backslash escapes, code spans, emphasis (`*` anywhere, `_` at a
+# word's edge only), strikethrough, links and images, HTML tags and autolinks, entities, table cell
+# pipes, and GitHub's `$` maths.
+_MD_INLINE = re.compile(r"[\\`*~\[\]<>&|$]|(?<![^\W_])_|_(?![^\W_])")
+# What starts a block when it opens a line (a quote and a `*` bullet are escaped above already).
+_MD_BLOCK_START = re.compile(r"^(?:#{1,6}|[-+]|\d{1,9}[.)])(?=\s|$)")
+
+
 def md_cell(value: Any) -> str:
-    """A value safe inside a Markdown table cell."""
-    text = "" if value is None else str(value)
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+    """A value shown literally in Markdown, in a table cell or anywhere in a line: on one line, with a
+    backslash before each character Markdown would read there (a `-` inside a word stays as it is)."""
+    text = _MD_INLINE.sub(r"\\\g<0>", one_line("" if value is None else str(value)))
+    block = _MD_BLOCK_START.match(text)
+    if block:  # a heading, a bullet or a numbered item: `\#`, `\-`, `1\.`
+        text = text[: block.end() - 1] + "\\" + text[block.end() - 1:]
+    return text
+
+
+# A spreadsheet opens a cell that starts with one of these as a formula (CSV injection).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A text cell that a spreadsheet would read as a formula gets a leading apostrophe (shown as text by
+    Excel, LibreOffice and Google Sheets); numbers and every other text are written as they are."""
+    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
+
+
+def write_csv(columns: tuple[str, ...], rows: Any, ignore_extra: bool = False) -> str:
+    """The CSV exports, each cell through csv_cell. Rows end in CRLF (RFC 4180): Python's writer quotes a
+    field holding a character of the line terminator, so a lone CR in a message cannot split a row."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\r\n",
+                            extrasaction="ignore" if ignore_extra else "raise")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: csv_cell(value) for key, value in row.items()})
+    return out.getvalue()
 
 
 ChartKey = tuple[str, str, str]  # (region, endpoint, variant)
@@ -266,34 +301,29 @@ def render_experiments(report: AuditReport) -> str | None:
 
 def render_experiments_csv(doc: dict[str, Any]) -> str:
     """One row per training run of every experiment; the varied hyperparameters as k=v pairs."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=EXPERIMENT_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for e in doc["jobs"]["experiments"]:
-        for r in e["runs"]:
-            writer.writerow({
-                "experiment": e["name"], "job": r["job"], "instance_type": r["instance_type"],
-                "instance_count": r["instance_count"],
-                "setting": " ".join(f"{k}={v}" for k, v in r["setting"].items()),
-                "training_seconds": r["training_seconds"], "on_demand_cost_usd": r["on_demand_cost_usd"],
-                "spot_cost_usd": r["spot_cost_usd"], "spot_cost_estimated": r["spot_cost_estimated"],
-                "final_metrics": " ".join(f"{k}={v:g}" for k, v in r["final_metrics"].items()),
-            })
-    return out.getvalue()
+    return write_csv(EXPERIMENT_COLUMNS, (
+        {
+            "experiment": e["name"], "job": r["job"], "instance_type": r["instance_type"],
+            "instance_count": r["instance_count"],
+            "setting": " ".join(f"{k}={v}" for k, v in r["setting"].items()),
+            "training_seconds": r["training_seconds"], "on_demand_cost_usd": r["on_demand_cost_usd"],
+            "spot_cost_usd": r["spot_cost_usd"], "spot_cost_estimated": r["spot_cost_estimated"],
+            "final_metrics": " ".join(f"{k}={v:g}" for k, v in r["final_metrics"].items()),
+        }
+        for e in doc["jobs"]["experiments"] for r in e["runs"]
+    ))
 
 
 def render_findings_csv(doc: dict[str, Any]) -> str:
     """One row per finding, with the current and the advised shape side by side."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
-    writer.writeheader()
     current = {
         (e["region"], e["name"], v["name"]): v for e in doc["endpoints"] for v in e["variants"]
     }
+    rows = []
     for f in doc["findings"]:
         rec = f["recommendation"] or {}
         variant = current.get((f["region"], f["endpoint"], f["variant"]), {})
-        writer.writerow({
+        rows.append({
             "severity": f["severity"], "rule": f["rule"], "account_id": f["account_id"],
             "region": f["region"], "endpoint": f["endpoint"], "variant": f["variant"] or "",
             "action": rec.get("action", ""),
@@ -309,22 +339,29 @@ def render_findings_csv(doc: dict[str, Any]) -> str:
             "title": f["title"],
             "remediation": f["remediation"],
         })
-    return out.getvalue()
+    return write_csv(CSV_COLUMNS, rows)
+
+
+def cells(*values: str) -> list[Text]:
+    """Table cells that Rich shows as they are (a str cell would be parsed as markup)."""
+    return [Text(value) for value in values]
 
 
 def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> str:
-    console = Console(file=io.StringIO(), width=width, force_terminal=color, color_system="standard" if color else None)
+    # Names, tags and AWS's messages are data: `[/opt/ml/model]` is no markup tag, `:warning:` no emoji
+    # code. The console reads no markup, emoji or highlighting, and every cell is a Text (never parsed).
+    console = Console(file=io.StringIO(), width=width, force_terminal=color, color_system="standard" if color else None,
+                      markup=False, emoji=False, highlight=False)
     summary = doc["summary"]
     window = doc["window"]
     info = summary["findings_by_severity"].get("info", 0)
     if doc.get("partial"):
-        console.print(f"PARTIAL REPORT: {doc['partial']}", highlight=False, markup=False)
+        console.print(f"PARTIAL REPORT: {doc['partial']}")
     console.print(
         f"SageMaker audit {window['start'][:10]} to {window['end'][:10]}: {summary['endpoints']} endpoints, "
         f"{usd(summary['monthly_cost_usd'])}/month, {summary['findings'] - info} findings "
         f"(+{info} not judged), "
-        f"{usd(summary['monthly_savings_usd'])}/month to save",
-        highlight=False,
+        f"{usd(summary['monthly_savings_usd'])}/month to save"
     )
     if doc.get("plans"):
         plans = Table(title="What to change", show_lines=False, header_style="bold")
@@ -333,10 +370,10 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> 
         shapes = current_shapes(doc)
         for p in doc["plans"]:
             alternatives = "".join(f"\n or {a['advice']} ({usd(a['monthly_savings_usd'])})" for a in p["alternatives"])
-            plans.add_row(p["region"], p["endpoint"] + (f" / {p['variant']}" if p["variant"] else ""),
-                          shapes.get((p["endpoint"], p["variant"]), ""), p["proposed"]["advice"] + alternatives,
-                          usd(p["monthly_savings_usd"]) + ("" if p.get("measured", True) else "\n(not counted)"),
-                          ", ".join(p["findings"]))
+            plans.add_row(*cells(p["region"], p["endpoint"] + (f" / {p['variant']}" if p["variant"] else ""),
+                                 shapes.get((p["endpoint"], p["variant"]), ""), p["proposed"]["advice"] + alternatives,
+                                 usd(p["monthly_savings_usd"]) + ("" if p.get("measured", True) else "\n(not counted)"),
+                                 ", ".join(p["findings"])))
         console.print(plans)
     if doc["findings"]:
         table = Table(title="Why: the findings", show_lines=False, header_style="bold")
@@ -345,26 +382,26 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> 
         for f in doc["findings"]:
             rec = f["recommendation"]
             advice = rec["advice"] if rec else "-"
-            table.add_row(
+            table.add_row(*cells(
                 f["severity"], f["rule"], f["region"],
                 f["endpoint"] + (f" / {f['variant']}" if f["variant"] else ""),
                 advice, usd(rec["monthly_savings_usd"]) if rec else "-", f["message"],
-            )
+            ))
         console.print(table)
     else:
         console.print("No findings.")
     for s in doc["skipped"]:
         rules = f" ({', '.join(s['rules'])})" if s["rules"] else ""
-        console.print(f"skipped{rules} {s['region']} {s['endpoint']}: {s['reason']}", highlight=False, markup=False)
+        console.print(f"skipped{rules} {s['region']} {s['endpoint']}: {s['reason']}")
     for e in doc["errors"]:
         where = f"{e['region']}" + (f" {e['endpoint']}" if e["endpoint"] else "")
-        console.print(f"error [{e['stage']}] {where}: {e['message']}", highlight=False, markup=False)
+        console.print(f"error [{e['stage']}] {where}: {e['message']}")
     for warning in doc["prices"]["warnings"]:
-        console.print(f"warning: {warning}", highlight=False, markup=False)
+        console.print(f"warning: {warning}")
     for r in doc["prices"]["reconciliation"]:
         coverage = "" if r["coverage_percent"] is None else f": {r['coverage_percent']:.0f}% coverage"
         console.print(f"reconciliation {r['region']}: estimated hosting {usd(r['estimated_monthly_usd'])}/month "
                       f"against {usd(r['billed_monthly_usd'])}/month billed (Cost Explorer, last 30 days)"
-                      f"{coverage}", highlight=False, markup=False)
-    console.print(doc["prices"]["statement"], highlight=False, markup=False)
+                      f"{coverage}")
+    console.print(doc["prices"]["statement"])
     return console.file.getvalue()  # type: ignore[attr-defined]

@@ -7,8 +7,6 @@ list that fit under HTML_BUDGET_BYTES, says how many more there are, and attache
 from __future__ import annotations
 
 import base64
-import csv
-import io
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from typing import Any
@@ -18,7 +16,7 @@ import css_inline
 from auditor.history.weekly import Digest, OpenFinding
 from auditor.report.chart import weekly_trend_png
 from auditor.report.email_message import HTML_BUDGET_BYTES, SHOWN_LIMITS
-from auditor.report.render import plain_document, template_environment
+from auditor.report.render import plain_document, template_environment, write_csv
 
 
 def _finding(item: OpenFinding) -> dict[str, Any]:
@@ -85,15 +83,12 @@ WEEKLY_CSV_COLUMNS = ("status", "weeks_open", "severity", "rule", "region", "end
 def render_weekly_csv(digest: Digest) -> str:
     """Every finding of the digest, one a row: new, still open, then resolved."""
     d = digest_to_dict(digest)
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=WEEKLY_CSV_COLUMNS, lineterminator="\n", extrasaction="ignore")
-    writer.writeheader()
-    for status, name in (("new", "new"), ("still open", "still_open"), ("resolved", "resolved")):
-        for f in d[name]:
-            writer.writerow({**f, "status": status, "variant": f["variant"] or "", "advice": f["advice"] or "",
-                             "weeks_open": f["weeks_open"] if name != "resolved" else "",
-                             "realised_monthly_usd": f.get("realised_monthly_usd", "")})
-    return out.getvalue()
+    rows = [{**f, "status": status, "variant": f["variant"] or "", "advice": f["advice"] or "",
+             "weeks_open": f["weeks_open"] if name != "resolved" else "",
+             "realised_monthly_usd": f.get("realised_monthly_usd", "")}
+            for status, name in (("new", "new"), ("still open", "still_open"), ("resolved", "resolved"))
+            for f in d[name]]
+    return write_csv(WEEKLY_CSV_COLUMNS, rows, ignore_extra=True)
 
 
 def trend_chart(digest: Digest) -> bytes | None:
