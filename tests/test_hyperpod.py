@@ -261,7 +261,7 @@ def test_idle_group_fires_with_its_saving_and_the_busy_group_does_not(seeded: Em
     assert shrink.monthly_saving == round(2 * 3.06 * 730, 2)
     assert shrink.busiest_idle_cpu < 5 and shrink.busiest_idle_gpu is not None and shrink.busiest_idle_gpu < 5
     assert verdict.not_judged == ()
-    assert verdict.monthly_cost == round((3 * 7.09 + 2 * 3.06) * 730, 2)
+    assert verdict.monthly_cost == round(5 * 3.06 * 730, 2)
     assert "shrink the group to 0" in describe_shrink(shrink, 5, DAYS)
     # A lower ceiling than the idle nodes' busiest hour: nothing fires.
     strict = assess_cluster(cluster, utilisation(seeded, cluster), price, window_periods=PERIODS,
