@@ -18,7 +18,7 @@ import typer.main
 from auditor.analyse.rules import BY_ID, REGISTRY, configurable_rules
 from auditor.analyse.rules.base import RuleSettings
 from auditor.cli import app
-from auditor.config import _SECTIONS, parse_config
+from auditor.config import _SECTIONS
 from auditor.kinds.registry import KINDS, audit_actions
 from auditor.report.document import report_to_dict
 
@@ -115,7 +115,8 @@ def test_the_config_reference_shows_every_key_of_every_section_with_its_default(
                 shown_default, path, code = EFFECTIVE_DEFAULTS[f"{name}.{key}"]
                 assert value == shown_default and code in (ROOT / path).read_text(), f"{name}.{key}"
                 continue
-            assert _same(value, getattr(defaults, key)), f"{name}.{key}: docs {value!r}, code {getattr(defaults, key)!r}"
+            code_default = getattr(defaults, key)
+            assert _same(value, code_default), f"{name}.{key}: docs {value!r}, code {code_default!r}"
     assert set(shown) - {"rules"} - {s for s in shown if s.startswith("rules.")} == set(_SECTIONS)
 
 
@@ -129,12 +130,6 @@ def test_the_config_reference_shows_every_rule_setting() -> None:
         own = {f.name for f in fields(BY_ID[rule_id].settings)}
         assert keys <= own, f"[rules.{rule_id}] {keys - own} are not settings"
         assert own - common <= keys, f"[rules.{rule_id}] does not show {own - common - keys}"
-
-
-def test_the_config_reference_is_a_valid_config() -> None:
-    config = parse_config(tomllib.loads(_reference_block()), source="docs/configuration.md")
-    assert config.aws.regions == ("us-east-1",)
-    assert config.recommend.min_instances is None
 
 
 @pytest.mark.parametrize("name", sorted(EVERYWHERE))
@@ -339,9 +334,8 @@ def _keys_in_code() -> set[str]:
 
 @pytest.fixture(scope="module")
 def document() -> dict[str, Any]:
-    from fleet_report import synthetic_report
-
     from auditor.collect.session import ApiCallCounter
+    from fleet_report import synthetic_report
 
     # the counts of retried answers, as a run reports them
     report = replace(synthetic_report(count=24), call_problems=ApiCallCounter().problem_counts())
