@@ -362,6 +362,24 @@ def test_every_documented_field_is_in_the_code_and_every_field_of_the_code_is_do
     assert not in_code - documented, f"in the report, not documented: {sorted(in_code - documented)}"
 
 
+def test_every_recommendation_action_is_in_the_schema() -> None:
+    """The actions the rules advise (Recommendation's first argument) are the schema's choices; a plan
+    can also combine two (recommend/plans.py), which no finding advises."""
+    actions, combined = set(), set()
+    for path in (ROOT / "auditor").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Recommendation":
+                first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "action"), None)
+                if isinstance(first, ast.Constant):
+                    (combined if path.name == "plans.py" else actions).add(first.value)
+    assert {"resize", "delete", "shrink-group"} <= actions and combined
+    schema = _top_level(_schema_block())
+    for action in actions:
+        assert f'"{action}"' in schema["findings"], f"findings: action {action}"
+    for action in actions | combined:
+        assert f'"{action}"' in schema["plans"], f"plans: action {action}"
+
+
 # --- (e) IAM actions ---------------------------------------------------------------------------
 
 ACTION = re.compile(r"\b(?:sagemaker|cloudwatch|ec2|pricing|ce|sts|organizations|ses|application-autoscaling|iam)"
