@@ -238,6 +238,22 @@ def test_every_command_and_option_is_documented() -> None:
             assert (path, option) in documented, f"`audit {' '.join(path)} {option}` is not documented"
 
 
+def test_the_choices_the_docs_give_for_an_option_are_the_codes() -> None:
+    from auditor.cli import HistoryFormat, OutputFormat
+
+    lists = {(flag, frozenset(values.replace("\\", "").split("|")))
+             for text in EVERYWHERE.values()
+             for flag, values in re.findall(r"(--[a-z-]+)[ =]([a-z]+(?:\\?\|[a-z]+)+)", text)}
+    report, history = frozenset(OutputFormat), frozenset(HistoryFormat)
+    assert ("--format", report) in lists and ("--format", history) in lists
+    for flag, values in lists:
+        if flag == "--format":
+            assert values in (report, history), f"--format {'|'.join(sorted(values))}"
+        else:
+            assert (flag, values) == ("--file-format", {"json", "csv"}), flag
+            assert "must be json or csv" in (ROOT / "auditor" / "cli.py").read_text()
+
+
 # --- (c) rules ---------------------------------------------------------------------------------
 
 
