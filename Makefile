@@ -1,11 +1,11 @@
 # Two commands set everything up on a fresh machine that has python3 and make:
 #   make demo   creates .venv, installs the tool with the local AWS emulator, runs the demo audit
-#   make test   creates .venv, installs the dev extras, then lint, types, the test suite and the installed-wheel check
+#   make test   creates .venv, installs the dev extras, then lint, types, the docs, the test suite and the installed-wheel check
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint check-install bench bench-scale clean
+.PHONY: demo test lint docs check-install bench bench-scale clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,15 +22,21 @@ $(VENV)/.installed-dev: pyproject.toml setup.py | $(BIN)/python
 demo: $(VENV)/.installed-demo
 	$(BIN)/audit demo
 
-# In this order: lint and types, the suite (editable install), then the built wheel as users get it.
+# In this order: lint and types, the docs (strict: a broken link or page fails), the suite (editable
+# install, with tests/test_docs.py holding the docs to the code), then the built wheel as users get it.
 test: $(VENV)/.installed-dev
 	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory docs
 	$(BIN)/python -m pytest
 	$(MAKE) --no-print-directory check-install
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check auditor tests bench
 	$(BIN)/mypy
+
+# The reference in docs/ as a site in site/ (MkDocs, Material theme); --strict turns warnings into failures.
+docs: $(VENV)/.installed-dev
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --quiet -d site/
 
 # Builds the sdist and wheel, installs the wheel in a fresh venv outside the checkout, runs it there.
 check-install: $(VENV)/.installed-dev
@@ -43,4 +49,4 @@ bench-scale: $(VENV)/.installed-demo
 	$(BIN)/python bench/bench_scale.py
 
 clean:
-	rm -rf $(VENV) audit-demo build dist *.egg-info
+	rm -rf $(VENV) audit-demo build dist site *.egg-info

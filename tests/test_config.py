@@ -72,9 +72,9 @@ def test_command_line_overrides_are_validated() -> None:
         AuditConfig().with_overrides(lookback_days=0)
 
 
-def test_readme_config_example_is_valid() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    block = readme.split("```toml\n[aws]", 1)[1].split("```", 1)[0]
-    config = parse_config(__import__("tomllib").loads("[aws]" + block), source="README.md")
+def test_docs_config_reference_is_valid() -> None:
+    page = (Path(__file__).parent.parent / "docs" / "configuration.md").read_text()
+    block = page.split("```toml\n[aws]", 1)[1].split("```", 1)[0]
+    config = parse_config(__import__("tomllib").loads("[aws]" + block), source="docs/configuration.md")
     assert config.aws.regions == ("us-east-1",)
     assert config.recommend.min_instances is None

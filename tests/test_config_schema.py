@@ -1,4 +1,4 @@
-"""The schema is the one description of the config: the README's reference block and the schema
+"""The schema is the one description of the config: the docs' reference block (docs/configuration.md) and the schema
 agree both ways, and every numeric key refuses an out-of-range value with one line naming it."""
 
 from __future__ import annotations
@@ -20,14 +20,12 @@ from auditor.config import SECTIONS
 from auditor.config_file import load_config, parse_config
 from auditor.errors import ConfigError
 
-README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+CONFIGURATION = (Path(__file__).parent.parent / "docs" / "configuration.md").read_text(encoding="utf-8")
 BASE_KEYS = {k.name for k in schema.keys(RuleSettings)}
 
 
 def _block() -> str:
-    section = README[README.index("\n## Configuration"):]
-    section = section[:section.index("\n## ", 1)]
-    match = re.search(r"```toml\n(.*?)```", section, flags=re.DOTALL)
+    match = re.search(r"```toml\n(.*?)```", CONFIGURATION, flags=re.DOTALL)
     assert match is not None
     return match.group(1)
 
@@ -69,14 +67,14 @@ def test_every_key_in_the_readme_block_is_in_the_schema_with_its_default() -> No
     shown = _flatten(tomllib.loads(block))
     keys = _schema()
     for name, value in shown.items():
-        assert name in keys, f"README shows {name}, which the schema does not have"
+        assert name in keys, f"docs show {name}, which the schema does not have"
         key = keys[name][1]
         expected = [*key.default] if key.kind is tuple else key.default
-        assert (None if key.optional and value == "" else value) == expected, f"README default of {name}"
+        assert (None if key.optional and value == "" else value) == expected, f"docs default of {name}"
     for name in _commented_keys(block):
-        assert name in keys and keys[name][1].default in (None, ()), f"README comments out {name}, which has a default"
+        assert name in keys and keys[name][1].default in (None, ()), f"docs comment out {name}, which has a default"
     # ...and the block is a config that means the defaults.
-    assert parse_config(tomllib.loads(block), source="README.md") == parse_config({}, source="README.md")
+    assert parse_config(tomllib.loads(block), source="docs/configuration.md") == parse_config({}, source="docs/configuration.md")
 
 
 def test_every_schema_key_is_in_the_readme_block() -> None:
@@ -87,7 +85,7 @@ def test_every_schema_key_is_in_the_readme_block() -> None:
     assert common <= documented
     missing = [name for name in _schema()
                if name not in documented and not (name.startswith("rules.") and name.rsplit(".", 1)[1] in BASE_KEYS)]
-    assert missing == [], f"keys the README's config block does not show: {missing}"
+    assert missing == [], f"keys the docs config block does not show: {missing}"
 
 
 def test_every_key_has_a_doc_line() -> None:

@@ -1,5 +1,5 @@
-"""The rule registry is the one place a rule is defined: the config, the tags, the README's rule
-table and its config reference all follow it."""
+"""The rule registry is the one place a rule is defined: the config, the tags, the rule table
+(docs/rules.md) and the config reference (docs/configuration.md) all follow it."""
 
 from __future__ import annotations
 
@@ -18,14 +18,12 @@ from auditor.config_file import parse_config
 from auditor.errors import ConfigError
 from helpers import endpoint
 
-README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+DOCS = Path(__file__).parent.parent / "docs"
 RULES_DIR = Path(__file__).parent.parent / "auditor" / "analyse" / "rules"
 
 
-def _section(title: str) -> str:
-    start = README.index(f"\n## {title}")
-    end = README.find("\n## ", start + 1)
-    return README[start:end]
+def _page(name: str) -> str:
+    return (DOCS / name).read_text(encoding="utf-8")
 
 
 def test_every_rule_module_defines_one_rule_with_its_metadata() -> None:
@@ -37,13 +35,13 @@ def test_every_rule_module_defines_one_rule_with_its_metadata() -> None:
     assert [r.id for r in REGISTRY if r.phase is Phase.GATE] == ["insufficient-data", "not-in-service"]
 
 
-def test_readme_rule_table_lists_the_registry() -> None:
-    listed = set(re.findall(r"^\| `([a-z-]+)` \|", _section("The rules"), flags=re.MULTILINE))
+def test_docs_rule_table_lists_the_registry() -> None:
+    listed = set(re.findall(r"^\| `([a-z-]+)` \|", _page("rules.md"), flags=re.MULTILINE))
     assert listed == set(BY_ID)
 
 
-def test_readme_config_reference_lists_every_rule_with_its_defaults() -> None:
-    block = re.search(r"```toml\n(.*?)```", _section("Configuration"), flags=re.DOTALL)
+def test_docs_config_reference_lists_every_rule_with_its_defaults() -> None:
+    block = re.search(r"```toml\n(.*?)```", _page("configuration.md"), flags=re.DOTALL)
     assert block is not None
     rules = tomllib.loads(block.group(1))["rules"]
     assert set(rules) == {r.id for r in configurable_rules()}
@@ -51,10 +49,10 @@ def test_readme_config_reference_lists_every_rule_with_its_defaults() -> None:
         defaults = BY_ID[rule_id].settings()
         known = {f.name for f in fields(defaults)}
         for key, value in values.items():
-            assert key in known, f"README [rules.{rule_id}] {key} is not a setting"
+            assert key in known, f"docs [rules.{rule_id}] {key} is not a setting"
             expected = getattr(defaults, key)
             assert (list(expected) if isinstance(expected, tuple) else expected) == value, f"{rule_id}.{key}"
-    # ...and the README's config block is itself a valid config.
+    # ...and the docs' config block is itself a valid config.
     parse_config(tomllib.loads(block.group(1).replace('profile = ""', "").replace('assume_prices_from = ""', "")))
 
 

@@ -9,7 +9,7 @@ rest is set in the emulator's own state, and `install_hyperpod_fidelity` makes D
 return Orchestrator.Eks.ClusterArn as AWS does. Every answer is checked against botocore's
 output shapes in tests/test_hyperpod.py.
 
-What AWS publishes (docs-pending/hyperpod-facts.md): for an EKS-orchestrated cluster with the
+What AWS publishes (docs/kinds/hyperpod.md): for an EKS-orchestrated cluster with the
 CloudWatch Observability add-on, per node in `ContainerInsights` with {ClusterName (the EKS
 cluster's), InstanceId, NodeName}: node_cpu_utilization and node_memory_utilization, and on
 NVIDIA nodes node_gpu_utilization and node_gpu_memory_utilization. A Slurm cluster publishes none.

@@ -192,7 +192,9 @@ class Emulator:
     def __init__(self) -> None:
         if ThreadedMotoServer is None:
             raise EmulatorUnavailable(
-                "the local AWS emulator is not installed: pip install 'sagemaker-auditor[demo]'"
+                # sagemaker-auditor is not on PyPI: the extra comes from the checkout (or the built wheel)
+                "the local AWS emulator is not installed: install the demo extra from the checkout "
+                "(pip install '.[demo]')"
             )
         install_cloudwatch_limits()
         self.port = _free_loopback_port()
