@@ -372,6 +372,59 @@ class PlanOption:
 
 
 @dataclass(frozen=True)
+class ApiCall:
+    """One AWS request a plan's change makes, exactly as botocore takes it (the body validates
+    against botocore's service model): `service` is botocore's name (sagemaker,
+    application-autoscaling, cloudwatch, scheduler), `operation` the API's (CreateEndpointConfig)."""
+
+    service: str
+    operation: str
+    params: dict[str, Any]
+    purpose: str  # one line, for the dry run and the CLI text
+
+
+@dataclass(frozen=True)
+class Change:
+    """What applying a plan does, in order, and how it is undone."""
+
+    calls: tuple[ApiCall, ...]
+    rollback: str  # how the change is rolled back (automatically by alarms, or by hand: which call)
+    waits_for: str | None = None  # e.g. "endpoint <name> InService": what apply waits for after the calls
+
+
+class RiskLevel(enum.StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+    @property
+    def rank(self) -> int:
+        return ["low", "medium", "high"].index(self.value)
+
+
+@dataclass(frozen=True)
+class ResourceReplay:
+    """One resource's projected utilisation on the proposed shape, over every period of the window."""
+
+    resource: Resource
+    p95: float  # percent of the proposed shape's capacity
+    peak: float
+    hours_over_target: float
+    hours_over_100: float
+    headroom_at_peak: float  # 100 - peak: what is left at the observed peak
+
+
+@dataclass(frozen=True)
+class Risk:
+    """How the plan would have done on the window's own load, and what a replay cannot predict."""
+
+    level: RiskLevel
+    replays: tuple[ResourceReplay, ...] = ()
+    load_test_first: tuple[str, ...] = ()  # why a replay cannot predict it (accelerator, architecture...)
+    load_test_request: ApiCall | None = None  # Inference Recommender CreateInferenceRecommendationsJob
+
+
+@dataclass(frozen=True)
 class Plan:
     """What to change on one variant (or endpoint, or job): the cheapest option its findings
     together support, and the others as alternatives."""
@@ -387,6 +440,9 @@ class Plan:
     proposed: PlanOption
     alternatives: tuple[PlanOption, ...] = ()
     measured: bool = True  # False: rests on circumstantial evidence; not in the headline saving
+    id: str = ""  # stable: the same resource and the same proposal give the same id in every run
+    risk: Risk | None = None  # None: not assessed (no replayable data, or not a shape change)
+    change: Change | None = None  # None: no change the auditor can express as API calls
 
     @property
     def monthly_savings_usd(self) -> float:
