@@ -189,7 +189,7 @@ class TrainingJob:
     hyperparameters: dict[str, str]
     final_metrics: dict[str, float]
     arn: str = ""
-    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see pipeline.jobs)
+    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ class TransformJob:
     started_at: datetime | None
     ended_at: datetime | None
     arn: str = ""
-    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see pipeline.jobs)
+    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
 
     @property
     def duration_seconds(self) -> float | None:

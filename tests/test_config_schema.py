@@ -74,7 +74,8 @@ def test_every_key_in_the_readme_block_is_in_the_schema_with_its_default() -> No
     for name in _commented_keys(block):
         assert name in keys and keys[name][1].default in (None, ()), f"docs comment out {name}, which has a default"
     # ...and the block is a config that means the defaults.
-    assert parse_config(tomllib.loads(block), source="docs/configuration.md") == parse_config({}, source="docs/configuration.md")
+    source = "docs/configuration.md"
+    assert parse_config(tomllib.loads(block), source=source) == parse_config({}, source=source)
 
 
 def test_every_schema_key_is_in_the_readme_block() -> None:
