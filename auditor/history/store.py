@@ -407,6 +407,19 @@ class History:
             )
             return {(a, r, e): float(c) for a, r, e, c in rows}
 
+    def variant_cost(self, run_id: int, account_id: str, region: str, endpoint: str,
+                     variant: str | None) -> float | None:
+        """A variant's monthly cost in that run (the endpoint's, for None); None when not priced or absent."""
+        query = ("SELECT SUM(monthly_cost_usd), COUNT(*), COUNT(monthly_cost_usd) FROM variants"
+                 " WHERE run_id = ? AND account_id = ? AND region = ? AND endpoint = ?")
+        params: list[object] = [run_id, account_id, region, endpoint]
+        if variant is not None:
+            query += " AND variant = ?"
+            params.append(variant)
+        with self._guard("read"):
+            total, rows, priced = self._db.execute(query, params).fetchone()
+        return float(total) if rows and rows == priced else None
+
     def last_successful_run(self) -> RunSummary | None:
         with self._guard("read"):
             row = self._db.execute("SELECT * FROM runs WHERE fatal = 0"
