@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from auditor.act import APPLY_OPERATIONS, APPLY_READS, apply_policy_actions
 from auditor.act.apply import apply_plan
-from auditor.act.plan import ApplyRefused
+from auditor.act.plan import ApplyFailed, ApplyRefused
 from auditor.cli import app
 from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
 from auditor.emulator.fleet import demo_fleet, seed_fleet
@@ -338,3 +338,48 @@ def test_every_change_a_plan_carries_uses_only_apply_operations(fleet: dict[str,
     carried = {(c.service, c.operation) for p in fleet["plans"].values() if p.change for c in p.change.calls}
     built = {(c["service"], c["operation"]) for c in stored_plan(fleet, "pricing-api")["change"]["calls"]}
     assert carried | built <= APPLY_OPERATIONS
+
+
+# --- calls that fail, alarms that do not exist, a wait that runs out -----------------------------
+
+
+def test_a_failed_call_stops_the_change_and_is_recorded(fleet: dict[str, Any]) -> None:
+    plan = stored_plan(fleet, "search-embeddings", id="p-bad-model")
+    plan["current"]["endpoint_config_name"] = config_of(fleet, fleet["sagemaker"], "search-embeddings")
+    plan["change"]["calls"][1]["params"]["ProductionVariants"][0]["ModelName"] = "no-such-model"
+    with pytest.raises(ApplyFailed) as failed:
+        apply_plan(fleet["config"], plan, yes=True)
+    assert str(failed.value).startswith("plan p-bad-model: sagemaker:CreateEndpointConfig in us-east-1 failed: "
+                                        "ValidationException: Could not find model")
+    assert str(failed.value).endswith("; 1 of 3 calls made before it")
+    with History(Path(fleet["config"].history.path)) as history:
+        record = next(r for r in history.applied() if r.plan_id == "p-bad-model")
+    assert record.outcome == "failed" and [c["operation"] for c in record.calls] == ["PutMetricAlarm"]
+
+
+def test_update_endpoint_is_not_called_without_its_rollback_alarm(fleet: dict[str, Any]) -> None:
+    plan = stored_plan(fleet, "search-embeddings", id="p-no-alarm")
+    plan["current"]["endpoint_config_name"] = before = config_of(fleet, fleet["sagemaker"], "search-embeddings")
+    plan["change"]["calls"][2]["params"]["DeploymentConfig"]["AutoRollbackConfiguration"]["Alarms"] = [
+        {"AlarmName": "never-created"}]
+    plan["change"]["calls"][1]["params"]["EndpointConfigName"] += "-b"
+    plan["change"]["calls"][2]["params"]["EndpointConfigName"] += "-b"
+    with pytest.raises(ApplyFailed, match="the rollback alarm never-created does not exist: UpdateEndpoint not called"):
+        apply_plan(fleet["config"], plan, yes=True)
+    assert config_of(fleet, fleet["sagemaker"], "search-embeddings") == before
+
+
+def test_a_wait_that_runs_out_says_so_and_the_next_run_can_still_verify(fleet: dict[str, Any]) -> None:
+    plan = stored_plan(fleet, "pricing-api")
+    config = replace(fleet["config"], apply=replace(fleet["config"].apply, endpoints=("pricing-*",),
+                                                    wait_minutes=0.001))
+    Emulator.deployments(seconds=3.0)
+    try:
+        with pytest.raises(ApplyFailed, match=r"endpoint pricing-api is still Updating after 0.001 minutes "
+                                              r"\(\[apply\] wait_minutes\)"):
+            apply_plan(config, plan, yes=True)
+    finally:
+        Emulator.deployments(seconds=0.2)
+    with History(Path(config.history.path)) as history:
+        record = next(r for r in history.applied() if r.plan_id == plan["id"])
+    assert record.outcome == "timed-out"
