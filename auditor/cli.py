@@ -29,6 +29,8 @@ from auditor.tasks.audit import RunHistory, check_writable, deliver_outcome, exe
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
+    from auditor.history.store import AppliedChange
+
 app = typer.Typer(
     help="Find the money wasted on Amazon SageMaker endpoints, and say what to change.",
     no_args_is_help=True,
@@ -285,8 +287,10 @@ def history_command(
     output_format: Annotated[HistoryFormat, typer.Option("--format", help="table or json.")] = HistoryFormat.TABLE,
     check: Annotated[bool, typer.Option(
         "--check", help="Run SQLite's integrity check on the history file: ok, or its problems (exit 1).")] = False,
+    applied: Annotated[bool, typer.Option(
+        "--applied", help="List the changes `audit apply` made (who, what, when, outcome) instead of runs.")] = False,
 ) -> None:
-    """List recent audit runs with their totals."""
+    """List recent audit runs with their totals (or, with --applied, the changes applied)."""
     from auditor.history.store import History, check_history
     from auditor.tasks.audit import history_path
 
@@ -305,6 +309,9 @@ def history_command(
         if not path.exists():
             raise ConfigError(f"no history database at {path} (history.path): run `audit run` first")
         with History(path, reading=True) as history:
+            if applied:
+                _print_applied(history.applied(limit=limit), output_format)
+                return
             runs = history.runs(limit=limit)
     except AuditorError as exc:
         raise fail(*problem_lines(exc)) from None
@@ -327,6 +334,57 @@ def history_command(
         typer.echo(f"{r.id:>5}  {r.started_at.strftime('%Y-%m-%d %H:%M'):16}  {','.join(r.regions)[:24]:24}  "
                    f"{r.endpoints:>9}  {r.findings:>8}  {r.monthly_cost_usd:>13,.2f}  {r.monthly_savings_usd:>13,.2f}  "
                    f"{len(r.errors)}{'' if r.status == 'ok' else f' ({r.status})'}")
+
+
+def _print_applied(changes: list[AppliedChange], output_format: HistoryFormat) -> None:
+    from auditor.report.render import one_line
+
+    if output_format is HistoryFormat.JSON:
+        typer.echo(json.dumps([
+            {"id": c.id, "plan_id": c.plan_id, "account_id": c.account_id, "region": c.region,
+             "endpoint": c.endpoint, "variant": c.variant, "caller": c.caller, "started_at": c.started_at.isoformat(),
+             "finished_at": c.finished_at.isoformat(), "outcome": c.outcome, "message": c.message,
+             "previous_config": c.previous_config, "new_config": c.new_config,
+             "monthly_savings_usd": c.monthly_savings_usd, "calls": list(c.calls),
+             "verified_run_id": c.verified_run_id,
+             "verified_at": c.verified_at.isoformat() if c.verified_at else None}
+            for c in changes
+        ], indent=2))
+        return
+    if not changes:
+        typer.echo("No changes applied yet.")
+        return
+    typer.echo(f"{'started (UTC)':16}  {'plan':16}  {'endpoint / variant':36}  {'outcome':11}  {'verified':>8}  "
+               f"{'saves/month':>11}  by")
+    for c in changes:
+        target = one_line(f"{c.endpoint} / {c.variant or '-'}")[:36]
+        verified = f"run {c.verified_run_id}" if c.verified_run_id else "-"
+        typer.echo(f"{c.started_at.strftime('%Y-%m-%d %H:%M'):16}  {one_line(c.plan_id)[:16]:16}  {target:36}  "
+                   f"{c.outcome:11}  {verified:>8}  {c.monthly_savings_usd:>11,.2f}  {one_line(c.caller)}")
+
+
+@app.command("apply")
+def apply_command(
+    plan_id: Annotated[str, typer.Argument(help="The plan's id (audit plans lists them).")],
+    config_path: ConfigOption = None,
+    yes: Annotated[bool, typer.Option(
+        "--yes", help="Make the calls. Without it: a dry run that prints them and the guards' verdict.")] = False,
+) -> None:
+    """Apply one stored plan to its endpoint, guarded ([apply]); a dry run unless --yes."""
+    from auditor.act.apply import apply_plan, dry_run_lines
+    from auditor.act.plan import load_plan
+
+    secrets: list[str] = []
+    try:
+        config = load_config(config_path)
+        secrets = secret_values(config)
+        plan = load_plan(config, plan_id)
+        for line in dry_run_lines(plan):
+            typer.echo(line)
+        result = apply_plan(config, plan, yes=yes)
+    except AuditorError as exc:
+        raise fail(*problem_lines(exc), secrets=secrets) from None
+    typer.echo(result.message)
 
 
 @app.command("weekly")

@@ -24,10 +24,12 @@ from auditor.schema import (
     PATTERN,
     REGION,
     REGION_OR_ALL,
+    ROLE_ARN,
     ROLE_ARN_TEMPLATE,
     ROLE_NAME,
     ROUTE,
     SCHEDULE_TIME,
+    SNS_TOPIC_ARN,
     TAG_KEY,
     TIME_ZONE,
     setting,
@@ -218,6 +220,25 @@ class HistoryConfig:
     path: str | None = setting(None, "default: history.sqlite3 in the user's data directory", check=PATH)
 
 
+RISK_LEVELS = ("low", "medium", "high")
+
+
+@dataclass(frozen=True)
+class ApplyConfig:
+    """`audit apply`: the write path, guarded (auditor/act/). Its credentials are its own, never
+    the audit's read-only ones: with neither `profile` nor `role_arn`, apply refuses."""
+
+    max_risk: str = setting("low", "only plans at or under this risk are applied", choices=RISK_LEVELS,
+                            ignore_case=True)
+    endpoints: tuple[str, ...] = setting((), "endpoint name patterns (fnmatch) opted in besides the "
+                                         "auditor:apply=allowed tag", check=PATTERN)
+    profile: str | None = setting(None, "AWS profile for apply (its own least-privilege policy)")
+    role_arn: str | None = setting(None, "or a role apply assumes (deploy/iam-apply-policy.json)", check=ROLE_ARN)
+    wait_minutes: float = setting(60.0, "how long apply waits for the endpoint to be InService again",
+                                  above=0, maximum=24 * 60)
+    alarm_topic_arn: str | None = setting(None, "SNS topic the rollback alarms notify", check=SNS_TOPIC_ARN)
+
+
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
@@ -243,6 +264,7 @@ SECTIONS: dict[str, type] = {
     "hyperpod": HyperPodConfig,
     "history": HistoryConfig,
     "schedule": ScheduleConfig,
+    "apply": ApplyConfig,
 }
 
 
@@ -261,6 +283,7 @@ class AuditConfig:
     hyperpod: HyperPodConfig = field(default_factory=HyperPodConfig)
     history: HistoryConfig = field(default_factory=HistoryConfig)
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
+    apply: ApplyConfig = field(default_factory=ApplyConfig)
     source: str = "defaults"
     # The keys the file set ("recommend.min_days"), and the keys a command-line flag set, with the flag.
     explicit: frozenset[str] = field(default=frozenset(), compare=False, repr=False)

@@ -443,6 +443,8 @@ class Plan:
     id: str = ""  # stable: the same resource and the same proposal give the same id in every run
     risk: Risk | None = None  # None: not assessed (no replayable data, or not a shape change)
     change: Change | None = None  # None: no change the auditor can express as API calls
+    # The endpoint config the audit saw: `audit apply` refuses once the endpoint runs another.
+    endpoint_config: str | None = None
 
     @property
     def monthly_savings_usd(self) -> float:

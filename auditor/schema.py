@@ -268,6 +268,11 @@ ROLE_NAME = Check("must be an IAM role name (letters, digits and +=,.@_-/)",
                   lambda v: IAM_NAME_RE.fullmatch(v) is not None)
 ROLE_ARN_RE = re.compile(r"arn:aws[-a-z]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}")
 ACCOUNT_ID_PLACEHOLDER = "{account_id}"
+ROLE_ARN = Check("must be an IAM role ARN (arn:aws:iam::<12-digit account>:role/<name>)",
+                 lambda v: ROLE_ARN_RE.fullmatch(v) is not None)
+SNS_TOPIC_ARN_RE = re.compile(r"arn:aws[-a-z]*:sns:[a-z]{2}(-[a-z]+)+-\d{1,2}:[0-9]{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?")
+SNS_TOPIC_ARN = Check("must be an SNS topic ARN (arn:aws:sns:<region>:<12-digit account>:<topic>)",
+                      lambda v: SNS_TOPIC_ARN_RE.fullmatch(v) is not None)
 ROLE_ARN_TEMPLATE = Check(
     'must be a role ARN with {account_id}, e.g. "arn:aws:iam::{account_id}:role/SageMakerAuditorReadOnly"',
     lambda v: ACCOUNT_ID_PLACEHOLDER in v

@@ -16,6 +16,7 @@ import pytest
 import typer.main
 
 import auditor.config
+from auditor.act import apply_policy_actions
 from auditor.analyse.rules import BY_ID, REGISTRY, configurable_rules
 from auditor.analyse.rules.base import RuleSettings
 from auditor.cli import app
@@ -400,21 +401,28 @@ def test_every_recommendation_action_is_in_the_schema() -> None:
 
 # --- (e) IAM actions ---------------------------------------------------------------------------
 
-ACTION = re.compile(r"\b(?:sagemaker|cloudwatch|ec2|pricing|ce|sts|organizations|ses|application-autoscaling|iam)"
-                    r":[A-Z][A-Za-z]+\b")
+ACTION = re.compile(r"\b(?:sagemaker|cloudwatch|ec2|pricing|ce|sts|organizations|ses|application-autoscaling|iam"
+                    r"|scheduler):[A-Z][A-Za-z]+\b")
+CONDITION_KEYS = {"iam:PassedToService"}  # in a policy's Condition: not actions
 
 
-def test_the_deployment_page_shows_the_policy_and_it_is_what_the_kinds_declare() -> None:
+def actions_named(text: str) -> set[str]:
+    return set(ACTION.findall(text)) - CONDITION_KEYS
+
+
+def test_the_deployment_page_shows_the_policies_and_they_are_what_the_code_declares() -> None:
+    """The audit's read-only policy (what the kinds declare) and apply's (auditor.act)."""
     page = PAGES["deployment.md"]
     policy = json.loads((ROOT / "deploy" / "iam-policy.json").read_text())
+    apply_policy = json.loads((ROOT / "deploy" / "iam-apply-policy.json").read_text())
     shown = [json.loads(b) for b in blocks(page, "json") if '"Version"' in b]
-    assert shown == [policy], "deployment.md shows deploy/iam-policy.json as it is"
-    assert set(ACTION.findall(page)) == set(audit_actions())
+    assert shown == [policy, apply_policy], "deployment.md shows both policies as they are"
+    assert actions_named(page) == set(audit_actions()) | apply_policy_actions()
 
 
 @pytest.mark.parametrize("name", sorted(EVERYWHERE))
 def test_every_iam_action_the_docs_name_is_needed(name: str) -> None:
-    assert set(ACTION.findall(EVERYWHERE[name])) <= set(audit_actions()), name
+    assert actions_named(EVERYWHERE[name]) <= set(audit_actions()) | apply_policy_actions(), name
 
 
 # --- (f) timings -------------------------------------------------------------------------------

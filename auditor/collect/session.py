@@ -241,12 +241,13 @@ class AwsClients:
         except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
             raise AwsAccessError(describe_client_error(exc, "sts", "GetCallerIdentity", region)) from None
 
-    def assume(self, role_arn: str, external_id: str | None, region: str) -> AwsClients:
+    def assume(self, role_arn: str, external_id: str | None, region: str,
+               session_name: str = "sagemaker-auditor") -> AwsClients:
         """Clients acting in another account through `role_arn`. The credentials refresh themselves
         before they expire (a large run outlives the one-hour default). Raises AwsAccessError with
         the refusal in one line when the role cannot be assumed."""
         sts = self.client("sts", region)
-        request: dict[str, Any] = {"RoleArn": role_arn, "RoleSessionName": "sagemaker-auditor"}
+        request: dict[str, Any] = {"RoleArn": role_arn, "RoleSessionName": session_name}
         if external_id:
             request["ExternalId"] = external_id
 

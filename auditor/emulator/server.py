@@ -1,6 +1,6 @@
 """A local AWS (moto server on a loopback port) for the demo, the tests and the benchmark.
 
-boto3 reaches it through the standard AWS_ENDPOINT_URL, exactly as it reaches AWS. Two things are
+boto3 reaches it through the standard AWS_ENDPOINT_URL, exactly as it reaches AWS. Three things are
 changed inside the emulator process, not in the auditor:
 
 - moto's GetMetricData rescans every stored datapoint for every query and period, which takes
@@ -8,6 +8,8 @@ changed inside the emulator process, not in the auditor:
 - moto enforces none of CloudWatch's GetMetricData limits; the replacement enforces the 500-query
   cap and returns at most 100,800 datapoints per call with a NextToken, as CloudWatch does, so the
   collector's batching and pagination are exercised for real.
+- moto has no UpdateEndpoint: auditor.emulator.updates adds it (Updating, then InService on the new
+  config, or rolled back), so that `audit apply` runs against the emulator.
 """
 
 from __future__ import annotations
@@ -197,6 +199,9 @@ class Emulator:
                 "(pip install '.[demo]')"
             )
         install_cloudwatch_limits()
+        from auditor.emulator.updates import install_update_endpoint
+
+        install_update_endpoint()
         self.port = _free_loopback_port()
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self.url = f"http://127.0.0.1:{self.port}"
@@ -253,6 +258,14 @@ class Emulator:
 
         with enable_iam_authentication():
             yield
+
+    @staticmethod
+    def deployments(seconds: float | None = None, fail_instance_types: tuple[str, ...] | None = None) -> None:
+        """How UpdateEndpoint deployments go here: how long they take, which instance types fail
+        (the deployment rolls back; see auditor.emulator.updates)."""
+        from auditor.emulator.updates import set_update_behaviour
+
+        set_update_behaviour(seconds, fail_instance_types)
 
     @staticmethod
     def backend(service: str, region: str, account_id: str = ACCOUNT_ID) -> Any:

@@ -100,6 +100,31 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (account_id, region, name)
     );
     """,
+    # `audit apply`: who applied which plan's calls, when, how it ended, and the run that saw it done.
+    # IF NOT EXISTS: the plans table of another version may come before it in a merged history.
+    """
+    CREATE TABLE IF NOT EXISTS applied (
+        id INTEGER PRIMARY KEY,
+        plan_id TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        region TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        variant TEXT,
+        caller TEXT NOT NULL,
+        calls TEXT NOT NULL,
+        plan TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        finished_at TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        message TEXT NOT NULL,
+        previous_config TEXT,
+        new_config TEXT,
+        monthly_savings_usd REAL NOT NULL,
+        verified_run_id INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+        verified_at TEXT
+    );
+    CREATE INDEX IF NOT EXISTS applied_endpoint ON applied (account_id, region, endpoint);
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -183,6 +208,31 @@ class FindingRecord:
     message: str
     advice: str | None
     monthly_savings_usd: float
+
+
+@dataclass(frozen=True)
+class AppliedChange:
+    """One `audit apply --yes`: the plan, the calls made, who made them (the apply session's
+    caller ARN), when, and how it ended (applied | rolled-back | failed | timed-out)."""
+
+    plan_id: str
+    account_id: str
+    region: str
+    endpoint: str
+    variant: str | None
+    caller: str
+    calls: tuple[dict[str, Any], ...]  # {"service", "operation", "params", "purpose"}, in order
+    plan: dict[str, Any]  # the plan as applied (its JSON)
+    started_at: datetime
+    finished_at: datetime
+    outcome: str
+    message: str
+    previous_config: str | None  # the endpoint config before
+    new_config: str | None  # the endpoint config the change deploys
+    monthly_savings_usd: float  # the plan's expected saving
+    id: int = 0
+    verified_run_id: int | None = None  # the run that saw the endpoint on the new config
+    verified_at: datetime | None = None
 
 
 def default_history_path() -> Path:
@@ -357,6 +407,19 @@ class History:
             )
             return {(a, r, e): float(c) for a, r, e, c in rows}
 
+    def variant_cost(self, run_id: int, account_id: str, region: str, endpoint: str,
+                     variant: str | None) -> float | None:
+        """A variant's monthly cost in that run (the endpoint's, for None); None when not priced or absent."""
+        query = ("SELECT SUM(monthly_cost_usd), COUNT(*), COUNT(monthly_cost_usd) FROM variants"
+                 " WHERE run_id = ? AND account_id = ? AND region = ? AND endpoint = ?")
+        params: list[object] = [run_id, account_id, region, endpoint]
+        if variant is not None:
+            query += " AND variant = ?"
+            params.append(variant)
+        with self._guard("read"):
+            total, rows, priced = self._db.execute(query, params).fetchone()
+        return float(total) if rows and rows == priced else None
+
     def last_successful_run(self) -> RunSummary | None:
         with self._guard("read"):
             row = self._db.execute("SELECT * FROM runs WHERE fatal = 0"
@@ -382,6 +445,73 @@ class History:
         with self._guard("write the endpoint configs to"), self._transaction() as db:
             db.executemany("INSERT OR REPLACE INTO endpoint_configs VALUES (?, ?, ?, ?)",
                            [(a, r, n, json.dumps(d, sort_keys=True)) for (a, r, n), d in configs.items()])
+
+
+    def record_applied(self, change: AppliedChange) -> int:
+        with self._guard("write the applied change to"), self._transaction() as db:
+            cursor = db.execute(
+                "INSERT INTO applied (plan_id, account_id, region, endpoint, variant, caller, calls, plan, started_at,"
+                " finished_at, outcome, message, previous_config, new_config, monthly_savings_usd)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (change.plan_id, change.account_id, change.region, change.endpoint, change.variant, change.caller,
+                 json.dumps(list(change.calls)), json.dumps(change.plan, sort_keys=True),
+                 change.started_at.isoformat(), change.finished_at.isoformat(), change.outcome, change.message,
+                 change.previous_config, change.new_config, change.monthly_savings_usd),
+            )
+            return int(cursor.lastrowid or 0)
+
+    def applied(self, limit: int | None = None, outcome: str | None = None,
+                unverified: bool = False) -> list[AppliedChange]:
+        """Applied changes, newest first."""
+        query = f"SELECT {_APPLIED_COLUMNS} FROM applied WHERE 1 = 1"
+        params: list[object] = []
+        if outcome is not None:
+            query += " AND outcome = ?"
+            params.append(outcome)
+        if unverified:
+            query += " AND verified_run_id IS NULL"
+        query += " ORDER BY started_at DESC, id DESC"
+        if limit is not None:
+            query += " LIMIT ?"
+            params.append(limit)
+        with self._guard("read the applied changes from"):
+            return [_applied(row) for row in self._db.execute(query, params)]
+
+    def verified_applied(self, run_ids: list[int]) -> list[AppliedChange]:
+        """Applied changes that one of these runs verified."""
+        if not run_ids:
+            return []
+        marks = ", ".join("?" for _ in run_ids)
+        with self._guard("read the applied changes from"):
+            return [_applied(row) for row in self._db.execute(
+                f"SELECT {_APPLIED_COLUMNS} FROM applied WHERE verified_run_id IN ({marks})"
+                " ORDER BY started_at, id", run_ids)]
+
+    def mark_verified(self, applied_id: int, run_id: int, at: datetime) -> None:
+        with self._guard("write the verification to"), self._transaction() as db:
+            db.execute("UPDATE applied SET verified_run_id = ?, verified_at = ? WHERE id = ?",
+                       (run_id, at.isoformat(), applied_id))
+
+    def run_before(self, moment: datetime) -> RunSummary | None:
+        """The latest run that did not fail outright and started before `moment`."""
+        with self._guard("read"):
+            row = self._db.execute("SELECT * FROM runs WHERE fatal = 0 AND started_at < ?"
+                                   " ORDER BY started_at DESC, id DESC LIMIT 1", (moment.isoformat(),)).fetchone()
+            return _run(row) if row else None
+
+
+_APPLIED_COLUMNS = ("id, plan_id, account_id, region, endpoint, variant, caller, calls, plan, started_at, finished_at,"
+                    " outcome, message, previous_config, new_config, monthly_savings_usd, verified_run_id, verified_at")
+
+
+def _applied(row: tuple) -> AppliedChange:
+    return AppliedChange(
+        id=row[0], plan_id=row[1], account_id=row[2], region=row[3], endpoint=row[4], variant=row[5], caller=row[6],
+        calls=tuple(json.loads(row[7])), plan=json.loads(row[8]), started_at=datetime.fromisoformat(row[9]),
+        finished_at=datetime.fromisoformat(row[10]), outcome=row[11], message=row[12], previous_config=row[13],
+        new_config=row[14], monthly_savings_usd=float(row[15]), verified_run_id=row[16],
+        verified_at=datetime.fromisoformat(row[17]) if row[17] else None,
+    )
 
 
 class StoredConfigCache:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from auditor.errors import ConfigError
-from auditor.history.store import FindingRecord, History, RunSummary
+from auditor.history.store import AppliedChange, FindingRecord, History, RunSummary
 
 TREND_WEEKS = 8
 _WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
@@ -28,6 +28,16 @@ class OpenFinding:
 class ResolvedFinding:
     finding: FindingRecord
     realised_monthly_usd: float  # the endpoint's cost drop since last week (its full cost if deleted)
+
+
+@dataclass(frozen=True)
+class AppliedSaving:
+    """A change `audit apply` made that a run of this week saw done (auditor.act.verify)."""
+
+    change: AppliedChange
+    # The variant's monthly cost when the plan was made minus its cost in the run that verified it
+    # (None: that run could not price it).
+    realised_monthly_usd: float | None
 
 
 @dataclass(frozen=True)
@@ -47,10 +57,16 @@ class Digest:
     resolved: tuple[ResolvedFinding, ...]
     still_open: tuple[OpenFinding, ...]
     trend: tuple[WeekPoint, ...]
+    applied: tuple[AppliedSaving, ...] = ()
 
     @property
     def realised_monthly_usd(self) -> float:
-        return round(sum(r.realised_monthly_usd for r in self.resolved), 2)
+        """What the resolved findings and the verified applied changes saved. A finding resolved on
+        an endpoint an applied change covers is that change's saving: counted once, as the change's."""
+        changed = {(a.change.account_id, a.change.region, a.change.endpoint) for a in self.applied}
+        resolved = sum(r.realised_monthly_usd for r in self.resolved
+                       if (r.finding.account_id, r.finding.region, r.finding.endpoint) not in changed)
+        return round(resolved + sum(a.realised_monthly_usd or 0.0 for a in self.applied), 2)
 
 
 def iso_week(moment: datetime | date) -> str:
@@ -125,6 +141,10 @@ def build_digest(history: History, week: str) -> Digest | None:
     def ranked(items: list[OpenFinding]) -> tuple[OpenFinding, ...]:
         return tuple(sorted(items, key=lambda o: (-o.finding.monthly_savings_usd, -o.weeks_open)))
 
+    start, end = week_bounds(week)
+    applied = tuple(_applied_saving(history, change)
+                    for change in history.verified_applied([r.id for r in history.runs(since=start, until=end)]))
+
     new = [OpenFinding(f, weeks_open[fp]) for fp, f in current.items() if fp not in before]
     still = [OpenFinding(f, weeks_open[fp]) for fp, f in current.items() if fp in before]
     return Digest(
@@ -136,7 +156,17 @@ def build_digest(history: History, week: str) -> Digest | None:
         resolved=tuple(resolved),
         still_open=ranked(still),
         trend=tuple(_trend(history, week)),
+        applied=applied,
     )
+
+
+def _applied_saving(history: History, change: AppliedChange) -> AppliedSaving:
+    before = (change.plan.get("current") or {}).get("monthly_cost_usd")
+    after = (history.variant_cost(change.verified_run_id, change.account_id, change.region, change.endpoint,
+                                  change.variant) if change.verified_run_id is not None else None)
+    if not isinstance(before, int | float) or after is None:
+        return AppliedSaving(change, None)
+    return AppliedSaving(change, round(max(float(before) - after, 0.0), 2))
 
 
 def _trend(history: History, week: str) -> list[WeekPoint]:

@@ -42,6 +42,7 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
                   for e in endpoints for v in e.variants
                   if e.components or not e.endpoint.inference_components_listed}
     usages = {(e.endpoint.region, e.endpoint.name): price_usage(e.endpoint) for e in endpoints}
+    configs = {(e.endpoint.region, e.endpoint.name): e.endpoint.config_name or None for e in endpoints}
     groups: dict[tuple[str, str, str | None], list[Finding]] = defaultdict(list)
     for finding in findings:
         if finding.recommendation is not None:
@@ -72,6 +73,7 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
             alternatives=tuple(sorted((o for o in options if o is not proposed),
                                       key=lambda o: -o.monthly_savings_usd)),
             measured=all(f.measured for f in group if f.rule in proposed.rules),
+            endpoint_config=configs.get((region, name)) if first.resource_type == "endpoint" else None,
         ))
     # Measured savings first; advice on circumstantial evidence after them, whatever its amount.
     plans.sort(key=lambda p: (not p.measured, -max(p.monthly_savings_usd, 0.0), p.monthly_savings_usd >= 0,

@@ -45,7 +45,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "variant": plan.variant,
         "resource_type": plan.resource_type,
         "current": {"instance_type": plan.current_instance_type, "instance_count": plan.current_instance_count,
-                    "monthly_cost_usd": plan.current_monthly_usd},
+                    "monthly_cost_usd": plan.current_monthly_usd, "endpoint_config_name": plan.endpoint_config},
         "proposed": _option(plan.proposed),
         "monthly_savings_usd": plan.monthly_savings_usd,
         "measured": plan.measured,

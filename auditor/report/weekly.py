@@ -41,6 +41,13 @@ def digest_to_dict(digest: Digest) -> dict[str, Any]:
             {**_finding(OpenFinding(r.finding, 0)), "realised_monthly_usd": r.realised_monthly_usd}
             for r in digest.resolved
         ],
+        "applied": [
+            {"plan_id": a.change.plan_id, "region": a.change.region, "endpoint": a.change.endpoint,
+             "variant": a.change.variant, "applied_at": a.change.started_at.isoformat(), "by": a.change.caller,
+             "new_config": a.change.new_config, "expected_monthly_usd": a.change.monthly_savings_usd,
+             "realised_monthly_usd": a.realised_monthly_usd}
+            for a in digest.applied
+        ],
         "realised_monthly_usd": digest.realised_monthly_usd,
         "trend": [{"week": p.week, "monthly_cost_usd": p.monthly_cost_usd, "monthly_savings_usd": p.monthly_savings_usd}
                   for p in digest.trend],

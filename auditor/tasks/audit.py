@@ -98,8 +98,13 @@ def prepare_run_history(config: AuditConfig, now: datetime | None = None) -> Run
 
 
 def record_history(config: AuditConfig, outcome: AuditOutcome) -> int:
+    """Record the run, then mark the applied changes (`audit apply`) it sees done."""
+    from auditor.act.verify import verify_applied
+
     with History(history_path(config)) as history:
-        return history.record_run(outcome.report, fatal=bool(outcome.fatal_errors))
+        run_id = history.record_run(outcome.report, fatal=bool(outcome.fatal_errors))
+        verify_applied(history, outcome.report, run_id, outcome.report.generated_at)
+        return run_id
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,38 @@
+"""The write path: `audit apply ID` changes an endpoint as a plan says, guarded.
+
+Everything else in the auditor only reads. Here a stored plan's change (ApiCalls, in order) is made
+with apply's own credentials ([apply] profile or role_arn, deploy/iam-apply-policy.json), after
+every guard (auditor.act.guards) has passed; the endpoint is watched until it is InService again on
+the new config (or rolled back), and who applied what and when is recorded in the history. The next
+audit run checks that the endpoint now has the new shape (auditor.act.verify).
+"""
+
+from __future__ import annotations
+
+# The write calls a plan's change may make, as (botocore service, operation): the change builders'
+# operations must be a subset, and deploy/iam-apply-policy.json allows exactly these and APPLY_READS.
+APPLY_OPERATIONS: frozenset[tuple[str, str]] = frozenset({
+    ("sagemaker", "CreateEndpointConfig"),
+    ("sagemaker", "UpdateEndpoint"),
+    ("application-autoscaling", "RegisterScalableTarget"),
+    ("application-autoscaling", "PutScalingPolicy"),
+    ("cloudwatch", "PutMetricAlarm"),
+    ("scheduler", "CreateSchedule"),
+})
+# What apply itself reads: who it is, the endpoint's state and tags (the guards), the alarms a
+# blue/green deployment rolls back on, and the endpoint while it waits.
+APPLY_READS: frozenset[tuple[str, str]] = frozenset({
+    ("sts", "GetCallerIdentity"),
+    ("sagemaker", "DescribeEndpoint"),
+    ("sagemaker", "ListTags"),
+    ("cloudwatch", "DescribeAlarms"),
+})
+# A schedule runs its target as a role EventBridge Scheduler assumes: creating one passes that role.
+APPLY_PASS_ROLE = "iam:PassRole"
+# The tag that opts an endpoint in (besides [apply] endpoints).
+OPT_IN_TAG = ("auditor:apply", "allowed")
+
+
+def apply_policy_actions() -> set[str]:
+    """The IAM actions apply needs: its writes, its reads and iam:PassRole (for schedules)."""
+    return {f"{service}:{operation}" for service, operation in APPLY_OPERATIONS | APPLY_READS} | {APPLY_PASS_ROLE}

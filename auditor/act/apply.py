@@ -1,0 +1,216 @@
+"""`audit apply ID`: the dry run (every call the plan's change would make, and the guards' verdict)
+and, with --yes, the change itself with apply's own credentials, the wait for the endpoint to be
+InService again (on the new config, or rolled back to the old one), and the record in the history.
+
+Apply's credentials are its own: [apply] profile, or [apply] role_arn assumed from it (or from the
+default chain). With neither set, apply refuses: the audit's credentials are read-only by design and
+are never borrowed for a write.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import botocore.exceptions
+from botocore import xform_name
+
+from auditor.act.guards import credentials_refusal, endpoint_refusal, plan_refusal
+from auditor.act.plan import ApplyFailed, ApplyRefused, PlanToApply, call_to_dict, parse_plan
+from auditor.collect.session import AwsClients, client_config, describe_client_error
+from auditor.config import AuditConfig
+from auditor.errors import AuditorError
+from auditor.history.store import AppliedChange, History
+from auditor.models import ApiCall
+from auditor.report.render import one_line
+
+# Statuses an endpoint passes through while a deployment runs (or rolls back).
+_IN_PROGRESS = frozenset({"Updating", "SystemUpdating", "RollingBack", "Creating"})
+FIRST_POLL_SECONDS = 0.5
+MAX_POLL_SECONDS = 30.0  # SageMaker's own waiter polls DescribeEndpoint every 30 s
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    plan_id: str
+    outcome: str  # would-apply (dry run, guards pass) | applied
+    message: str
+    caller: str | None = None
+
+
+def dry_run_lines(plan_json: dict[str, Any]) -> list[str]:
+    """What the plan changes and every call, params as JSON (escaped: hostile text stays one line)."""
+    plan = parse_plan(plan_json)
+    current, proposed = plan.current, plan.proposed
+    risk = plan.risk.level.value if plan.risk else "not assessed"
+    lines = [f"plan {plan.id}: {one_line(plan.endpoint)} / {one_line(plan.variant or '-')} in "
+             f"{plan.account_id} {plan.region}: {_shape(current)} -> {_shape(proposed)}, "
+             f"saves ${plan.monthly_savings_usd:,.2f}/month, risk {risk}"]
+    if plan.change is None:
+        return [*lines, "  no change the auditor can make as API calls"]
+    for number, call in enumerate(plan.change.calls, start=1):
+        lines.append(f"  {number}. {one_line(call.service)} {one_line(call.operation)}: {one_line(call.purpose)}")
+        lines.append(f"     {json.dumps(call.params, sort_keys=True, default=str)}")
+    if plan.change.waits_for:
+        lines.append(f"  then waits for: {one_line(plan.change.waits_for)}")
+    lines.append(f"  rollback: {one_line(plan.change.rollback or 'not said')}")
+    return lines
+
+
+def _shape(side: dict[str, Any]) -> str:
+    kind = side.get("instance_type")
+    count = side.get("instance_count")
+    return f"{count} x {one_line(str(kind))}" if kind else "-"
+
+
+def apply_clients(config: AuditConfig, region: str) -> AwsClients:
+    """Apply's own session: [apply] profile, and [apply] role_arn assumed from it when set."""
+    refusal = credentials_refusal(config.apply)
+    if refusal:
+        raise ApplyRefused(refusal)
+    aws = config.aws
+    clients = AwsClients(profile=config.apply.profile, config=client_config(
+        aws.connect_timeout_seconds, aws.read_timeout_seconds, aws.max_attempts))
+    if config.apply.role_arn:
+        clients = clients.assume(config.apply.role_arn, None, region, session_name="sagemaker-auditor-apply")
+    return clients
+
+
+def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool,
+               clients: AwsClients | None = None, sleep: Callable[[float], None] = time.sleep,
+               clock: Callable[[], float] = time.monotonic,
+               now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> ApplyResult:
+    """Check every guard; without `yes` say whether it would apply. With `yes`, make the calls in
+    order, wait for the endpoint, record it in the history. Raises ApplyRefused (nothing changed)
+    or ApplyFailed (a call failed, the deployment rolled back or the wait ran out)."""
+    plan = parse_plan(plan_json)
+    refusal = plan_refusal(plan, config.apply) or credentials_refusal(config.apply)
+    if refusal:
+        raise ApplyRefused(refusal)
+    region = plan.region
+    clients = clients or apply_clients(config, region)
+    caller_arn, caller_account = _whoami(clients, region)
+    endpoint_api = clients.client("sagemaker", region)
+    described = _describe(endpoint_api, plan, region)
+    tags = _tags(endpoint_api, str(described["EndpointArn"]), region)
+    refusal = endpoint_refusal(plan, config.apply, caller_account, described, tags)
+    if refusal:
+        raise ApplyRefused(refusal)
+    if not yes:
+        return ApplyResult(plan.id, "would-apply", f"guards pass: would apply as {caller_arn}; nothing was changed "
+                                                   "(--yes makes the calls)", caller_arn)
+    from auditor.tasks.audit import history_path
+
+    try:  # opened first: a change that cannot be recorded is not made
+        history = History(history_path(config))
+    except AuditorError as exc:
+        raise ApplyRefused(f"{exc}: nothing was changed") from None
+    with history:
+        started = now()
+        made: list[ApiCall] = []
+        try:
+            for call in plan.change.calls if plan.change else ():
+                _make(clients, region, call, made, plan)
+                made.append(call)
+            outcome, message = _wait(endpoint_api, plan, config.apply.wait_minutes, sleep, clock)
+        except ApplyFailed as exc:
+            outcome, message = "failed", str(exc)
+        history.record_applied(AppliedChange(
+            plan_id=plan.id, account_id=plan.account_id, region=region, endpoint=plan.endpoint, variant=plan.variant,
+            caller=caller_arn, calls=tuple(call_to_dict(c) for c in made), plan=plan.raw, started_at=started,
+            finished_at=now(), outcome=outcome, message=message, previous_config=plan.audited_config,
+            new_config=plan.target_config, monthly_savings_usd=plan.monthly_savings_usd))
+    if outcome != "applied":
+        raise ApplyFailed(message)
+    return ApplyResult(plan.id, outcome, message, caller_arn)
+
+
+def _whoami(clients: AwsClients, region: str) -> tuple[str, str]:
+    identity_api = clients.client("sts", region)
+    try:
+        identity = identity_api.get_caller_identity()
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+        problem = describe_client_error(exc, "sts", "GetCallerIdentity", region)
+        raise ApplyRefused(f"apply credentials: {problem}") from None
+    return str(identity["Arn"]), str(identity["Account"])
+
+
+def _describe(endpoint_api: Any, plan: PlanToApply, region: str) -> dict[str, Any]:
+    try:
+        return dict(endpoint_api.describe_endpoint(EndpointName=plan.endpoint))
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+        raise ApplyRefused(f"endpoint {one_line(plan.endpoint)}: "
+                           f"{describe_client_error(exc, 'sagemaker', 'DescribeEndpoint', region)}") from None
+
+
+def _tags(endpoint_api: Any, arn: str, region: str) -> dict[str, str]:
+    try:
+        pages = endpoint_api.get_paginator("list_tags").paginate(ResourceArn=arn)
+        return {t["Key"]: t["Value"] for page in pages for t in page.get("Tags", [])}
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+        raise ApplyRefused(describe_client_error(exc, "sagemaker", "ListTags", region)) from None
+
+
+def _make(clients: AwsClients, region: str, call: ApiCall, made: list[ApiCall], plan: PlanToApply) -> None:
+    """One call of the change, as botocore takes it; ApplyFailed naming it and what was made before."""
+    api = clients.client(call.service, region)
+    try:
+        if (call.service, call.operation) == ("sagemaker", "UpdateEndpoint"):
+            _check_rollback_alarms(clients, region, call)
+        getattr(api, xform_name(call.operation))(**call.params)
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+        done = f"{len(made)} of {len(plan.change.calls) if plan.change else 0} calls made before it"
+        raise ApplyFailed(f"plan {plan.id}: {describe_client_error(exc, call.service, call.operation, region)}; "
+                          f"{done}") from None
+
+
+def _check_rollback_alarms(clients: AwsClients, region: str, call: ApiCall) -> None:
+    """A blue/green deployment that names alarms rolls back on them: each must exist before it starts."""
+    rollback = (call.params.get("DeploymentConfig") or {}).get("AutoRollbackConfiguration") or {}
+    names = [a["AlarmName"] for a in rollback.get("Alarms") or [] if a.get("AlarmName")]
+    if not names:
+        return
+    alarm_api = clients.client("cloudwatch", region)
+    found = {a["AlarmName"] for page in alarm_api.get_paginator("describe_alarms").paginate(AlarmNames=names)
+             for a in page.get("MetricAlarms", [])}
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise ApplyFailed(f"the rollback alarm{'s' if len(missing) > 1 else ''} "
+                          f"{', '.join(one_line(n) for n in missing)} do{'es' if len(missing) == 1 else ''} not "
+                          "exist: UpdateEndpoint not called")
+
+
+def _wait(endpoint_api: Any, plan: PlanToApply, wait_minutes: float, sleep: Callable[[float], None],
+          clock: Callable[[], float]) -> tuple[str, str]:
+    """Poll DescribeEndpoint (0.5 s, doubling to 30 s) until the deployment ends or the deadline."""
+    name = one_line(plan.endpoint)
+    target, old = plan.target_config, plan.audited_config
+    deadline = clock() + wait_minutes * 60
+    delay = FIRST_POLL_SECONDS
+    while True:
+        try:
+            described = endpoint_api.describe_endpoint(EndpointName=plan.endpoint)
+        except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+            raise ApplyFailed(f"plan {plan.id}: the calls were made, but "
+                              f"{describe_client_error(exc, 'sagemaker', 'DescribeEndpoint', plan.region)}") from None
+        status = str(described.get("EndpointStatus") or "")
+        config = str(described.get("EndpointConfigName") or "")
+        reason = one_line(str(described.get("FailureReason") or "no reason given"))
+        if status == "InService" and config == target:
+            return "applied", f"plan {plan.id} applied: endpoint {name} is InService on {one_line(config)} (was {old})"
+        if status == "InService":
+            return "rolled-back", (f"plan {plan.id} rolled back: endpoint {name} is InService on "
+                                   f"{one_line(config)}, not {target}: {reason}")
+        if status not in _IN_PROGRESS:
+            return "failed", f"plan {plan.id} failed: endpoint {name} is {one_line(status)}: {reason}"
+        left = deadline - clock()
+        if left <= 0:
+            return "timed-out", (f"plan {plan.id}: endpoint {name} is still {one_line(status)} after {wait_minutes:g} "
+                                 "minutes ([apply] wait_minutes); the deployment goes on and the next audit run "
+                                 "checks its shape")
+        sleep(min(delay, left))
+        delay = min(delay * 2, MAX_POLL_SECONDS)

@@ -1,0 +1,96 @@
+"""What must hold before a plan is applied; each refusal is one line naming why.
+
+`plan_refusal` reads only the plan and the config (the dry run says it without credentials);
+`credentials_refusal` that apply has credentials of its own; `endpoint_refusal` what the endpoint
+is now (DescribeEndpoint and its tags, read with apply's credentials).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Any
+
+import botocore.exceptions
+import botocore.model
+import botocore.session
+import botocore.validate
+
+from auditor.act import APPLY_OPERATIONS, OPT_IN_TAG
+from auditor.act.plan import PlanToApply
+from auditor.config import ApplyConfig
+from auditor.models import RiskLevel
+from auditor.report.render import one_line
+
+_MODELS = botocore.session.get_session()  # service models only: never sends a request
+
+
+def plan_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
+    """Why this plan is never applied as it stands, or None."""
+    who = f"plan {plan.id} ({one_line(plan.endpoint)})"
+    if plan.resource_type != "endpoint" or not plan.variant:
+        return f"{who}: apply changes an endpoint's variant; this plan is for a {one_line(plan.resource_type)}"
+    if plan.change is None or not plan.change.calls:
+        return f"{who}: its change cannot be expressed as API calls; apply it by hand"
+    if not plan.measured:
+        return f"{who}: it rests on circumstantial evidence (unmeasured); apply never makes an unmeasured change"
+    if plan.risk is not None and plan.risk.load_test_first:
+        return (f"{who}: load-test first ({one_line('; '.join(plan.risk.load_test_first))}); "
+                "a replay of the window cannot predict it")
+    if plan.risk is None:
+        return f"{who}: its risk was not assessed; apply needs a risk at or under [apply] max_risk ({config.max_risk})"
+    if plan.risk.level.rank > RiskLevel(config.max_risk).rank:
+        return f"{who}: risk {plan.risk.level.value} is above [apply] max_risk = {config.max_risk}"
+    for call in plan.change.calls:
+        if (call.service, call.operation) not in APPLY_OPERATIONS:
+            return (f"{who}: its change calls {one_line(call.service)}:{one_line(call.operation)}, "
+                    "which apply never makes")
+        problem = _invalid(call.service, call.operation, call.params)
+        if problem:
+            return f"{who}: its {call.service}:{call.operation} call is not valid: {problem}"
+    if plan.target_config is None:
+        return f"{who}: its change has no UpdateEndpoint naming the new endpoint config"
+    if plan.audited_config is None:
+        return (f"{who}: it does not record the endpoint config it was audited on "
+                "(current.endpoint_config_name): run the audit again")
+    return None
+
+
+def credentials_refusal(config: ApplyConfig) -> str | None:
+    if config.profile or config.role_arn:
+        return None
+    return ("no apply credentials: set [apply] profile or [apply] role_arn (apply never uses the audit's "
+            "read-only credentials; see deploy/iam-apply-policy.json)")
+
+
+def endpoint_refusal(plan: PlanToApply, config: ApplyConfig, caller_account: str, described: dict[str, Any],
+                     tags: dict[str, str]) -> str | None:
+    """Why the endpoint as it is now must not be changed, or None."""
+    name = one_line(plan.endpoint)
+    if caller_account != plan.account_id:
+        return (f"plan {plan.id}: the apply credentials act in account {caller_account}, "
+                f"the plan is for account {plan.account_id}")
+    now = str(described.get("EndpointConfigName") or "")
+    if now != plan.audited_config:
+        return (f"endpoint {name} changed since the audit: its config is now {one_line(now)!r}, the plan was made "
+                f"on {one_line(plan.audited_config or '')!r}; run the audit again")
+    status = str(described.get("EndpointStatus") or "")
+    if status != "InService":
+        return f"endpoint {name} is {one_line(status)}, not InService: nothing is changed while it is"
+    key, value = OPT_IN_TAG
+    if tags.get(key) != value and not any(fnmatch.fnmatchcase(plan.endpoint, p) for p in config.endpoints):
+        return (f"endpoint {name} is not opted in: tag it {key}={value} or list it in [apply] endpoints")
+    return None
+
+
+def _invalid(service: str, operation: str, params: dict[str, Any]) -> str | None:
+    """botocore's own check of the request against the service model, one line; None when it holds."""
+    try:
+        model = _MODELS.get_service_model(service).operation_model(operation)
+        botocore.validate.validate_parameters(params, model.input_shape)
+    except botocore.exceptions.ParamValidationError as exc:
+        return one_line(" ".join(str(exc.kwargs.get("report", exc)).split()))
+    except (botocore.exceptions.UnknownServiceError, botocore.exceptions.DataNotFoundError) as exc:
+        return one_line(str(exc))
+    except botocore.model.OperationNotFoundError:
+        return "no such operation"
+    return None

@@ -1,0 +1,127 @@
+"""A stored plan (the JSON `plan_to_dict` writes, read back from the history) as what apply needs:
+its change as the models' ApiCalls, its risk, and the endpoint config it was audited on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from auditor.config import AuditConfig
+from auditor.errors import AuditorError
+from auditor.models import ApiCall, Change, Risk, RiskLevel
+
+
+class ApplyRefused(AuditorError):
+    """A guard said no: one line naming why. Nothing was changed."""
+
+
+class ApplyFailed(AuditorError):
+    """A call failed, the deployment rolled back, or the wait ran out: one line naming what."""
+
+
+@dataclass(frozen=True)
+class PlanToApply:
+    id: str
+    account_id: str
+    region: str
+    endpoint: str
+    variant: str | None
+    resource_type: str
+    measured: bool
+    risk: Risk | None
+    change: Change | None
+    audited_config: str | None  # the endpoint config the audit saw (current.endpoint_config_name)
+    current: dict[str, Any]
+    proposed: dict[str, Any]
+    monthly_savings_usd: float
+    raw: dict[str, Any]
+
+    @property
+    def target_config(self) -> str | None:
+        """The endpoint config the change deploys (its UpdateEndpoint's EndpointConfigName)."""
+        for call in self.change.calls if self.change else ():
+            if (call.service, call.operation) == ("sagemaker", "UpdateEndpoint"):
+                name = call.params.get("EndpointConfigName")
+                return name if isinstance(name, str) else None
+        return None
+
+
+def load_plan(config: AuditConfig, plan_id: str) -> dict[str, Any]:
+    """The stored plan `plan_id` as `plan_to_dict` wrote it. The one place apply reads plans: wired
+    to the history's plans (`History.plan`) where this version of the history stores them."""
+    from auditor.history.store import History
+    from auditor.tasks.audit import history_path
+
+    path = history_path(config)
+    if not path.exists():
+        raise ApplyRefused(f"no history database at {path} (history.path): run `audit run` first")
+    with History(path, reading=True) as history:
+        find = getattr(history, "plan", None)  # the plans table: History.plan(plan_id) -> dict | None
+        if find is None:
+            raise ApplyRefused(f"plan {plan_id}: this history stores no plans yet (run `audit run` with a "
+                               "version that records them)")
+        plan = find(plan_id)
+    if not isinstance(plan, dict):
+        raise ApplyRefused(f"no plan {plan_id} in the history {path}: `audit plans` lists the stored plans")
+    return plan
+
+
+def parse_plan(plan: dict[str, Any]) -> PlanToApply:
+    """The plan JSON as typed values; ApplyRefused naming the key when it is not a plan apply can read."""
+    plan_id = str(plan.get("id") or "?")
+
+    def need(key: str, kind: type, where: dict[str, Any] = plan) -> Any:
+        value = where.get(key)
+        if not isinstance(value, kind):
+            raise ApplyRefused(f"plan {plan_id} cannot be read: {key} missing or not a {kind.__name__}")
+        return value
+
+    need("id", str)
+    current = need("current", dict)
+    proposed = need("proposed", dict)
+    return PlanToApply(
+        id=plan_id,
+        account_id=need("account_id", str),
+        region=need("region", str),
+        endpoint=need("endpoint", str),
+        variant=plan.get("variant") if isinstance(plan.get("variant"), str) else None,
+        resource_type=need("resource_type", str),
+        measured=plan.get("measured") is True,
+        risk=_risk(plan_id, plan.get("risk")),
+        change=_change(plan_id, plan.get("change")),
+        audited_config=current.get("endpoint_config_name") if isinstance(current.get("endpoint_config_name"),
+                                                                          str) else None,
+        current=current,
+        proposed=proposed,
+        monthly_savings_usd=float(plan.get("monthly_savings_usd") or proposed.get("monthly_savings_usd") or 0.0),
+        raw=plan,
+    )
+
+
+def _risk(plan_id: str, risk: Any) -> Risk | None:
+    if risk is None:
+        return None
+    try:
+        level = RiskLevel(risk["level"])
+        reasons = tuple(str(r) for r in risk.get("load_test_first") or ())
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise ApplyRefused(f"plan {plan_id} cannot be read: risk.level is not low, medium or high") from None
+    return Risk(level=level, load_test_first=reasons)
+
+
+def _change(plan_id: str, change: Any) -> Change | None:
+    if change is None:
+        return None
+    try:
+        calls = tuple(ApiCall(service=str(c["service"]), operation=str(c["operation"]), params=dict(c["params"]),
+                              purpose=str(c.get("purpose") or "")) for c in change["calls"])
+        rollback = str(change.get("rollback") or "")
+        waits_for = change.get("waits_for")
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise ApplyRefused(f"plan {plan_id} cannot be read: change.calls must each have service, operation "
+                           "and params") from None
+    return Change(calls=calls, rollback=rollback, waits_for=str(waits_for) if waits_for else None)
+
+
+def call_to_dict(call: ApiCall) -> dict[str, Any]:
+    return {"service": call.service, "operation": call.operation, "params": call.params, "purpose": call.purpose}

@@ -1,0 +1,385 @@
+"""`audit apply ID`: a demo plan applied end to end in the emulator (dry run, --yes, the next run's
+verification, the weekly digest's realised saving), a deployment that rolls back, every guard's
+one-line refusal, and the two IAM policies held to the calls the code makes.
+
+The plans are real: the audit of three demo endpoints, as `plan_to_dict` writes them; the change
+(CreateEndpointConfig copying the audited config with the variant resized, a rollback alarm, then
+UpdateEndpoint blue/green canary 10% with automatic rollback on it) is built here the way the
+change builders build it. Until the history stores plans, `load_plan` is pointed at these dicts.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore import xform_name
+from typer.testing import CliRunner
+
+from auditor.act import APPLY_OPERATIONS, APPLY_READS, apply_policy_actions
+from auditor.act.apply import apply_plan
+from auditor.act.plan import ApplyFailed, ApplyRefused
+from auditor.cli import app
+from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
+from auditor.emulator.fleet import demo_fleet, seed_fleet
+from auditor.emulator.server import Emulator
+from auditor.history.store import History
+from auditor.history.weekly import build_digest, iso_week
+from auditor.models import Plan
+from auditor.report.document import plan_to_dict
+from auditor.report.weekly import render_weekly_text
+from auditor.tasks.audit import deliver_outcome, execute_audit
+from conftest import seeded_emulator, utc_now
+
+ROOT = Path(__file__).parent.parent
+ENDPOINTS = ("search-embeddings", "image-tagger", "pricing-api")
+APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Three demo endpoints seeded and audited once (the run recorded); search-embeddings carries the
+    opt-in tag, image-tagger is opted in by [apply] endpoints, pricing-api by neither."""
+    specs = [s for s in demo_fleet() if s.name in ENDPOINTS]
+    home = tmp_path_factory.mktemp("apply-home")
+    with seeded_emulator(emulator, home, lambda emu: seed_fleet(emu, specs, now=utc_now())):
+        Emulator.deployments(seconds=0.2, fail_instance_types=("ml.g4dn.xlarge",))
+        sagemaker = boto3.client("sagemaker", region_name="us-east-1")
+        arn = sagemaker.describe_endpoint(EndpointName="search-embeddings")["EndpointArn"]
+        sagemaker.add_tags(ResourceArn=arn, Tags=[{"Key": "auditor:apply", "Value": "allowed"}])
+        config = AuditConfig(aws=AwsConfig(regions=("us-east-1",)),
+                             history=HistoryConfig(path=str(home / "history.sqlite3")),
+                             apply=ApplyConfig(role_arn=APPLY_ROLE, endpoints=("image-*",), wait_minutes=1.0))
+        outcome = execute_audit(config)
+        assert not deliver_outcome(config, outcome).problems
+        plans = {p.endpoint: p for p in outcome.report.plans if p.endpoint in ENDPOINTS}
+        assert set(plans) == set(ENDPOINTS), [p.endpoint for p in outcome.report.plans]
+        (home / "auditor.toml").write_text(
+            f'[history]\npath = "{home / "history.sqlite3"}"\n'
+            f'[apply]\nrole_arn = "{APPLY_ROLE}"\nendpoints = ["image-*"]\nwait_minutes = 1\n')
+        yield {"config": config, "plans": plans, "home": home, "sagemaker": sagemaker}
+        Emulator.deployments(seconds=2.0, fail_instance_types=())
+
+
+def blue_green_change(plan: Plan, sagemaker: Any) -> dict[str, Any]:
+    """What the change builders emit for a resize: a copy of the audited config with the variant
+    resized, a rollback alarm, and UpdateEndpoint blue/green (canary 10%) rolling back on it."""
+    assert plan.endpoint_config and plan.variant
+    described = sagemaker.describe_endpoint_config(EndpointConfigName=plan.endpoint_config)
+    kept = ("VariantName", "ModelName", "InstanceType", "InitialInstanceCount", "InitialVariantWeight")
+    variants = []
+    for variant in described["ProductionVariants"]:
+        copied = {k: variant[k] for k in kept if k in variant}
+        if copied["VariantName"] == plan.variant:
+            copied.update(InstanceType=plan.proposed.instance_type, InitialInstanceCount=plan.proposed.instance_count)
+        variants.append(copied)
+    new_config = f"{plan.endpoint_config}-{plan.proposed.instance_type.replace('.', '-')}"
+    alarm = f"{plan.endpoint}-apply-5xx"
+    return {
+        "calls": [
+            {"service": "cloudwatch", "operation": "PutMetricAlarm",
+             "purpose": "the alarm the deployment rolls back on",
+             "params": {"AlarmName": alarm, "Namespace": "AWS/SageMaker", "MetricName": "Invocation5XXErrors",
+                        "Dimensions": [{"Name": "EndpointName", "Value": plan.endpoint},
+                                       {"Name": "VariantName", "Value": plan.variant}],
+                        "Statistic": "Sum", "Period": 60, "EvaluationPeriods": 2, "Threshold": 1.0,
+                        "ComparisonOperator": "GreaterThanOrEqualToThreshold"}},
+            {"service": "sagemaker", "operation": "CreateEndpointConfig",
+             "purpose": f"the audited config with {plan.variant} on the proposed shape",
+             "params": {"EndpointConfigName": new_config, "ProductionVariants": variants}},
+            {"service": "sagemaker", "operation": "UpdateEndpoint",
+             "purpose": "blue/green: 10% canary, then the rest; rolls back on the alarm",
+             "params": {"EndpointName": plan.endpoint, "EndpointConfigName": new_config,
+                        "DeploymentConfig": {
+                            "BlueGreenUpdatePolicy": {
+                                "TrafficRoutingConfiguration": {
+                                    "Type": "CANARY", "WaitIntervalInSeconds": 300,
+                                    "CanarySize": {"Type": "CAPACITY_PERCENT", "Value": 10}},
+                                "TerminationWaitInSeconds": 600, "MaximumExecutionTimeoutInSeconds": 3600},
+                            "AutoRollbackConfiguration": {"Alarms": [{"AlarmName": alarm}]}}}},
+        ],
+        "rollback": f"automatic: SageMaker returns to {plan.endpoint_config} when {alarm} fires",
+        "waits_for": f"endpoint {plan.endpoint} InService",
+    }
+
+
+def stored_plan(fleet: dict[str, Any], endpoint: str, **changes: Any) -> dict[str, Any]:
+    """The plan's JSON as the history keeps it (plan_to_dict, with its id, risk and change)."""
+    plan = replace(fleet["plans"][endpoint], id=f"p-{endpoint}")
+    stored = {**plan_to_dict(plan), "id": plan.id, "risk": {"level": "low", "load_test_first": []},
+              "change": blue_green_change(plan, fleet["sagemaker"])}
+    for key, value in changes.items():
+        stored[key] = value
+    return stored
+
+
+@pytest.fixture
+def plans_in_history(monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
+    """`load_plan` reads these (the history's plans table is another branch's)."""
+    stored: dict[str, dict[str, Any]] = {}
+
+    def load(config: AuditConfig, plan_id: str) -> dict[str, Any]:
+        if plan_id not in stored:
+            raise ApplyRefused(f"no plan {plan_id} in the history")
+        return copy.deepcopy(stored[plan_id])
+
+    monkeypatch.setattr("auditor.act.plan.load_plan", load)
+    return stored
+
+
+def error_lines(result: Any) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("error:")]
+
+
+def config_of(fleet: dict[str, Any], sagemaker: Any, endpoint: str) -> str:
+    return str(sagemaker.describe_endpoint(EndpointName=endpoint)["EndpointConfigName"])
+
+
+# --- the guards, each one line, nothing changed ------------------------------------------------
+
+
+def refusal(fleet: dict[str, Any], plan: dict[str, Any], **apply: Any) -> str:
+    config = replace(fleet["config"], apply=replace(fleet["config"].apply, **apply))
+    configs_before = len(fleet["sagemaker"].list_endpoint_configs()["EndpointConfigs"])
+    with pytest.raises(ApplyRefused) as refused:
+        apply_plan(config, plan, yes=True)
+    assert len(fleet["sagemaker"].list_endpoint_configs()["EndpointConfigs"]) == configs_before
+    message = str(refused.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_plan_above_max_risk_is_refused(fleet: dict[str, Any]) -> None:
+    plan = stored_plan(fleet, "search-embeddings", risk={"level": "medium", "load_test_first": []})
+    assert "risk medium is above [apply] max_risk = low" in refusal(fleet, plan)
+    assert "risk" not in refusal(fleet, plan, max_risk="medium", role_arn=None)  # then the next guard speaks
+    unassessed = stored_plan(fleet, "search-embeddings", risk=None)
+    assert "its risk was not assessed" in refusal(fleet, unassessed)
+
+
+def test_an_endpoint_not_opted_in_is_refused(fleet: dict[str, Any]) -> None:
+    message = refusal(fleet, stored_plan(fleet, "pricing-api"))
+    assert message == ("endpoint pricing-api is not opted in: tag it auditor:apply=allowed or list it in "
+                       "[apply] endpoints")
+
+
+def test_an_unmeasured_plan_is_refused(fleet: dict[str, Any]) -> None:
+    assert "unmeasured" in refusal(fleet, stored_plan(fleet, "search-embeddings", measured=False))
+
+
+def test_a_plan_to_load_test_first_is_refused(fleet: dict[str, Any]) -> None:
+    plan = stored_plan(fleet, "search-embeddings", risk={"level": "low", "load_test_first": ["another GPU model"]})
+    assert "load-test first (another GPU model)" in refusal(fleet, plan)
+
+
+def test_an_endpoint_changed_since_the_audit_is_refused(fleet: dict[str, Any]) -> None:
+    plan = stored_plan(fleet, "search-embeddings")
+    plan["current"]["endpoint_config_name"] = "search-embeddings-config-older"
+    message = refusal(fleet, plan)
+    assert message.startswith("endpoint search-embeddings changed since the audit: its config is now "
+                              "'search-embeddings-config'")
+
+
+def test_without_apply_credentials_apply_refuses(fleet: dict[str, Any]) -> None:
+    message = refusal(fleet, stored_plan(fleet, "search-embeddings"), role_arn=None, profile=None)
+    assert message.startswith("no apply credentials: set [apply] profile or [apply] role_arn")
+
+
+def test_a_call_apply_never_makes_is_refused(fleet: dict[str, Any]) -> None:
+    plan = stored_plan(fleet, "search-embeddings")
+    plan["change"]["calls"].insert(0, {"service": "sagemaker", "operation": "DeleteEndpoint",
+                                       "params": {"EndpointName": "search-embeddings"}, "purpose": "x"})
+    assert "sagemaker:DeleteEndpoint, which apply never makes" in refusal(fleet, plan)
+
+
+def test_a_call_botocore_would_reject_is_refused(fleet: dict[str, Any]) -> None:
+    plan = stored_plan(fleet, "search-embeddings")
+    plan["change"]["calls"][1]["params"]["ProductionVariants"][0]["InitialInstanceCount"] = "three"
+    assert "CreateEndpointConfig call is not valid" in refusal(fleet, plan)
+
+
+def test_the_cli_refusal_is_one_error_line_and_exit_1(fleet: dict[str, Any],
+                                                      plans_in_history: dict[str, dict[str, Any]]) -> None:
+    plans_in_history["p-pricing-api"] = stored_plan(fleet, "pricing-api")
+    for flags in ([], ["--yes"]):
+        result = runner.invoke(app, ["apply", "p-pricing-api", *flags])
+        assert result.exit_code == 1, result.output
+        assert error_lines(result) == ["error: endpoint pricing-api is not opted in: tag it auditor:apply=allowed "
+                                       "or list it in [apply] endpoints"]
+    assert config_of(fleet, fleet["sagemaker"], "pricing-api") == "pricing-api-config"
+
+
+# --- end to end ------------------------------------------------------------------------------
+
+
+def test_dry_run_then_apply_then_the_next_run_verifies_and_the_digest_counts_it(
+        fleet: dict[str, Any], plans_in_history: dict[str, dict[str, Any]]) -> None:
+    sagemaker = fleet["sagemaker"]
+    plan = stored_plan(fleet, "search-embeddings")
+    plans_in_history[plan["id"]] = plan
+    new_config = plan["change"]["calls"][2]["params"]["EndpointConfigName"]
+
+    dry = runner.invoke(app, ["apply", plan["id"]])
+    assert dry.exit_code == 0, dry.output
+    for call in plan["change"]["calls"]:
+        assert f"{call['service']} {call['operation']}: " in dry.stdout
+        assert json.dumps(call["params"], sort_keys=True) in dry.stdout
+    assert "4 x ml.m5.4xlarge -> 3 x ml.m5.xlarge" in dry.stdout
+    assert "guards pass: would apply as arn:aws:sts::123456789012:assumed-role/SageMakerAuditorApply/" in dry.stdout
+    assert config_of(fleet, sagemaker, "search-embeddings") == "search-embeddings-config"
+    assert new_config not in {c["EndpointConfigName"] for c in sagemaker.list_endpoint_configs()["EndpointConfigs"]}
+    with History(Path(fleet["config"].history.path)) as history:
+        assert history.applied() == []
+
+    applied = runner.invoke(app, ["apply", plan["id"], "--yes"])
+    assert applied.exit_code == 0, applied.output
+    assert applied.stdout.splitlines()[-1] == (f"plan {plan['id']} applied: endpoint search-embeddings is InService "
+                                               f"on {new_config} (was search-embeddings-config)")
+    described = sagemaker.describe_endpoint(EndpointName="search-embeddings")
+    assert (described["EndpointStatus"], described["EndpointConfigName"]) == ("InService", new_config)
+    assert described["LastDeploymentConfig"]["BlueGreenUpdatePolicy"]["TrafficRoutingConfiguration"]["CanarySize"] \
+        == {"Type": "CAPACITY_PERCENT", "Value": 10}
+    with History(Path(fleet["config"].history.path)) as history:
+        (record,) = history.applied()
+    assert (record.plan_id, record.outcome, record.new_config) == (plan["id"], "applied", new_config)
+    assert record.caller.startswith("arn:aws:sts::123456789012:assumed-role/SageMakerAuditorApply/")
+    assert [c["operation"] for c in record.calls] == ["PutMetricAlarm", "CreateEndpointConfig", "UpdateEndpoint"]
+    assert record.verified_run_id is None
+
+    listed = runner.invoke(app, ["history", "--applied", "--format", "json"])
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.stdout)[0]["outcome"] == "applied"
+
+    # The next run sees the new shape and verifies the change; the week's digest counts its saving.
+    outcome = execute_audit(fleet["config"])
+    variant = next(v for e in outcome.report.endpoints if e.endpoint.name == "search-embeddings"
+                   for v in e.variants)
+    assert (variant.variant.instance_type, variant.variant.instance_count) == ("ml.m5.xlarge", 3)
+    assert not deliver_outcome(fleet["config"], outcome).problems
+    with History(Path(fleet["config"].history.path)) as history:
+        (record,) = history.applied()
+        assert record.verified_run_id == history.runs(limit=1)[0].id
+        digest = build_digest(history, iso_week(utc_now()))
+    assert digest is not None
+    (saving,) = digest.applied
+    before = plan["current"]["monthly_cost_usd"]
+    after = variant.monthly_cost_usd
+    assert after is not None and saving.realised_monthly_usd == round(before - after, 2) > 0
+    assert digest.realised_monthly_usd >= saving.realised_monthly_usd
+    assert "APPLIED AND VERIFIED THIS WEEK" in render_weekly_text(digest)
+    assert f"plan {plan['id']} by arn:aws:sts::123456789012:assumed-role/SageMakerAuditorApply/" in \
+        render_weekly_text(digest)
+
+
+def test_a_deployment_that_fails_rolls_back_and_apply_says_so(
+        fleet: dict[str, Any], plans_in_history: dict[str, dict[str, Any]]) -> None:
+    sagemaker = fleet["sagemaker"]
+    plan = stored_plan(fleet, "image-tagger")  # to ml.g4dn.xlarge, which the emulator fails
+    assert plan["proposed"]["instance_type"] == "ml.g4dn.xlarge"
+    plans_in_history[plan["id"]] = plan
+    result = runner.invoke(app, ["apply", plan["id"], "--yes"])
+    assert result.exit_code == 1, result.output
+    (line,) = error_lines(result)
+    assert line.startswith(f"error: plan {plan['id']} rolled back: endpoint image-tagger is InService on "
+                           "image-tagger-config, not image-tagger-config-ml-g4dn-xlarge: The primary container")
+    assert config_of(fleet, sagemaker, "image-tagger") == "image-tagger-config"
+    with History(Path(fleet["config"].history.path)) as history:
+        record = next(r for r in history.applied() if r.plan_id == plan["id"])
+    assert record.outcome == "rolled-back" and "ping health check" in record.message
+
+
+# --- the policies ------------------------------------------------------------------------------
+
+
+def _actions(document: dict[str, Any]) -> set[str]:
+    found: set[str] = set()
+    for statement in document["Statement"]:
+        listed = statement["Action"]
+        found.update([listed] if isinstance(listed, str) else listed)
+    return found
+
+
+def test_the_apply_policy_is_exactly_what_apply_calls() -> None:
+    policy = json.loads((ROOT / "deploy" / "iam-apply-policy.json").read_text())
+    assert _actions(policy) == apply_policy_actions()
+    # The reads apply makes in its code (its writes are data: the plan's ApiCalls).
+    methods = {xform_name(op): (service, op) for service, op in APPLY_READS}
+    called: set[tuple[str, str]] = set()
+    for path in (ROOT / "auditor" / "act").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                name = node.func.attr
+                if name == "get_paginator" and node.args and isinstance(node.args[0], ast.Constant):
+                    name = str(node.args[0].value)
+                if name in methods:
+                    called.add(methods[name])
+    assert called == set(APPLY_READS)
+
+
+def test_the_audit_policy_stays_read_only() -> None:
+    policy = _actions(json.loads((ROOT / "deploy" / "iam-policy.json").read_text()))
+    writes = {a for a in policy if a.split(":")[1].startswith(("Create", "Update", "Put", "Delete", "Register",
+                                                                 "Add", "Tag", "Untag", "Start", "Stop"))}
+    assert writes == set()
+    assert not policy & {f"{s}:{o}" for s, o in APPLY_OPERATIONS}
+
+
+def test_every_change_a_plan_carries_uses_only_apply_operations(fleet: dict[str, Any]) -> None:
+    """The change builders' calls are data: every operation any plan of the audit carries is one
+    apply may make (and the change built here, like theirs, is)."""
+    carried = {(c.service, c.operation) for p in fleet["plans"].values() if p.change for c in p.change.calls}
+    built = {(c["service"], c["operation"]) for c in stored_plan(fleet, "pricing-api")["change"]["calls"]}
+    assert carried | built <= APPLY_OPERATIONS
+
+
+# --- calls that fail, alarms that do not exist, a wait that runs out -----------------------------
+
+
+def test_a_failed_call_stops_the_change_and_is_recorded(fleet: dict[str, Any]) -> None:
+    plan = stored_plan(fleet, "search-embeddings", id="p-bad-model")
+    plan["current"]["endpoint_config_name"] = config_of(fleet, fleet["sagemaker"], "search-embeddings")
+    plan["change"]["calls"][1]["params"]["ProductionVariants"][0]["ModelName"] = "no-such-model"
+    with pytest.raises(ApplyFailed) as failed:
+        apply_plan(fleet["config"], plan, yes=True)
+    assert str(failed.value).startswith("plan p-bad-model: sagemaker:CreateEndpointConfig in us-east-1 failed: "
+                                        "ValidationException: Could not find model")
+    assert str(failed.value).endswith("; 1 of 3 calls made before it")
+    with History(Path(fleet["config"].history.path)) as history:
+        record = next(r for r in history.applied() if r.plan_id == "p-bad-model")
+    assert record.outcome == "failed" and [c["operation"] for c in record.calls] == ["PutMetricAlarm"]
+
+
+def test_update_endpoint_is_not_called_without_its_rollback_alarm(fleet: dict[str, Any]) -> None:
+    plan = stored_plan(fleet, "search-embeddings", id="p-no-alarm")
+    plan["current"]["endpoint_config_name"] = before = config_of(fleet, fleet["sagemaker"], "search-embeddings")
+    plan["change"]["calls"][2]["params"]["DeploymentConfig"]["AutoRollbackConfiguration"]["Alarms"] = [
+        {"AlarmName": "never-created"}]
+    plan["change"]["calls"][1]["params"]["EndpointConfigName"] += "-b"
+    plan["change"]["calls"][2]["params"]["EndpointConfigName"] += "-b"
+    with pytest.raises(ApplyFailed, match="the rollback alarm never-created does not exist: UpdateEndpoint not called"):
+        apply_plan(fleet["config"], plan, yes=True)
+    assert config_of(fleet, fleet["sagemaker"], "search-embeddings") == before
+
+
+def test_a_wait_that_runs_out_says_so_and_the_next_run_can_still_verify(fleet: dict[str, Any]) -> None:
+    plan = stored_plan(fleet, "pricing-api")
+    config = replace(fleet["config"], apply=replace(fleet["config"].apply, endpoints=("pricing-*",),
+                                                    wait_minutes=0.001))
+    Emulator.deployments(seconds=3.0)
+    try:
+        with pytest.raises(ApplyFailed, match=r"endpoint pricing-api is still Updating after 0.001 minutes "
+                                              r"\(\[apply\] wait_minutes\)"):
+            apply_plan(config, plan, yes=True)
+    finally:
+        Emulator.deployments(seconds=0.2)
+    with History(Path(config.history.path)) as history:
+        record = next(r for r in history.applied() if r.plan_id == plan["id"])
+    assert record.outcome == "timed-out"
