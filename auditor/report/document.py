@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, TextIO
 
 from auditor.models import (
     AuditReport,
     AutoScaling,
     ComponentReport,
+    EndpointReport,
     Finding,
     JobsSection,
     Plan,
@@ -302,7 +305,74 @@ def price_statement(basis: str, by_region: list[dict[str, Any]], as_of: str) -> 
     return f"{head} Prices by region: " + ". ".join(parts) + "."
 
 
+def endpoint_to_dict(e: EndpointReport) -> dict[str, Any]:
+    return {
+        "account_id": e.endpoint.account_id,
+        "region": e.endpoint.region,
+        "name": e.endpoint.name,
+        "status": e.endpoint.status,
+        "kind": e.endpoint.kind.value,
+        "created_at": _iso(e.endpoint.created_at),
+        "tags": e.endpoint.tags,
+        "not_judged_reason": e.endpoint.not_judged_reason,
+        "skipped_reason": e.endpoint.skipped_reason,
+        "skipped_rules": sorted(e.endpoint.skipped_rules) or None,
+        "variants": [
+            {
+                "name": v.variant.name,
+                "instance_type": v.variant.instance_type,
+                "instance_count": v.variant.instance_count,
+                "serverless_memory_mb": v.variant.serverless_memory_mb,
+                "monthly_cost_usd": v.monthly_cost_usd,
+                "average_instances": v.average_instances,
+                "utilization": _utilization(v),
+                "invocations": v.utilization.invocations if v.utilization else None,
+                "instance_metric_days": v.utilization.instance_metric_days if v.utilization else None,
+                "autoscaling": (_autoscaling(v.variant.autoscaling) if e.endpoint.autoscaling_known
+                                else "unknown"),
+            }
+            for v in e.variants
+        ],
+        "inference_components": [
+            {
+                "name": c.component.name,
+                "variant": c.component.variant,
+                "status": c.component.status,
+                "copy_count": c.component.copy_count,
+                "per_copy": {"cpu_cores": c.component.cpu_cores, "accelerators": c.component.accelerators,
+                             "memory_mb": c.component.memory_mb},
+                "utilization": _utilization(c),
+            }
+            for c in e.components
+        ],
+    }
+
+
 def report_to_dict(report: AuditReport) -> dict[str, Any]:
+    return {key: list(value) if isinstance(value, Iterator) else value for key, value in _document(report).items()}
+
+
+def write_report_json(report: AuditReport, out: TextIO) -> None:
+    """The JSON document written to `out` piece by piece, as json.dumps(report_to_dict(report),
+    indent=2) + "\n" would write it, but never whole in memory: each endpoint and finding is
+    made, written and let go in turn (at 10,000 endpoints the document as Python objects took a
+    few hundred MB)."""
+    out.write("{")
+    for position, (key, value) in enumerate(_document(report).items()):
+        out.write(("\n" if position == 0 else ",\n") + "  " + json.dumps(key) + ": ")
+        if not isinstance(value, Iterator):
+            out.write(json.dumps(value, indent=2).replace("\n", "\n  "))
+            continue
+        empty = True
+        for item in value:
+            out.write(("[\n" if empty else ",\n") + "    " + json.dumps(item, indent=2).replace("\n", "\n    "))
+            empty = False
+        out.write("[]" if empty else "\n  ]")
+    out.write("\n}\n")
+
+
+def _document(report: AuditReport) -> dict[str, Any]:
+    """The document, its long lists (endpoints, findings) as iterators made on demand."""
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_at": _iso(report.generated_at),
@@ -314,49 +384,7 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
         },
         "settings": report.settings,
         "prices": prices_to_dict(report),
-        "endpoints": [
-            {
-                "account_id": e.endpoint.account_id,
-                "region": e.endpoint.region,
-                "name": e.endpoint.name,
-                "status": e.endpoint.status,
-                "kind": e.endpoint.kind.value,
-                "created_at": _iso(e.endpoint.created_at),
-                "tags": e.endpoint.tags,
-                "not_judged_reason": e.endpoint.not_judged_reason,
-                "skipped_reason": e.endpoint.skipped_reason,
-                "skipped_rules": sorted(e.endpoint.skipped_rules) or None,
-                "variants": [
-                    {
-                        "name": v.variant.name,
-                        "instance_type": v.variant.instance_type,
-                        "instance_count": v.variant.instance_count,
-                        "serverless_memory_mb": v.variant.serverless_memory_mb,
-                        "monthly_cost_usd": v.monthly_cost_usd,
-                        "average_instances": v.average_instances,
-                        "utilization": _utilization(v),
-                        "invocations": v.utilization.invocations if v.utilization else None,
-                        "instance_metric_days": v.utilization.instance_metric_days if v.utilization else None,
-                        "autoscaling": (_autoscaling(v.variant.autoscaling) if e.endpoint.autoscaling_known
-                                        else "unknown"),
-                    }
-                    for v in e.variants
-                ],
-                "inference_components": [
-                    {
-                        "name": c.component.name,
-                        "variant": c.component.variant,
-                        "status": c.component.status,
-                        "copy_count": c.component.copy_count,
-                        "per_copy": {"cpu_cores": c.component.cpu_cores, "accelerators": c.component.accelerators,
-                                     "memory_mb": c.component.memory_mb},
-                        "utilization": _utilization(c),
-                    }
-                    for c in e.components
-                ],
-            }
-            for e in report.endpoints
-        ],
+        "endpoints": (endpoint_to_dict(e) for e in report.endpoints),
         "accounts": [
             {"id": a.id, "name": a.name, "audited": a.audited, "regions": list(a.regions),
              "skipped_regions": list(a.skipped_regions), "error": a.error}
@@ -372,7 +400,7 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
              "source": "AWS Cost Explorer's recommendation, computed on the usage before the plans above"}
             for s in report.savings_plans
         ],
-        "findings": [finding_to_dict(f) for f in report.findings],
+        "findings": (finding_to_dict(f) for f in report.findings),
         "jobs": jobs_to_dict(report.jobs),
         "workspaces": workspaces_to_dict(report.workspaces),
         "skipped": [

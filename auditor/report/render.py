@@ -6,7 +6,6 @@ import base64
 import csv
 import enum
 import io
-import json
 import re
 from functools import cache
 from typing import Any
@@ -21,7 +20,7 @@ from auditor.analyse.rules.base import period_label
 from auditor.analyse.usage import format_duration
 from auditor.models import AuditReport
 from auditor.report.chart import utilisation_chart_png
-from auditor.report.document import report_to_dict
+from auditor.report.document import report_to_dict, write_report_json
 
 
 class OutputFormat(enum.StrEnum):
@@ -107,11 +106,15 @@ ChartKey = tuple[str, str, str]  # (region, endpoint, variant)
 
 
 def render(report: AuditReport, fmt: OutputFormat, color: bool = False) -> str:
+    if fmt is OutputFormat.JSON:
+        # Written piece by piece: the document is never held whole as Python objects (a file
+        # handle given to write_report_json directly spares the string too).
+        text = io.StringIO()
+        write_report_json(report, text)
+        return text.getvalue()
     doc = report_to_dict(report)
     if fmt in (OutputFormat.TABLE, OutputFormat.MARKDOWN, OutputFormat.TEXT):
         doc = plain_document(doc)
-    if fmt is OutputFormat.JSON:
-        return json.dumps(doc, indent=2, sort_keys=False) + "\n"
     if fmt is OutputFormat.CSV:
         return render_findings_csv(doc)
     if fmt is OutputFormat.TABLE:
