@@ -22,6 +22,8 @@ It prints per run, against the goals:
 from __future__ import annotations
 
 import argparse
+import email
+import email.policy
 import json
 import math
 import os
@@ -38,6 +40,7 @@ from synthetic_aws import SyntheticAws
 
 from auditor.emulator.fleet import seed_fleet, synthetic_fleet
 from auditor.emulator.server import ACCOUNT_ID, Emulator
+from auditor.report.email_message import HTML_BUDGET_BYTES
 
 REGIONS = ("us-east-1", "eu-west-1", "us-west-2", "ap-northeast-1")
 PERIODS = 14 * 24  # 14 days of hourly points
@@ -76,20 +79,21 @@ runpy.run_module("auditor.cli", run_name="__main__")
 """
 
 
-def run_audit(command: list[str], config: Path, out: Path, env: dict[str, str]) -> dict:
+def run_audit(command: list[str], config: Path, out: Path, env: dict[str, str], fmt: str = "json",
+              extra: tuple[str, ...] = ()) -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     hwm = out.with_suffix(".hwm")
     started = time.perf_counter()
     python = command[0]
-    result = subprocess.run([python, "-c", WRAPPER, "run", "--config", str(config), "--format", "json",
-                             "--output", str(out)],
+    result = subprocess.run([python, "-c", WRAPPER, "run", "--config", str(config), "--format", fmt,
+                             "--output", str(out), *extra],
                             env={**env, "BENCH_HWM_FILE": str(hwm), **_pythonpath(command)},
                             capture_output=True, text=True, cwd=out.parent)  # not this checkout's directory
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode not in (0, 3):
         sys.exit(f"audit failed ({result.returncode}): {result.stderr.strip().splitlines()[-1:]}")
-    report = json.loads(out.read_text())
+    report = json.loads(out.read_text()) if fmt == "json" else None
     return {
         "report": report,
         "wall": wall,
@@ -172,6 +176,25 @@ def cold_and_warm(command: list[str], config: Path, home: Path, env: dict[str, s
     return figures, describe("warm", warm, queries)
 
 
+def check_reports(command: list[str], config: Path, home: Path, env: dict[str, str], endpoints: int) -> None:
+    """A third run writes the HTML report and the email (.eml): their sizes against the budgets."""
+    html, eml = home / "report.html", home / "report.eml"
+    run = run_audit(command, config, html, env, "html", ("--email-to-file", str(eml)))
+    if not eml.exists():
+        print("  reports: no email written (this checkout has no --email-to-file?)")
+        return
+    message = email.message_from_bytes(eml.read_bytes(), policy=email.policy.default)
+    body = message.get_body(preferencelist=("html",))
+    body_bytes = len(body.get_content().encode("utf-8")) if body is not None else 0
+    print(f"  reports (warm, HTML report + email in one run): {run['cpu']:.0f} s CPU "
+          f"({run['cpu'] * 1000 / endpoints:.1f} ms/endpoint), peak RSS {run['max_rss_mb']:.0f} MiB")
+    print(f"    email HTML body {body_bytes:,} bytes (budget {HTML_BUDGET_BYTES:,}: "
+          f"{'ok' if body_bytes <= HTML_BUDGET_BYTES else 'OVER'}), whole message {eml.stat().st_size / 1e6:.1f} MB "
+          f"with its attachments")
+    print(f"    HTML report {html.stat().st_size / 1e6:.1f} MB ({html.stat().st_size / endpoints / 1e3:.1f} KB an "
+          "endpoint, every endpoint with its charts inline; no budget is set for the file)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--endpoints", type=int, nargs="+", default=None,
@@ -181,6 +204,8 @@ def main() -> None:
     parser.add_argument("--backend", choices=("synthetic", "moto"), default="synthetic")
     parser.add_argument("--protocol", choices=("json", "cbor"), default="json",
                         help="CloudWatch's wire protocol (synthetic backend): botocore picks json today")
+    parser.add_argument("--no-reports", dest="reports", action="store_false",
+                        help="skip the third run that writes the HTML report and the email")
     parser.add_argument("--audit", default=shlex.quote(sys.executable),
                         help='the Python to run the audit with; "PYTHON --checkout DIR" runs another checkout')
     args = parser.parse_args()
@@ -209,6 +234,8 @@ def main() -> None:
                 env = {**os.environ, **backend.env(), "XDG_DATA_HOME": str(home / "data"),
                        "BENCH_PROTOCOL": args.protocol}
                 results.append(cold_and_warm(command, config, home, env, accounts, regions))
+                if args.reports:
+                    check_reports(command, config, home, env, size)
                 if isinstance(backend, SyntheticAws):
                     print(f"  the synthetic AWS answered: {backend.requests}")
     if len(results) >= 2:
