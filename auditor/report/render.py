@@ -174,6 +174,8 @@ def chart_images(report: AuditReport, keys: list[ChartKey]) -> dict[ChartKey, by
 def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, Any]:
     """What the templates show beside the document; `limit` keeps the top findings and endpoints."""
     actionable = [f for f in doc["findings"] if f["severity"] != "info"]
+    notes = [f for f in doc["findings"] if f["severity"] == "info"]
+    shown_notes = notes if limit is None else notes[:limit]
     endpoints = ranked_endpoints(doc)
     shown_findings = actionable if limit is None else actionable[:limit]
     plans = doc.get("plans", [])
@@ -196,7 +198,10 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
         "hidden_findings": len(actionable) - len(shown_findings),
         "shown_endpoints": shown_endpoints,
         "hidden_endpoints": len(endpoints) - len(shown_endpoints),
-        "notes": [f for f in doc["findings"] if f["severity"] == "info"],
+        # Notes (info findings) count against the email's budget like findings: a large fleet
+        # has hundreds (a data gap each).
+        "notes": shown_notes,
+        "hidden_notes": len(notes) - len(shown_notes),
         "errors": doc["errors"],
         "skipped": doc["skipped"],
         "period_label": period_label(doc["window"]["period_seconds"]),
