@@ -85,6 +85,7 @@ def test_get_metric_data_datapoints_arrive_as_arrays(synthetic, protocol, monkey
 def test_cbor_arrays_of_mixed_encodings_are_decoded_item_by_item() -> None:
     """The numpy fast path takes only arrays whose items share one encoding; others as botocore does."""
     parser = _CBORParser(timestamp_parser=lambda value: value)
+    parser._arrays = True  # as while parsing GetMetricData's answer
     doubles = synthetic_aws.to_cbor([1.5] * 9)
     mixed = bytes([0x89]) + bytes([0x01]) + b"".join(bytes([0xFB]) + np.float64(2.5).byteswap().tobytes()
                                                      for _ in range(8))  # an integer, then eight doubles
@@ -92,3 +93,5 @@ def test_cbor_arrays_of_mixed_encodings_are_decoded_item_by_item() -> None:
     slow = parser.parse_data_item(parser.get_peekable_stream_from_bytes(mixed))
     assert isinstance(fast, np.ndarray) and fast.tolist() == [1.5] * 9
     assert slow == [1] + [2.5] * 8
+    parser._arrays = False  # any other answer: botocore's decoding, item by item
+    assert parser.parse_data_item(parser.get_peekable_stream_from_bytes(doubles)) == [1.5] * 9

@@ -124,8 +124,9 @@ class _JSONParser(_WholeArrays, botocore.parsers.JSONParser):
 
 
 class _CBORParser(_WholeArrays, botocore.parsers.RpcV2CBORParser):
-    """Also decodes a CBOR array of doubles, or of tagged epoch timestamps, in one numpy step
-    (botocore's decoder reads each item in Python: several microseconds a datapoint)."""
+    """In GetMetricData's answer, also decodes a CBOR array of doubles, or of tagged epoch
+    timestamps, in one numpy step (botocore's decoder reads each item in Python: several
+    microseconds a datapoint). Other answers are decoded as botocore decodes them."""
 
     def get_peekable_stream_from_bytes(self, body: bytes) -> Any:
         # One buffer for the whole body, so that peek() sees a whole array.
@@ -134,7 +135,7 @@ class _CBORParser(_WholeArrays, botocore.parsers.RpcV2CBORParser):
     def _parse_array(self, stream: Any, additional_info: int) -> Any:
         if additional_info != self.INDEFINITE_ITEM_ADDITIONAL_INFO:
             length = self._parse_unsigned_integer(stream, additional_info)
-            fast = _numeric_cbor_array(stream, length) if length >= 8 else None
+            fast = _numeric_cbor_array(stream, length) if self._arrays and length >= 8 else None
             if fast is not None:
                 return fast
             return [self.parse_data_item(stream) for _ in range(length)]
