@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import boto3
+import numpy as np
 import pytest
 
 import auditor.emulator.server as emulator_server
@@ -75,6 +76,15 @@ def test_collector_follows_next_token_and_keeps_every_point(aws, monkeypatch: py
     # The raw CPU is summed over the 4 vCPUs of an m5.xlarge.
     assert frame["CPUUtilization:Average"].mean() == pytest.approx(160, rel=0.1)
     assert metrics.datapoints == sum(frame.notna().sum().sum() for frame in metrics.all_frames().values())
+    # The datapoints arrive as whole arrays (epoch seconds), not an object per datapoint.
+    answer = clients.client("cloudwatch", "us-east-1").get_metric_data(
+        MetricDataQueries=[{"Id": "q", "MetricStat": {"Metric": {
+            "Namespace": queries[0].spec.namespace, "MetricName": queries[0].spec.metric,
+            "Dimensions": queries[0].dimensions}, "Period": 3600, "Stat": queries[0].spec.stat}}],
+        StartTime=window.start, EndTime=window.end, ScanBy="TimestampAscending")
+    stamps = answer["MetricDataResults"][0]["Timestamps"]
+    assert isinstance(stamps, np.ndarray) and len(stamps) == 14 * 24
+    assert stamps[0] >= window.start.timestamp() and (np.diff(stamps) == 3600).all()
 
 
 def test_emulator_rejects_more_than_500_queries(aws) -> None:

@@ -11,7 +11,7 @@ import pandas as pd
 from botocore.client import BaseClient
 
 from auditor.collect.plan import SeriesQuery, batch_queries
-from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region
+from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region, whole_array
 from auditor.models import AuditError, Window
 
 # (endpoint, variant or None for endpoint-level series, inference component or None)
@@ -78,11 +78,12 @@ def collect_metrics(
     if grid.tz is None:
         grid = grid.tz_localize("UTC")
     result = CollectedMetrics(queries=len(queries), grid=grid)
-    start_ns, period_ns, slots = grid[0].value if len(grid) else 0, window.period_seconds * 10**9, len(grid)
+    start_s, period_s, slots = grid[0].timestamp() if len(grid) else 0.0, float(window.period_seconds), len(grid)
     for batch in batch_queries(queries, window):
         by_id = {f"q{i}": q for i, q in enumerate(batch)}
-        values: dict[str, list[float]] = {qid: [] for qid in by_id}
-        stamps: dict[str, list] = {qid: [] for qid in by_id}
+        # Each page's arrays, per query (whole arrays: see session._WholeArrays).
+        values: dict[str, list[np.ndarray]] = {qid: [] for qid in by_id}
+        stamps: dict[str, list[np.ndarray]] = {qid: [] for qid in by_id}
         request = {
             "MetricDataQueries": [
                 {
@@ -110,8 +111,9 @@ def collect_metrics(
                 result.calls += 1
                 for item in response.get("MetricDataResults", []):
                     qid = item["Id"]
-                    values[qid].extend(item.get("Values", []))
-                    stamps[qid].extend(item.get("Timestamps", []))
+                    if item.get("Values") is not None and len(item["Values"]):
+                        values[qid].append(whole_array(item["Values"], timestamps=False))
+                        stamps[qid].append(whole_array(item.get("Timestamps", []), timestamps=True))
                     if item.get("StatusCode") in ("Forbidden", "InternalError"):
                         q = by_id[qid]
                         result.errors.append(AuditError(
@@ -137,12 +139,19 @@ def collect_metrics(
         for qid, q in by_id.items():
             if not values[qid]:
                 continue
-            result.datapoints += len(values[qid])
+            answered = np.concatenate(values[qid])
+            epochs = np.concatenate(stamps[qid])
+            if len(epochs) != len(answered):
+                result.errors.append(AuditError(
+                    region, q.endpoint, "collect",
+                    f"GetMetricData {q.spec.column}: {len(epochs)} timestamps for {len(answered)} values, not used"))
+                continue
+            result.datapoints += len(answered)
             # Each datapoint to its period on the grid (pages may repeat: the last answer wins).
-            at = (pd.DatetimeIndex(stamps[qid]).tz_convert("UTC").as_unit("ns").asi8 - start_ns) // period_ns
+            at = np.floor((epochs - start_s) / period_s).astype("int64")
             inside = (at >= 0) & (at < slots)
             column = np.full(slots, np.nan, dtype="float32")
-            column[at[inside]] = np.asarray(values[qid], dtype="float64")[inside]
+            column[at[inside]] = answered[inside]
             result.add(q.owner, q.spec.column, column)
         del values, stamps
         if on_batch:

@@ -4,7 +4,7 @@ section is the tuple of EndpointReports (AuditReport.endpoints), which plans and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -246,8 +246,10 @@ def _autoscaling(scaling: AutoScaling | None) -> dict[str, Any] | None:
             "policies": list(scaling.policies)}
 
 
-def to_dict(section: tuple[EndpointReport, ...]) -> list[dict[str, Any]]:
-    return [
+def to_dict(section: tuple[EndpointReport, ...]) -> Iterator[dict[str, Any]]:
+    """Made one endpoint at a time (the JSON report streams them: thousands of endpoints are never
+    held whole as Python objects)."""
+    return (
         {
             "account_id": e.endpoint.account_id,
             "region": e.endpoint.region,
@@ -296,7 +298,7 @@ def to_dict(section: tuple[EndpointReport, ...]) -> list[dict[str, Any]]:
             ],
         }
         for e in section
-    ]
+    )
 
 
 KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(

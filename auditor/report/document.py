@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TextIO
 
 from auditor.kinds.registry import KINDS
 from auditor.models import AuditReport, Finding, Plan, PlanOption, PriceUse, ReportSettings
@@ -161,6 +162,30 @@ def settings_to_dict(settings: ReportSettings) -> dict[str, Any]:
 
 
 def report_to_dict(report: AuditReport) -> dict[str, Any]:
+    return {key: list(value) if isinstance(value, Iterator) else value for key, value in _document(report).items()}
+
+
+def write_report_json(report: AuditReport, out: TextIO) -> None:
+    """The JSON document written to `out` piece by piece, as json.dumps(report_to_dict(report),
+    indent=2) + "\n" would write it, but never whole in memory: each endpoint and finding is
+    made, written and let go in turn (at 10,000 endpoints the document as Python objects took a
+    few hundred MB)."""
+    out.write("{")
+    for position, (key, value) in enumerate(_document(report).items()):
+        out.write(("\n" if position == 0 else ",\n") + "  " + json.dumps(key) + ": ")
+        if not isinstance(value, Iterator):
+            out.write(json.dumps(value, indent=2).replace("\n", "\n  "))
+            continue
+        empty = True
+        for item in value:
+            out.write(("[\n" if empty else ",\n") + "    " + json.dumps(item, indent=2).replace("\n", "\n    "))
+            empty = False
+        out.write("[]" if empty else "\n  ]")
+    out.write("\n}\n")
+
+
+def _document(report: AuditReport) -> dict[str, Any]:
+    """The document, its long lists (endpoints, findings) as iterators made on demand."""
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_at": iso(report.generated_at),
@@ -187,7 +212,7 @@ def report_to_dict(report: AuditReport) -> dict[str, Any]:
              "source": "AWS Cost Explorer's recommendation, computed on the usage before the plans above"}
             for s in report.savings_plans
         ],
-        "findings": [finding_to_dict(f) for f in report.findings],
+        "findings": (finding_to_dict(f) for f in report.findings),
         # Each resource kind's section (auditor.kinds), in the kinds' order: endpoints, jobs, workspaces, ...
         **{kind.key: kind.to_dict(kind.section(report)) for kind in KINDS},
         "skipped": [

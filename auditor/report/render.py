@@ -6,7 +6,6 @@ import base64
 import csv
 import enum
 import io
-import json
 import re
 from functools import cache
 from typing import Any, assert_never
@@ -24,7 +23,7 @@ from auditor.kinds.jobs import KIND as JOBS
 from auditor.kinds.registry import KINDS
 from auditor.models import AuditReport
 from auditor.report.chart import utilisation_chart_png
-from auditor.report.document import report_to_dict
+from auditor.report.document import report_to_dict, write_report_json
 
 
 class OutputFormat(enum.StrEnum):
@@ -146,23 +145,27 @@ ChartKey = tuple[str, str, str]  # (region, endpoint, variant)
 def render(report: AuditReport, fmt: OutputFormat, color: bool = False) -> str:
     """The report in one format. Every format reads the same document; a format added to
     OutputFormat without a branch here fails the type check (assert_never), not a run."""
-    doc = report_to_dict(report)
     match fmt:
         case OutputFormat.JSON:
-            return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+            # Written piece by piece: the document is never held whole as Python objects (a file
+            # handle given to write_report_json directly spares the string too).
+            text = io.StringIO()
+            write_report_json(report, text)
+            return text.getvalue()
         case OutputFormat.CSV:
-            return render_findings_csv(doc)
+            return render_findings_csv(report_to_dict(report))
         case OutputFormat.TABLE:
-            return render_table(plain_document(doc), color=color)
+            return render_table(plain_document(report_to_dict(report)), color=color)
         case OutputFormat.HTML:
             # A standalone file: the charts travel inside it as data URIs.
+            doc = report_to_dict(report)
             charts = chart_images(report, variant_keys(doc))
             sources = {key: "data:image/png;base64," + base64.b64encode(png).decode() for key, png in charts.items()}
             return render_html(doc, sources)
         case OutputFormat.MARKDOWN:
-            return _render_template("report.md.j2", plain_document(doc))
+            return _render_template("report.md.j2", plain_document(report_to_dict(report)))
         case OutputFormat.TEXT:
-            return _render_template("report.txt.j2", plain_document(doc))
+            return _render_template("report.txt.j2", plain_document(report_to_dict(report)))
         case _:
             assert_never(fmt)
 
@@ -216,6 +219,8 @@ def chart_images(report: AuditReport, keys: list[ChartKey]) -> dict[ChartKey, by
 def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, Any]:
     """What the templates show beside the document; `limit` keeps the top findings and endpoints."""
     actionable = [f for f in doc["findings"] if f["severity"] != "info"]
+    notes = [f for f in doc["findings"] if f["severity"] == "info"]
+    shown_notes = notes if limit is None else notes[:limit]
     endpoints = ranked_endpoints(doc)
     shown_findings = actionable if limit is None else actionable[:limit]
     plans = doc.get("plans", [])
@@ -237,7 +242,10 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
         "hidden_findings": len(actionable) - len(shown_findings),
         "shown_endpoints": shown_endpoints,
         "hidden_endpoints": len(endpoints) - len(shown_endpoints),
-        "notes": [f for f in doc["findings"] if f["severity"] == "info"],
+        # Notes (info findings) count against the email's budget like findings: a large fleet
+        # has hundreds (a data gap each).
+        "notes": shown_notes,
+        "hidden_notes": len(notes) - len(shown_notes),
         "errors": doc["errors"],
         "skipped": doc["skipped"],
         "period_label": period_label(doc["window"]["period_seconds"]),

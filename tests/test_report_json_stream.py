@@ -1,0 +1,29 @@
+"""The JSON report written piece by piece is the document json.dumps would write whole."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import replace
+
+from auditor.report.document import report_to_dict, write_report_json
+from auditor.report.render import OutputFormat, render
+from fleet_report import synthetic_report
+
+
+def test_streamed_json_is_byte_for_byte_the_whole_document() -> None:
+    report = synthetic_report(40)
+    assert report.findings and report.endpoints
+    whole = json.dumps(report_to_dict(report), indent=2, sort_keys=False) + "\n"
+    streamed = io.StringIO()
+    write_report_json(report, streamed)
+    assert streamed.getvalue() == whole
+    assert render(report, OutputFormat.JSON) == whole
+
+
+def test_streamed_json_of_an_empty_report() -> None:
+    empty = replace(synthetic_report(2), endpoints=(), findings=(), plans=())
+    streamed = io.StringIO()
+    write_report_json(empty, streamed)
+    assert streamed.getvalue() == json.dumps(report_to_dict(empty), indent=2) + "\n"
+    assert json.loads(streamed.getvalue())["endpoints"] == []
