@@ -281,7 +281,7 @@ FREE_FORM = {"tags", "evidence", "details", "hyperparameters", "final_metrics", 
 # The functions that build the JSON document (auditor/report/document.py and each kind's to_dict).
 JSON_BUILDERS = {
     "auditor/report/document.py": {"_option", "plan_to_dict", "finding_to_dict", "prices_to_dict",
-                                   "settings_to_dict", "report_to_dict"},
+                                   "settings_to_dict", "_document"},
     "auditor/report/values.py": {"utilization_summary"},
     "auditor/kinds/endpoints.py": {"to_dict", "_autoscaling"},
     "auditor/kinds/jobs.py": {"to_dict"},

@@ -22,7 +22,7 @@ def test_streamed_json_is_byte_for_byte_the_whole_document() -> None:
 
 
 def test_streamed_json_of_an_empty_report() -> None:
-    empty = replace(synthetic_report(2), endpoints=(), findings=(), plans=())
+    empty = replace(synthetic_report(2).with_section("endpoints", ()), findings=(), plans=())
     streamed = io.StringIO()
     write_report_json(empty, streamed)
     assert streamed.getvalue() == json.dumps(report_to_dict(empty), indent=2) + "\n"
