@@ -56,7 +56,8 @@ def test_fires_on_an_office_hours_endpoint_with_the_hours_in_utc_and_the_saving(
         ("Thu 18:00", "Fri 08:00", 14), ("Fri 18:00", "Mon 08:00", 62)]
     assert finding.evidence["off_hours_per_week"] == 118
     assert finding.evidence["stopped_hours_per_week"] == 113  # each start an hour before traffic
-    assert "UTC+1" in finding.message and "a guess" in finding.message
+    assert "from 19:00 at UTC+1 (a guessed zone)" in finding.message
+    assert "Mon-Thu 18:00 to 08:00 next day (14 h each); Fri 18:00 to Mon 08:00 (62 h)" in finding.message
     price = CATALOG.hourly_price("ml.c5.xlarge", "us-east-1")
     assert price is not None
     rec = finding.recommendation
@@ -110,13 +111,9 @@ def test_an_idle_endpoint_is_idle_not_off_hours() -> None:
     assert off_periods(np.ones(168, dtype=bool), 6) == ()
 
 
-def test_a_variant_that_cannot_be_judged_holds_the_endpoint() -> None:
-    raw = office_hours_raw()
+def test_an_endpoint_of_several_variants_is_not_judged() -> None:
     two = endpoint("claims", variants=(VARIANT, Variant("B", "ml.c5.xlarge", 1)))
-    view = assessment(two, raw)
-    view = replace(view, variants=view.variants[:1])  # the other variant was not judged
-    from auditor.analyse.rules.off_hours import check
-    assert check(view, AuditConfig()) is None
+    assert judged(office_hours_raw(), ep=two) == []  # stopping it stops both: no one variant's plan
 
 
 # --- the change, against botocore's service models -------------------------------------------------

@@ -12,7 +12,7 @@ calls are carried (an alarm that tells no one does not do what this rule asks), 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -62,12 +62,10 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None
     if endpoint.queue_alarms is None or endpoint.queue_alarms:
         return None  # not read (never judged as "no alarm"), or it has one
     threshold, p99 = age_threshold(assessment, settings)
-    seen = (f"its p99 hourly maximum in the window was {p99:,.0f} s" if p99 is not None
-            else "no queue age was published in the window")
-    message = (f"No CloudWatch alarm watches {AGE_METRIC} or {STRANDED_METRIC} of this async endpoint: nobody is "
-               f"told when its queue falls behind. Alarm when the oldest request is older than {threshold:,.0f} s "
-               f"(the goal {settings.latency_goal_seconds:g} s, or {settings.peak_multiple:g}x the observed peak; "
-               f"{seen}) and when requests wait with no instance.")
+    seen = f"p99 {p99:,.0f} s" if p99 is not None else "the p99 (none published)"
+    message = (f"No alarm on {AGE_METRIC} or {STRANDED_METRIC}: nobody is told. "
+               f"Alarm on age > {threshold:,.0f} s (goal {settings.latency_goal_seconds:g} s or "
+               f"{settings.peak_multiple:g}x {seen}) and on the other.")
     return RULE.finding(endpoint, None, message, {
         "age_threshold_seconds": threshold,
         "observed_age_p99_seconds": None if p99 is None else round(p99, 1),
@@ -84,8 +82,7 @@ def queue_alarm_change(endpoint: Endpoint, threshold: float, topic_arn: str | No
     """The plan's change as data: `change` (PutMetricAlarm ApiCall dicts), `rollback`, `waits_for`;
     without a topic, `change_missing` instead of calls."""
     if topic_arn is None:
-        return {"change_missing": "Set [apply] alarm_topic_arn (the SNS topic to notify) for the PutMetricAlarm "
-                                  "calls; an alarm that notifies no one is not carried."}
+        return {"change_missing": "Alarms need [apply] alarm_topic_arn."}
     dimensions = [{"Name": "EndpointName", "Value": endpoint.name}]
     common: dict[str, Any] = {"Namespace": "AWS/SageMaker", "Dimensions": dimensions, "Statistic": "Maximum",
                               "Period": ALARM_PERIOD_SECONDS, "EvaluationPeriods": ALARM_EVALUATION_PERIODS,
@@ -111,26 +108,27 @@ def queue_alarm_change(endpoint: Endpoint, threshold: float, topic_arn: str | No
 
 
 def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, config: AuditConfig) -> Finding:
-    """No money: the recommendation carries the alarms (the running cost stays as it is)."""
+    """No money: the recommendation carries the alarms (the running cost stays as it is). Without a
+    topic there is no change to carry, so no recommendation (and no plan): the message says why."""
     change = queue_alarm_change(assessment.endpoint, float(finding.evidence["age_threshold_seconds"]),
                                 alarm_topic(config))
+    if "change_missing" in change:
+        return replace(finding, message=f"{finding.message} {change['change_missing']}")
     current = round(sum(va.monthly_cost_usd or 0.0 for va in assessment.variants), 2)
     variant = assessment.variants[0].variant if assessment.variants else None
     rec = Recommendation("queue-alarm", variant.instance_type if variant else None,
                          variant.instance_count if variant else 0, current_monthly_usd=current,
                          recommended_monthly_usd=current,
-                         details={"advice": "alarm on the queue's age and on requests waiting with no instance",
+                         details={"advice": "add queue alarms",
                                   **change})
-    message = finding.message + (f" {change['change_missing']}" if "change_missing" in change else "")
-    return priced(finding, rec, message, severity=finding.severity)
+    return priced(finding, rec, severity=finding.severity)
 
 
 RULE = EndpointRule(
     id="no-queue-alarm",
-    title="Async queue without an alarm",
+    title="No queue alarm",
     severity=Severity.LOW,
-    remediation="Create CloudWatch alarms on ApproximateAgeOfOldestRequest and HasBacklogWithoutCapacity that "
-                "notify the team (an SNS topic).",
+    remediation="Add queue alarms that notify the team.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-monitor.html",
     kinds=frozenset({ResourceKind.ASYNC}),
     settings=QueueAlarmSettings,

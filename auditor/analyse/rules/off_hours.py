@@ -119,6 +119,25 @@ def off_periods(quiet: np.ndarray, min_hours: int) -> tuple[OffPeriod, ...]:
     return tuple(sorted(periods, key=lambda p: p.first))
 
 
+def spans_text(periods: tuple[OffPeriod, ...]) -> str:
+    """The quiet runs in words, runs of the same hours on consecutive days said once."""
+    groups: list[list[OffPeriod]] = []
+    for period in periods:
+        last = groups[-1][-1] if groups else None
+        if last is not None and period.hours == last.hours and period.first == last.first + 24:
+            groups[-1].append(period)
+        else:
+            groups.append([period])
+    parts = []
+    for group in groups:
+        first, last = group[0], group[-1]
+        days = DAYS[first.first // 24].title() + (f"-{DAYS[last.first // 24].title()}" if len(group) > 1 else "")
+        next_day = first.resume // 24 == (first.first // 24 + 1) % 7
+        ends = f"{first.resume % 24:02d}:00 next day" if next_day else slot_label(first.resume)
+        parts.append(f"{days} {first.first % 24:02d}:00 to {ends} ({first.hours} h{' each' if len(group) > 1 else ''})")
+    return "; ".join(parts)
+
+
 def zone_guess(periods: tuple[OffPeriod, ...]) -> int:
     """The UTC offset at which the most common stop hour falls nearest EVENING_HOUR local time."""
     stops = [p.first % 24 for p in periods]
@@ -130,16 +149,15 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None
     settings: OffHoursSettings = settings_of(RULE, config)
     endpoint = assessment.endpoint
     window = assessment.window
-    production = [va for va in assessment.variants if not va.variant.shadow]
-    judged_all = len(assessment.variants) == len(endpoint.variants)
-    if not production or not judged_all or window is None or window.period_seconds != 3600:
-        return None  # the endpoint stops as a whole: every variant must be judged, hourly
-    quiet = np.ones(HOURS_PER_WEEK, dtype=bool)
-    for va in assessment.variants:
-        slots = quiet_slots(va, settings.idle_ceiling_percent, settings.min_weeks)
-        if slots is None:
-            return None
-        quiet &= slots
+    # The endpoint stops as a whole, and its plan is its variant's: endpoints of one variant (the
+    # saving of one plan is never added to another's for the same instances), judged hourly.
+    if len(endpoint.variants) != 1 or len(assessment.variants) != 1 or window is None \
+            or window.period_seconds != 3600:
+        return None
+    (variant,) = assessment.variants
+    quiet = quiet_slots(variant, settings.idle_ceiling_percent, settings.min_weeks)
+    if quiet is None:
+        return None
     lead = settings.start_lead_minutes
     # A run the start-up lead eats whole is no stop at all.
     periods = tuple(p for p in off_periods(quiet, settings.min_off_hours) if p.hours * 60 > lead)
@@ -147,13 +165,9 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None
         return None
     stopped_hours = sum(p.hours - lead / 60 for p in periods)
     offset = zone_guess(periods)
-    spans = "; ".join(f"{slot_label(p.first)} to {slot_label(p.resume)} ({p.hours} h)" for p in periods)
-    shapes = ", ".join(f"{va.variant.instance_count} x {va.variant.instance_type}" for va in assessment.variants)
-    message = (f"{shapes} ran through {sum(p.hours for p in periods)} hours a week (UTC) with no invocation in any "
-               f"of the window's weeks and CPU and GPU at or under {settings.idle_ceiling_percent:g}%: {spans}. "
-               f"The quiet hours begin at {EVENING_HOUR}:00 in UTC{offset:+d} (a guess from the data, not a zone "
-               f"anyone stated).")
-    return RULE.finding(endpoint, None, message, {
+    message = (f"No call in any week, CPU/GPU <= {settings.idle_ceiling_percent:g}%, {sum(p.hours for p in periods)} "
+               f"h a week (UTC): {spans_text(periods)}; from {EVENING_HOUR}:00 at UTC{offset:+d} (a guessed zone).")
+    return RULE.finding(endpoint, variant.variant.name, message, {
         "off_periods_utc": [{"from": slot_label(p.first), "to": slot_label(p.resume), "hours": p.hours}
                             for p in periods],
         "off_hours_per_week": sum(p.hours for p in periods),
@@ -202,15 +216,14 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
     saving = round(min(current, hourly * stopped * HOURS_PER_MONTH / HOURS_PER_WEEK), 2)
     change = off_hours_change(endpoint, periods, settings.start_lead_minutes, settings.scheduler_role_arn)
     details: dict[str, Any] = {
-        "advice": f"stop it {stopped:g} hours a week (UTC schedule)",
+        "advice": f"stop it {stopped:g} h a week",
         "off_periods_utc": finding.evidence["off_periods_utc"],
         **change,
     }
     rec = Recommendation("off-hours", None, 0, current_monthly_usd=current,
                          recommended_monthly_usd=round(current - saving, 2), details=details)
-    text = (f"{finding.message} Stopping it then ({stopped:g} hours a week, started "
-            f"{settings.start_lead_minutes} minutes before traffic resumes) saves about ${saving:,.2f}/month. "
-            f"{change['start_up']}")
+    text = (f"{finding.message} Stopped {stopped:g} h a week (up {settings.start_lead_minutes} min before traffic; "
+            f"measure start-up): ${saving:,.2f}/month.")
     for caveat in ("requires", "change_missing"):
         if caveat in change:
             text += f" {change[caveat]}"
@@ -252,9 +265,7 @@ def off_hours_change(endpoint: Endpoint, periods: tuple[OffPeriod, ...], lead_mi
                 "takes depends on the instance type and model (measure it, and set start_lead_minutes above it).")
     if role_template is None:
         return {"start_up": start_up,
-                "change_missing": "Set [rules.off-hours] scheduler_role_arn (a role EventBridge Scheduler may "
-                                  "assume to call sagemaker:DeleteEndpoint and sagemaker:CreateEndpoint) for the "
-                                  "schedules."}
+                "change_missing": "Schedules need [rules.off-hours] scheduler_role_arn."}
     role = role_template.replace(ACCOUNT_ID_PLACEHOLDER, endpoint.account_id)
     tags = [{"Key": k, "Value": v} for k, v in sorted(endpoint.tags.items()) if not k.startswith("aws:")]
     create_input: dict[str, Any] = {"EndpointName": endpoint.name, "EndpointConfigName": endpoint.config_name}
@@ -338,11 +349,9 @@ def _component_change(endpoint: Endpoint, stops: list[tuple[str, str]],
 
 RULE = EndpointRule(
     id="off-hours",
-    title="Runs through hours without traffic",
+    title="Quiet hours",
     severity=Severity.MEDIUM,
-    remediation="Stop the endpoint in its quiet hours: EventBridge Scheduler schedules that delete it in the "
-                "evening and create it from the same endpoint config before traffic resumes, or, for inference "
-                "components, scheduled actions that scale the copies to zero and back.",
+    remediation="Stop it in its quiet hours.",
     docs="https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-targets-universal.html",
     kinds=frozenset({ResourceKind.REAL_TIME}),
     settings=OffHoursSettings,
