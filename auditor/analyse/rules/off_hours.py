@@ -77,8 +77,8 @@ def slot_label(slot: int, minute: int = 0) -> str:
 
 
 def quiet_slots(variant: VariantAssessment, ceiling: float, min_weeks: int) -> np.ndarray | None:
-    """The hours of the week (168 booleans) with no invocation in any week and idle instances in every
-    week they were seen at least `min_weeks` times; None when the variant's frames cannot tell."""
+    """The hours of the week (168 booleans) with no invocation in any week, instances seen in at least
+    `min_weeks` weeks and idle every time; None when the variant's frames cannot tell."""
     normalised, raw = variant.normalised, variant.raw
     if "cpu:Maximum" not in normalised.columns or "Invocations:Sum" not in raw.columns:
         return None
