@@ -189,3 +189,13 @@ def test_copies_of_unknown_count_carry_no_calls() -> None:
 
 def test_the_rule_is_registered_for_real_time_only() -> None:
     assert {k.value for k in RULE.kinds} == {"real-time"}
+
+
+def test_the_change_in_the_details_becomes_the_plans_change() -> None:
+    from auditor.recommend.rule_changes import change_from_details
+    (finding,) = judged(office_hours_raw(), config(scheduler_role_arn=ROLE))
+    change = change_from_details(finding.recommendation.details)
+    assert change is not None and [c.operation for c in change.calls] == ["CreateSchedule", "CreateSchedule"]
+    assert change.rollback.startswith("DeleteSchedule")
+    (without_role,) = judged(office_hours_raw())
+    assert change_from_details(without_role.recommendation.details) is None
