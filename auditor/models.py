@@ -160,6 +160,9 @@ class Endpoint:
     # When the endpoint was last created or updated (Search's LastModifiedTime): its shadow variants
     # have run at least since then.
     last_modified_at: datetime | None = None
+    # Async endpoints: the CloudWatch alarms on its queue (ApproximateAgeOfOldestRequest or
+    # HasBacklogWithoutCapacity); None: not read (DescribeAlarms denied, or not an async endpoint).
+    queue_alarms: tuple[str, ...] | None = None
 
 
 def price_usage(endpoint: Endpoint) -> str:

@@ -133,7 +133,7 @@ def test_findings_sorted_by_saving_then_severity(report: dict) -> None:
 
 
 def test_rising_queue_is_flagged_with_a_scale_out(report: dict) -> None:
-    (finding,) = findings_of(report, "video-transcode-async")
+    (finding,) = [f for f in findings_of(report, "video-transcode-async") if f["rule"] != "no-queue-alarm"]
     assert finding["rule"] == "rising-queue-latency" and finding["severity"] == "high"
     age = finding["evidence"]["ApproximateAgeOfOldestRequest"]
     assert age["slope_per_day"] > 0 and age["end_level"] > 2 * age["start_level"] and age["p_value"] < 0.01
@@ -145,6 +145,16 @@ def test_rising_queue_is_flagged_with_a_scale_out(report: dict) -> None:
 
 def test_flat_noisy_queue_with_one_spike_is_not_a_trend(report: dict) -> None:
     assert findings_of(report, "doc-ocr-async") == []
+
+
+def test_the_queue_without_an_alarm_is_told_and_the_one_with_an_alarm_is_not(report: dict) -> None:
+    assert [f["endpoint"] for f in report["findings"] if f["rule"] == "no-queue-alarm"] == ["video-transcode-async"]
+
+
+def test_the_office_hours_endpoint_is_stopped_out_of_hours_and_no_other(report: dict) -> None:
+    (finding,) = [f for f in report["findings"] if f["rule"] == "off-hours"]
+    assert finding["endpoint"] == "internal-reports" and finding["recommendation"]["monthly_savings_usd"] > 0
+    assert [p["hours"] for p in finding["evidence"]["off_periods_utc"]] == [14, 14, 14, 14, 62]
 
 
 def test_latency_creep_without_load_growth_is_a_regression(report: dict) -> None:

@@ -99,6 +99,9 @@ class VariantSpec:
     # Real-time and serverless traffic: requests in an hour with traffic (Poisson around it, with a daily swing).
     invocations_per_hour: float = 5000.0
     traffic_hours: tuple[int, ...] | None = None  # UTC hours of the day with traffic; None: all day
+    traffic_days: tuple[int, ...] | None = None  # UTC weekdays with traffic (0 = Monday); None: every day
+    # CPU percent (per vCPU) in hours without traffic, for instances that idle then; None: `cpu` all day.
+    quiet_cpu: float | None = None
     traffic_swing: float = 0.4  # relative daily swing of the request rate
     serverless_memory_mb: int | None = None
     metric_days: float | None = None  # None: the whole window
@@ -135,6 +138,7 @@ class EndpointSpec:
     delete_config: bool = False
     stranded_hours: int = 0  # async: hours at the end scaled to zero instances while requests keep arriving
     updated_days_ago: float | None = None  # LastModifiedTime; None: as created
+    queue_alarm: bool = False  # async: a CloudWatch alarm on its ApproximateAgeOfOldestRequest
 
 
 def async_variant(instance_type: str, count: int, arrivals_per_hour: float, processing_seconds: float,
@@ -169,7 +173,7 @@ def demo_fleet() -> list[EndpointSpec]:
         EndpointSpec("doc-ocr-async", (async_variant("ml.m5.xlarge", 1, arrivals_per_hour=50, processing_seconds=60,
                                                      cpu=Busy(92, 2), memory=Load(66, 2), traffic_swing=0.1,
                                                      spike_requests=40),),
-                     kind=ASYNC, tags=team("docs@example.com")),
+                     kind=ASYNC, tags=team("docs@example.com"), queue_alarm=True),
         EndpointSpec("intent-classifier", (serverless_variant(1024, 900, Load(52, 3)),),
                      kind=SERVERLESS, tags=team("support@example.com")),
         # Memory-optimised instance using 4% of its memory: moves across families.
@@ -207,8 +211,11 @@ def demo_fleet() -> list[EndpointSpec]:
         # Serverless with twice the memory it needs; sparse traffic on a dedicated instance.
         EndpointSpec("faq-bot", (serverless_variant(2048, 3000, Load(18, 2), latency_ms=300),),
                      kind=SERVERLESS, tags=team("support@example.com")),
+        # Called in office hours only (Mon-Fri 08-18 UTC), idle the rest of the week: stop it then.
         EndpointSpec("internal-reports", (VariantSpec("ml.m5.large", 1, cpu=Load(3, 1), memory=Load(25, 1),
-                                                      invocations_per_hour=20, latency_ms=200),),
+                                                      invocations_per_hour=20, latency_ms=200,
+                                                      traffic_hours=tuple(range(8, 18)), traffic_days=(0, 1, 2, 3, 4),
+                                                      quiet_cpu=1.0),),
                      tags=team("finance@example.com", "internal")),
         # Too young to judge, too little data to judge.
         EndpointSpec("new-model-canary", (VariantSpec("ml.m5.xlarge", 1, cpu=Load(3, 1), memory=Load(10, 1)),),
@@ -233,15 +240,17 @@ def async_busy_draining() -> EndpointSpec:
     an audit that reads 'no invocations' as idle is wrong here."""
     return EndpointSpec("async-busy-gpu-draining", (async_variant(
         "ml.g4dn.xlarge", 2, arrivals_per_hour=960, processing_seconds=6, memory=Load(55, 2),
-        gpu_memory=Load(60, 2), traffic_swing=0.3),), kind=ASYNC, tags={"owner": "vision@example.com"})
+        gpu_memory=Load(60, 2), traffic_swing=0.3),), kind=ASYNC, tags={"owner": "vision@example.com"},
+        queue_alarm=True)
 
 
 def async_idle() -> EndpointSpec:
     """Verdict: idle (delete it, or scale it to zero). No request arrives, the queue stays empty,
-    the instance idles at ~1% CPU."""
+    the instance idles at ~1% CPU. Its queue has an alarm (as do the other scenarios' async endpoints:
+    their verdicts are about capacity, not about who is told)."""
     return EndpointSpec("async-idle-empty-queue", (async_variant(
         "ml.m5.xlarge", 1, arrivals_per_hour=0, processing_seconds=30, cpu=Busy(80, 1.0, 0.3),
-        memory=Load(15, 0.5)),), kind=ASYNC, tags={"owner": "docs@example.com"})
+        memory=Load(15, 0.5)),), kind=ASYNC, tags={"owner": "docs@example.com"}, queue_alarm=True)
 
 
 def async_slowly_growing() -> EndpointSpec:
@@ -253,7 +262,7 @@ def async_slowly_growing() -> EndpointSpec:
         "ml.g4dn.xlarge", 2, arrivals_per_hour=1500, processing_seconds=4.8, memory=Load(58, 2),
         gpu_memory=Load(64, 2), initial_backlog=5, steady_arrivals=True, late_arrivals=(7, 1.17),
         traffic_swing=0.0),),
-        kind=ASYNC, tags={"owner": "media@example.com"})
+        kind=ASYNC, tags={"owner": "media@example.com"}, queue_alarm=True)
 
 
 def realtime_steady_busy() -> EndpointSpec:
@@ -390,9 +399,20 @@ def seed_fleet(
         _create_endpoint(sagemaker, spec)
         _adjust_state(emulator, spec, now, region, account_id)
         _register_autoscaling(autoscaling, spec)
+        if spec.queue_alarm:
+            _put_queue_alarm(cloudwatch, spec)
     for namespace, items in datums.items():
         for i in range(0, len(items), 1000):  # PutMetricData takes 1,000 datums a call
             cloudwatch.put_metric_data(Namespace=namespace, MetricData=items[i : i + 1000])
+
+
+def _put_queue_alarm(cloudwatch: Any, spec: EndpointSpec) -> None:
+    """The alarm a team watching its async queue would have: the oldest request older than 30 minutes."""
+    cloudwatch.put_metric_alarm(
+        AlarmName=f"{spec.name}-queue-age", Namespace="AWS/SageMaker", MetricName="ApproximateAgeOfOldestRequest",
+        Dimensions=[{"Name": "EndpointName", "Value": spec.name}], Statistic="Maximum", Period=300,
+        EvaluationPeriods=3, Threshold=1800.0, ComparisonOperator="GreaterThanThreshold",
+    )
 
 
 def _register_autoscaling(autoscaling: Any, spec: EndpointSpec) -> None:
@@ -510,12 +530,25 @@ def _requests(rate: np.ndarray, steady: bool, rng: np.random.Generator) -> np.nd
     return rng.poisson(np.clip(rate, 0, None)).astype(np.int64)
 
 
-def _traffic_rate(variant: VariantSpec, base: float, hod: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+def _traffic_rate(variant: VariantSpec, base: float, hod: np.ndarray, offsets: np.ndarray,
+                  weekdays: np.ndarray | None = None) -> np.ndarray:
     hours = offsets.size
     growth = 1 + variant.invocations_rise * offsets / max(1, hours - 1)
     swing = 1 + variant.traffic_swing * np.sin(2 * math.pi * (hod - 9) / 24)  # peaks mid-afternoon UTC
-    active = np.isin(hod, variant.traffic_hours) if variant.traffic_hours is not None else np.ones(hours, bool)
-    return base * growth * swing * active
+    return base * growth * swing * _traffic_mask(variant, hod, offsets, weekdays)
+
+
+def _weekdays(stamps: list[datetime]) -> np.ndarray:
+    return np.array([s.weekday() for s in stamps], dtype=np.int64)
+
+
+def _traffic_mask(variant: VariantSpec, hod: np.ndarray, offsets: np.ndarray,
+                  weekdays: np.ndarray | None = None) -> np.ndarray:
+    """The hours the variant's traffic may come in: its hours of the day, on its weekdays."""
+    active = np.isin(hod, variant.traffic_hours) if variant.traffic_hours is not None else np.ones(offsets.size, bool)
+    if variant.traffic_days is not None and weekdays is not None:
+        active &= np.isin(weekdays, variant.traffic_days)
+    return active
 
 
 def _active_minutes(requests: np.ndarray) -> np.ndarray:
@@ -587,6 +620,11 @@ def _instance_datums(spec: EndpointSpec, variant: VariantSpec, dims: list[dict[s
             average, maximum = load.hourly(busy, rng)
         else:
             average, maximum = load.hourly(offsets, rng)
+        if metric == "CPUUtilization" and variant.quiet_cpu is not None:
+            # Instances that idle while no request comes: the load is `cpu` only in traffic hours.
+            quiet = ~_traffic_mask(variant, np.array([s.hour for s in stamps]), offsets, _weekdays(stamps))
+            average = np.where(quiet, variant.quiet_cpu, average)
+            maximum = np.where(quiet, variant.quiet_cpu * 1.2, maximum)
         factor = scale.get(metric, 1)
         average, maximum = average[running] * factor, maximum[running] * factor
         yield INSTANCE_NS, _series(metric, dims, _pick(running, stamps),
@@ -604,7 +642,8 @@ def _realtime_datums(variant: VariantSpec, dims: list[dict[str, str]], stamps: l
                      ) -> list[tuple[str, list[dict[str, Any]]]]:
     """Invocations (split over the instances running for InvocationsPerInstance) and latencies, only
     in hours with at least one request."""
-    requests = _requests(_traffic_rate(variant, variant.invocations_per_hour, hod, offsets), False, rng)
+    requests = _requests(_traffic_rate(variant, variant.invocations_per_hour, hod, offsets, _weekdays(stamps)),
+                         False, rng)
     latency = _latency_us(variant, offsets, rng)
     served = (requests > 0) & (counts > 0)
     n, at = requests[served], _pick(served, stamps)
@@ -618,7 +657,8 @@ def _realtime_datums(variant: VariantSpec, dims: list[dict[str, str]], stamps: l
 def _serverless_datums(variant: VariantSpec, dims: list[dict[str, str]], stamps: list[datetime], hod: np.ndarray,
                        offsets: np.ndarray, rng: np.random.Generator) -> Iterable[tuple[str, list[dict[str, Any]]]]:
     """Memory, traffic, latencies, cold starts and concurrency; nothing in an hour without requests."""
-    requests = _requests(_traffic_rate(variant, variant.invocations_per_hour, hod, offsets), False, rng)
+    requests = _requests(_traffic_rate(variant, variant.invocations_per_hour, hod, offsets, _weekdays(stamps)),
+                         False, rng)
     latency = _latency_us(variant, offsets, rng)
     served = requests > 0
     n, at, minutes = requests[served], _pick(served, stamps), _active_minutes(requests[served])
@@ -656,7 +696,7 @@ def _async_datums(spec: EndpointSpec, variant: VariantSpec, dims: list[dict[str,
     = min(backlog + arrivals, capacity); the rest waits for the next hour. Returns how busy the
     instances were (processed / capacity) and the datums."""
     hours = offsets.size
-    rate = _traffic_rate(variant, variant.arrivals_per_hour, hod, offsets)
+    rate = _traffic_rate(variant, variant.arrivals_per_hour, hod, offsets, _weekdays(stamps))
     if variant.late_arrivals:
         days, extra = variant.late_arrivals
         rate = rate + extra * (offsets >= hours - days * 24)

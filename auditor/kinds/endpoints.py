@@ -19,6 +19,7 @@ from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
 from auditor.collect.plan import plan_queries
 from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
+from auditor.discover.alarms import discover_queue_alarms
 from auditor.discover.autoscaling import discover_autoscaling, variant_resource_id
 from auditor.discover.endpoints import ConfigCache, discover_endpoints
 from auditor.kinds.base import (
@@ -94,6 +95,8 @@ def audit_endpoints(
     errors += [error for _, step_errors in (*checked, *skipped) for error in step_errors]
     endpoints, scaling_errors = attach_autoscaling(endpoints, clients, region)
     errors += scaling_errors
+    endpoints, alarm_errors = attach_queue_alarms(endpoints, clients, region)
+    errors += alarm_errors
     if any(not region_priced(e, catalog) for e in endpoints):
         errors.append(AuditError(
             region, None, "recommend",
@@ -175,6 +178,22 @@ def attach_autoscaling(
         )
         for e in endpoints
     ], []
+
+
+def attach_queue_alarms(
+    endpoints: list[Endpoint], clients: AwsClients, region: str
+) -> tuple[list[Endpoint], list[AuditError]]:
+    """Each async endpoint's queue alarms (one paged DescribeAlarms for the region, only when it has
+    an async endpoint to judge); unknown (None, and so not judged) if they cannot be read."""
+    if not any(e.kind is EndpointKind.ASYNC and not e.not_judged_reason
+               and not (e.skipped_reason and not e.skipped_rules) for e in endpoints):
+        return endpoints, []
+    try:
+        alarms = discover_queue_alarms(clients.client("cloudwatch", region), region)
+    except RegionAccessError as exc:
+        return endpoints, [AuditError(region, None, "discover", f"{exc.message}: no-queue-alarm not judged")]
+    return [replace(e, queue_alarms=alarms.get(e.name, ())) if e.kind is EndpointKind.ASYNC else e
+            for e in endpoints], []
 
 
 def check_catalog(endpoint: Endpoint, catalog: Catalog) -> tuple[Endpoint, list[AuditError]]:
@@ -309,6 +328,7 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
         "sagemaker:Search", "sagemaker:DescribeEndpointConfig", "sagemaker:ListInferenceComponents",
         "sagemaker:DescribeInferenceComponent", "application-autoscaling:DescribeScalableTargets",
         "application-autoscaling:DescribeScalingPolicies", "cloudwatch:GetMetricData",
+        "cloudwatch:DescribeAlarms",
     }),
     enabled=lambda config: True,
     audit=audit,
