@@ -16,6 +16,7 @@ from auditor.analyse.control import apply_skips, config_for_endpoint
 from auditor.analyse.rules import judge_endpoint
 from auditor.catalog import Catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
+from auditor.collect.enhanced import EnhancedSeries, enhanced_queries
 from auditor.collect.plan import plan_queries
 from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
@@ -102,6 +103,13 @@ def audit_endpoints(
         ))
 
     queries = plan_queries(endpoints, catalog)
+    enhanced = EnhancedSeries()
+    try:
+        enhanced = enhanced_queries(clients.client("cloudwatch", region), region, endpoints)
+    except RegionAccessError as exc:
+        errors.append(AuditError(region, None, "collect", exc.message))
+    errors += enhanced.errors
+    queries += enhanced.queries
     progress.region_started(region, len(queries))
     limits.check()
 
@@ -138,7 +146,8 @@ def audit_endpoints(
             endpoint=assessed.endpoint,
             variants=tuple(
                 VariantReport(va.variant, va.monthly_cost_usd, va.utilization, series=chart_series(va.normalised),
-                              average_instances=va.average_instances, price_basis=va.price_basis)
+                              average_instances=va.average_instances, price_basis=va.price_basis,
+                              instances=va.instances, sizing_basis=va.sizing_basis)
                 for va in assessed.variants
             ),
             components=assessed.components,
@@ -307,6 +316,7 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
         "sagemaker:Search", "sagemaker:DescribeEndpointConfig", "sagemaker:ListInferenceComponents",
         "sagemaker:DescribeInferenceComponent", "application-autoscaling:DescribeScalableTargets",
         "application-autoscaling:DescribeScalingPolicies", "cloudwatch:GetMetricData",
+        "cloudwatch:ListMetrics",  # the InstanceId / AcceleratorId series of enhanced metrics
     }),
     enabled=lambda config: True,
     audit=audit,
