@@ -208,3 +208,16 @@ def hottest_instance_sizing(
         if values:
             peak[resource] = max(peak[resource], *values)
     return replace(utilization, sizing=sizing, peak=peak), HOTTEST_INSTANCE
+
+
+@dataclass(frozen=True)
+class EndpointFleet:
+    """An account's endpoints in one region, as a whole (what fleet-wide notes read)."""
+
+    account_id: str
+    region: str
+    endpoints: tuple[Endpoint, ...]
+
+    @property
+    def name(self) -> str:
+        return self.region

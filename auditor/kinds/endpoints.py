@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from auditor.analyse.assessment import assess_components, assess_endpoint
+from auditor.analyse.assessment import EndpointFleet, assess_components, assess_endpoint
 from auditor.analyse.control import apply_skips, config_for_endpoint
-from auditor.analyse.rules import judge_endpoint
+from auditor.analyse.rules import judge_collection, judge_endpoint
 from auditor.catalog import Catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
 from auditor.collect.enhanced import EnhancedSeries, enhanced_queries
@@ -40,6 +40,9 @@ from auditor.models import (
     EndpointKind,
     EndpointReport,
     Finding,
+    InstanceUtilization,
+    MetricsConfig,
+    ResourceUtilization,
     VariantReport,
     Window,
     price_usage,
@@ -153,6 +156,10 @@ def audit_endpoints(
             components=assessed.components,
         ))
         metrics.release(endpoint.name)
+    # Fleet-wide notes (which endpoints would gain from per-instance metrics): one per account.
+    for account in sorted({e.account_id for e in endpoints}):
+        fleet = EndpointFleet(account, region, tuple(e for e in endpoints if e.account_id == account))
+        findings += judge_collection(fleet, catalog, config)
     return EndpointsResult(endpoints=tuple(reports), findings=tuple(findings), errors=tuple(errors), fatal=fatal,
                            queries=len(queries), datapoints=metrics.datapoints, calls=metrics.calls)
 
@@ -255,6 +262,30 @@ def _autoscaling(scaling: AutoScaling | None) -> dict[str, Any] | None:
             "policies": list(scaling.policies)}
 
 
+def _metrics_config(config: MetricsConfig | None) -> dict[str, Any] | None:
+    if config is None:
+        return None
+    return {"enhanced_metrics": config.enhanced_metrics, "detailed_observability": config.detailed_observability,
+            "publish_frequency_seconds": config.publish_frequency_seconds}
+
+
+def _instance(instance: InstanceUtilization) -> dict[str, Any]:
+    """One instance's utilisation (enhanced metrics), and each of its GPUs'."""
+    def figures(u: ResourceUtilization) -> dict[str, float]:
+        return {"avg": u.avg, "p95": u.p95, "max": u.max}
+
+    return {
+        "instance_id": instance.instance_id,
+        "utilization": {r.value: figures(u) for r, u in instance.utilization.by_resource.items()},
+        "accelerators": {
+            device: {"gpu": figures(gpu),
+                     "gpu_memory": (figures(instance.accelerator_memory[device])
+                                    if device in instance.accelerator_memory else None)}
+            for device, gpu in sorted(instance.accelerators.items())
+        } or None,
+    }
+
+
 def to_dict(section: tuple[EndpointReport, ...]) -> list[dict[str, Any]]:
     return [
         {
@@ -268,6 +299,7 @@ def to_dict(section: tuple[EndpointReport, ...]) -> list[dict[str, Any]]:
             "not_judged_reason": e.endpoint.not_judged_reason,
             "skipped_reason": e.endpoint.skipped_reason,
             "skipped_rules": sorted(e.endpoint.skipped_rules) or None,
+            "metrics_config": _metrics_config(e.endpoint.metrics_config),
             "variants": [
                 {
                     "name": v.variant.name,
@@ -288,6 +320,8 @@ def to_dict(section: tuple[EndpointReport, ...]) -> list[dict[str, Any]]:
                         None if v.variant.managed_scaling is None else
                         {"min_instances": v.variant.managed_scaling.min_instances,
                          "max_instances": v.variant.managed_scaling.max_instances}),
+                    "sizing_basis": v.sizing_basis,
+                    "instances": [_instance(i) for i in v.instances] or None,
                 }
                 for v in e.variants
             ],

@@ -45,16 +45,19 @@ class Imbalance:
 
 
 def _load(va: VariantAssessment) -> tuple[Resource, dict[str, pd.Series]] | None:
-    """The divisible load to compare (GPU on a GPU shape, else CPU): each instance's per-period maxima."""
-    resource = Resource.GPU if va.shape is not None and va.shape.gpu_count else Resource.CPU
-    series: dict[str, pd.Series] = {}
-    for instance, frame in va.instance_series.items():
-        for stat in ("Maximum", "Average"):
-            column = f"{resource.value}:{stat}"
-            if column in frame.columns and frame[column].notna().any():
-                series[instance] = frame[column].dropna()
-                break
-    return (resource, series) if len(series) >= 2 else None
+    """The divisible load to compare (GPU where each instance publishes it, else CPU): each
+    instance's per-period maxima."""
+    for resource in (Resource.GPU, Resource.CPU):
+        series: dict[str, pd.Series] = {}
+        for instance, frame in va.instance_series.items():
+            for stat in ("Maximum", "Average"):
+                column = f"{resource.value}:{stat}"
+                if column in frame.columns and frame[column].notna().any():
+                    series[instance] = frame[column].dropna()
+                    break
+        if len(series) >= 2:
+            return resource, series
+    return None
 
 
 def imbalance(va: VariantAssessment, config: AuditConfig) -> Imbalance | None:
