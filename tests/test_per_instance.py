@@ -29,9 +29,12 @@ DEMO = {s.name: s for s in demo_fleet()}
 SHARDED = EndpointSpec("llm-sharded", (VariantSpec(
     "ml.g4dn.12xlarge", 1, cpu=Load(10, 3), memory=Load(30, 2),
     gpu_devices=(Load(45, 5),) * 4, gpu_memory_devices=(Load(60, 1),) * 4),), enhanced_metrics=True)
+# Enhanced metrics on a busy, balanced, autoscaled variant: nothing to say.
+BALANCED = EndpointSpec("ads-ctr", (VariantSpec("ml.m5.xlarge", 3, cpu=Load(66, 8), memory=Load(58, 2),
+                                                autoscaling=(3, 6)),), enhanced_metrics=True)
 # The imbalanced endpoint without enhanced metrics: the variant mean is all the audit sees.
 BLIND = replace(DEMO["chat-router"], name="chat-router-blind", enhanced_metrics=False)
-FLEET = [DEMO["chat-router"], DEMO["doc-embedder-gpu"], DEMO["ads-ctr"], DEMO["pricing-api"], SHARDED, BLIND]
+FLEET = [DEMO["chat-router"], DEMO["doc-embedder-gpu"], BALANCED, DEMO["pricing-api"], SHARDED, BLIND]
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +106,14 @@ def test_one_fleet_note_lists_the_endpoints_that_would_gain(doc: dict) -> None:
     assert note["severity"] == "info" and note["resource_type"] == "endpoint-fleet"
     assert set(note["evidence"]["endpoints"]) == {"pricing-api", "chat-router-blind"}
     assert "EnableEnhancedMetrics" in note["message"] and "cloudwatch/pricing" in note["message"]
+    assert "--metrics-config EnableEnhancedMetrics=true" in note["evidence"]["how"]
+    assert "AWS::SageMaker::EndpointConfig" in note["remediation"]
+
+
+def test_a_balanced_endpoint_with_enhanced_metrics_draws_no_new_finding(doc: dict) -> None:
+    assert variant(doc, "ads-ctr")["sizing_basis"] == HOTTEST_INSTANCE
+    assert len(variant(doc, "ads-ctr")["instances"]) == 3
+    assert not [f for f in doc["findings"] if f["endpoint"] == "ads-ctr"]
 
 
 def test_an_older_kept_config_is_described_again_for_its_metrics_config(emulator, tmp_path) -> None:

@@ -220,4 +220,5 @@ class EndpointFleet:
 
     @property
     def name(self) -> str:
-        return self.region
+        """What a fleet-wide finding is about (its region and account are fields of their own)."""
+        return "all endpoints"

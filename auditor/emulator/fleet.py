@@ -163,7 +163,7 @@ def serverless_variant(memory_mb: int, invocations_per_hour: float, memory: Load
 
 
 def demo_fleet() -> list[EndpointSpec]:
-    """Twenty-two endpoints that exercise every rule, with busy ones that must not be flagged."""
+    """Twenty-one endpoints that exercise every rule, with busy ones that must not be flagged."""
     team = lambda owner, env="prod": {"owner": owner, "env": env}  # noqa: E731
     return [
         # Busy, and autoscaled where there are several instances: must not be flagged.
@@ -243,10 +243,6 @@ def demo_fleet() -> list[EndpointSpec]:
             gpu_devices=(Load(38, 6), Load(0.5, 0, 0.1), Load(0.5, 0, 0.1), Load(0.5, 0, 0.1)),
             gpu_memory_devices=(Load(45, 1), Load(1, 0, 0.1), Load(1, 0, 0.1), Load(1, 0, 0.1))),),
                      enhanced_metrics=True, tags=team("search@example.com")),
-        # Enhanced metrics on a busy, balanced, autoscaled variant: nothing to say.
-        EndpointSpec("ads-ctr", (VariantSpec("ml.m5.xlarge", 3, cpu=Load(66, 8), memory=Load(58, 2),
-                                             autoscaling=(3, 6)),),
-                     enhanced_metrics=True, tags=team("ads@example.com")),
     ]
 
 

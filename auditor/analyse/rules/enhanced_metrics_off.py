@@ -56,9 +56,9 @@ def check(fleet: EndpointFleet, catalog: Catalog, config: AuditConfig) -> Iterat
     series = sum(g["series_read"] for g in gaining.values())
     yield RULE.finding(
         fleet, None,
-        f"{len(names)} endpoint{'s' if len(names) > 1 else ''} without enhanced metrics where the variant's "
-        f"aggregate hides the hottest instance or an idle GPU ({listed}): sized from the variant mean. To see "
-        f"each instance and GPU, {HOW}. The audit would read about {series} more series ({COST}).",
+        f"{len(names)} endpoint{'s' if len(names) > 1 else ''} sized from the variant mean, where it can hide "
+        f"the hottest instance or an idle GPU ({listed}): MetricsConfig.EnableEnhancedMetrics would show each; "
+        f"about {series} more series, billed as CloudWatch metrics (https://aws.amazon.com/cloudwatch/pricing/).",
         {"endpoints": gaining, "how": HOW, "cost": COST, "series_read": series},
     )
 

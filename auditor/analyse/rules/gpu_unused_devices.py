@@ -69,9 +69,8 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         return None
     return RULE.finding(
         assessment.endpoint, va.variant.name,
-        f"{va.variant.instance_type} has {use.gpus} GPUs per instance; on every instance at most {use.used} "
-        f"of them rose above {ceiling:g}% (p95 of compute, max of memory): a shape with {use.used} "
-        f"GPU{'s' if use.used > 1 else ''} of the same model holds the model",
+        f"at most {use.used} of the {use.gpus} GPUs of each {va.variant.instance_type} rose above {ceiling:g}% "
+        f"(p95 of compute, max of memory)",
         {**use.as_dict(), "idle_ceiling_percent": ceiling, "sizing_basis": va.sizing_basis},
         proposal=ShapeProposal(),
     )
