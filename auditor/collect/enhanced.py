@@ -79,6 +79,8 @@ def enhanced_queries(cloudwatch: BaseClient, region: str, endpoints: Iterable[En
         if key not in variants or not instance or set(named) - {"EndpointName", "VariantName", "InstanceId",
                                                                 "AcceleratorId"}:
             continue
+        if "/" in instance:
+            continue  # not an instance id (EC2's never hold one); the owner names below are split on it
         accelerator = named.get("AcceleratorId")
         if accelerator is not None:
             if metric not in ACCELERATOR_METRICS:
