@@ -167,3 +167,40 @@ def test_sizing_reads_the_hottest_instance_never_below_the_variant() -> None:
     assert sized.peak[Resource.CPU] == 90.0 and sized.sizing[Resource.CPU] == 90.0
     assert sized.peak[Resource.MEMORY] == 40.0  # the variant's own figure was higher
     assert hottest_instance_sizing(variant_mean, ()) == (variant_mean, VARIANT_MEAN)
+
+
+def test_only_the_enhanced_endpoints_series_become_queries_with_their_listed_dimensions(aws) -> None:
+    import boto3
+
+    from auditor.collect.enhanced import enhanced_queries
+    from auditor.models import Endpoint, EndpointKind, MetricsConfig, Variant
+
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+
+    def put(metric: str, **dims: str) -> None:
+        cloudwatch.put_metric_data(Namespace=INSTANCE_NS, MetricData=[{
+            "MetricName": metric, "Value": 5.0, "Timestamp": utc_now(),
+            "Dimensions": [{"Name": k, "Value": v} for k, v in dims.items()]}])
+
+    put("CPUUtilization", EndpointName="on", VariantName="v", InstanceId="i-1")
+    put("GPUUtilization", EndpointName="on", VariantName="v", InstanceId="i-1", AcceleratorId="GPU-0")
+    put("CPUUtilization", EndpointName="on", VariantName="v", InstanceId="i-2/x")  # not an instance id
+    put("CPUUtilization", EndpointName="on", VariantName="v", InstanceId="i-3", Extra="?")  # an unknown set
+    put("CPUUtilization", EndpointName="off", VariantName="v", InstanceId="i-9")  # enhanced metrics off
+    put("CPUUtilization", EndpointName="on", VariantName="v")  # the variant's own series
+
+    def endpoint(name: str, enhanced: bool) -> Endpoint:
+        return Endpoint(ACCOUNT_ID, "us-east-1", name, f"arn:aws:sagemaker:us-east-1:{ACCOUNT_ID}:endpoint/{name}",
+                        "InService", EndpointKind.REAL_TIME, utc_now(), f"{name}-config", {},
+                        (Variant("v", "ml.g4dn.12xlarge", 1),), metrics_config=MetricsConfig(enhanced))
+
+    found = enhanced_queries(cloudwatch, "us-east-1", [endpoint("on", True), endpoint("off", False)])
+    assert found.calls == 1 and not found.errors
+    owners = {(q.endpoint, q.component, q.spec.column) for q in found.queries}
+    assert owners == {("on", "instance:i-1", "CPUUtilization:Average"),
+                      ("on", "instance:i-1", "CPUUtilization:Maximum"),
+                      ("on", "accelerator:i-1/GPU-0", "GPUUtilization:Average"),
+                      ("on", "accelerator:i-1/GPU-0", "GPUUtilization:Maximum")}
+    gpu = next(q for q in found.queries if q.component == "accelerator:i-1/GPU-0")
+    assert [d["Name"] for d in gpu.dimensions] == ["EndpointName", "VariantName", "InstanceId", "AcceleratorId"]
+    assert enhanced_queries(cloudwatch, "us-east-1", [endpoint("off", False)]).calls == 0  # nobody enabled it
