@@ -122,6 +122,19 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class MetricsConfig:
+    """An endpoint config's MetricsConfig (CreateEndpointConfig, 2026). Enhanced metrics add an
+    InstanceId dimension to utilisation and invocation metrics and AcceleratorId to GPU metrics;
+    detailed observability publishes OpenTelemetry metrics (host, per-GPU, placement)."""
+
+    enhanced_metrics: bool = False  # EnableEnhancedMetrics (default false)
+    # EnableDetailedObservability; None: the config does not say (AWS: true for configs created since
+    # the feature, false for older ones, so an unstated value is not read as either).
+    detailed_observability: bool | None = None
+    publish_frequency_seconds: int | None = None  # MetricPublishFrequencyInSeconds (AWS default 60)
+
+
+@dataclass(frozen=True)
 class InferenceComponent:
     name: str
     variant: str
@@ -163,6 +176,12 @@ class Endpoint:
     # Async endpoints: the CloudWatch alarms on its queue (ApproximateAgeOfOldestRequest or
     # HasBacklogWithoutCapacity); None: not read (DescribeAlarms denied, or not an async endpoint).
     queue_alarms: tuple[str, ...] | None = None
+    # The config's MetricsConfig; None: the config has none (or is gone).
+    metrics_config: MetricsConfig | None = None
+
+    @property
+    def enhanced_metrics(self) -> bool:
+        return self.metrics_config is not None and self.metrics_config.enhanced_metrics
 
 
 def price_usage(endpoint: Endpoint) -> str:
@@ -467,6 +486,20 @@ class VariantReport:
     series: pd.DataFrame | None = None
     average_instances: float | None = None  # autoscaled: what ran on average (the cost rests on it)
     price_basis: str | None = None  # whose rate the cost is at: "hosting", "async" (its own); None: not priced
+    # Enhanced metrics: each instance's utilisation (InstanceId), and what the sizing read.
+    instances: tuple[InstanceUtilization, ...] = ()
+    sizing_basis: str | None = None  # "hottest instance" | "variant mean"; None: not sized
+
+
+@dataclass(frozen=True)
+class InstanceUtilization:
+    """One instance of a variant, from its InstanceId series (enhanced metrics); `accelerators`:
+    each GPU's utilisation (AcceleratorId, 0-100 per device), by accelerator id."""
+
+    instance_id: str
+    utilization: VariantUtilization
+    accelerators: dict[str, ResourceUtilization] = field(default_factory=dict)
+    accelerator_memory: dict[str, ResourceUtilization] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

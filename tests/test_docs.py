@@ -283,7 +283,7 @@ JSON_BUILDERS = {
     "auditor/report/document.py": {"_option", "plan_to_dict", "finding_to_dict", "prices_to_dict",
                                    "settings_to_dict", "_document"},
     "auditor/report/values.py": {"utilization_summary"},
-    "auditor/kinds/endpoints.py": {"to_dict", "_autoscaling"},
+    "auditor/kinds/endpoints.py": {"to_dict", "_autoscaling", "_metrics_config", "_instance"},
     "auditor/kinds/jobs.py": {"to_dict"},
     "auditor/kinds/workspaces.py": {"to_dict"},
     "auditor/kinds/hyperpod/kind.py": {"to_dict"},

@@ -5,17 +5,33 @@ Built from the discovered models and the collected frames; pure (no AWS calls).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import pandas as pd
 
-from auditor.analyse.normalise import normalise_component_utilisation, normalise_utilisation, summarise_utilisation
+from auditor.analyse.normalise import (
+    normalise_accelerator_utilisation,
+    normalise_component_utilisation,
+    normalise_utilisation,
+    summarise_utilisation,
+)
 from auditor.analyse.usage import compute_seconds_per_month
 from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
-from auditor.collect.cloudwatch import CollectedMetrics
+from auditor.collect.cloudwatch import CollectedMetrics, FrameKey
+from auditor.collect.enhanced import ACCELERATOR_PREFIX, INSTANCE_PREFIX
 from auditor.config import AuditConfig
-from auditor.models import ComponentReport, Endpoint, Variant, VariantUtilization, Window, price_usage
+from auditor.models import (
+    ComponentReport,
+    Endpoint,
+    InstanceUtilization,
+    Resource,
+    ResourceUtilization,
+    Variant,
+    VariantUtilization,
+    Window,
+    price_usage,
+)
 
 # A Failed endpoint runs no instances: it costs nothing, whatever its config says.
 NOT_BILLED_STATUSES = frozenset({"Failed"})
@@ -32,6 +48,11 @@ class VariantAssessment:
     # Autoscaled variants: the instances that really ran, on average (None: the current count is used).
     average_instances: float | None = None
     price_basis: str | None = None  # whose rate the cost is at (see `price_usage`); None: not priced
+    # Enhanced metrics: each instance's utilisation and per-GPU figures, and its normalised series.
+    instances: tuple[InstanceUtilization, ...] = ()
+    instance_series: dict[str, pd.DataFrame] = field(default_factory=dict)  # instance id -> normalised
+    # What `utilization.sizing` and `.peak` were read from: the hottest instance, or the variant's series.
+    sizing_basis: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +75,7 @@ def assess_endpoint(
     now: datetime,
 ) -> EndpointAssessment:
     variants = []
+    owners = metrics.keys_of(endpoint.name) if endpoint.enhanced_metrics else set()
     for variant in endpoint.variants:
         shape = catalog.shape(variant.instance_type) if variant.instance_type else None
         billed = shape is not None and endpoint.status not in NOT_BILLED_STATUSES
@@ -62,7 +84,7 @@ def assess_endpoint(
         usage = price_usage(endpoint)
         rate = catalog.rate(shape.instance_type, endpoint.region, usage) if shape and billed else None
         cost = None if rate is None else round(rate[0] * (average or variant.instance_count) * HOURS_PER_MONTH, 2)
-        basis = None if rate is None else rate[1]
+        price_basis = None if rate is None else rate[1]
         utilization = None
         normalised = normalise_utilisation(raw, shape)
         if not endpoint.not_judged_reason:
@@ -78,9 +100,15 @@ def assess_endpoint(
             seconds = compute_seconds_per_month(raw, utilization.invocations, window)
             price = catalog.serverless_price(variant.serverless_memory_mb, endpoint.region)
             cost = None if seconds is None or price is None else round(seconds * price, 2)
-            basis = None if cost is None else "serverless"
+            price_basis = None if cost is None else "serverless"
+        instances, instance_series = assess_instances(endpoint, variant, metrics, shape, config, window, owners)
+        basis = None
+        if utilization is not None and not variant.serverless_memory_mb:
+            utilization, basis = hottest_instance_sizing(utilization, instances)
         variants.append(VariantAssessment(variant, shape, utilization, cost, raw=raw, normalised=normalised,
-                                          average_instances=average, price_basis=basis))
+                                          average_instances=average, price_basis=price_basis,
+                                          instances=instances, instance_series=instance_series,
+                                          sizing_basis=basis))
     return EndpointAssessment(
         endpoint,
         tuple(variants),
@@ -123,3 +151,74 @@ def assess_components(
         )
         reports.append(ComponentReport(component, utilization))
     return tuple(reports)
+
+
+HOTTEST_INSTANCE, VARIANT_MEAN = "hottest instance", "variant mean"
+
+
+def assess_instances(
+    endpoint: Endpoint, variant: Variant, metrics: CollectedMetrics, shape: InstanceShape | None,
+    config: AuditConfig, window: Window, owners: set[FrameKey],
+) -> tuple[tuple[InstanceUtilization, ...], dict[str, pd.DataFrame]]:
+    """Each instance's utilisation from its InstanceId series: CPU summed over that instance's
+    vCPUs and GPU over its GPUs, normalised as the variant's are; each accelerator's GPU figures
+    (AcceleratorId) are one device's, already 0-100."""
+    mine = [key[2] for key in owners if key[1] == variant.name and key[2]]
+    ids = sorted({o.removeprefix(INSTANCE_PREFIX) for o in mine if o.startswith(INSTANCE_PREFIX)}
+                 | {o.removeprefix(ACCELERATOR_PREFIX).split("/", 1)[0] for o in mine
+                    if o.startswith(ACCELERATOR_PREFIX)})
+    stat, peak = config.thresholds.sizing_statistic, config.recommend.peak_statistic
+    instances, series = [], {}
+    for instance in ids:
+        raw = metrics.frame(endpoint.name, variant.name, f"{INSTANCE_PREFIX}{instance}")
+        normalised = normalise_utilisation(raw, shape)
+        gpus: dict[str, ResourceUtilization] = {}
+        memory: dict[str, ResourceUtilization] = {}
+        prefix = f"{ACCELERATOR_PREFIX}{instance}/"
+        for owner in sorted(o for o in mine if o.startswith(prefix)):
+            device = normalise_accelerator_utilisation(metrics.frame(endpoint.name, variant.name, owner))
+            summary = summarise_utilisation(device, device, window.period_seconds, stat, peak).by_resource
+            accelerator = owner.removeprefix(prefix)
+            if Resource.GPU in summary:
+                gpus[accelerator] = summary[Resource.GPU]
+            if Resource.GPU_MEMORY in summary:
+                memory[accelerator] = summary[Resource.GPU_MEMORY]
+        utilization = summarise_utilisation(normalised, raw, window.period_seconds, stat, peak)
+        instances.append(InstanceUtilization(instance, utilization, gpus, memory))
+        series[instance] = normalised
+    return tuple(instances), series
+
+
+def hottest_instance_sizing(
+    utilization: VariantUtilization, instances: tuple[InstanceUtilization, ...]
+) -> tuple[VariantUtilization, str]:
+    """Where each instance was measured, size from the hottest one: a variant's mean hides an instance
+    at 90% among idle ones, and fewer instances would make that one worse. Each resource's sizing and
+    peak figure becomes the highest any instance reached (never lower than the variant's own)."""
+    measured = [i for i in instances if i.utilization.sizing]
+    if not measured:
+        return utilization, VARIANT_MEAN
+    sizing, peak = dict(utilization.sizing), dict(utilization.peak)
+    for resource in list(sizing):
+        values = [i.utilization.sizing[resource] for i in measured if resource in i.utilization.sizing]
+        if values:
+            sizing[resource] = max(sizing[resource], *values)
+    for resource in list(peak):
+        values = [i.utilization.peak[resource] for i in measured if resource in i.utilization.peak]
+        if values:
+            peak[resource] = max(peak[resource], *values)
+    return replace(utilization, sizing=sizing, peak=peak), HOTTEST_INSTANCE
+
+
+@dataclass(frozen=True)
+class EndpointFleet:
+    """An account's endpoints in one region, as a whole (what fleet-wide notes read)."""
+
+    account_id: str
+    region: str
+    endpoints: tuple[Endpoint, ...]
+
+    @property
+    def name(self) -> str:
+        """What a fleet-wide finding is about (its region and account are fields of their own)."""
+        return "all endpoints"

@@ -66,6 +66,14 @@ def normalise_component_utilisation(raw: pd.DataFrame) -> pd.DataFrame:
     return raw[list(present)].rename(columns=present).clip(0.0, 100.0) if present else pd.DataFrame(index=raw.index)
 
 
+def normalise_accelerator_utilisation(raw: pd.DataFrame) -> pd.DataFrame:
+    """One accelerator's GPUUtilization / GPUMemoryUtilization (AcceleratorId): one device, 0-100."""
+    names = {f"{_RAW_METRIC[r]}:{stat}": f"{r.value}:{stat}" for r in (Resource.GPU, Resource.GPU_MEMORY)
+             for stat in STATS}
+    present = {k: v for k, v in names.items() if k in raw.columns}
+    return raw[list(present)].rename(columns=present).clip(0.0, 100.0) if present else pd.DataFrame(index=raw.index)
+
+
 def statistic(values: np.ndarray, name: str) -> float:
     """'max', 'avg' or a percentile 'pNN' of the values (linear interpolation)."""
     if name == "max":

@@ -53,6 +53,10 @@ class CollectedMetrics:
         self.series.setdefault(key, {})[column] = values
         self._owned.setdefault(key[0], set()).add(key)
 
+    def keys_of(self, endpoint: str) -> set[FrameKey]:
+        """The frames held for an endpoint (its variants', components', instances')."""
+        return set(self._owned.get(endpoint, set())) | {k for k in self.frames if k[0] == endpoint}
+
     def release(self, endpoint: str) -> None:
         """Forget an endpoint's series once it has been judged."""
         for key in self._owned.pop(endpoint, set()):

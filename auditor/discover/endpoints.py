@@ -7,7 +7,8 @@ marked not judged. Configs never change once created, so their descriptions are 
 a kept description carries the format it was written in, and one in an older format (which left out
 fields read since) is described again.
 
-A config is read whole: production variants with their weights and managed instance scaling, and
+A config is read whole: production variants with their weights and managed instance scaling, its
+MetricsConfig (whether per-instance and per-GPU series are published), and
 shadow variants (billed instances that receive a copy of live traffic), which Search lists under
 ShadowProductionVariants with their running counts.
 """
@@ -25,11 +26,19 @@ from botocore.client import BaseClient
 
 from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region
 from auditor.discover.arns import account_of
-from auditor.models import AuditError, Endpoint, EndpointKind, InferenceComponent, ManagedScaling, Variant
+from auditor.models import (
+    AuditError,
+    Endpoint,
+    EndpointKind,
+    InferenceComponent,
+    ManagedScaling,
+    MetricsConfig,
+    Variant,
+)
 
 # The layout of a kept config description; bumped whenever _describe_config keeps more, so that a
 # description kept by an older version is described again instead of silently lacking the new fields.
-CONFIG_FORMAT = 2
+CONFIG_FORMAT = 3  # 3: MetricsConfig kept
 # What is kept of each production and shadow variant of a config.
 _VARIANT_FIELDS = ("VariantName", "InstanceType", "InitialInstanceCount", "ModelName", "ServerlessConfig",
                    "InitialVariantWeight", "ManagedInstanceScaling")
@@ -128,7 +137,31 @@ def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any)
         "ProductionVariants": [_kept(v) for v in config.get("ProductionVariants", [])],
         "ShadowProductionVariants": [_kept(v) for v in config.get("ShadowProductionVariants", [])],
         "AsyncInferenceConfig": bool(config.get("AsyncInferenceConfig")),
+        "MetricsConfig": _kept_metrics_config(config.get("MetricsConfig")),
     }
+
+
+def _kept_metrics_config(raw: Any) -> dict[str, Any] | None:
+    """The MetricsConfig fields read (the raw API names: an older botocore may lack the shape, and
+    the answer is read as data), each kept only with the type AWS documents for it."""
+    if not isinstance(raw, dict):
+        return None
+    kept: dict[str, Any] = {k: raw[k] for k in ("EnableEnhancedMetrics", "EnableDetailedObservability")
+                            if isinstance(raw.get(k), bool)}
+    frequency = raw.get("MetricPublishFrequencyInSeconds")
+    if isinstance(frequency, int) and not isinstance(frequency, bool):
+        kept["MetricPublishFrequencyInSeconds"] = frequency
+    return kept
+
+
+def _metrics_config(kept: Any) -> MetricsConfig | None:
+    if not isinstance(kept, dict):
+        return None
+    return MetricsConfig(
+        enhanced_metrics=kept.get("EnableEnhancedMetrics") is True,
+        detailed_observability=kept.get("EnableDetailedObservability"),
+        publish_frequency_seconds=kept.get("MetricPublishFrequencyInSeconds"),
+    )
 
 
 def _kept(variant: dict[str, Any]) -> dict[str, Any]:
@@ -184,6 +217,7 @@ def _endpoint(sagemaker: BaseClient, region: str, found: dict[str, Any], configs
         variants=variants,
         not_judged_reason=not_judged,
         last_modified_at=found.get("LastModifiedTime"),
+        metrics_config=_metrics_config(config.get("MetricsConfig")),
     )
 
 

@@ -18,6 +18,7 @@ current instance count) is adjusted in the emulator's own state.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -122,6 +123,13 @@ class VariantSpec:
     # A shadow variant (ShadowProductionVariants): it publishes what a production variant does, under
     # its own VariantName, for the copies of live traffic it is sent.
     shadow: bool = False
+    # Each instance's own CPU load (one per instance; None: every instance runs `cpu`). The variant's
+    # series is then their mean (Average) and the hottest one's maximum (Maximum).
+    instance_cpu: tuple[Load, ...] | None = None
+    # Each GPU's own load on every instance (one per GPU; None: every GPU runs `gpu` / `gpu_memory`).
+    # The variant's GPU series is their sum, as SageMaker publishes it.
+    gpu_devices: tuple[Load, ...] | None = None
+    gpu_memory_devices: tuple[Load, ...] | None = None
 
     def count_at(self, hour_of_day: int) -> int:
         return self.counts[hour_of_day % 24] if self.counts else self.count
@@ -139,6 +147,8 @@ class EndpointSpec:
     stranded_hours: int = 0  # async: hours at the end scaled to zero instances while requests keep arriving
     updated_days_ago: float | None = None  # LastModifiedTime; None: as created
     queue_alarm: bool = False  # async: a CloudWatch alarm on its ApproximateAgeOfOldestRequest
+    # MetricsConfig.EnableEnhancedMetrics: each instance (InstanceId) and GPU (AcceleratorId) publishes too.
+    enhanced_metrics: bool = False
 
 
 def async_variant(instance_type: str, count: int, arrivals_per_hour: float, processing_seconds: float,
@@ -157,7 +167,7 @@ def serverless_variant(memory_mb: int, invocations_per_hour: float, memory: Load
 
 
 def demo_fleet() -> list[EndpointSpec]:
-    """Nineteen endpoints that exercise every rule, with busy ones that must not be flagged."""
+    """Twenty-one endpoints that exercise every rule, with busy ones that must not be flagged."""
     team = lambda owner, env="prod": {"owner": owner, "env": env}  # noqa: E731
     return [
         # Busy, and autoscaled where there are several instances: must not be flagged.
@@ -229,6 +239,17 @@ def demo_fleet() -> list[EndpointSpec]:
         EndpointSpec("broken-deploy", (VariantSpec("ml.m5.large", 1, cpu=None, memory=None, disk=None,
                                                    invocations_per_hour=0),),
                      status="Failed", tags={"owner": "<script>alert('x')</script>", "env": "dev"}),
+        # Enhanced metrics (per instance, per GPU). One instance of four carries the load (sticky
+        # clients): the variant mean (~28%) would advise two instances; the hottest says no.
+        EndpointSpec("chat-router", (VariantSpec("ml.c5.2xlarge", 4, memory=Load(40, 2),
+                                                 instance_cpu=(Load(72, 6), Load(7, 2), Load(8, 2), Load(6, 2))),),
+                     enhanced_metrics=True, tags=team("assistant@example.com")),
+        # A model on one of the four GPUs of a g4dn.12xlarge: a one-GPU shape holds it.
+        EndpointSpec("doc-embedder-gpu", (VariantSpec(
+            "ml.g4dn.12xlarge", 1, cpu=Load(10, 3), memory=Load(22, 2),
+            gpu_devices=(Load(38, 6), Load(0.5, 0, 0.1), Load(0.5, 0, 0.1), Load(0.5, 0, 0.1)),
+            gpu_memory_devices=(Load(45, 1), Load(1, 0, 0.1), Load(1, 0, 0.1), Load(1, 0, 0.1))),),
+                     enhanced_metrics=True, tags=team("search@example.com")),
     ]
 
 
@@ -367,7 +388,7 @@ def fleet_datums(fleet: Iterable[EndpointSpec], now: datetime, lookback_days: in
         for variant in spec.variants:
             hours = window_hours if variant.metric_days is None else int(variant.metric_days * 24)
             for namespace, items in _variant_datums(spec, variant, end, hours, rng, catalog):
-                check_datums(spec.name, spec.kind, namespace, items)
+                check_datums(spec.name, spec.kind, namespace, items, spec.enhanced_metrics)
                 datums[namespace].extend(items)
     return datums
 
@@ -493,6 +514,10 @@ def _adjust_state(emulator: Emulator, spec: EndpointSpec, now: datetime, region:
         endpoint.shadow_production_variants = [
             {"VariantName": v.name, "CurrentInstanceCount": v.count, "DesiredInstanceCount": v.count,
              "CurrentWeight": v.weight, "DesiredWeight": v.weight} for v in shadows]
+    if spec.enhanced_metrics and not spec.delete_config:
+        # The emulator's CreateEndpointConfig takes no MetricsConfig: set what DescribeEndpointConfig returns.
+        backend.endpoint_configs[f"{spec.name}-config"].metrics_config = {
+            "EnableEnhancedMetrics": True, "EnableDetailedObservability": False, "MetricPublishFrequencyInSeconds": 60}
     endpoint.endpoint_status = spec.status
     if spec.status == "Failed":
         endpoint.failure_reason = "The primary container did not pass the ping health check."
@@ -599,36 +624,81 @@ def _variant_datums(
 def _instance_datums(spec: EndpointSpec, variant: VariantSpec, dims: list[dict[str, str]], stamps: list[datetime],
                      offsets: np.ndarray, counts: np.ndarray, busy: np.ndarray | None, rng: np.random.Generator,
                      catalog: Catalog) -> Iterable[tuple[str, list[dict[str, Any]]]]:
-    """Each running instance publishes once a minute: SampleCount = instances x 60; no instance, no datum."""
+    """Each running instance publishes once a minute: SampleCount = instances x 60; no instance, no datum.
+    With enhanced metrics each instance also publishes its own CPU, memory and disk (InstanceId) and
+    each of its GPUs its own GPU figures (AcceleratorId, 0-100 per device)."""
     shape = catalog.shape(variant.instance_type) if variant.instance_type else None
+    gpus = shape.gpu_count if shape else 1
     # SageMaker sums CPU over vCPUs and GPU figures over GPUs: publish them that way.
-    scale = {
-        "CPUUtilization": shape.vcpu if shape else 1,
-        "GPUUtilization": shape.gpu_count if shape else 1,
-        "GPUMemoryUtilization": shape.gpu_count if shape else 1,
-    }
+    scale = {"CPUUtilization": shape.vcpu if shape else 1, "GPUUtilization": gpus, "GPUMemoryUtilization": gpus}
     running = counts > 0
     samples = counts[running] * MINUTES_PER_HOUR
-    for metric, load in (("CPUUtilization", variant.cpu), ("MemoryUtilization", variant.memory),
-                         ("DiskUtilization", variant.disk), ("GPUUtilization", variant.gpu),
-                         ("GPUMemoryUtilization", variant.gpu_memory)):
-        if load is None:
+    per_instance = spec.enhanced_metrics or variant.instance_cpu is not None
+    if per_instance and variant.counts:
+        raise ValueError(f"endpoint {spec.name!r}: per-instance series need a fixed instance count")
+    if variant.instance_cpu is not None and len(variant.instance_cpu) != variant.count:
+        raise ValueError(f"endpoint {spec.name!r}: instance_cpu needs one load per instance ({variant.count})")
+    for devices in (variant.gpu_devices, variant.gpu_memory_devices):
+        if devices is not None and len(devices) != gpus:
+            raise ValueError(f"endpoint {spec.name!r}: one GPU load per GPU ({gpus}) of {variant.instance_type}")
+    ids = [_instance_id(spec.name, variant.name, i) for i in range(variant.count)]
+    instance_stamps = _pick(running, stamps)
+    for metric, load, devices in (("CPUUtilization", variant.cpu, None), ("MemoryUtilization", variant.memory, None),
+                                  ("DiskUtilization", variant.disk, None),
+                                  ("GPUUtilization", variant.gpu, variant.gpu_devices),
+                                  ("GPUMemoryUtilization", variant.gpu_memory, variant.gpu_memory_devices)):
+        if load is None and devices is None:
             continue
+        factor = scale.get(metric, 1)
+        if devices is not None:
+            # Per device, the same on every instance; the variant publishes the sum over devices.
+            loads = [[d.hourly(offsets, rng) for d in devices] for _ in ids]
+            average = np.mean([np.sum([a for a, _ in inst], axis=0) for inst in loads], axis=0)
+            maximum = np.max([np.sum([m for _, m in inst], axis=0) for inst in loads], axis=0)
+            if spec.enhanced_metrics:
+                for instance, per_device in zip(ids, loads, strict=True):
+                    for d, (a, m) in enumerate(per_device):
+                        yield INSTANCE_NS, _series(metric, [*dims, {"Name": "InstanceId", "Value": instance},
+                                                            {"Name": "AcceleratorId", "Value": f"GPU-{d}"}],
+                                                   instance_stamps, _stats(np.full(a.size, MINUTES_PER_HOUR)[running],
+                                                                           a[running], a[running] * 0.7, m[running]),
+                                                   "Percent")
+            yield INSTANCE_NS, _series(metric, dims, instance_stamps,
+                                       _stats(samples, average[running], average[running] * 0.7, maximum[running]),
+                                       "Percent")
+            continue
+        assert load is not None
         if isinstance(load, Busy):
             if busy is None:
                 raise ValueError(f"endpoint {spec.name!r}: a Busy load follows an async queue; give a Load instead")
             average, maximum = load.hourly(busy, rng)
+            instances = [(average, maximum)] * len(ids)
+        elif metric == "CPUUtilization" and variant.instance_cpu is not None:
+            instances = [each.hourly(offsets, rng) for each in variant.instance_cpu]
+            average = np.mean([a for a, _ in instances], axis=0)
+            maximum = np.max([m for _, m in instances], axis=0)
         else:
             average, maximum = load.hourly(offsets, rng)
+            instances = [load.hourly(offsets, rng) for _ in ids] if spec.enhanced_metrics else []
         if metric == "CPUUtilization" and variant.quiet_cpu is not None:
             # Instances that idle while no request comes: the load is `cpu` only in traffic hours.
             quiet = ~_traffic_mask(variant, np.array([s.hour for s in stamps]), offsets, _weekdays(stamps))
             average = np.where(quiet, variant.quiet_cpu, average)
             maximum = np.where(quiet, variant.quiet_cpu * 1.2, maximum)
-        factor = scale.get(metric, 1)
+        if spec.enhanced_metrics and metric in ("CPUUtilization", "MemoryUtilization", "DiskUtilization"):
+            for instance, (a, m) in zip(ids, instances, strict=True):
+                yield INSTANCE_NS, _series(metric, [*dims, {"Name": "InstanceId", "Value": instance}], instance_stamps,
+                                           _stats(np.full(a.size, MINUTES_PER_HOUR)[running], a[running] * factor,
+                                                  a[running] * factor * 0.7, m[running] * factor), "Percent")
         average, maximum = average[running] * factor, maximum[running] * factor
-        yield INSTANCE_NS, _series(metric, dims, _pick(running, stamps),
+        yield INSTANCE_NS, _series(metric, dims, instance_stamps,
                                    _stats(samples, average, average * 0.7, maximum), "Percent")
+
+
+def _instance_id(endpoint: str, variant: str, index: int) -> str:
+    """A stable, made-up EC2 instance id for one instance of a variant."""
+    digest = hashlib.sha256(f"{endpoint}/{variant}/{index}".encode()).hexdigest()
+    return f"i-{digest[:17]}"
 
 
 def _latency_us(variant: VariantSpec, offsets: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -56,6 +56,23 @@ PUBLISHED: Mapping[str, Mapping[str, tuple[str, tuple[str, ...]]]] = {
     },
 }
 
+# With MetricsConfig.EnableEnhancedMetrics (2026), besides the series above: utilisation per
+# instance (InstanceId) and GPU figures per device (AcceleratorId), in the same namespace (the
+# SageMaker guide's "enhanced metrics for inference endpoints"). Invocation metrics gain an InstanceId
+# too; the emulator does not publish those (the audit does not read them).
+INSTANCE_DIMS = ("EndpointName", "VariantName", "InstanceId")
+ACCELERATOR_DIMS = ("EndpointName", "VariantName", "InstanceId", "AcceleratorId")
+_ENHANCED_INSTANCE = {
+    **dict.fromkeys(("CPUUtilization", "MemoryUtilization", "DiskUtilization"),
+                    frozenset({(INSTANCE_NS, INSTANCE_DIMS)})),
+    **dict.fromkeys(("GPUUtilization", "GPUMemoryUtilization"), frozenset({(INSTANCE_NS, ACCELERATOR_DIMS)})),
+}
+ENHANCED: Mapping[str, Mapping[str, frozenset[tuple[str, tuple[str, ...]]]]] = {
+    REAL_TIME: _ENHANCED_INSTANCE,
+    ASYNC: _ENHANCED_INSTANCE,
+    SERVERLESS: {},  # no instances of the account's
+}
+
 # Published only while requests are served: an hour without traffic has no datapoint, not a zero.
 TRAFFIC_METRICS = frozenset({"Invocations", "InvocationsPerInstance", "ModelLatency", "OverheadLatency",
                              "ModelSetupTime", "ServerlessConcurrentExecutionsUtilization", "TimeInBacklog",
@@ -66,18 +83,24 @@ class UnpublishedMetricError(ValueError):
     """A fixture would publish a datum that AWS does not publish for that kind of endpoint."""
 
 
-def check_datum(endpoint: str, kind: str, namespace: str, datum: Mapping[str, Any]) -> None:
-    """Raise UnpublishedMetricError unless AWS publishes this datum for an endpoint of `kind`."""
+def check_datum(endpoint: str, kind: str, namespace: str, datum: Mapping[str, Any], enhanced: bool = False) -> None:
+    """Raise UnpublishedMetricError unless AWS publishes this datum for an endpoint of `kind`
+    (`enhanced`: whose config enables enhanced metrics)."""
     metric = datum["MetricName"]
     where = f"endpoint {endpoint!r} ({kind})"
     if kind not in PUBLISHED:
         raise UnpublishedMetricError(f"{where}: unknown endpoint kind; expected one of {', '.join(KINDS)}")
+    dims = tuple(d["Name"] for d in datum.get("Dimensions", ()))
+    if enhanced and (namespace, dims) in ENHANCED[kind].get(metric, frozenset()):
+        return
+    if "InstanceId" in dims and not enhanced:
+        raise UnpublishedMetricError(f"{where} would publish {metric} per instance (InstanceId), which AWS publishes "
+                                     "only when the endpoint config enables enhanced metrics")
     expected = PUBLISHED[kind].get(metric)
     if expected is None:
         raise UnpublishedMetricError(
             f"{where} would publish {namespace} {metric}, which AWS does not publish for {kind} endpoints")
     expected_ns, expected_dims = expected
-    dims = tuple(d["Name"] for d in datum.get("Dimensions", ()))
     if namespace != expected_ns or dims != expected_dims:
         raise UnpublishedMetricError(
             f"{where} would publish {metric} in {namespace} with dimensions {list(dims)}; AWS publishes it in "
@@ -92,6 +115,7 @@ def check_datum(endpoint: str, kind: str, namespace: str, datum: Mapping[str, An
                 f"{where} would publish a zero {metric} datapoint: an hour without traffic has no datapoint at all")
 
 
-def check_datums(endpoint: str, kind: str, namespace: str, datums: list[dict[str, Any]]) -> None:
+def check_datums(endpoint: str, kind: str, namespace: str, datums: list[dict[str, Any]],
+                 enhanced: bool = False) -> None:
     for datum in datums:
-        check_datum(endpoint, kind, namespace, datum)
+        check_datum(endpoint, kind, namespace, datum, enhanced)

@@ -5,6 +5,8 @@ changed inside the emulator process, not in the auditor:
 
 - moto's GetMetricData rescans every stored datapoint for every query and period, which takes
   minutes on a 14-day fleet; it is replaced by one that indexes the data per series.
+- moto's ListMetrics lists a multi-dimension series once per datapoint, deduplicating in quadratic
+  time; it is replaced by one that lists each indexed series once, as CloudWatch does.
 - moto enforces none of CloudWatch's GetMetricData limits; the replacement enforces the 500-query
   cap and returns at most 100,800 datapoints per call with a NextToken, as CloudWatch does, so the
   collector's batching and pagination are exercised for real.
@@ -124,6 +126,26 @@ def _indexed_get_metric_data(
     return results
 
 
+def _indexed_list_metrics(
+    self: Any, next_token: str | None, namespace: str, metric_name: str, dimensions: list[dict[str, str]],
+) -> tuple[str | None, list[Any]]:
+    """moto lists a multi-dimension series once per datapoint and deduplicates in quadratic time
+    (minutes for a few enhanced-metrics endpoints): list each indexed series once, as CloudWatch does."""
+    if next_token:
+        return _ORIGINAL_LIST_METRICS(self, next_token, namespace, metric_name, dimensions)  # type: ignore[misc]
+    index = _index_for(self)
+    wanted = [(d["Name"], d.get("Value")) for d in dimensions or []]
+    found = []
+    for (ns, name, dims), (_, items) in index.series.items():
+        if (namespace and ns != namespace) or (metric_name and name != metric_name) or not items:
+            continue
+        named = dict(dims)
+        if all(n in named and (v is None or named[n] == v) for n, v in wanted):
+            found.append(items[0])
+    found += [m for m in self.aws_metric_data if m.filter(namespace=namespace, name=metric_name, dimensions=dimensions)]
+    return self._get_paginated(found)
+
+
 def _paginated_get_metric_data_response(self: Any) -> Any:
     """CloudWatch's per-call limits: 500 queries, 100,800 datapoints, then NextToken."""
     params = self._get_params()
@@ -170,12 +192,16 @@ def _paginated_get_metric_data_response(self: Any) -> Any:
 
 
 _ORIGINAL_GET_METRIC_DATA = None
+_ORIGINAL_LIST_METRICS = None
 _PATCH_LOCK = threading.Lock()
 
 
 def install_cloudwatch_limits() -> None:
-    global _ORIGINAL_GET_METRIC_DATA
+    global _ORIGINAL_GET_METRIC_DATA, _ORIGINAL_LIST_METRICS
     with _PATCH_LOCK:
+        if _ORIGINAL_LIST_METRICS is None:
+            _ORIGINAL_LIST_METRICS = CloudWatchBackend.list_metrics
+            CloudWatchBackend.list_metrics = _indexed_list_metrics  # type: ignore[method-assign]
         if _ORIGINAL_GET_METRIC_DATA is None:
             _ORIGINAL_GET_METRIC_DATA = CloudWatchBackend.get_metric_data
             CloudWatchBackend.get_metric_data = _indexed_get_metric_data  # type: ignore[method-assign]

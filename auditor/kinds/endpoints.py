@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from auditor.analyse.assessment import assess_components, assess_endpoint
+from auditor.analyse.assessment import EndpointFleet, assess_components, assess_endpoint
 from auditor.analyse.control import apply_skips, config_for_endpoint
-from auditor.analyse.rules import judge_endpoint
+from auditor.analyse.rules import judge_collection, judge_endpoint
 from auditor.catalog import Catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
+from auditor.collect.enhanced import EnhancedSeries, enhanced_queries
 from auditor.collect.plan import plan_queries
 from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
@@ -40,6 +41,9 @@ from auditor.models import (
     EndpointKind,
     EndpointReport,
     Finding,
+    InstanceUtilization,
+    MetricsConfig,
+    ResourceUtilization,
     VariantReport,
     Window,
     price_usage,
@@ -105,6 +109,13 @@ def audit_endpoints(
         ))
 
     queries = plan_queries(endpoints, catalog)
+    enhanced = EnhancedSeries()
+    try:
+        enhanced = enhanced_queries(clients.client("cloudwatch", region), region, endpoints)
+    except RegionAccessError as exc:
+        errors.append(AuditError(region, None, "collect", exc.message))
+    errors += enhanced.errors
+    queries += enhanced.queries
     progress.region_started(region, len(queries))
     limits.check()
 
@@ -141,12 +152,17 @@ def audit_endpoints(
             endpoint=assessed.endpoint,
             variants=tuple(
                 VariantReport(va.variant, va.monthly_cost_usd, va.utilization, series=chart_series(va.normalised),
-                              average_instances=va.average_instances, price_basis=va.price_basis)
+                              average_instances=va.average_instances, price_basis=va.price_basis,
+                              instances=va.instances, sizing_basis=va.sizing_basis)
                 for va in assessed.variants
             ),
             components=assessed.components,
         ))
         metrics.release(endpoint.name)
+    # Fleet-wide notes (which endpoints would gain from per-instance metrics): one per account.
+    for account in sorted({e.account_id for e in endpoints}):
+        fleet = EndpointFleet(account, region, tuple(e for e in endpoints if e.account_id == account))
+        findings += judge_collection(fleet, catalog, config)
     return EndpointsResult(endpoints=tuple(reports), findings=tuple(findings), errors=tuple(errors), fatal=fatal,
                            queries=len(queries), datapoints=metrics.datapoints, calls=metrics.calls)
 
@@ -265,6 +281,30 @@ def _autoscaling(scaling: AutoScaling | None) -> dict[str, Any] | None:
             "policies": list(scaling.policies)}
 
 
+def _metrics_config(config: MetricsConfig | None) -> dict[str, Any] | None:
+    if config is None:
+        return None
+    return {"enhanced_metrics": config.enhanced_metrics, "detailed_observability": config.detailed_observability,
+            "publish_frequency_seconds": config.publish_frequency_seconds}
+
+
+def _instance(instance: InstanceUtilization) -> dict[str, Any]:
+    """One instance's utilisation (enhanced metrics), and each of its GPUs'."""
+    def figures(u: ResourceUtilization) -> dict[str, float]:
+        return {"avg": u.avg, "p95": u.p95, "max": u.max}
+
+    return {
+        "instance_id": instance.instance_id,
+        "utilization": {r.value: figures(u) for r, u in instance.utilization.by_resource.items()},
+        "accelerators": {
+            device: {"gpu": figures(gpu),
+                     "gpu_memory": (figures(instance.accelerator_memory[device])
+                                    if device in instance.accelerator_memory else None)}
+            for device, gpu in sorted(instance.accelerators.items())
+        } or None,
+    }
+
+
 def to_dict(section: tuple[EndpointReport, ...]) -> Iterator[dict[str, Any]]:
     """Made one endpoint at a time (the JSON report streams them: thousands of endpoints are never
     held whole as Python objects)."""
@@ -280,6 +320,7 @@ def to_dict(section: tuple[EndpointReport, ...]) -> Iterator[dict[str, Any]]:
             "not_judged_reason": e.endpoint.not_judged_reason,
             "skipped_reason": e.endpoint.skipped_reason,
             "skipped_rules": sorted(e.endpoint.skipped_rules) or None,
+            "metrics_config": _metrics_config(e.endpoint.metrics_config),
             "variants": [
                 {
                     "name": v.variant.name,
@@ -300,6 +341,8 @@ def to_dict(section: tuple[EndpointReport, ...]) -> Iterator[dict[str, Any]]:
                         None if v.variant.managed_scaling is None else
                         {"min_instances": v.variant.managed_scaling.min_instances,
                          "max_instances": v.variant.managed_scaling.max_instances}),
+                    "sizing_basis": v.sizing_basis,
+                    "instances": [_instance(i) for i in v.instances] or None,
                 }
                 for v in e.variants
             ],
@@ -329,6 +372,7 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
         "sagemaker:DescribeInferenceComponent", "application-autoscaling:DescribeScalableTargets",
         "application-autoscaling:DescribeScalingPolicies", "cloudwatch:GetMetricData",
         "cloudwatch:DescribeAlarms",
+        "cloudwatch:ListMetrics",  # the InstanceId / AcceleratorId series of enhanced metrics
     }),
     enabled=lambda config: True,
     audit=audit,

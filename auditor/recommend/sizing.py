@@ -103,3 +103,49 @@ def rightsize(
 def demand_unmeasured(utilization: VariantUtilization) -> bool:
     """Without CPU figures there is nothing to size against."""
     return Resource.CPU not in utilization.peak
+
+
+def fewer_gpu_shape(
+    utilization: VariantUtilization,
+    current: InstanceShape,
+    current_count: int,
+    gpus_used: int,
+    device_memory_gib: float,
+    region: str,
+    catalog: Catalog,
+    config: RecommendConfig,
+    price_of: Callable[[str, str], float | None] | None = None,
+) -> SizingResult | None:
+    """The cheapest compatible shape with at least `gpus_used` (and fewer than the current) GPUs,
+    each holding `device_memory_gib` (the busiest device's use) at the target, at a count that
+    holds every resource's peak; None when none is cheaper by recommend.min_savings_percent."""
+    price_of = price_of or catalog.hourly_price
+    current_price = price_of(current.instance_type, region)
+    if current_price is None or demand_unmeasured(utilization) or not current.gpu_count:
+        return None
+    current_monthly = round(current_price * current_count * HOURS_PER_MONTH, 2)
+    demand = peak_demand(utilization, current, current_count)
+    target = config.target_utilization / 100.0
+    min_count = minimum_instances(current_count, config)
+    best: tuple[tuple, InstanceShape, int, float] | None = None
+    for candidate in catalog.shapes.values():
+        if not _compatible(candidate, current, config) or not gpus_used <= candidate.gpu_count < current.gpu_count:
+            continue
+        if candidate.accelerator_memory_gib / candidate.gpu_count * target < device_memory_gib:
+            continue
+        price = price_of(candidate.instance_type, region)
+        count = instances_needed(candidate, current, demand, min_count, target)
+        if price is None or count is None:
+            continue
+        monthly = round(price * count * HOURS_PER_MONTH, 2)
+        key = (monthly, candidate.family != current.family, count, candidate.instance_type)
+        if best is None or key < best[0]:
+            best = (key, candidate, count, monthly)
+    if best is None:
+        return None
+    _, shape, count, monthly = best
+    if monthly > current_monthly * (1 - config.min_savings_percent / 100.0) or monthly >= current_monthly:
+        return None
+    recommendation = Recommendation(action="resize", instance_type=shape.instance_type, instance_count=count,
+                                    current_monthly_usd=current_monthly, recommended_monthly_usd=monthly)
+    return SizingResult(recommendation=recommendation, demand=demand, shape=shape)

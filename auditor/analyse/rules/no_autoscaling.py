@@ -12,6 +12,7 @@ import numpy as np
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
 from auditor.analyse.pricing_steps import variant_of
 from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of, target_percent
+from auditor.analyse.rules.instance_imbalance import imbalance
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.models import (
@@ -50,6 +51,8 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         return None
     if (scaling is not None and scaling.policies) or va.variant.managed_scaling is not None:
         return None
+    if imbalance(va, config) is not None:
+        return None  # one instance carries the load: scaling in would make it worse (instance-imbalance)
     copies = hosted_copies(assessment.components, va.variant.name, assessment.endpoint.inference_components_listed)
     for_copies = copies.instances(va.shape) if va.shape is not None else None
     if copies.hosts and for_copies is None:

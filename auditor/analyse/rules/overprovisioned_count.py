@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.analyse.assessment import HOTTEST_INSTANCE, EndpointAssessment, VariantAssessment
 from auditor.analyse.pricing_steps import price_fewer_instances
 from auditor.analyse.rules.base import INSTANCE_KINDS, RuleSettings, VariantRule, settings_of, target_percent
+from auditor.analyse.rules.instance_imbalance import imbalance
 from auditor.config import AuditConfig
 from auditor.models import CountProposal, Finding, Resource, Severity
 from auditor.recommend.demand import instances_needed, minimum_instances, peak_demand
@@ -24,6 +25,8 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     count = va.variant.instance_count
     if count < 2 or va.shape is None or va.utilization is None or Resource.CPU not in va.utilization.peak:
         return None
+    if imbalance(va, config) is not None:
+        return None  # one instance carries the load: fewer would make it worse (instance-imbalance says so)
     settings: CountSettings = settings_of(RULE, config)
     target = target_percent(settings.target_utilization, config)
     demand = peak_demand(va.utilization, va.shape, count)
@@ -42,7 +45,8 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         held.append(f"{demand.accelerators:.2f} of {va.shape.gpu_count * needed} GPUs")
     return RULE.finding(
         assessment.endpoint, va.variant.name,
-        f"{needed} of the {count} x {va.variant.instance_type} hold the {config.recommend.peak_statistic} peak "
+        f"{needed} of the {count} x {va.variant.instance_type} hold the {config.recommend.peak_statistic} peak"
+        f"{' of the hottest instance' if va.sizing_basis == HOTTEST_INSTANCE else ''} "
         f"({'; '.join(held)}) at <= {target:g}%",
         {
             "current_count": count,
@@ -50,6 +54,7 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
             "minimum_count": floor,
             "target_utilization": target,
             "peak_statistic": config.recommend.peak_statistic,
+            "sizing_basis": va.sizing_basis,
             "peak_demand": demand.as_dict(),
             "instances_for_component_copies": for_copies or None,
         },

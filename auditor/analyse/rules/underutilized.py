@@ -3,7 +3,7 @@ the observed peak of every resource (the pricing step searches the catalog for i
 
 from __future__ import annotations
 
-from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.analyse.assessment import HOTTEST_INSTANCE, EndpointAssessment, VariantAssessment
 from auditor.analyse.pricing_steps import variant_of
 from auditor.analyse.rules.base import (
     INSTANCE_KINDS,
@@ -13,6 +13,7 @@ from auditor.analyse.rules.base import (
     join_words,
     period_label,
 )
+from auditor.analyse.rules.instance_imbalance import imbalance
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, Resource, Severity, ShapeProposal, VariantUtilization, price_usage
@@ -55,6 +56,7 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         f"{'averages' if stat == 'avg' else 'maxima'}: {parts})",
         {
             "sizing_statistic": stat,
+            "sizing_basis": va.sizing_basis,
             "under_threshold": {r.value: round(v, 2) for r, v in low.items()},
             "thresholds": {r.value: getattr(config.thresholds, r.value) for r in low},
             "utilization": {
@@ -77,6 +79,8 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
                                                     price_usage(assessment.endpoint)))
     if result is None:
         return None  # nothing cheaper holds the rest of the load: not waste
+    if result.recommendation.instance_count < va.variant.instance_count and imbalance(va, config) is not None:
+        return None  # one instance carries the load: no count reduction while it lasts (instance-imbalance)
     rec = result.recommendation
     demand = result.demand
     held = ([f"{demand.cpu_cores:.1f} of {result.shape.vcpu * rec.instance_count} vCPU"]
@@ -88,9 +92,11 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
     if copies.placed:
         held.append(f"every one of the {sum(p.copies for p in copies.placed)} inference component copies "
                     f"(they need {copies.instances(result.shape)} instances)")
+    basis = " of the hottest instance" if va.sizing_basis == HOTTEST_INSTANCE else ""
     message = (
         f"{finding.message}. {rec.instance_count} x {rec.instance_type} holds the "
-        f"{config.recommend.peak_statistic} peak ({'; '.join(held)}) at <= {config.recommend.target_utilization:g}%: "
+        f"{config.recommend.peak_statistic} peak{basis} ({'; '.join(held)}) "
+        f"at <= {config.recommend.target_utilization:g}%: "
         f"saves ${rec.monthly_savings_usd:,.2f}/month."
     )
     return priced(
