@@ -179,7 +179,22 @@ def render_html(doc: dict[str, Any], chart_sources: dict[ChartKey, str], limit: 
     html = template_environment().get_template("report.html.j2").render(
         doc=doc, chart_sources=chart_sources, **report_context(doc, limit)
     )
-    return css_inline.inline(html)
+    return compact_inlined(css_inline.inline(html))
+
+
+# Once the stylesheet is inlined (and its <style> dropped) the class attributes style nothing; the
+# inlined declarations need no spaces. Both cost a mail's HTML budget (Gmail clips above ~102 KB):
+# about a seventh of the demo's. User text cannot match: autoescaping writes its quotes as &#34;.
+_CLASS_ATTRIBUTE = re.compile(r' class="[^"]*"')
+_STYLE_ATTRIBUTE = re.compile(r' style="([^"]*)"')
+
+
+def compact_inlined(html: str) -> str:
+    def compact(match: re.Match[str]) -> str:
+        declarations = [d.strip().replace(": ", ":") for d in match.group(1).split(";") if d.strip()]
+        return f' style="{";".join(declarations)}"'
+
+    return _STYLE_ATTRIBUTE.sub(compact, _CLASS_ATTRIBUTE.sub("", html))
 
 
 def render_text(doc: dict[str, Any], limit: int | None = None) -> str:
