@@ -160,6 +160,9 @@ class Endpoint:
     # When the endpoint was last created or updated (Search's LastModifiedTime): its shadow variants
     # have run at least since then.
     last_modified_at: datetime | None = None
+    # DescribeEndpointConfig's answer (JSON-safe) with the config's tags under "Tags" (None: unread):
+    # a plan's change copies it. None when the config was not described.
+    config_description: dict[str, Any] | None = None
 
 
 def price_usage(endpoint: Endpoint) -> str:
@@ -369,6 +372,7 @@ class PlanOption:
     monthly_cost_usd: float
     monthly_savings_usd: float  # negative: it costs more (a risk to fix)
     advice: str
+    details: dict[str, Any] = field(default_factory=dict)  # the recommendation's (e.g. serverless memory)
 
 
 @dataclass(frozen=True)
@@ -462,6 +466,9 @@ class VariantReport:
     series: pd.DataFrame | None = None
     average_instances: float | None = None  # autoscaled: what ran on average (the cost rests on it)
     price_basis: str | None = None  # whose rate the cost is at: "hosting", "async" (its own); None: not priced
+    # The highest ModelLatency maximum of the window, in milliseconds (None: not published): an upper
+    # bound of its p99, which CloudWatch is not asked for.
+    model_latency_max_ms: float | None = None
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Protocol
 
 import botocore.exceptions
@@ -29,7 +30,7 @@ from auditor.models import AuditError, Endpoint, EndpointKind, InferenceComponen
 
 # The layout of a kept config description; bumped whenever _describe_config keeps more, so that a
 # description kept by an older version is described again instead of silently lacking the new fields.
-CONFIG_FORMAT = 2
+CONFIG_FORMAT = 3
 # What is kept of each production and shadow variant of a config.
 _VARIANT_FIELDS = ("VariantName", "InstanceType", "InitialInstanceCount", "ModelName", "ServerlessConfig",
                    "InitialVariantWeight", "ManagedInstanceScaling")
@@ -125,10 +126,44 @@ def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any)
         return None  # deleted while its endpoints run: each of them says so
     return {
         "Format": CONFIG_FORMAT,
+        # The whole description (JSON-safe) and the config's tags: a plan's change copies the config
+        # and alters only the variant it resizes (format 3).
+        "Raw": json_safe({k: v for k, v in config.items() if k != "ResponseMetadata"}),
+        "Tags": _config_tags(sagemaker, region, config.get("EndpointConfigArn"), record),
         "ProductionVariants": [_kept(v) for v in config.get("ProductionVariants", [])],
         "ShadowProductionVariants": [_kept(v) for v in config.get("ShadowProductionVariants", [])],
         "AsyncInferenceConfig": bool(config.get("AsyncInferenceConfig")),
     }
+
+
+def json_safe(value: Any) -> Any:
+    """An API answer as JSON can hold it: timestamps as ISO 8601 text, bytes as text."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+def _config_tags(sagemaker: BaseClient, region: str, arn: str | None, record: Any) -> list[dict[str, str]] | None:
+    """The endpoint config's own tags (a copy keeps them); None when they could not be read (said)."""
+    if not arn:
+        return None
+    try:
+        tags = [tag for page in sagemaker.get_paginator("list_tags").paginate(ResourceArn=arn)
+                for tag in page.get("Tags", [])]
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+        if is_fatal_for_region(exc):
+            raise RegionAccessError(describe_client_error(exc, "sagemaker", "ListTags", region)) from exc
+        record(AuditError(region, None, "discover",
+                          f"{describe_client_error(exc, 'sagemaker', 'ListTags', region)} ({arn}): "
+                          "a plan's new endpoint config would not carry its tags"))
+        return None
+    return [{"Key": str(t["Key"]), "Value": str(t["Value"])} for t in tags]
 
 
 def _kept(variant: dict[str, Any]) -> dict[str, Any]:
@@ -184,7 +219,16 @@ def _endpoint(sagemaker: BaseClient, region: str, found: dict[str, Any], configs
         variants=variants,
         not_judged_reason=not_judged,
         last_modified_at=found.get("LastModifiedTime"),
+        config_description=_copyable(config),
     )
+
+
+def _copyable(config: dict[str, Any]) -> dict[str, Any] | None:
+    """The config's description with its tags, for a plan's change to copy; None if not described."""
+    raw = config.get("Raw")
+    if not isinstance(raw, dict):
+        return None
+    return {**raw, "Tags": config.get("Tags")}
 
 
 def _join_variants(config_variants: list[dict[str, Any]], running: dict[str, dict[str, Any]],
