@@ -69,7 +69,8 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
         if combined is not None:
             options.append(combined)
         variant = variants.get((region, name, variant_name)) if variant_name else None
-        risks = {id(o): _risk(o, variant, catalog, config, window) for o in options}
+        endpoint_kind = group[0].resource_type == "endpoint"
+        risks = {id(o): _risk(o, variant, catalog, config, window) if endpoint_kind else None for o in options}
         # A replay over 100% of a resource in some period: the option would have failed on the
         # window's own load, so it is never proposed (nor offered as an alternative).
         options = [o for o in options if not ((r := risks[id(o)]) and exceeds_capacity(r.replays))]
@@ -103,11 +104,11 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
 
 def _risk(option: PlanOption, variant: VariantReport | None, catalog: Catalog, config: AuditConfig,
           window: Window | None) -> Risk | None:
-    if variant is None:
-        return None
     unreplayed = unreplayed_risk(option)
     if unreplayed is not None:
         return unreplayed
+    if variant is None:
+        return None
     current_type = variant.variant.instance_type
     current = catalog.shape(current_type) if current_type else None
     new = catalog.shape(option.instance_type) if option.instance_type else None
