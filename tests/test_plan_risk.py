@@ -34,7 +34,8 @@ HOURS = 14 * 24
 
 def series(cpu: float | list[float], memory: float | list[float] = 40.0, **more: float) -> pd.DataFrame:
     index = pd.date_range(end=WINDOW.end, periods=HOURS, freq="h", tz="UTC")
-    columns = {"cpu:Maximum": np.resize(np.array(cpu, float), HOURS), "memory:Maximum": np.resize(np.array(memory, float), HOURS)}
+    columns = {"cpu:Maximum": np.resize(np.array(cpu, float), HOURS),
+               "memory:Maximum": np.resize(np.array(memory, float), HOURS)}
     columns.update({f"{k}:Maximum": np.full(HOURS, v) for k, v in more.items()})
     return pd.DataFrame(columns, index=index).astype("float32")
 
