@@ -258,3 +258,26 @@ def test_audit_plans_show_an_unknown_id_is_one_error_line(report: dict, config: 
     result = runner.invoke(app, ["plans", "show", "0000000000", "--config", config])
     assert result.exit_code == 1
     assert "no plan '0000000000'" in result.output and "Traceback" not in result.output
+
+
+def test_the_history_keeps_each_runs_plans_and_finds_a_plan_by_id(tmp_path: Path) -> None:
+    import sqlite3
+    from datetime import timedelta
+
+    from auditor.history.store import MIGRATIONS, History
+    from fleet_report import synthetic_report
+
+    path = tmp_path / "history.sqlite3"
+    old = sqlite3.connect(path)  # a database from before plans were kept: upgraded in place
+    old.executescript("".join(MIGRATIONS[:4]) + "; PRAGMA user_version = 4;")
+    old.close()
+    first = synthetic_report(count=12)
+    later = replace(first, generated_at=first.generated_at + timedelta(days=1), plans=first.plans[1:])
+    assert first.plans and all(p.id for p in first.plans)
+    with History(path) as history:
+        history.record_run(first)
+        history.record_run(later)
+        assert history.latest_plans() == json.loads(json.dumps([plan_to_dict(p) for p in later.plans]))
+        gone = first.plans[0]  # only in the first run: still found by its id
+        assert history.plan(gone.id) == json.loads(json.dumps(plan_to_dict(gone)))
+        assert history.plan("no-such-id") is None

@@ -115,6 +115,7 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+PLANS_SCHEMA = 5  # the version that added the plans table (a read-only older file has none)
 
 
 def run_status(report: AuditReport, fatal: bool) -> str:
@@ -377,6 +378,8 @@ class History:
 
     def plan(self, plan_id: str) -> dict[str, Any] | None:
         """The plan with this id, as the latest run that holds it wrote it (plan_to_dict's JSON)."""
+        if self.schema_version < PLANS_SCHEMA:
+            return None
         with self._guard("read the plans from"):
             row = self._db.execute(
                 "SELECT p.body FROM plans p JOIN runs r ON r.id = p.run_id WHERE p.plan_id = ?"
@@ -385,6 +388,8 @@ class History:
 
     def latest_plans(self) -> list[dict[str, Any]]:
         """The latest run's plans, in the report's order ([] when it had none, or no run is recorded)."""
+        if self.schema_version < PLANS_SCHEMA:
+            return []
         with self._guard("read the plans from"):
             row = self._db.execute("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1").fetchone()
             if row is None:
