@@ -236,4 +236,10 @@ def test_demo_command_writes_the_three_files(demo_env: Path, tmp_path: Path) -> 
     images = [part for part in message.walk() if part.get_content_type() == "image/png"]
     assert images and all(f"cid:{part['Content-ID'][1:-1]}" in html.get_content() for part in images)
     assert "report.html" in result.output
+    # Every plan with its risk and its change (or why it has none), as AWS CLI commands.
+    plans = json.loads((tmp_path / "out" / "report.json").read_text())["plans"]
+    changes = (tmp_path / "out" / "plans.txt").read_text()
+    for plan in plans:
+        assert f"# plan {plan['id']}" in changes
+        assert plan["change"] is None or "aws " in changes.split(f"# plan {plan['id']}")[1].split("\n# plan ")[0]
 

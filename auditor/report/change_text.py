@@ -30,6 +30,13 @@ def render_change(plan: dict[str, Any], as_: str) -> str:
     return renderer(plan, change, risk)
 
 
+def plans_text(plans: list[dict[str, Any]]) -> str:
+    """Every plan's row and its change as AWS CLI commands (the demo's plans.txt)."""
+    if not plans:
+        return "No plans.\n"
+    return "\n".join(f"# {plan_line(p)}\n{render_change(p, 'cli')}" for p in plans)
+
+
 def plan_line(plan: dict[str, Any]) -> str:
     """One row of `audit plans`: id, risk, saving, whether it has a change, and the advice."""
     risk = (plan.get("risk") or {}).get("level") or "-"
