@@ -144,6 +144,26 @@ def test_autoscaling_plans_register_the_target_and_put_the_policy() -> None:
     assert change.calls[-1].params["TargetTrackingScalingPolicyConfiguration"]["TargetValue"] == 120.5
 
 
+def test_an_autoscaled_variant_is_deregistered_before_its_instance_type_changes() -> None:
+    from auditor.models import AutoScaling, Variant
+
+    scaled = replace(RANKER, variants=(Variant("AllTraffic", "ml.m5.4xlarge", 4,
+                                               autoscaling=AutoScaling(2, 6, ("ranker-invocations",))),))
+    change = build_change(PLANS["resize"], scaled, 250.0)
+    assert change is not None
+    ops = [c.operation for c in change.calls]
+    assert ops[0] == "DeregisterScalableTarget" and ops[-1] == "RegisterScalableTarget"
+    assert ops.index("UpdateEndpoint") < ops.index("RegisterScalableTarget")
+    assert (change.calls[-1].params["MinCapacity"], change.calls[-1].params["MaxCapacity"]) == (2, 6)
+    assert "ranker-invocations" in change.calls[-1].purpose  # to re-create by hand: its settings are not read
+    for call in change.calls:
+        valid(call)
+    # The same type, another count: nothing to deregister.
+    same = build_change(replace(PLANS["resize"], proposed=replace(PLANS["resize"].proposed,
+                                                                  instance_type="ml.m5.4xlarge")), scaled, None)
+    assert same is not None and "DeregisterScalableTarget" not in [c.operation for c in same.calls]
+
+
 def test_no_change_without_the_current_config_or_for_a_job() -> None:
     assert build_change(PLANS["resize"], replace(RANKER, config_description=None), None) is None
     assert build_change(replace(PLANS["resize"], resource_type="training-job"), RANKER, None) is None

@@ -31,6 +31,7 @@ TERMINATION_WAIT_SECONDS = 600  # the old fleet is kept this long after the swit
 DEPLOYMENT_TIMEOUT_SECONDS = 3600
 SCALE_IN_COOLDOWN_SECONDS = 300
 SCALE_OUT_COOLDOWN_SECONDS = 60
+SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
 _NAME_RE = re.compile(r"[^A-Za-z0-9-]")
 
 
@@ -75,16 +76,29 @@ def build_change(plan: Plan, endpoint: Endpoint | None, latency_threshold_ms: fl
     body = _copied_config(endpoint.config_description, plan.variant, option, new_config)
     if body is None:
         return None
-    calls = [ApiCall("sagemaker", "CreateEndpointConfig", body,
+    # Application Auto Scaling fails an update that changes the instance type of (or removes) a
+    # variant it scales: the target is deregistered first (which deletes its policies) and, where
+    # the variant keeps instances and the plan brings no policy of its own, registered again after.
+    scaled = next((v.autoscaling for v in endpoint.variants if v.name == plan.variant and v.autoscaling), None)
+    current_type = next((v.instance_type for v in endpoint.variants if v.name == plan.variant), None)
+    moves = scaled is not None and (option.action in ("serverless", "resize-memory", "remove-variant",
+                                                      "end-shadow-test") or option.instance_type != current_type)
+    deregister = [ApiCall("application-autoscaling", "DeregisterScalableTarget",
+                          {"ServiceNamespace": "sagemaker", "ResourceId": _resource_id(endpoint.name, plan.variant),
+                           "ScalableDimension": SCALABLE_DIMENSION},
+                          f"deregister {_resource_id(endpoint.name, plan.variant)} from autoscaling (an update that "
+                          f"changes its instance type fails otherwise); its policies "
+                          f"{', '.join(scaled.policies) or '(none)'} are deleted with it")] if moves and scaled else []
+    calls = [*deregister, ApiCall("sagemaker", "CreateEndpointConfig", body,
                      f"new endpoint config {new_config}: a copy of {endpoint.config_name} with variant "
                      f"{plan.variant} {_described(option)}")]
     serverless = option.action in ("serverless", "resize-memory") or _any_serverless(endpoint.config_description)
     update: dict[str, Any] = {"EndpointName": endpoint.name, "EndpointConfigName": new_config}
     if serverless:
-        # SageMaker's deployment guardrails (blue/green, rollback on alarms) do not cover serverless
-        # variants: the update is all at once and rolled back by hand.
+        # A canary is a share of the new fleet's instance capacity, which a serverless variant has
+        # not: SageMaker's default update (blue/green, all at once), rolled back by hand.
         calls.append(ApiCall("sagemaker", "UpdateEndpoint", update,
-                             f"switch {endpoint.name} to {new_config} (serverless: no blue/green guardrails)"))
+                             f"switch {endpoint.name} to {new_config} (serverless: all at once, no canary)"))
         rollback = f"by hand: UpdateEndpoint EndpointName={endpoint.name} EndpointConfigName={endpoint.config_name}"
     else:
         alarms = _alarm_calls(endpoint.name, plan.variant, plan.id, latency_threshold_ms)
@@ -107,6 +121,15 @@ def build_change(plan: Plan, endpoint: Endpoint | None, latency_threshold_ms: fl
                     f"EndpointConfigName={endpoint.config_name}")
     if option.action == "resize+autoscale" and option.autoscaling:
         calls.extend(_autoscaling_calls(endpoint.name, plan.variant, option.autoscaling, plan.id))
+    elif deregister and scaled and option.action in ("resize", "scale-out"):
+        resource = _resource_id(endpoint.name, plan.variant)
+        calls.append(ApiCall("application-autoscaling", "RegisterScalableTarget",
+                             {"ServiceNamespace": "sagemaker", "ResourceId": resource,
+                              "ScalableDimension": SCALABLE_DIMENSION, "MinCapacity": scaled.min_capacity,
+                              "MaxCapacity": scaled.max_capacity},
+                             f"register {resource} again ({scaled.min_capacity}-{scaled.max_capacity} instances); "
+                             f"re-create its policies {', '.join(scaled.policies) or '(none)'} by hand "
+                             "(the auditor reads their names, not their settings)"))
     return Change(calls=tuple(calls), rollback=rollback, waits_for=f"endpoint {endpoint.name} InService")
 
 
@@ -175,7 +198,7 @@ def _resource_id(endpoint: str, variant: str) -> str:
 
 def _autoscaling_calls(endpoint: str, variant: str, policy: dict[str, Any], plan: str) -> list[ApiCall]:
     resource = _resource_id(endpoint, variant)
-    dimension = "sagemaker:variant:DesiredInstanceCount"
+    dimension = SCALABLE_DIMENSION
     return [
         ApiCall("application-autoscaling", "RegisterScalableTarget",
                 {"ServiceNamespace": "sagemaker", "ResourceId": resource, "ScalableDimension": dimension,
