@@ -97,11 +97,13 @@ def discover_endpoints(sagemaker: BaseClient, region: str, max_workers: int = 8,
     missing = [(account, name) for account, name in wanted
                if name and not _current(configs.get(account, region, name))]
 
+    tags_refused = threading.Event()
+
     def describe(key: tuple[str, str]) -> None:
         account, name = key
         if should_stop():
             return
-        described = _describe_config(sagemaker, region, name, record)
+        described = _describe_config(sagemaker, region, name, record, tags_refused)
         if described is not None:
             configs.put(account, region, name, described)
 
@@ -111,7 +113,8 @@ def discover_endpoints(sagemaker: BaseClient, region: str, max_workers: int = 8,
     return Discovery(endpoints=endpoints, errors=tuple(errors))
 
 
-def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any) -> dict[str, Any] | None:
+def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any,
+                     tags_refused: threading.Event) -> dict[str, Any] | None:
     """What the audit needs of a config (its variants, whether it is async); None if it is gone."""
     try:
         config = sagemaker.describe_endpoint_config(EndpointConfigName=name)
@@ -129,7 +132,7 @@ def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any)
         # The whole description (JSON-safe) and the config's tags: a plan's change copies the config
         # and alters only the variant it resizes (format 3).
         "Raw": json_safe({k: v for k, v in config.items() if k != "ResponseMetadata"}),
-        "Tags": _config_tags(sagemaker, region, config.get("EndpointConfigArn"), record),
+        "Tags": _config_tags(sagemaker, region, config.get("EndpointConfigArn"), record, tags_refused),
         "ProductionVariants": [_kept(v) for v in config.get("ProductionVariants", [])],
         "ShadowProductionVariants": [_kept(v) for v in config.get("ShadowProductionVariants", [])],
         "AsyncInferenceConfig": bool(config.get("AsyncInferenceConfig")),
@@ -149,19 +152,26 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def _config_tags(sagemaker: BaseClient, region: str, arn: str | None, record: Any) -> list[dict[str, str]] | None:
-    """The endpoint config's own tags (a copy keeps them); None when they could not be read (said)."""
-    if not arn:
+def _config_tags(sagemaker: BaseClient, region: str, arn: str | None, record: Any,
+                 refused: threading.Event) -> list[dict[str, str]] | None:
+    """The endpoint config's own tags (a copy keeps them); None when they could not be read (said).
+    Only a plan's copy of the config needs them: a refusal is one error line for the region, not
+    a failed region, and the region's other configs are not asked again."""
+    if not arn or refused.is_set():
         return None
     try:
         tags = [tag for page in sagemaker.get_paginator("list_tags").paginate(ResourceArn=arn)
                 for tag in page.get("Tags", [])]
     except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
-        if is_fatal_for_region(exc):
-            raise RegionAccessError(describe_client_error(exc, "sagemaker", "ListTags", region)) from exc
+        fatal = is_fatal_for_region(exc)
+        if fatal and refused.is_set():
+            return None
+        if fatal:
+            refused.set()
         record(AuditError(region, None, "discover",
-                          f"{describe_client_error(exc, 'sagemaker', 'ListTags', region)} ({arn}): "
-                          "a plan's new endpoint config would not carry its tags"))
+                          f"{describe_client_error(exc, 'sagemaker', 'ListTags', region)}"
+                          f"{'' if fatal else f' ({arn})'}: a plan's new endpoint config would not carry the "
+                          f"{'configs' if fatal else 'config'}' tags"))
         return None
     return [{"Key": str(t["Key"]), "Value": str(t["Value"])} for t in tags]
 
