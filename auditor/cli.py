@@ -480,6 +480,78 @@ def demo(
         raise fail(f"cannot write the demo's reports to {output_dir}: {exc.strerror or exc}") from None
 
 
+plans_app = typer.Typer(help="The latest run's plans (from the history database): list them, or show one's "
+                        "change as AWS CLI commands, CloudFormation, Terraform or JSON requests.",
+                        no_args_is_help=False, invoke_without_command=True, rich_markup_mode=None)
+app.add_typer(plans_app, name="plans")
+
+
+class ChangeFormat(enum.StrEnum):
+    CLI = "cli"
+    CLOUDFORMATION = "cloudformation"
+    TERRAFORM = "terraform"
+    JSON = "json"
+
+
+def _history_for_plans(config_path: Path | None) -> Path:
+    from auditor.tasks.audit import history_path
+
+    path = history_path(load_config(config_path))
+    if not path.exists():
+        raise ConfigError(f"no history database at {path} (history.path): run `audit run` first")
+    return path
+
+
+@plans_app.callback()
+def plans_command(
+    ctx: typer.Context,
+    config_path: ConfigOption = None,
+    output_format: Annotated[HistoryFormat, typer.Option("--format", help="table or json.")] = HistoryFormat.TABLE,
+) -> None:
+    """List the latest run's plans: id, risk, saving and what to change."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from auditor.history.store import History
+
+    try:
+        with History(_history_for_plans(config_path), reading=True) as history:
+            plans = history.latest_plans()
+    except AuditorError as exc:
+        raise fail(*problem_lines(exc)) from None
+    if output_format is HistoryFormat.JSON:
+        typer.echo(json.dumps(plans, indent=2))
+        return
+    if not plans:
+        typer.echo("No plans in the latest run.")
+        return
+    from auditor.report.change_text import plan_line
+
+    typer.echo(f"{'id':10}  {'risk':6}  {'to save/month':>13}  {'change':6}  what")
+    for plan in plans:
+        typer.echo(plan_line(plan))
+
+
+@plans_app.command("show")
+def plans_show_command(
+    plan_id: Annotated[str, typer.Argument(help="The plan's id (from `audit plans`).")],
+    as_: Annotated[ChangeFormat, typer.Option("--as", help="cli, cloudformation, terraform or json.")] =
+        ChangeFormat.CLI,
+    config_path: ConfigOption = None,
+) -> None:
+    """Print one plan's change: AWS CLI commands, a CloudFormation or Terraform snippet, or JSON requests."""
+    from auditor.history.store import History
+    from auditor.report.change_text import render_change
+
+    try:
+        with History(_history_for_plans(config_path), reading=True) as history:
+            plan = history.plan(plan_id)
+    except AuditorError as exc:
+        raise fail(*problem_lines(exc)) from None
+    if plan is None:
+        raise fail(f"no plan {plan_id!r} in the history database: `audit plans` lists the latest run's")
+    typer.echo(render_change(plan, as_.value), nl=False)
+
+
 prices_app = typer.Typer(help="The price cache: refresh it from AWS's Price List, or import an offer file.",
                          no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(prices_app, name="prices")

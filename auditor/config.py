@@ -25,6 +25,7 @@ from auditor.schema import (
     REGION,
     REGION_OR_ALL,
     ROLE_ARN,
+    ROLE_ARN_MAYBE_TEMPLATE,
     ROLE_ARN_TEMPLATE,
     ROLE_NAME,
     ROUTE,
@@ -93,6 +94,12 @@ class RecommendConfig:
     allow_architecture_change: bool = setting(False, "true: may advise Graviton")
     allow_burstable: bool = setting(False, "true: may advise t2/t3")
     min_savings_percent: float = setting(10.0, "smaller savings are not worth a redeploy", **SAVING)
+    # Plans and their risk (docs/plans.md).
+    latency_objective_ms: float = setting(0.0, "ModelLatency p99 objective; a plan whose variant's latency "
+                                          "may near it is load-test first; 0: none", minimum=0, maximum=3_600_000)
+    load_test_role_arn: str | None = setting(None, "the role an Inference Recommender load test runs as "
+                                             "({account_id} allowed); unset: no ready load-test request",
+                                             check=ROLE_ARN_MAYBE_TEMPLATE)
 
 
 @dataclass(frozen=True)

@@ -182,6 +182,9 @@ class Endpoint:
     @property
     def enhanced_metrics(self) -> bool:
         return self.metrics_config is not None and self.metrics_config.enhanced_metrics
+    # DescribeEndpointConfig's answer (JSON-safe) with the config's tags under "Tags" (None: unread):
+    # a plan's change copies it. None when the config was not described.
+    config_description: dict[str, Any] | None = None
 
 
 def price_usage(endpoint: Endpoint) -> str:
@@ -391,6 +394,7 @@ class PlanOption:
     monthly_cost_usd: float
     monthly_savings_usd: float  # negative: it costs more (a risk to fix)
     advice: str
+    details: dict[str, Any] = field(default_factory=dict)  # the recommendation's (e.g. serverless memory)
 
 
 @dataclass(frozen=True)
@@ -489,6 +493,9 @@ class VariantReport:
     # Enhanced metrics: each instance's utilisation (InstanceId), and what the sizing read.
     instances: tuple[InstanceUtilization, ...] = ()
     sizing_basis: str | None = None  # "hottest instance" | "variant mean"; None: not sized
+    # The highest ModelLatency maximum of the window, in milliseconds (None: not published): an upper
+    # bound of its p99, which CloudWatch is not asked for.
+    model_latency_max_ms: float | None = None
 
 
 @dataclass(frozen=True)

@@ -277,6 +277,9 @@ ROLE_ARN_TEMPLATE = Check(
     'must be a role ARN with {account_id}, e.g. "arn:aws:iam::{account_id}:role/SageMakerAuditorReadOnly"',
     lambda v: ACCOUNT_ID_PLACEHOLDER in v
     and ROLE_ARN_RE.fullmatch(v.replace(ACCOUNT_ID_PLACEHOLDER, "123456789012")) is not None)
+ROLE_ARN_MAYBE_TEMPLATE = Check(
+    'must be a role ARN, {account_id} allowed, e.g. "arn:aws:iam::{account_id}:role/InferenceRecommender"',
+    lambda v: ROLE_ARN_RE.fullmatch(v.replace(ACCOUNT_ID_PLACEHOLDER, "123456789012")) is not None)
 EXTERNAL_ID = Check("must be 2 to 1224 characters of letters, digits and +=,.@:/-",
                     lambda v: re.fullmatch(r"[\w+=,.@:/-]{2,1224}", v, flags=re.ASCII) is not None, echo=False)
 

@@ -195,9 +195,9 @@ def test_without_apply_credentials_apply_refuses(fleet: dict[str, Any]) -> None:
 
 def test_a_call_apply_never_makes_is_refused(fleet: dict[str, Any]) -> None:
     plan = stored_plan(fleet, "search-embeddings")
-    plan["change"]["calls"].insert(0, {"service": "sagemaker", "operation": "DeleteEndpoint",
-                                       "params": {"EndpointName": "search-embeddings"}, "purpose": "x"})
-    assert "sagemaker:DeleteEndpoint, which apply never makes" in refusal(fleet, plan)
+    plan["change"]["calls"].insert(0, {"service": "sagemaker", "operation": "DeleteModel",
+                                       "params": {"ModelName": "search-embeddings"}, "purpose": "x"})
+    assert "sagemaker:DeleteModel, which apply never makes" in refusal(fleet, plan)
 
 
 def test_a_call_botocore_would_reject_is_refused(fleet: dict[str, Any]) -> None:
@@ -383,3 +383,25 @@ def test_a_wait_that_runs_out_says_so_and_the_next_run_can_still_verify(fleet: d
     with History(Path(config.history.path)) as history:
         record = next(r for r in history.applied() if r.plan_id == plan["id"])
     assert record.outcome == "timed-out"
+
+
+def test_every_operation_a_change_builder_can_emit_is_one_apply_may_make() -> None:
+    """Read from the builders' code, not from one fleet's plans: every write operation of the
+    services a change uses that the plan and rule modules name is in APPLY_OPERATIONS (and so in
+    deploy/iam-apply-policy.json, which the policy test keeps equal to it)."""
+    import ast
+    from pathlib import Path
+
+    import botocore.session
+
+    session = botocore.session.get_session()
+    services = ("sagemaker", "application-autoscaling", "cloudwatch", "scheduler")
+    names = {service: set(session.get_service_model(service).operation_names) for service in services}
+    root = Path(__file__).parent.parent / "auditor"
+    builders = [root / "recommend" / "change.py", *sorted((root / "analyse" / "rules").glob("*.py"))]
+    named = {(service, node.value) for path in builders for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             for service in services
+             if node.value in names[service] and not node.value.startswith(("Describe", "List", "Get"))}
+    assert ("sagemaker", "UpdateEndpoint") in named and ("scheduler", "CreateSchedule") in named
+    assert named <= APPLY_OPERATIONS, sorted(named - APPLY_OPERATIONS)

@@ -242,7 +242,7 @@ def test_every_command_and_option_is_documented() -> None:
 
 
 def test_the_choices_the_docs_give_for_an_option_are_the_codes() -> None:
-    from auditor.cli import HistoryFormat, OutputFormat
+    from auditor.cli import ChangeFormat, HistoryFormat, OutputFormat
 
     lists = {(flag, frozenset(values.replace("\\", "").split("|")))
              for text in EVERYWHERE.values()
@@ -252,6 +252,8 @@ def test_the_choices_the_docs_give_for_an_option_are_the_codes() -> None:
     for flag, values in lists:
         if flag == "--format":
             assert values in (report, history), f"--format {'|'.join(sorted(values))}"
+        elif flag == "--as":
+            assert values == frozenset(ChangeFormat), f"--as {'|'.join(sorted(values))}"
         else:
             assert (flag, values) == ("--file-format", {"json", "csv"}), flag
             assert "must be json or csv" in (ROOT / "auditor" / "cli.py").read_text()
@@ -277,11 +279,12 @@ def test_every_rule_id_in_a_threshold_tag_or_rule_table_exists(name: str) -> Non
 JSON_PAGE = PAGES["json-report.md"]
 # Maps whose keys are data (tag names, rule evidence, hyperparameters...), not fields of the schema.
 FREE_FORM = {"tags", "evidence", "details", "hyperparameters", "final_metrics", "setting", "api_calls_by_operation",
-             "cost_per_run_by_instance_type", "policies", "autoscaling"}
+             "cost_per_run_by_instance_type", "policies", "autoscaling", "params"}
 # The functions that build the JSON document (auditor/report/document.py and each kind's to_dict).
 JSON_BUILDERS = {
     "auditor/report/document.py": {"_option", "plan_to_dict", "finding_to_dict", "prices_to_dict",
-                                   "settings_to_dict", "_document"},
+                                   "settings_to_dict", "_document", "call_to_dict", "risk_to_dict",
+                                   "change_to_dict"},
     "auditor/report/values.py": {"utilization_summary"},
     "auditor/kinds/endpoints.py": {"to_dict", "_autoscaling", "_metrics_config", "_instance"},
     "auditor/kinds/jobs.py": {"to_dict"},
@@ -440,6 +443,7 @@ NOT_MEASURED = {
     "the age must end above 60 s": ("auditor/analyse/rules/rising_queue_latency.py",
                                     ['"ApproximateAgeOfOldestRequest": 60.0']),
     '("rose from 12 s to 448 s")': ("auditor/analyse/rules/rising_queue_latency.py", ["rose from"]),
+    "as a canary for 10 minutes": ("auditor/recommend/change.py", ["CANARY_WAIT_SECONDS = 600"]),
 }
 
 

@@ -37,7 +37,7 @@ def findings_of(report: dict, endpoint: str) -> list[dict]:
 
 
 def test_json_document_shape(report: dict) -> None:
-    assert report["schema_version"] == 5
+    assert report["schema_version"] == 6
     assert set(report) >= {"generated_at", "window", "endpoints", "plans", "findings", "summary", "errors"}
     assert report["window"]["period_seconds"] == 3600
     assert report["summary"]["endpoints"] == len(report["endpoints"]) == len(demo_fleet())
@@ -246,4 +246,10 @@ def test_demo_command_writes_the_three_files(demo_env: Path, tmp_path: Path) -> 
     images = [part for part in message.walk() if part.get_content_type() == "image/png"]
     assert images and all(f"cid:{part['Content-ID'][1:-1]}" in html.get_content() for part in images)
     assert "report.html" in result.output
+    # Every plan with its risk and its change (or why it has none), as AWS CLI commands.
+    plans = json.loads((tmp_path / "out" / "report.json").read_text())["plans"]
+    changes = (tmp_path / "out" / "plans.txt").read_text()
+    for plan in plans:
+        assert f"# plan {plan['id']}" in changes
+        assert plan["change"] is None or "aws " in changes.split(f"# plan {plan['id']}")[1].split("\n# plan ")[0]
 

@@ -101,10 +101,13 @@ def test_mail_and_chat_routing_partition_the_demo_fleet(fleet: AuditReport) -> N
     assert {c.job.name for c in JOBS.section(mail[JOB_OWNER]).processing} == {"model-eval-w48"}
     assert {p.endpoint for p in mail[JOB_OWNER].plans} == {"churn-xgb-tuning-0412", "model-eval-w48"}
     assert len(JOBS.section(mail[None]).transform) == len(JOBS.section(fleet).transform)
-    # One ListTags per notebook (discovery) and one per job with a finding, not one per job.
+    # One ListTags per notebook (discovery) and one per job with a finding, not one per job;
     assert WORKSPACES.section(fleet) is not None
     job_findings = {(f.resource_type, f.endpoint) for f in fleet.findings if f.resource_type.endswith("-job")}
-    assert fleet.api_calls["sagemaker:ListTags"] == len(WORKSPACES.section(fleet).notebooks) + len(job_findings)
+    # ...and one per endpoint config described (a plan's copy of it keeps its tags).
+    configs = {e.endpoint.config_name for e in fleet.endpoints if e.endpoint.config_description is not None}
+    assert fleet.api_calls["sagemaker:ListTags"] == (len(WORKSPACES.section(fleet).notebooks) + len(job_findings)
+                                                     + len(configs))
     chat = split_by_tag(fleet, "owner", {"vision@example.com", "pricing@example.com", "nobody@example.com"})
     assert list(chat) == ["pricing@example.com", "vision@example.com", None]
     assert_partition(fleet, chat)

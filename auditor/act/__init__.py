@@ -14,10 +14,13 @@ from __future__ import annotations
 APPLY_OPERATIONS: frozenset[tuple[str, str]] = frozenset({
     ("sagemaker", "CreateEndpointConfig"),
     ("sagemaker", "UpdateEndpoint"),
+    ("sagemaker", "DeleteEndpoint"),  # a delete plan (its endpoint config is kept, to re-create it)
     ("application-autoscaling", "RegisterScalableTarget"),
+    ("application-autoscaling", "DeregisterScalableTarget"),  # before an autoscaled variant's resize
     ("application-autoscaling", "PutScalingPolicy"),
+    ("application-autoscaling", "PutScheduledAction"),  # off-hours for inference components
     ("cloudwatch", "PutMetricAlarm"),
-    ("scheduler", "CreateSchedule"),
+    ("scheduler", "CreateSchedule"),  # off-hours for a single-model endpoint
 })
 # What apply itself reads: who it is, the endpoint's state and tags (the guards), the alarms a
 # blue/green deployment rolls back on, and the endpoint while it waits.

@@ -47,8 +47,8 @@ class PlanToApply:
 
 
 def load_plan(config: AuditConfig, plan_id: str) -> dict[str, Any]:
-    """The stored plan `plan_id` as `plan_to_dict` wrote it. The one place apply reads plans: wired
-    to the history's plans (`History.plan`) where this version of the history stores them."""
+    """The stored plan `plan_id` as `plan_to_dict` wrote it (the history's plans table, the latest
+    run that holds that id). The one place apply reads plans."""
     from auditor.history.store import History
     from auditor.tasks.audit import history_path
 
@@ -56,12 +56,8 @@ def load_plan(config: AuditConfig, plan_id: str) -> dict[str, Any]:
     if not path.exists():
         raise ApplyRefused(f"no history database at {path} (history.path): run `audit run` first")
     with History(path, reading=True) as history:
-        find = getattr(history, "plan", None)  # the plans table: History.plan(plan_id) -> dict | None
-        if find is None:
-            raise ApplyRefused(f"plan {plan_id}: this history stores no plans yet (run `audit run` with a "
-                               "version that records them)")
-        plan = find(plan_id)
-    if not isinstance(plan, dict):
+        plan = history.plan(plan_id)
+    if plan is None:
         raise ApplyRefused(f"no plan {plan_id} in the history {path}: `audit plans` lists the stored plans")
     return plan
 

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Protocol
 
 import botocore.exceptions
@@ -38,7 +39,7 @@ from auditor.models import (
 
 # The layout of a kept config description; bumped whenever _describe_config keeps more, so that a
 # description kept by an older version is described again instead of silently lacking the new fields.
-CONFIG_FORMAT = 3  # 3: MetricsConfig kept
+CONFIG_FORMAT = 4  # 3: MetricsConfig kept; 4: the whole description and the config's tags kept
 # What is kept of each production and shadow variant of a config.
 _VARIANT_FIELDS = ("VariantName", "InstanceType", "InitialInstanceCount", "ModelName", "ServerlessConfig",
                    "InitialVariantWeight", "ManagedInstanceScaling")
@@ -105,11 +106,13 @@ def discover_endpoints(sagemaker: BaseClient, region: str, max_workers: int = 8,
     missing = [(account, name) for account, name in wanted
                if name and not _current(configs.get(account, region, name))]
 
+    tags_refused = threading.Event()
+
     def describe(key: tuple[str, str]) -> None:
         account, name = key
         if should_stop():
             return
-        described = _describe_config(sagemaker, region, name, record)
+        described = _describe_config(sagemaker, region, name, record, tags_refused)
         if described is not None:
             configs.put(account, region, name, described)
 
@@ -119,7 +122,8 @@ def discover_endpoints(sagemaker: BaseClient, region: str, max_workers: int = 8,
     return Discovery(endpoints=endpoints, errors=tuple(errors))
 
 
-def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any) -> dict[str, Any] | None:
+def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any,
+                     tags_refused: threading.Event) -> dict[str, Any] | None:
     """What the audit needs of a config (its variants, whether it is async); None if it is gone."""
     try:
         config = sagemaker.describe_endpoint_config(EndpointConfigName=name)
@@ -134,6 +138,10 @@ def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any)
         return None  # deleted while its endpoints run: each of them says so
     return {
         "Format": CONFIG_FORMAT,
+        # The whole description (JSON-safe) and the config's tags: a plan's change copies the config
+        # and alters only the variant it resizes (format 3).
+        "Raw": json_safe({k: v for k, v in config.items() if k != "ResponseMetadata"}),
+        "Tags": _config_tags(sagemaker, region, config.get("EndpointConfigArn"), record, tags_refused),
         "ProductionVariants": [_kept(v) for v in config.get("ProductionVariants", [])],
         "ShadowProductionVariants": [_kept(v) for v in config.get("ShadowProductionVariants", [])],
         "AsyncInferenceConfig": bool(config.get("AsyncInferenceConfig")),
@@ -162,6 +170,43 @@ def _metrics_config(kept: Any) -> MetricsConfig | None:
         detailed_observability=kept.get("EnableDetailedObservability"),
         publish_frequency_seconds=kept.get("MetricPublishFrequencyInSeconds"),
     )
+
+
+def json_safe(value: Any) -> Any:
+    """An API answer as JSON can hold it: timestamps as ISO 8601 text, bytes as text."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+def _config_tags(sagemaker: BaseClient, region: str, arn: str | None, record: Any,
+                 refused: threading.Event) -> list[dict[str, str]] | None:
+    """The endpoint config's own tags (a copy keeps them); None when they could not be read (said).
+    Only a plan's copy of the config needs them: a refusal is one error line for the region, not
+    a failed region, and the region's other configs are not asked again."""
+    if not arn or refused.is_set():
+        return None
+    try:
+        tags = [tag for page in sagemaker.get_paginator("list_tags").paginate(ResourceArn=arn)
+                for tag in page.get("Tags", [])]
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+        fatal = is_fatal_for_region(exc)
+        if fatal and refused.is_set():
+            return None
+        if fatal:
+            refused.set()
+        record(AuditError(region, None, "discover",
+                          f"{describe_client_error(exc, 'sagemaker', 'ListTags', region)}"
+                          f"{'' if fatal else f' ({arn})'}: a plan's new endpoint config would not carry the "
+                          f"{'configs' if fatal else 'config'}' tags"))
+        return None
+    return [{"Key": str(t["Key"]), "Value": str(t["Value"])} for t in tags]
 
 
 def _kept(variant: dict[str, Any]) -> dict[str, Any]:
@@ -218,7 +263,16 @@ def _endpoint(sagemaker: BaseClient, region: str, found: dict[str, Any], configs
         not_judged_reason=not_judged,
         last_modified_at=found.get("LastModifiedTime"),
         metrics_config=_metrics_config(config.get("MetricsConfig")),
+        config_description=_copyable(config),
     )
+
+
+def _copyable(config: dict[str, Any]) -> dict[str, Any] | None:
+    """The config's description with its tags, for a plan's change to copy; None if not described."""
+    raw = config.get("Raw")
+    if not isinstance(raw, dict):
+        return None
+    return {**raw, "Tags": config.get("Tags")}
 
 
 def _join_variants(config_variants: list[dict[str, Any]], running: dict[str, dict[str, Any]],

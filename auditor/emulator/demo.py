@@ -15,6 +15,8 @@ from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor.emulator.server import Emulator
 from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
 from auditor.files import write_atomic
+from auditor.report.change_text import plans_text
+from auditor.report.document import plan_to_dict
 from auditor.report.render import OutputFormat, render
 from auditor.tasks.audit import execute_audit
 
@@ -47,11 +49,14 @@ def run_demo(output_dir: Path, now: datetime) -> None:
         "html": output_dir / "report.html",
         "json": output_dir / "report.json",
         "eml": output_dir / "report.eml",
+        "plans": output_dir / "plans.txt",
     }
     write_atomic(paths["html"], render(report, OutputFormat.HTML))
     write_atomic(paths["json"], render(report, OutputFormat.JSON))
     # What `audit run --email-to-file` writes: the email it would send.
     write_messages(report, EmailConfig(sender=DEMO_SENDER, recipients=DEMO_RECIPIENTS), paths["eml"])
+    # Each plan's change as AWS CLI commands (`audit plans show ID` prints one after `audit run`).
+    write_atomic(paths["plans"], plans_text([plan_to_dict(p) for p in report.plans]))
 
     typer.echo(render(report, OutputFormat.TABLE), nl=False)
     for kind, path in paths.items():

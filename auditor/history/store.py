@@ -29,6 +29,7 @@ import platformdirs
 from auditor.errors import AuditorError
 from auditor.models import AuditReport, Finding, Resource, VariantUtilization
 from auditor.recommend.wording import advice_text
+from auditor.report.document import plan_to_dict
 
 # Each entry upgrades the schema by one version.
 MIGRATIONS: tuple[str, ...] = (
@@ -100,6 +101,18 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (account_id, region, name)
     );
     """,
+    # Each run's plans as the JSON report writes them (with id, risk and change): `audit plans`
+    # and `audit apply` read them by id.
+    """
+    CREATE TABLE plans (
+        run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        plan_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (run_id, plan_id)
+    );
+    CREATE INDEX plans_id ON plans (plan_id);
+    """,
     # `audit apply`: who applied which plan's calls, when, how it ended, and the run that saw it done.
     # IF NOT EXISTS: the plans table of another version may come before it in a merged history.
     """
@@ -127,6 +140,7 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+PLANS_SCHEMA = 5  # the version that added the plans table (a read-only older file has none)
 
 
 def run_status(report: AuditReport, fatal: bool) -> str:
@@ -368,6 +382,11 @@ class History:
                         for f in report.findings
                     ],
                 )
+                db.executemany(
+                    "INSERT OR REPLACE INTO plans VALUES (?, ?, ?, ?)",
+                    [(run_id, p.id, position, json.dumps(plan_to_dict(p), sort_keys=True))
+                     for position, p in enumerate(report.plans) if p.id],
+                )
         except sqlite3.Error as exc:
             raise _history_error(self.path, "write the run to", exc) from None
         return run_id
@@ -419,6 +438,27 @@ class History:
         with self._guard("read"):
             total, rows, priced = self._db.execute(query, params).fetchone()
         return float(total) if rows and rows == priced else None
+
+    def plan(self, plan_id: str) -> dict[str, Any] | None:
+        """The plan with this id, as the latest run that holds it wrote it (plan_to_dict's JSON)."""
+        if self.schema_version < PLANS_SCHEMA:
+            return None
+        with self._guard("read the plans from"):
+            row = self._db.execute(
+                "SELECT p.body FROM plans p JOIN runs r ON r.id = p.run_id WHERE p.plan_id = ?"
+                " ORDER BY r.started_at DESC, r.id DESC LIMIT 1", (plan_id,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def latest_plans(self) -> list[dict[str, Any]]:
+        """The latest run's plans, in the report's order ([] when it had none, or no run is recorded)."""
+        if self.schema_version < PLANS_SCHEMA:
+            return []
+        with self._guard("read the plans from"):
+            row = self._db.execute("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1").fetchone()
+            if row is None:
+                return []
+            rows = self._db.execute("SELECT body FROM plans WHERE run_id = ? ORDER BY position", (row[0],))
+            return [dict(json.loads(body)) for (body,) in rows]
 
     def last_successful_run(self) -> RunSummary | None:
         with self._guard("read"):

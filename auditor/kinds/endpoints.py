@@ -153,7 +153,8 @@ def audit_endpoints(
             variants=tuple(
                 VariantReport(va.variant, va.monthly_cost_usd, va.utilization, series=chart_series(va.normalised),
                               average_instances=va.average_instances, price_basis=va.price_basis,
-                              instances=va.instances, sizing_basis=va.sizing_basis)
+                              instances=va.instances, sizing_basis=va.sizing_basis,
+                              model_latency_max_ms=latency_max_ms(va.raw))
                 for va in assessed.variants
             ),
             components=assessed.components,
@@ -165,6 +166,14 @@ def audit_endpoints(
         findings += judge_collection(fleet, catalog, config)
     return EndpointsResult(endpoints=tuple(reports), findings=tuple(findings), errors=tuple(errors), fatal=fatal,
                            queries=len(queries), datapoints=metrics.datapoints, calls=metrics.calls)
+
+
+def latency_max_ms(raw: pd.DataFrame) -> float | None:
+    """The window's highest ModelLatency maximum (published in microseconds), in milliseconds."""
+    if "ModelLatency:Maximum" not in raw.columns:
+        return None
+    values = raw["ModelLatency:Maximum"].dropna()
+    return None if values.empty else round(float(values.max()) / 1000.0, 3)
 
 
 def chart_series(normalised: pd.DataFrame) -> pd.DataFrame:
@@ -368,7 +377,8 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
     title="Endpoints",
     order=10,
     iam_actions=frozenset({
-        "sagemaker:Search", "sagemaker:DescribeEndpointConfig", "sagemaker:ListInferenceComponents",
+        "sagemaker:Search", "sagemaker:DescribeEndpointConfig", "sagemaker:ListTags",
+        "sagemaker:ListInferenceComponents",
         "sagemaker:DescribeInferenceComponent", "application-autoscaling:DescribeScalableTargets",
         "application-autoscaling:DescribeScalingPolicies", "cloudwatch:GetMetricData",
         "cloudwatch:DescribeAlarms",

@@ -154,7 +154,7 @@ def run_audit(
         catalog=price_info(prices, endpoint_reports, findings, uses),
         api_calls=clients.counter.as_dict(),
         settings=report_settings(config),
-        plans=build_plans(findings, endpoint_reports, catalog, config),
+        plans=build_plans(findings, endpoint_reports, catalog, config, window),
         accounts=tuple(_account_info(a, endpoint_reports) for a in estate.accounts),
         collection=tuple(collection),
         savings_plans=savings_plans,

@@ -8,6 +8,11 @@ autoscaling policy, serverless, delete, scale out). The plan is:
   combine into the resized shape under a policy scaled to it, when that is cheaper still;
 - the other options are listed under it as alternatives, with their own savings.
 
+Each option of an instance-backed variant is replayed over the window on its shape (recommend/risk):
+an option whose replay goes over 100% of a resource in any period is never proposed. Each plan
+carries a stable id, its risk and its change as AWS requests (recommend/change). Plans sort by
+saving within risk (low first).
+
 Plans are per (region, endpoint, variant); for a job, per job. Pure: findings and the catalog in.
 """
 
@@ -15,28 +20,37 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import replace
 
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.models import (
     AutoscalingProposal,
+    Endpoint,
     EndpointReport,
     Finding,
     Plan,
     PlanOption,
     Recommendation,
+    Risk,
     ScalingPolicy,
+    VariantReport,
+    Window,
     price_usage,
 )
+from auditor.recommend.change import build_change, plan_id
 from auditor.recommend.demand import minimum_instances
 from auditor.recommend.packing import HostedCopies, hosted_copies
+from auditor.recommend.risk import assess, exceeds_capacity, load_test_request, unreplayed_risk
+from auditor.recommend.rule_changes import change_from_details
 from auditor.recommend.wording import advice_text
 
 FIXED_ACTIONS = ("resize",)
 
 
 def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[EndpointReport, ...],
-                catalog: Catalog, config: AuditConfig) -> tuple[Plan, ...]:
+                catalog: Catalog, config: AuditConfig, window: Window | None = None) -> tuple[Plan, ...]:
+    by_name = {(e.endpoint.region, e.endpoint.name): e.endpoint for e in endpoints}
     variants = {(e.endpoint.region, e.endpoint.name, v.variant.name): v for e in endpoints for v in e.variants}
     components = {(e.endpoint.region, e.endpoint.name, v.variant.name): e
                   for e in endpoints for v in e.variants
@@ -56,14 +70,21 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
         combined = _combined(group, catalog, config, region, usages.get((region, name), "hosting"), copies)
         if combined is not None:
             options.append(combined)
+        variant = variants.get((region, name, variant_name)) if variant_name else None
+        endpoint_kind = group[0].resource_type == "endpoint"
+        risks = {id(o): _risk(o, variant, catalog, config, window) if endpoint_kind else None for o in options}
+        # A replay over 100% of a resource in some period: the option would have failed on the
+        # window's own load, so it is never proposed (nor offered as an alternative).
+        options = [o for o in options if not ((r := risks[id(o)]) and exceeds_capacity(r.replays))]
+        if not options:
+            continue
         risky = [o for o in options if o.monthly_savings_usd < 0 and o.action == "scale-out"]
         proposed = (min(risky, key=lambda o: o.monthly_cost_usd) if risky
                     else max(options, key=lambda o: (o.monthly_savings_usd, o.action)))
         first = group[0]
         rec = first.recommendation
         assert rec is not None
-        variant = variants.get((region, name, variant_name)) if variant_name else None
-        plans.append(Plan(
+        plan = Plan(
             account_id=first.account_id, region=region, endpoint=name, variant=variant_name,
             resource_type=first.resource_type,
             current_instance_type=variant.variant.instance_type if variant else None,
@@ -74,11 +95,65 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
                                       key=lambda o: -o.monthly_savings_usd)),
             measured=all(f.measured for f in group if f.rule in proposed.rules),
             endpoint_config=configs.get((region, name)) if first.resource_type == "endpoint" else None,
-        ))
-    # Measured savings first; advice on circumstantial evidence after them, whatever its amount.
-    plans.sort(key=lambda p: (not p.measured, -max(p.monthly_savings_usd, 0.0), p.monthly_savings_usd >= 0,
+        )
+        plans.append(_finished(plan, risks[id(proposed)], by_name.get((region, name)), variant, config))
+    # Measured savings first; within them by risk (low first), then by saving; advice on
+    # circumstantial evidence after them, whatever its amount.
+    plans.sort(key=lambda p: (not p.measured, p.risk.level.rank if p.risk else 1,
+                              -max(p.monthly_savings_usd, 0.0), p.monthly_savings_usd >= 0,
                               p.region, p.endpoint, p.variant or ""))
     return tuple(plans)
+
+
+def _risk(option: PlanOption, variant: VariantReport | None, catalog: Catalog, config: AuditConfig,
+          window: Window | None) -> Risk | None:
+    unreplayed = unreplayed_risk(option)
+    if unreplayed is not None:
+        return unreplayed
+    if variant is None:
+        return None
+    current_type = variant.variant.instance_type
+    current = catalog.shape(current_type) if current_type else None
+    new = catalog.shape(option.instance_type) if option.instance_type else None
+    period = window.period_seconds if window else 3600
+    hours = window.days * 24 if window else 0.0
+    if variant.series is not None and not variant.series.empty and not hours:
+        hours = len(variant.series) * period / 3600.0
+    count = variant.average_instances if variant.average_instances else float(variant.variant.instance_count)
+    return assess(option, variant.series, period, hours, current, count, new, variant.model_latency_max_ms,
+                  config.recommend)
+
+
+def _finished(plan: Plan, risk: Risk | None, endpoint: Endpoint | None, variant: VariantReport | None,
+              config: AuditConfig) -> Plan:
+    """The plan with its stable id, its risk (with the load-test request where one is needed) and
+    its change."""
+    plan = replace(plan, id=plan_id(plan))
+    if risk is not None and risk.load_test_first and endpoint is not None:
+        model = _model_of(endpoint, plan.variant)
+        request = load_test_request(plan.account_id, plan.endpoint, plan.id, model, plan.proposed,
+                                    config.recommend)
+        risk = replace(risk, load_test_request=request)
+    latency = variant.model_latency_max_ms if variant else None
+    objective = config.recommend.latency_objective_ms
+    # The p99 alarm: the objective when there is one, else 1.2 x the window's highest ModelLatency
+    # (a p99 above anything the window saw means the new shape is slower).
+    threshold = objective if objective > 0 else (round(latency * LATENCY_ALARM_FACTOR, 3) if latency else None)
+    # A rule whose action is its own (off-hours, queue-alarm) carries its change in its details.
+    change = build_change(plan, endpoint, threshold) or change_from_details(plan.proposed.details)
+    return replace(plan, risk=risk, change=change)
+
+
+LATENCY_ALARM_FACTOR = 1.2
+
+
+def _model_of(endpoint: Endpoint, variant: str | None) -> str | None:
+    described = endpoint.config_description or {}
+    for key in ("ProductionVariants", "ShadowProductionVariants"):
+        for v in described.get(key) or []:
+            if v.get("VariantName") == variant and v.get("ModelName"):
+                return str(v["ModelName"])
+    return None
 
 
 def _option(finding: Finding) -> PlanOption:
@@ -86,7 +161,7 @@ def _option(finding: Finding) -> PlanOption:
     assert rec is not None
     policy = rec.details.get("policy") if rec.action == "autoscale" else None
     return PlanOption((finding.rule,), rec.action, rec.instance_type, rec.instance_count, policy,
-                      rec.recommended_monthly_usd, rec.monthly_savings_usd, advice_text(rec))
+                      rec.recommended_monthly_usd, rec.monthly_savings_usd, advice_text(rec), dict(rec.details))
 
 
 def _combined(group: list[Finding], catalog: Catalog, config: AuditConfig, region: str,

@@ -8,7 +8,17 @@ from dataclasses import asdict
 from typing import Any, TextIO
 
 from auditor.kinds.registry import KINDS
-from auditor.models import AuditReport, Finding, Plan, PlanOption, PriceUse, ReportSettings
+from auditor.models import (
+    ApiCall,
+    AuditReport,
+    Change,
+    Finding,
+    Plan,
+    PlanOption,
+    PriceUse,
+    ReportSettings,
+    Risk,
+)
 from auditor.recommend.wording import advice_text
 from auditor.report.values import iso
 
@@ -22,7 +32,9 @@ from auditor.report.values import iso
 # 5: `accounts` (several accounts) and `account_id` on errors; `savings_plans`; `measured` on plans;
 #    the summary's `accounts_audited`, `accounts`, `api_calls_by_operation` and `collection`;
 #    in `prices`: `basis`, `statement`, `by_region`, `used`, `warnings`, `reconciliation`.
-SCHEMA_VERSION = 5
+# 6: plans carry `id` (stable between runs), `risk` (the replay on the proposed shape, what needs a
+#    load test first) and `change` (the AWS requests that apply it); options carry `details`.
+SCHEMA_VERSION = 6
 
 
 def _option(option: PlanOption) -> dict[str, Any]:
@@ -35,11 +47,37 @@ def _option(option: PlanOption) -> dict[str, Any]:
         "monthly_cost_usd": option.monthly_cost_usd,
         "monthly_savings_usd": option.monthly_savings_usd,
         "advice": option.advice,
+        "details": option.details,
     }
+
+
+def call_to_dict(call: ApiCall) -> dict[str, Any]:
+    return {"service": call.service, "operation": call.operation, "params": call.params, "purpose": call.purpose}
+
+
+def risk_to_dict(risk: Risk | None) -> dict[str, Any] | None:
+    if risk is None:
+        return None
+    return {
+        "level": risk.level.value,
+        "replays": [{"resource": r.resource.value, "p95": r.p95, "peak": r.peak,
+                     "hours_over_target": r.hours_over_target, "hours_over_100": r.hours_over_100,
+                     "headroom_at_peak": r.headroom_at_peak} for r in risk.replays],
+        "load_test_first": list(risk.load_test_first),
+        "load_test_request": None if risk.load_test_request is None else call_to_dict(risk.load_test_request),
+    }
+
+
+def change_to_dict(change: Change | None) -> dict[str, Any] | None:
+    if change is None:
+        return None
+    return {"calls": [call_to_dict(c) for c in change.calls], "rollback": change.rollback,
+            "waits_for": change.waits_for}
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
     return {
+        "id": plan.id,
         "account_id": plan.account_id,
         "region": plan.region,
         "endpoint": plan.endpoint,
@@ -52,6 +90,8 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "measured": plan.measured,
         "findings": list(plan.findings),
         "alternatives": [_option(o) for o in plan.alternatives],
+        "risk": risk_to_dict(plan.risk),
+        "change": change_to_dict(plan.change),
     }
 
 

@@ -231,6 +231,15 @@ def chart_images(report: AuditReport, keys: list[ChartKey]) -> dict[ChartKey, by
     return charts
 
 
+def risk_text(risk: dict[str, Any] | None) -> str:
+    """A plan's risk in a cell: its level, the projected peak, and whether to load-test first."""
+    if not risk:
+        return "not assessed"
+    peak = max((r["peak"] for r in risk.get("replays") or []), default=None)
+    return (risk["level"] + ("" if peak is None else f"\npeak {peak:.0f}%")
+            + ("\nload-test first" if risk.get("load_test_first") else ""))
+
+
 def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, Any]:
     """What the templates show beside the document; `limit` keeps the top findings and endpoints."""
     actionable = [f for f in doc["findings"] if f["severity"] != "info"]
@@ -388,13 +397,15 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> 
     )
     if doc.get("plans"):
         plans = Table(title="What to change", show_lines=False, header_style="bold")
-        for column in ("Region", "Endpoint / variant", "Now", "Change to", "Saving/month", "Rests on"):
+        for column in ("Plan", "Region", "Endpoint / variant", "Now", "Change to", "Risk", "Saving/month", "Rests on"):
             plans.add_column(column, overflow="fold")
         shapes = current_shapes(doc)
         for p in doc["plans"]:
             alternatives = "".join(f"\n or {a['advice']} ({usd(a['monthly_savings_usd'])})" for a in p["alternatives"])
-            plans.add_row(*cells(p["region"], p["endpoint"] + (f" / {p['variant']}" if p["variant"] else ""),
+            plans.add_row(*cells(p.get("id", ""), p["region"],
+                                 p["endpoint"] + (f" / {p['variant']}" if p["variant"] else ""),
                                  shapes.get((p["endpoint"], p["variant"]), ""), p["proposed"]["advice"] + alternatives,
+                                 risk_text(p.get("risk")),
                                  usd(p["monthly_savings_usd"]) + ("" if p.get("measured", True) else "\n(not counted)"),
                                  ", ".join(p["findings"])))
         console.print(plans)

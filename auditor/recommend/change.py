@@ -1,0 +1,239 @@
+"""A plan's change as AWS requests (docs/plans.md): what `audit apply` sends, in order. Pure: no AWS.
+
+- A new shape or count (or serverless, or a variant removed): a new endpoint config copied from the
+  current one with only that variant changed (every other field kept: models, DataCaptureConfig,
+  KmsKeyId, AsyncInferenceConfig, MetricsConfig, tags ...), named `<endpoint>-<plan id>`, then
+  UpdateEndpoint with a blue/green deployment (10% canary, then the rest) that rolls back by
+  itself when one of the plan's CloudWatch alarms (ModelLatency p99, Invocation5XXErrors) fires.
+- An autoscaling policy: Application Auto Scaling's RegisterScalableTarget and PutScalingPolicy.
+- A delete: DeleteEndpoint only; the endpoint config is kept, so the endpoint can be re-created.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from auditor.models import ApiCall, Change, Endpoint, Plan, PlanOption
+
+# The fields CreateEndpointConfig takes, in botocore's model (tests/test_plan_change.py holds this
+# to it): a copy carries every one the current config has.
+CREATE_CONFIG_FIELDS = ("ProductionVariants", "DataCaptureConfig", "KmsKeyId", "AsyncInferenceConfig",
+                        "ExplainerConfig", "ShadowProductionVariants", "ExecutionRoleArn", "VpcConfig",
+                        "EnableNetworkIsolation", "MetricsConfig", "CrossRegionTrafficConfig")
+CONFIG_ACTIONS = ("resize", "scale-out", "resize+autoscale", "serverless", "resize-memory", "remove-variant",
+                  "end-shadow-test")
+CANARY_PERCENT = 10
+CANARY_WAIT_SECONDS = 600  # the canary serves this long before the rest of the traffic moves
+TERMINATION_WAIT_SECONDS = 600  # the old fleet is kept this long after the switch, for a rollback
+DEPLOYMENT_TIMEOUT_SECONDS = 3600
+SCALE_IN_COOLDOWN_SECONDS = 300
+SCALE_OUT_COOLDOWN_SECONDS = 60
+SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
+_NAME_RE = re.compile(r"[^A-Za-z0-9-]")
+
+
+def plan_id(plan: Plan) -> str:
+    """Stable: a digest of the resource and what the plan proposes (the same in every run)."""
+    option = plan.proposed
+    key = [plan.account_id, plan.region, plan.resource_type, plan.endpoint, plan.variant or "",
+           option.action, option.instance_type or "", option.instance_count, option.autoscaling or {},
+           {k: option.details[k] for k in ("memory_size_mb", "max_concurrency") if k in option.details}]
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def resource_name(base: str, plan: str, suffix: str = "", limit: int = 63) -> str:
+    """`<base>-<plan id>[-suffix]` within SageMaker's name rules (letters, digits, hyphens; 63)."""
+    tail = f"-{plan}{f'-{suffix}' if suffix else ''}"
+    head = re.sub(r"-+", "-", _NAME_RE.sub("-", base))[: limit - len(tail)].strip("-") or "plan"
+    return head + tail
+
+
+def build_change(plan: Plan, endpoint: Endpoint | None, latency_threshold_ms: float | None) -> Change | None:
+    """The requests that apply the plan; None when it is not an endpoint's, or the current config
+    (needed to copy it) was not described. `latency_threshold_ms`: the ModelLatency p99 alarm's
+    threshold (None: no latency alarm, the 5XX alarm alone guards the deployment)."""
+    if plan.resource_type != "endpoint" or endpoint is None:
+        return None
+    option = plan.proposed
+    if option.action == "delete":
+        return Change(
+            calls=(ApiCall("sagemaker", "DeleteEndpoint", {"EndpointName": endpoint.name},
+                           f"delete endpoint {endpoint.name} (its config {endpoint.config_name} is kept)"),),
+            rollback=(f"re-create it: CreateEndpoint EndpointName={endpoint.name} "
+                      f"EndpointConfigName={endpoint.config_name}"),
+        )
+    if option.action == "autoscale" and plan.variant and option.autoscaling:
+        calls = _autoscaling_calls(endpoint.name, plan.variant, option.autoscaling, plan.id)
+        return Change(calls=tuple(calls), rollback=(
+            f"DeregisterScalableTarget for {_resource_id(endpoint.name, plan.variant)} "
+            "(the variant keeps the count it has then)"))
+    if option.action not in CONFIG_ACTIONS or not plan.variant or endpoint.config_description is None:
+        return None
+    new_config = resource_name(endpoint.name, plan.id)
+    body = _copied_config(endpoint.config_description, plan.variant, option, new_config)
+    if body is None:
+        return None
+    # Application Auto Scaling fails an update that changes the instance type of (or removes) a
+    # variant it scales: the target is deregistered first (which deletes its policies) and, where
+    # the variant keeps instances and the plan brings no policy of its own, registered again after.
+    scaled = next((v.autoscaling for v in endpoint.variants if v.name == plan.variant and v.autoscaling), None)
+    current_type = next((v.instance_type for v in endpoint.variants if v.name == plan.variant), None)
+    moves = scaled is not None and (option.action in ("serverless", "resize-memory", "remove-variant",
+                                                      "end-shadow-test") or option.instance_type != current_type)
+    deregister = [ApiCall("application-autoscaling", "DeregisterScalableTarget",
+                          {"ServiceNamespace": "sagemaker", "ResourceId": _resource_id(endpoint.name, plan.variant),
+                           "ScalableDimension": SCALABLE_DIMENSION},
+                          f"deregister {_resource_id(endpoint.name, plan.variant)} from autoscaling (an update that "
+                          f"changes its instance type fails otherwise); its policies "
+                          f"{', '.join(scaled.policies) or '(none)'} are deleted with it")] if moves and scaled else []
+    untagged = "" if endpoint.config_description.get("Tags") is not None else " (its tags unread: not copied)"
+    calls = [*deregister, ApiCall("sagemaker", "CreateEndpointConfig", body,
+                     f"new endpoint config {new_config}: a copy of {endpoint.config_name} with variant "
+                     f"{plan.variant} {_described(option)}{untagged}")]
+    serverless = option.action in ("serverless", "resize-memory") or _any_serverless(endpoint.config_description)
+    update: dict[str, Any] = {"EndpointName": endpoint.name, "EndpointConfigName": new_config}
+    if serverless:
+        # A canary is a share of the new fleet's instance capacity, which a serverless variant has
+        # not: SageMaker's default update (blue/green, all at once), rolled back by hand.
+        calls.append(ApiCall("sagemaker", "UpdateEndpoint", update,
+                             f"switch {endpoint.name} to {new_config} (serverless: all at once, no canary)"))
+        rollback = f"by hand: UpdateEndpoint EndpointName={endpoint.name} EndpointConfigName={endpoint.config_name}"
+    else:
+        alarms = _alarm_calls(endpoint.name, plan.variant, plan.id, latency_threshold_ms)
+        calls.extend(alarms)
+        update["DeploymentConfig"] = {
+            "BlueGreenUpdatePolicy": {
+                "TrafficRoutingConfiguration": {
+                    "Type": "CANARY", "WaitIntervalInSeconds": CANARY_WAIT_SECONDS,
+                    "CanarySize": {"Type": "CAPACITY_PERCENT", "Value": CANARY_PERCENT}},
+                "TerminationWaitInSeconds": TERMINATION_WAIT_SECONDS,
+                "MaximumExecutionTimeoutInSeconds": DEPLOYMENT_TIMEOUT_SECONDS,
+            },
+            "AutoRollbackConfiguration": {"Alarms": [{"AlarmName": a.params["AlarmName"]} for a in alarms]},
+        }
+        calls.append(ApiCall("sagemaker", "UpdateEndpoint", update,
+                             f"blue/green update of {endpoint.name} to {new_config}: {CANARY_PERCENT}% canary for "
+                             f"{CANARY_WAIT_SECONDS // 60} minutes, then the rest; rolls back if an alarm fires"))
+        rollback = (f"automatic during the deployment (alarms {', '.join(a.params['AlarmName'] for a in alarms)}); "
+                    f"afterwards by hand: UpdateEndpoint EndpointName={endpoint.name} "
+                    f"EndpointConfigName={endpoint.config_name}")
+    if option.action == "resize+autoscale" and option.autoscaling:
+        calls.extend(_autoscaling_calls(endpoint.name, plan.variant, option.autoscaling, plan.id))
+    elif deregister and scaled and option.action in ("resize", "scale-out"):
+        resource = _resource_id(endpoint.name, plan.variant)
+        calls.append(ApiCall("application-autoscaling", "RegisterScalableTarget",
+                             {"ServiceNamespace": "sagemaker", "ResourceId": resource,
+                              "ScalableDimension": SCALABLE_DIMENSION, "MinCapacity": scaled.min_capacity,
+                              "MaxCapacity": scaled.max_capacity},
+                             f"register {resource} again ({scaled.min_capacity}-{scaled.max_capacity} instances); "
+                             f"re-create its policies {', '.join(scaled.policies) or '(none)'} by hand "
+                             "(the auditor reads their names, not their settings)"))
+    return Change(calls=tuple(calls), rollback=rollback, waits_for=f"endpoint {endpoint.name} InService")
+
+
+def _described(option: PlanOption) -> str:
+    if option.action in ("remove-variant", "end-shadow-test"):
+        return "removed"
+    if option.action in ("serverless", "resize-memory"):
+        return f"serverless at {option.details.get('memory_size_mb')} MB"
+    policy = option.autoscaling
+    count = policy["MaxCapacity"] if policy else option.instance_count
+    return f"on {count} x {option.instance_type}"
+
+
+def _any_serverless(description: dict[str, Any]) -> bool:
+    return any(v.get("ServerlessConfig") for v in description.get("ProductionVariants") or [])
+
+
+def _copied_config(description: dict[str, Any], variant: str, option: PlanOption,
+                   name: str) -> dict[str, Any] | None:
+    """CreateEndpointConfig's body: the current config's fields, only `variant` changed."""
+    body: dict[str, Any] = {"EndpointConfigName": name}
+    for key in CREATE_CONFIG_FIELDS:
+        if description.get(key) not in (None, [], {}):
+            body[key] = json.loads(json.dumps(description[key]))  # a deep copy
+    if description.get("Tags"):
+        body["Tags"] = [{"Key": t["Key"], "Value": t["Value"]} for t in description["Tags"]]
+    for key in ("ProductionVariants", "ShadowProductionVariants"):
+        variants = body.get(key) or []
+        found = next((v for v in variants if v.get("VariantName") == variant), None)
+        if found is None:
+            continue
+        if option.action in ("remove-variant", "end-shadow-test"):
+            variants.remove(found)
+            if variants:
+                body[key] = variants
+            else:
+                body.pop(key)
+        elif option.action in ("serverless", "resize-memory"):
+            memory = option.details.get("memory_size_mb")
+            if memory is None:
+                return None
+            serverless = dict(found.get("ServerlessConfig") or {})
+            serverless["MemorySizeInMB"] = int(memory)
+            if "max_concurrency" in option.details or "MaxConcurrency" not in serverless:
+                serverless["MaxConcurrency"] = int(option.details.get("max_concurrency", 1))
+            for instance_key in ("InstanceType", "InitialInstanceCount", "ManagedInstanceScaling",
+                                 "InstancePools", "VolumeSizeInGB", "CapacityReservationConfig"):
+                found.pop(instance_key, None)
+            found["ServerlessConfig"] = serverless
+        else:
+            if not option.instance_type:
+                return None
+            policy = option.autoscaling
+            found.pop("ServerlessConfig", None)
+            found["InstanceType"] = option.instance_type
+            # Under a new policy the new fleet starts at its MaxCapacity (what held the peak) and
+            # the policy scales it in: the blue/green switch never lands on too few instances.
+            found["InitialInstanceCount"] = int(policy["MaxCapacity"]) if policy else option.instance_count
+        return body
+    return None  # the variant is not in the config: nothing to copy it from
+
+
+def _resource_id(endpoint: str, variant: str) -> str:
+    return f"endpoint/{endpoint}/variant/{variant}"
+
+
+def _autoscaling_calls(endpoint: str, variant: str, policy: dict[str, Any], plan: str) -> list[ApiCall]:
+    resource = _resource_id(endpoint, variant)
+    dimension = SCALABLE_DIMENSION
+    return [
+        ApiCall("application-autoscaling", "RegisterScalableTarget",
+                {"ServiceNamespace": "sagemaker", "ResourceId": resource, "ScalableDimension": dimension,
+                 "MinCapacity": int(policy["MinCapacity"]), "MaxCapacity": int(policy["MaxCapacity"])},
+                f"scale {resource} between {policy['MinCapacity']} and {policy['MaxCapacity']} instances"),
+        ApiCall("application-autoscaling", "PutScalingPolicy",
+                {"PolicyName": f"{resource_name(endpoint, plan, limit=200)}-{variant}"[:256],
+                 "ServiceNamespace": "sagemaker", "ResourceId": resource, "ScalableDimension": dimension,
+                 "PolicyType": "TargetTrackingScaling",
+                 "TargetTrackingScalingPolicyConfiguration": {
+                     "TargetValue": float(policy["TargetValue"]),
+                     "PredefinedMetricSpecification": {"PredefinedMetricType": policy["PredefinedMetricType"]},
+                     "ScaleInCooldown": SCALE_IN_COOLDOWN_SECONDS, "ScaleOutCooldown": SCALE_OUT_COOLDOWN_SECONDS}},
+                f"target tracking: {policy['PredefinedMetricType']} at {policy['TargetValue']}"),
+    ]
+
+
+def _alarm_calls(endpoint: str, variant: str, plan: str, latency_threshold_ms: float | None) -> list[ApiCall]:
+    """The alarms the blue/green deployment rolls back on (SageMaker watches them while it shifts traffic)."""
+    dimensions = [{"Name": "EndpointName", "Value": endpoint}, {"Name": "VariantName", "Value": variant}]
+    base = f"{endpoint}-{variant}-{plan}"[:200]
+    calls = [ApiCall("cloudwatch", "PutMetricAlarm", {
+        "AlarmName": f"{base}-5xx", "AlarmDescription": f"Rolls back plan {plan}: the model answers with 5XX errors",
+        "Namespace": "AWS/SageMaker", "MetricName": "Invocation5XXErrors", "Dimensions": dimensions,
+        "Statistic": "Sum", "Period": 60, "EvaluationPeriods": 2, "DatapointsToAlarm": 2, "Threshold": 0.0,
+        "ComparisonOperator": "GreaterThanThreshold", "TreatMissingData": "notBreaching"},
+        f"alarm {base}-5xx: Invocation5XXErrors in 2 minutes running")]
+    if latency_threshold_ms is not None and latency_threshold_ms > 0:
+        calls.append(ApiCall("cloudwatch", "PutMetricAlarm", {
+            "AlarmName": f"{base}-latency-p99",
+            "AlarmDescription": f"Rolls back plan {plan}: ModelLatency p99 over {latency_threshold_ms:g} ms",
+            "Namespace": "AWS/SageMaker", "MetricName": "ModelLatency", "Dimensions": dimensions,
+            "ExtendedStatistic": "p99", "Period": 60, "EvaluationPeriods": 3, "DatapointsToAlarm": 3,
+            "Threshold": round(latency_threshold_ms * 1000.0, 1),  # ModelLatency is in microseconds
+            "ComparisonOperator": "GreaterThanThreshold", "TreatMissingData": "notBreaching"},
+            f"alarm {base}-latency-p99: ModelLatency p99 over {latency_threshold_ms:g} ms for 3 minutes"))
+    return calls
