@@ -54,9 +54,34 @@ def rightsize(
     """The cheapest compatible shape and count, if it saves at least min_savings_percent.
     `price_of(instance_type, region)`: hosting prices unless told otherwise (training).
     `copies`: the inference component copies the variant hosts; every count proposed holds them all."""
-    price_of = price_of or catalog.hourly_price
     if copies is not None and not copies.known:
         return None  # reservations unknown: no count can be shown to hold the copies
+
+    def count_holding_copies(candidate: InstanceShape, count: int) -> int | None:
+        if copies is None:
+            return count
+        held = copies.instances(candidate)
+        return None if held is None else max(count, held)  # None: a copy does not fit on one
+
+    return _cheapest_shape(utilization, current, current_count, region, catalog, config, price_of,
+                           accept=lambda candidate: True, adjust=count_holding_copies)
+
+
+def _cheapest_shape(
+    utilization: VariantUtilization,
+    current: InstanceShape,
+    current_count: int,
+    region: str,
+    catalog: Catalog,
+    config: RecommendConfig,
+    price_of: Callable[[str, str], float | None] | None,
+    accept: Callable[[InstanceShape], bool],
+    adjust: Callable[[InstanceShape, int], int | None] = lambda _candidate, count: count,
+) -> SizingResult | None:
+    """The search both sizings share: of the compatible shapes `accept` lets through, the cheapest
+    at the count that holds every resource's peak at the target (`adjust` may raise or refuse that
+    count), if it saves at least recommend.min_savings_percent."""
+    price_of = price_of or catalog.hourly_price
     current_price = price_of(current.instance_type, region)
     if current_price is None or demand_unmeasured(utilization):
         return None
@@ -67,19 +92,13 @@ def rightsize(
 
     best: tuple[tuple, InstanceShape, int, float] | None = None
     for candidate in catalog.shapes.values():
-        if not _compatible(candidate, current, config):
+        if not _compatible(candidate, current, config) or not accept(candidate):
             continue
         price = price_of(candidate.instance_type, region)
-        if price is None:
+        needed = instances_needed(candidate, current, demand, min_count, target)
+        count = None if needed is None else adjust(candidate, needed)
+        if price is None or count is None:
             continue
-        count = instances_needed(candidate, current, demand, min_count, target)
-        if count is None:
-            continue
-        if copies is not None:
-            held = copies.instances(candidate)
-            if held is None:
-                continue  # a copy does not fit on one of these instances
-            count = max(count, held)
         monthly = round(price * count * HOURS_PER_MONTH, 2)
         # Cheapest first; on a tie stay in the current family, then prefer fewer instances.
         key = (monthly, candidate.family != current.family, count, candidate.instance_type)
@@ -90,13 +109,8 @@ def rightsize(
     _, shape, count, monthly = best
     if monthly > current_monthly * (1 - config.min_savings_percent / 100.0) or monthly >= current_monthly:
         return None
-    recommendation = Recommendation(
-        action="resize",
-        instance_type=shape.instance_type,
-        instance_count=count,
-        current_monthly_usd=current_monthly,
-        recommended_monthly_usd=monthly,
-    )
+    recommendation = Recommendation(action="resize", instance_type=shape.instance_type, instance_count=count,
+                                    current_monthly_usd=current_monthly, recommended_monthly_usd=monthly)
     return SizingResult(recommendation=recommendation, demand=demand, shape=shape)
 
 
@@ -119,33 +133,13 @@ def fewer_gpu_shape(
     """The cheapest compatible shape with at least `gpus_used` (and fewer than the current) GPUs,
     each holding `device_memory_gib` (the busiest device's use) at the target, at a count that
     holds every resource's peak; None when none is cheaper by recommend.min_savings_percent."""
-    price_of = price_of or catalog.hourly_price
-    current_price = price_of(current.instance_type, region)
-    if current_price is None or demand_unmeasured(utilization) or not current.gpu_count:
+    if not current.gpu_count:
         return None
-    current_monthly = round(current_price * current_count * HOURS_PER_MONTH, 2)
-    demand = peak_demand(utilization, current, current_count)
     target = config.target_utilization / 100.0
-    min_count = minimum_instances(current_count, config)
-    best: tuple[tuple, InstanceShape, int, float] | None = None
-    for candidate in catalog.shapes.values():
-        if not _compatible(candidate, current, config) or not gpus_used <= candidate.gpu_count < current.gpu_count:
-            continue
-        if candidate.accelerator_memory_gib / candidate.gpu_count * target < device_memory_gib:
-            continue
-        price = price_of(candidate.instance_type, region)
-        count = instances_needed(candidate, current, demand, min_count, target)
-        if price is None or count is None:
-            continue
-        monthly = round(price * count * HOURS_PER_MONTH, 2)
-        key = (monthly, candidate.family != current.family, count, candidate.instance_type)
-        if best is None or key < best[0]:
-            best = (key, candidate, count, monthly)
-    if best is None:
-        return None
-    _, shape, count, monthly = best
-    if monthly > current_monthly * (1 - config.min_savings_percent / 100.0) or monthly >= current_monthly:
-        return None
-    recommendation = Recommendation(action="resize", instance_type=shape.instance_type, instance_count=count,
-                                    current_monthly_usd=current_monthly, recommended_monthly_usd=monthly)
-    return SizingResult(recommendation=recommendation, demand=demand, shape=shape)
+
+    def fewer_gpus_enough_memory(candidate: InstanceShape) -> bool:
+        return (max(gpus_used, 1) <= candidate.gpu_count < current.gpu_count
+                and candidate.accelerator_memory_gib / candidate.gpu_count * target >= device_memory_gib)
+
+    return _cheapest_shape(utilization, current, current_count, region, catalog, config, price_of,
+                           accept=fewer_gpus_enough_memory)
