@@ -53,10 +53,10 @@ def test_discovery_joins_configs_counts_kinds_and_tags(aws) -> None:
     assert gone.variants[0].instance_type is None and gone.variants[0].instance_count == 1
     assert [e.endpoint for e in found.errors] == ["gone"]
     assert "Failed" in (by_name["failed"].not_judged_reason or "")
-    # One Search page for all five (with their tags), then one DescribeEndpointConfig per config and
-    # one ListTags per config that still exists (a plan's copy of it keeps its tags).
+    # One Search page for all five (with their tags), then one DescribeEndpointConfig per config;
+    # a config's own tags are read later, and only for a config a plan copies.
     calls = clients.counter.as_dict()
-    assert calls == {"sagemaker:Search": 1, "sagemaker:DescribeEndpointConfig": 5, "sagemaker:ListTags": 4}
+    assert calls == {"sagemaker:Search": 1, "sagemaker:DescribeEndpointConfig": 5}
     assert two.config_description is not None
     assert [v["InstanceType"] for v in two.config_description["ProductionVariants"]] == ["ml.m5.xlarge", "ml.c5.large"]
     assert gone.config_description is None

@@ -106,13 +106,11 @@ def discover_endpoints(sagemaker: BaseClient, region: str, max_workers: int = 8,
     missing = [(account, name) for account, name in wanted
                if name and not _current(configs.get(account, region, name))]
 
-    tags_refused = threading.Event()
-
     def describe(key: tuple[str, str]) -> None:
         account, name = key
         if should_stop():
             return
-        described = _describe_config(sagemaker, region, name, record, tags_refused)
+        described = _describe_config(sagemaker, region, name, record)
         if described is not None:
             configs.put(account, region, name, described)
 
@@ -122,8 +120,7 @@ def discover_endpoints(sagemaker: BaseClient, region: str, max_workers: int = 8,
     return Discovery(endpoints=endpoints, errors=tuple(errors))
 
 
-def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any,
-                     tags_refused: threading.Event) -> dict[str, Any] | None:
+def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any) -> dict[str, Any] | None:
     """What the audit needs of a config (its variants, whether it is async); None if it is gone."""
     try:
         config = sagemaker.describe_endpoint_config(EndpointConfigName=name)
@@ -138,10 +135,10 @@ def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any,
         return None  # deleted while its endpoints run: each of them says so
     return {
         "Format": CONFIG_FORMAT,
-        # The whole description (JSON-safe) and the config's tags: a plan's change copies the config
-        # and alters only the variant it resizes (format 3).
+        # The whole description (JSON-safe): a plan's change copies the config and alters only the
+        # variant it resizes. Its tags are read only for a config a plan copies (see with_config_tags).
         "Raw": json_safe({k: v for k, v in config.items() if k != "ResponseMetadata"}),
-        "Tags": _config_tags(sagemaker, region, config.get("EndpointConfigArn"), record, tags_refused),
+        "Tags": None,
         "ProductionVariants": [_kept(v) for v in config.get("ProductionVariants", [])],
         "ShadowProductionVariants": [_kept(v) for v in config.get("ShadowProductionVariants", [])],
         "AsyncInferenceConfig": bool(config.get("AsyncInferenceConfig")),
@@ -183,6 +180,23 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return value
+
+
+def with_config_tags(sagemaker: BaseClient, endpoint: Endpoint, configs: ConfigCache, record: Any,
+                     refused: threading.Event) -> Endpoint:
+    """The endpoint with its config's tags in `config_description` (a plan's copy of the config
+    keeps them): read once per config ever, and only for a config a plan copies, so a cold run of
+    thousands of endpoints does not pay one ListTags each. The tags are kept in `configs`."""
+    description = endpoint.config_description
+    if description is None or description.get("Tags") is not None:
+        return endpoint
+    tags = _config_tags(sagemaker, endpoint.region, description.get("EndpointConfigArn"), record, refused)
+    if tags is None:
+        return endpoint
+    kept = configs.get(endpoint.account_id, endpoint.region, endpoint.config_name)
+    if kept is not None:
+        configs.put(endpoint.account_id, endpoint.region, endpoint.config_name, {**kept, "Tags": tags})
+    return replace(endpoint, config_description={**description, "Tags": tags})
 
 
 def _config_tags(sagemaker: BaseClient, region: str, arn: str | None, record: Any,
