@@ -239,10 +239,15 @@ def test_dry_run_then_apply_then_the_next_run_verifies_and_the_digest_counts_it(
     with History(Path(fleet["config"].history.path)) as history:
         assert history.applied() == []
 
+    # The config's own tags (the audit does not read them) go with the copy apply makes.
+    source_arn = sagemaker.describe_endpoint_config(EndpointConfigName="search-embeddings-config")["EndpointConfigArn"]
+    sagemaker.add_tags(ResourceArn=source_arn, Tags=[{"Key": "team", "Value": "search"}])
     applied = runner.invoke(app, ["apply", plan["id"], "--yes"])
     assert applied.exit_code == 0, applied.output
     assert applied.stdout.splitlines()[-1] == (f"plan {plan['id']} applied: endpoint search-embeddings is InService "
                                                f"on {new_config} (was search-embeddings-config)")
+    copy_arn = sagemaker.describe_endpoint_config(EndpointConfigName=new_config)["EndpointConfigArn"]
+    assert {"Key": "team", "Value": "search"} in sagemaker.list_tags(ResourceArn=copy_arn)["Tags"]
     described = sagemaker.describe_endpoint(EndpointName="search-embeddings")
     assert (described["EndpointStatus"], described["EndpointConfigName"]) == ("InService", new_config)
     assert described["LastDeploymentConfig"]["BlueGreenUpdatePolicy"]["TrafficRoutingConfiguration"]["CanarySize"] \

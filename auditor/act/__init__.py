@@ -27,6 +27,7 @@ APPLY_OPERATIONS: frozenset[tuple[str, str]] = frozenset({
 APPLY_READS: frozenset[tuple[str, str]] = frozenset({
     ("sts", "GetCallerIdentity"),
     ("sagemaker", "DescribeEndpoint"),
+    ("sagemaker", "DescribeEndpointConfig"),  # the config a copy is made of: its ARN, for its tags
     ("sagemaker", "ListTags"),
     ("cloudwatch", "DescribeAlarms"),
 })

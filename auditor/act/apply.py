@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -113,7 +113,8 @@ def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool,
         started = now()
         made: list[ApiCall] = []
         try:
-            for call in plan.change.calls if plan.change else ():
+            for planned in plan.change.calls if plan.change else ():
+                call = _with_source_tags(endpoint_api, planned, plan, region)
                 _make(clients, region, call, made, plan)
                 made.append(call)
             outcome, message = _wait(endpoint_api, plan, config.apply.wait_minutes, sleep, clock)
@@ -153,6 +154,22 @@ def _tags(endpoint_api: Any, arn: str, region: str) -> dict[str, str]:
         return {t["Key"]: t["Value"] for page in pages for t in page.get("Tags", [])}
     except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
         raise ApplyRefused(describe_client_error(exc, "sagemaker", "ListTags", region)) from None
+
+
+def _with_source_tags(endpoint_api: Any, call: ApiCall, plan: PlanToApply, region: str) -> ApiCall:
+    """A copy of the endpoint config (CreateEndpointConfig without Tags: the audit does not read a
+    config's tags, one ListTags a config would be most of a cold run's calls) gets the tags of the
+    config it copies, read now; AWS's own `aws:` tags cannot be set and are left out."""
+    if (call.service, call.operation) != ("sagemaker", "CreateEndpointConfig") or "Tags" in call.params:
+        return call
+    try:
+        source = endpoint_api.describe_endpoint_config(EndpointConfigName=plan.audited_config)
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+        raise ApplyFailed(f"{describe_client_error(exc, 'sagemaker', 'DescribeEndpointConfig', region)}: "
+                          "nothing was changed") from None
+    tags = [{"Key": k, "Value": v} for k, v in _tags(endpoint_api, str(source["EndpointConfigArn"]), region).items()
+            if not k.startswith("aws:")]
+    return replace(call, params={**call.params, "Tags": tags}) if tags else call
 
 
 def _make(clients: AwsClients, region: str, call: ApiCall, made: list[ApiCall], plan: PlanToApply) -> None:

@@ -136,7 +136,8 @@ def _describe_config(sagemaker: BaseClient, region: str, name: str, record: Any)
     return {
         "Format": CONFIG_FORMAT,
         # The whole description (JSON-safe): a plan's change copies the config and alters only the
-        # variant it resizes. Its tags are read only for a config a plan copies (see with_config_tags).
+        # variant it resizes. Its tags are not read here (one ListTags a config would be most of a
+        # cold run's calls): `audit apply` copies them when it makes the copy.
         "Raw": json_safe({k: v for k, v in config.items() if k != "ResponseMetadata"}),
         "Tags": None,
         "ProductionVariants": [_kept(v) for v in config.get("ProductionVariants", [])],
@@ -180,47 +181,6 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return value
-
-
-def with_config_tags(sagemaker: BaseClient, endpoint: Endpoint, configs: ConfigCache, record: Any,
-                     refused: threading.Event) -> Endpoint:
-    """The endpoint with its config's tags in `config_description` (a plan's copy of the config
-    keeps them): read once per config ever, and only for a config a plan copies, so a cold run of
-    thousands of endpoints does not pay one ListTags each. The tags are kept in `configs`."""
-    description = endpoint.config_description
-    if description is None or description.get("Tags") is not None:
-        return endpoint
-    tags = _config_tags(sagemaker, endpoint.region, description.get("EndpointConfigArn"), record, refused)
-    if tags is None:
-        return endpoint
-    kept = configs.get(endpoint.account_id, endpoint.region, endpoint.config_name)
-    if kept is not None:
-        configs.put(endpoint.account_id, endpoint.region, endpoint.config_name, {**kept, "Tags": tags})
-    return replace(endpoint, config_description={**description, "Tags": tags})
-
-
-def _config_tags(sagemaker: BaseClient, region: str, arn: str | None, record: Any,
-                 refused: threading.Event) -> list[dict[str, str]] | None:
-    """The endpoint config's own tags (a copy keeps them); None when they could not be read (said).
-    Only a plan's copy of the config needs them: a refusal is one error line for the region, not
-    a failed region, and the region's other configs are not asked again."""
-    if not arn or refused.is_set():
-        return None
-    try:
-        tags = [tag for page in sagemaker.get_paginator("list_tags").paginate(ResourceArn=arn)
-                for tag in page.get("Tags", [])]
-    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
-        fatal = is_fatal_for_region(exc)
-        if fatal and refused.is_set():
-            return None
-        if fatal:
-            refused.set()
-        record(AuditError(region, None, "discover",
-                          f"{describe_client_error(exc, 'sagemaker', 'ListTags', region)}"
-                          f"{'' if fatal else f' ({arn})'}: a plan's new endpoint config would not carry the "
-                          f"{'configs' if fatal else 'config'}' tags"))
-        return None
-    return [{"Key": str(t["Key"]), "Value": str(t["Value"])} for t in tags]
 
 
 def _kept(variant: dict[str, Any]) -> dict[str, Any]:

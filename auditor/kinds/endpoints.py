@@ -4,7 +4,6 @@ section is the tuple of EndpointReports (AuditReport.endpoints), which plans and
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -23,7 +22,7 @@ from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
 from auditor.discover.alarms import discover_queue_alarms
 from auditor.discover.autoscaling import discover_autoscaling, variant_resource_id
-from auditor.discover.endpoints import ConfigCache, MemoryConfigCache, discover_endpoints, with_config_tags
+from auditor.discover.endpoints import ConfigCache, discover_endpoints
 from auditor.kinds.base import (
     Audience,
     AudienceOf,
@@ -49,7 +48,6 @@ from auditor.models import (
     Window,
     price_usage,
 )
-from auditor.recommend.change import CONFIG_ACTIONS
 from auditor.report.values import iso, utilization_by_resource
 
 if TYPE_CHECKING:
@@ -144,22 +142,14 @@ def audit_endpoints(
     # region of thousands of endpoints never holds every assessment at once.
     reports: list[EndpointReport] = []
     findings: list[Finding] = []
-    sagemaker = clients.client("sagemaker", region)
-    tags_refused = threading.Event()  # once ListTags is refused, the region's other configs are not asked
     for endpoint in endpoints:
         endpoint_config, tag_errors = config_for_endpoint(endpoint, config)
         errors.extend(tag_errors)
         assessed = assess_endpoint(endpoint, metrics, catalog, endpoint_config, window, now)
         assessed = replace(assessed, components=assess_components(endpoint, metrics, config, window))
-        judged = judge_endpoint(assessed, catalog, config)
-        findings += judged
-        reported = assessed.endpoint
-        if any(f.recommendation and f.recommendation.action in CONFIG_ACTIONS for f in judged):
-            # A plan will copy this endpoint's config: its tags go with the copy.
-            reported = with_config_tags(sagemaker, reported, configs or MemoryConfigCache(), errors.append,
-                                        tags_refused)
+        findings += judge_endpoint(assessed, catalog, config)
         reports.append(EndpointReport(
-            endpoint=reported,
+            endpoint=assessed.endpoint,
             variants=tuple(
                 VariantReport(va.variant, va.monthly_cost_usd, va.utilization, series=chart_series(va.normalised),
                               average_instances=va.average_instances, price_basis=va.price_basis,

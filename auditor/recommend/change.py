@@ -89,7 +89,8 @@ def build_change(plan: Plan, endpoint: Endpoint | None, latency_threshold_ms: fl
                           f"deregister {_resource_id(endpoint.name, plan.variant)} from autoscaling (an update that "
                           f"changes its instance type fails otherwise); its policies "
                           f"{', '.join(scaled.policies) or '(none)'} are deleted with it")] if moves and scaled else []
-    untagged = "" if endpoint.config_description.get("Tags") is not None else " (its tags unread: not copied)"
+    untagged = ("" if endpoint.config_description.get("Tags") is not None
+                else f" (its tags are copied from {endpoint.config_name} when `audit apply` makes it)")
     calls = [*deregister, ApiCall("sagemaker", "CreateEndpointConfig", body,
                      f"new endpoint config {new_config}: a copy of {endpoint.config_name} with variant "
                      f"{plan.variant} {_described(option)}{untagged}")]
