@@ -74,11 +74,13 @@ def test_bursty_low_traffic_endpoint_is_a_serverless_candidate_with_the_cold_sta
                   if f["endpoint"] == "realtime-bursty-low-traffic" and f["rule"] == "serverless-candidate"]
     assert finding["evidence"]["idle_hours_percent"] > 50
     assert "cold start" in finding["message"]
-    # One plan for the variant: serverless, with the resize listed as its alternative.
+    # One plan for the variant: serverless, with the resize listed as its alternative. Its traffic
+    # stops every evening (three hours a day, 06-18 UTC): where its CPU stayed under the idle ceiling
+    # all those hours (the emulator's CPU noise decides), off-hours is a third, cheaper-to-keep option.
     bursty = plan(report, "realtime-bursty-low-traffic")
     assert bursty["proposed"]["action"] == "serverless"
-    assert [a["action"] for a in bursty["alternatives"]] == ["resize"]
-    assert set(bursty["findings"]) == {"serverless-candidate", "underutilized"}
+    assert [a["action"] for a in bursty["alternatives"] if a["action"] != "off-hours"] == ["resize"]
+    assert set(bursty["findings"]) - {"off-hours"} == {"serverless-candidate", "underutilized"}
 
 
 def test_autoscaled_variant_is_priced_from_the_instance_hours_it_ran(report: dict) -> None:
