@@ -70,6 +70,12 @@ class KindResult(Generic[SectionT]):
     collection: CollectionStats | None = None  # the metric queries, datapoints and calls it made
 
 
+def unreachable(fatal: tuple[AuditError, ...]) -> bool:
+    """Whether a kind's fatal errors say its region could not be reached at all (connection
+    refused, timed out): the pipeline then stops the kinds after it, and a kind its own later calls."""
+    return any(e.message.startswith("cannot reach ") or " timed out " in e.message for e in fatal)
+
+
 @dataclass(frozen=True)
 class Owned:
     """A resource of a kind as routing sees it: its type and name as findings and plans give them,

@@ -13,7 +13,16 @@ from auditor.analyse.workspaces import notebook_cost, storage_prices, studio_app
 from auditor.collect.session import RegionAccessError
 from auditor.discover.notebooks import discover_notebooks
 from auditor.discover.studio import discover_studio
-from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind, ResourcePrice
+from auditor.kinds.base import (
+    Audience,
+    AudienceOf,
+    KindResult,
+    Owned,
+    RegionScope,
+    ResourceKind,
+    ResourcePrice,
+    unreachable,
+)
 from auditor.models import AuditError
 from auditor.prices.parse import studio_usage
 from auditor.report.values import iso, iso_or_none
@@ -62,11 +71,6 @@ def audit(scope: RegionScope) -> KindResult[WorkspacesSection | None]:
     findings = scope.judge(WorkspacesAssessment(scope.now, section.notebooks, section.domains, section.spaces,
                                                 section.apps))
     return KindResult(section, tuple(findings), tuple(errors), tuple(fatal))
-
-
-def unreachable(fatal: tuple[AuditError, ...]) -> bool:
-    """Whether a region could not be reached at all (connection refused, timed out)."""
-    return any(e.message.startswith("cannot reach ") or " timed out " in e.message for e in fatal)
 
 
 def merge(sections: Sequence[WorkspacesSection | None]) -> WorkspacesSection | None:

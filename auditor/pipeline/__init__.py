@@ -21,9 +21,8 @@ from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.discover.endpoints import ConfigCache, MemoryConfigCache
-from auditor.kinds.base import KindResult, RegionScope
+from auditor.kinds.base import KindResult, RegionScope, unreachable
 from auditor.kinds.registry import KINDS
-from auditor.kinds.workspaces import unreachable
 from auditor.models import (
     AccountInfo,
     AuditError,
