@@ -448,6 +448,9 @@ class Risk:
     replays: tuple[ResourceReplay, ...] = ()
     load_test_first: tuple[str, ...] = ()  # why a replay cannot predict it (accelerator, architecture...)
     load_test_request: ApiCall | None = None  # Inference Recommender CreateInferenceRecommendationsJob
+    # Where no replay applies (a notebook stopped, a Studio app or HyperPod nodes deleted): the
+    # stated facts the level rests on, one line each (docs/plans.md, "Risk levels").
+    basis: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,12 @@ class StudioApp:
     created_at: datetime | None
     last_user_activity: datetime | None
     last_health_check: datetime | None
+    # Whom the app belongs to, as DeleteApp and CreateApp name it: "SpaceName" (an app of a space)
+    # or "UserProfileName" (a user's own app: Studio Classic, KernelGateway).
+    owner_field: str = "UserProfileName"
+    # DescribeApp's ResourceSpec (InstanceType, SageMakerImageArn, LifecycleConfigArn ...): what
+    # CreateApp needs to start the same app again.
+    resource_spec: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

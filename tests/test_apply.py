@@ -403,10 +403,13 @@ def test_every_operation_a_change_builder_can_emit_is_one_apply_may_make() -> No
     services = ("sagemaker", "application-autoscaling", "cloudwatch", "scheduler")
     names = {service: set(session.get_service_model(service).operation_names) for service in services}
     root = Path(__file__).parent.parent / "auditor"
-    builders = [root / "recommend" / "change.py", *sorted((root / "analyse" / "rules").glob("*.py"))]
+    builders = [root / "recommend" / "change.py", *sorted((root / "analyse" / "rules").glob("*.py")),
+                root / "workspaces_change.py", root / "kinds" / "hyperpod" / "change.py"]
     named = {(service, node.value) for path in builders for node in ast.walk(ast.parse(path.read_text()))
              if isinstance(node, ast.Constant) and isinstance(node.value, str)
              for service in services
              if node.value in names[service] and not node.value.startswith(("Describe", "List", "Get"))}
     assert ("sagemaker", "UpdateEndpoint") in named and ("scheduler", "CreateSchedule") in named
+    assert {("sagemaker", "StopNotebookInstance"), ("sagemaker", "DeleteApp"),
+            ("sagemaker", "BatchDeleteClusterNodes")} <= named
     assert named <= APPLY_OPERATIONS, sorted(named - APPLY_OPERATIONS)

@@ -21,6 +21,9 @@ APPLY_OPERATIONS: frozenset[tuple[str, str]] = frozenset({
     ("application-autoscaling", "PutScheduledAction"),  # off-hours for inference components
     ("cloudwatch", "PutMetricAlarm"),
     ("scheduler", "CreateSchedule"),  # off-hours for a single-model endpoint
+    ("sagemaker", "StopNotebookInstance"),  # a notebook left running (its volume is kept)
+    ("sagemaker", "DeleteApp"),  # an idle Studio app (the space's storage is kept)
+    ("sagemaker", "BatchDeleteClusterNodes"),  # a HyperPod group's idle nodes, by id
 })
 # What apply itself reads: who it is, the endpoint's state and tags (the guards), the alarms a
 # blue/green deployment rolls back on, and the endpoint while it waits.

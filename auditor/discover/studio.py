@@ -87,12 +87,14 @@ def discover_studio(sagemaker: BaseClient, region: str, max_workers: int = 8) ->
                               "DescribeApp", f"{domain_id}/{a['AppName']}")
             if found is None:
                 return None
+            spec = found.get("ResourceSpec") or a.get("ResourceSpec") or {}
             return StudioApp(
                 account, region, domain_id, a["AppType"], a["AppName"], next(iter(owner.values())),
-                found.get("Status", a.get("Status", "Unknown")),
-                (found.get("ResourceSpec") or a.get("ResourceSpec") or {}).get("InstanceType"),
+                found.get("Status", a.get("Status", "Unknown")), spec.get("InstanceType"),
                 found.get("CreationTime") or a.get("CreationTime"),
-                found.get("LastUserActivityTimestamp"), found.get("LastHealthCheckTimestamp"))
+                found.get("LastUserActivityTimestamp"), found.get("LastHealthCheckTimestamp"),
+                owner_field=next(iter(owner)),
+                resource_spec={str(k): str(v) for k, v in spec.items() if isinstance(v, str)})
 
         listed_spaces = listed(lambda: sagemaker.get_paginator("list_spaces").paginate(DomainIdEquals=domain_id),
                                "ListSpaces", "Spaces")

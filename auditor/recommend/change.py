@@ -41,6 +41,8 @@ def plan_id(plan: Plan) -> str:
     key = [plan.account_id, plan.region, plan.resource_type, plan.endpoint, plan.variant or "",
            option.action, option.instance_type or "", option.instance_count, option.autoscaling or {},
            {k: option.details[k] for k in ("memory_size_mb", "max_concurrency") if k in option.details}]
+    if option.details.get("idle_nodes"):  # a HyperPod shrink: other nodes idle are another change
+        key.append(sorted(option.details["idle_nodes"]))
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
 
 

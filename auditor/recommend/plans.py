@@ -42,7 +42,7 @@ from auditor.recommend.change import build_change, plan_id
 from auditor.recommend.demand import minimum_instances
 from auditor.recommend.packing import HostedCopies, hosted_copies
 from auditor.recommend.risk import assess, exceeds_capacity, load_test_request, unreplayed_risk
-from auditor.recommend.rule_changes import change_from_details
+from auditor.recommend.rule_changes import change_from_details, risk_from_details
 from auditor.recommend.wording import advice_text
 
 FIXED_ACTIONS = ("resize",)
@@ -129,6 +129,8 @@ def _finished(plan: Plan, risk: Risk | None, endpoint: Endpoint | None, variant:
     """The plan with its stable id, its risk (with the load-test request where one is needed) and
     its change."""
     plan = replace(plan, id=plan_id(plan))
+    if risk is None:  # no replay applies: the level the rule stated, from the facts it rests on
+        risk = risk_from_details(plan.proposed.details)
     if risk is not None and risk.load_test_first and endpoint is not None:
         model = _model_of(endpoint, plan.variant)
         request = load_test_request(plan.account_id, plan.endpoint, plan.id, model, plan.proposed,

@@ -23,9 +23,10 @@ def render_change(plan: dict[str, Any], as_: str) -> str:
     if as_ == "json":
         return json.dumps({"id": plan.get("id"), "change": change, "risk": risk or None}, indent=2) + "\n"
     if not change:
+        missing = ((plan.get("proposed") or {}).get("details") or {}).get("change_missing")
         return (f"# plan {_line(plan.get('id'))}: no change the auditor can express as AWS requests "
-                f"({_line((plan.get('proposed') or {}).get('action'))} on {_line(plan.get('resource_type'))}); "
-                "see its advice\n")
+                f"({_line((plan.get('proposed') or {}).get('action'))} on {_line(plan.get('resource_type'))}"
+                f"{': ' + _line(missing) if missing else ''}); see its advice\n")
     renderer = {"cli": _cli, "cloudformation": _cloudformation, "terraform": _terraform}[as_]
     return renderer(plan, change, risk)
 
@@ -60,6 +61,8 @@ def _header(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], 
              f"rollback: {_line(change.get('rollback'))}"]
     for reason in risk.get("load_test_first") or []:
         lines.append(f"{comment} load-test first: {_line(reason)}")
+    for fact in risk.get("basis") or []:  # what a level rests on where no replay applies
+        lines.append(f"{comment} risk rests on: {_line(fact)}")
     if change.get("waits_for"):
         lines.append(f"{comment} then wait for {_line(change['waits_for'])}")
     return lines
@@ -81,10 +84,33 @@ def _cli(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any]) -> 
         lines.append(f"aws {shlex.quote(call['service'])} {shlex.quote(_kebab(call['operation']))} "
                      f"--region {shlex.quote(region)} --cli-input-json "
                      f"{shlex.quote(json.dumps(call['params'], sort_keys=True))}")
-    if change.get("waits_for") and plan.get("endpoint"):
-        lines.append(f"aws sagemaker wait endpoint-in-service --region {shlex.quote(region)} "
-                     f"--endpoint-name {shlex.quote(str(plan['endpoint']))}")
+    waiter = _WAITERS.get(str(plan.get("resource_type")))
+    if change.get("waits_for") and plan.get("endpoint") and waiter:
+        lines.append(f"aws sagemaker wait {waiter[0]} --region {shlex.quote(region)} "
+                     f"{waiter[1]} {shlex.quote(str(plan['endpoint']))}")
     return "\n".join(lines) + "\n"
+
+
+# The AWS CLI waiter (botocore's sagemaker waiters) for what a change waits for, by resource type;
+# a Studio app and a HyperPod cluster have none (the CLI text says what to wait for in a comment).
+_WAITERS = {"endpoint": ("endpoint-in-service", "--endpoint-name"),
+            "notebook-instance": ("notebook-instance-stopped", "--notebook-instance-name")}
+
+# One-off actions: no CloudFormation or Terraform resource declares them, so nothing is declared.
+_ONE_OFF = {
+    "StopNotebookInstance": "stopping a notebook instance is a one-off action: {tool} declares no running or "
+                            "stopped state for it",
+    "DeleteApp": "stopping a Studio app (DeleteApp) is a one-off action with no {tool} equivalent",
+    "BatchDeleteClusterNodes": "deleting named HyperPod nodes is a one-off action with no {tool} equivalent (a "
+                               "declared instance count lets SageMaker choose which nodes end); if the cluster is "
+                               "declared in {tool}, lower the group's instance count there to the plan's, or the "
+                               "next apply adds nodes back",
+}
+
+
+def _one_off(operation: str, tool: str) -> str | None:
+    text = _ONE_OFF.get(operation)
+    return None if text is None else f"# {operation}: {text.format(tool=tool)}; run it with --as cli"
 
 
 # CloudFormation: the resource each request stands for; its body is the resource's properties.
@@ -102,6 +128,7 @@ def _logical_id(*parts: Any) -> str:
 def _cloudformation(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any]) -> str:
     lines = _header(plan, change, risk, "#")
     resources: dict[str, Any] = {}
+    said: list[str] = []  # the one-off actions, one line each
     config_id = target_id = None
     for index, call in enumerate(change.get("calls") or []):
         operation, params = call["operation"], dict(call["params"])
@@ -110,6 +137,10 @@ def _cloudformation(plan: dict[str, Any], change: dict[str, Any], risk: dict[str
                          "from its stack and keep its AWS::SageMaker::EndpointConfig")
             continue
         kind = _CFN_TYPES.get(operation)
+        if (one_off := _one_off(operation, "CloudFormation")) is not None:
+            if one_off not in said:
+                said.append(one_off)
+            continue
         if kind is None:
             lines.append(f"# {_line(operation)}: no CloudFormation resource; see --as cli")
             continue
@@ -128,7 +159,9 @@ def _cloudformation(plan: dict[str, Any], change: dict[str, Any], risk: dict[str
                 params.pop(key, None)
             params["ScalingTargetId"] = {"Ref": target_id} if target_id else ""
         resources[logical] = {"Type": kind, "Properties": params}
-    lines.append(_yaml({"Resources": resources}, 0) if resources else "# nothing to declare")
+    lines.extend(said)
+    if resources or not said:
+        lines.append(_yaml({"Resources": resources}, 0) if resources else "# nothing to declare")
     return "\n".join(lines) + "\n"
 
 
@@ -235,6 +268,10 @@ def _terraform(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any
                          "and keep its aws_sagemaker_endpoint_configuration")
             continue
         kind = _TF_TYPES.get(operation)
+        if (one_off := _one_off(operation, "Terraform")) is not None:
+            if one_off not in lines:
+                lines.append(one_off)
+            continue
         if kind is None:
             lines.append(f"# {_line(operation)}: no Terraform resource; see --as cli")
             continue

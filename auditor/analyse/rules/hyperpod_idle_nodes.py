@@ -1,7 +1,8 @@
 """hyperpod-idle-nodes: HyperPod instance groups whose nodes stayed under an idle ceiling for the
 whole window (EKS-orchestrated clusters with Container Insights node metrics): shrink the group.
 The kind assesses each cluster with these settings (auditor/kinds/hyperpod/idle.py); this rule
-turns each idle group into a finding with its saving at the group's own HyperPod rate."""
+turns each idle group into a finding with its saving at the group's own HyperPod rate, and its
+change, rollback and risk (auditor/kinds/hyperpod/change.py) as the recommendation's details."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from auditor.analyse.rules.base import CollectionRule, RuleSettings
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.hyperpod.change import shrink_details
 from auditor.kinds.hyperpod.idle import (
     DEFAULT_IDLE_CEILING_PERCENT,
     DEFAULT_MIN_COVERAGE,
@@ -59,7 +61,9 @@ def check(region: HyperPodRegion, catalog: Catalog, config: AuditConfig) -> Iter
                 current_monthly_usd=group.monthly_cost,
                 recommended_monthly_usd=round(group.monthly_cost - saving, 2),
                 details={"advice": f"shrink instance group {shrink.group} to {shrink.target_count} x {kind}",
-                         "cluster_arn": shrink.cluster_arn, "idle_nodes": list(shrink.idle_nodes)},
+                         "cluster_arn": shrink.cluster_arn, "idle_nodes": list(shrink.idle_nodes),
+                         # the change (the idle nodes deleted by id), its rollback and its risk
+                         **shrink_details(assessment.cluster, shrink, region.idle_ceiling_percent)},
             ))
 
 
@@ -68,8 +72,9 @@ RULE = CollectionRule(
     id=RULE_ID,
     title=TITLE,
     severity=Severity.LOW,
-    remediation="Lower the instance group's InstanceCount (UpdateCluster), or remove the group if none of its "
-                "nodes is used; HyperPod bills every allocated node.",
+    remediation="Delete the idle nodes by id (BatchDeleteClusterNodes: the group's count falls by as many; "
+                "UpdateCluster's lower InstanceCount would let SageMaker choose which nodes end); HyperPod bills "
+                "every allocated node.",
     docs=DOCS,
     kinds=frozenset(),
     resource_type=RESOURCE_TYPE,

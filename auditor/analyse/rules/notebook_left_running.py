@@ -20,6 +20,7 @@ from auditor.kinds.workspaces import WorkspacesAssessment
 from auditor.models import Finding, Recommendation, ResourceKind, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
+from auditor.workspaces_change import stop_notebook_details
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,9 @@ def check(workspaces: WorkspacesAssessment, catalog: Catalog, config: AuditConfi
             recommended_monthly_usd=round(storage, 2),
             details={"basis": "stopped, only its ML storage volume is billed",
                      "price_basis": f"{cost.price_basis} list price of the type",
-                     "volume_size_gb": nb.volume_size_gb}),
+                     "volume_size_gb": nb.volume_size_gb,
+                     # the change (StopNotebookInstance), its rollback and its risk
+                     **stop_notebook_details(nb, days)}),
             severity=Severity.LOW)
 
 

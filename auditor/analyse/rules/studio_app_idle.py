@@ -18,6 +18,7 @@ from auditor.kinds.workspaces import WorkspacesAssessment
 from auditor.models import Finding, Recommendation, ResourceKind, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
+from auditor.workspaces_change import delete_app_details
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,9 @@ def check(workspaces: WorkspacesAssessment, catalog: Catalog, config: AuditConfi
         yield priced(finding, Recommendation(
             "delete-app", app.instance_type, 1, current_monthly_usd=cost.monthly_usd, recommended_monthly_usd=0.0,
             details={"basis": "the app's instance for 730 hours at the hosting list price of its type; the space's "
-                              "storage is kept"}))
+                              "storage is kept",
+                     # the change (DeleteApp), its rollback (CreateApp) and its risk
+                     **delete_app_details(cost)}))
 
 
 RULE = CollectionRule(

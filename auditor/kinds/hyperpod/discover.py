@@ -63,7 +63,12 @@ def cluster_from(described: Mapping[str, Any], nodes: list[Mapping[str, Any]], r
         groups.append(InstanceGroup(name=name, instance_type=str(g.get("InstanceType") or ""),
                                     current_count=int(current), target_count=int(g.get("TargetCount", current)),
                                     status=g.get("Status"), capacity=capacity,
-                                    training_plan_arn=str(plan) if plan else None))
+                                    training_plan_arn=str(plan) if plan else None,
+                                    execution_role=str(g["ExecutionRole"]) if g.get("ExecutionRole") else None,
+                                    life_cycle_config={str(k): str(v) for k, v in
+                                                       (g.get("LifeCycleConfig") or {}).items()},
+                                    threads_per_core=(int(g["ThreadsPerCore"]) if g.get("ThreadsPerCore")
+                                                      else None)))
     return Cluster(
         arn=str(described["ClusterArn"]),
         name=str(described.get("ClusterName") or described["ClusterArn"].rsplit("/", 1)[-1]),

@@ -58,6 +58,10 @@ class GroupShrink:
     busiest_idle_gpu: float | None
     hourly_saving: float | None  # the idle nodes' on-demand HyperPod rate; None: see `unpriced`
     unpriced: str | None = None
+    # The fewest periods any idle node had a CPU datapoint for, and the window's periods: a node
+    # observed in every period is idle all window, one with gaps only where it was observed.
+    observed_periods: int = 0
+    window_periods: int = 0
 
     @property
     def shrink_by(self) -> int:
@@ -158,7 +162,8 @@ def assess_cluster(cluster: Cluster, utilisation: Mapping[str, NodeUtilisation],
                 instance_type=group.instance_type, current_count=group.current_count,
                 idle_nodes=tuple(n.instance_id for n in idle),
                 busiest_idle_cpu=max(u.cpu_max or 0.0 for u in uses), busiest_idle_gpu=max(gpus) if gpus else None,
-                hourly_saving=hourly, unpriced=unpriced))
+                hourly_saving=hourly, unpriced=unpriced,
+                observed_periods=min(u.periods for u in uses), window_periods=window_periods))
     return HyperPodAssessment(cluster, costs, total, tuple(shrinks), tuple(not_judged))
 
 
@@ -169,4 +174,4 @@ def describe_shrink(s: GroupShrink, ceiling: float, days: float) -> str:
     kind = f" {s.instance_type}" if s.instance_type else ""
     return (f"{s.shrink_by} of {s.current_count}{kind} nodes in group {s.group} of {s.cluster} "
             f"stayed under {ceiling:g}% for {days:g} days (CPU at most {s.busiest_idle_cpu:.1f}%{gpu}): "
-            f"shrink the group to {s.target_count} (UpdateCluster InstanceCount); {saving}")
+            f"shrink the group to {s.target_count} (BatchDeleteClusterNodes of those nodes); {saving}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 
@@ -29,6 +29,11 @@ class InstanceGroup:
     status: str | None = None
     capacity: Capacity = Capacity.ON_DEMAND
     training_plan_arn: str | None = None
+    # What UpdateCluster needs to raise the group's count again (a shrink's rollback), as
+    # DescribeCluster states them; None / {}: not stated.
+    execution_role: str | None = None
+    life_cycle_config: dict[str, str] = field(default_factory=dict)  # SourceS3Uri, OnCreate
+    threads_per_core: int | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,76 @@
+"""The changes of the workspaces kind's plans (a notebook instance stopped, an idle Studio app
+deleted), their rollback and their risk, as data the rules put in their recommendation's details
+(recommend/rule_changes.py turns them into the plan's Change and Risk). Pure.
+
+No replay applies: nothing measures a notebook's or an app's use. The risk rests on the facts the
+audit states (docs/plans.md, "Risk levels"):
+- stopping a notebook instance is medium: notebook instances publish no usage metric, so whether
+  anyone uses it is unknown; a stop ends its kernels and processes and loses files outside
+  /home/ec2-user/SageMaker, while its ML storage volume (that folder) is kept (StopNotebookInstance:
+  "SageMaker AI preserves the ML storage volume");
+- deleting a Studio app is low when no user was active on it for `LOW_RISK_IDLE_DAYS` days or more,
+  medium otherwise: apps publish no utilisation, so a kernel running a job with nobody at the
+  keyboard looks idle; the space's (or the user's) storage is kept (AWS: "when you stop an
+  application, the files in the space persist").
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from auditor.workspaces import NotebookInstance, StudioAppCost
+
+LOW_RISK_IDLE_DAYS = 7.0  # an app without user activity for a week or more: low risk to delete
+
+
+def stop_notebook_details(notebook: NotebookInstance, days_since_modified: float) -> dict[str, Any]:
+    """`change` (StopNotebookInstance), `rollback`, `waits_for` and `risk` of a stop plan."""
+    name = notebook.name
+    return {
+        "change": [{"service": "sagemaker", "operation": "StopNotebookInstance",
+                    "params": {"NotebookInstanceName": name},
+                    "purpose": f"stop notebook instance {name}: its ML compute instance ends, its ML storage "
+                               f"volume ({notebook.volume_size_gb} GB) is kept"}],
+        "rollback": (f"by hand: StartNotebookInstance {json.dumps({'NotebookInstanceName': name})} starts it on a new "
+                     "ML compute instance with the same ML storage volume (/home/ec2-user/SageMaker); its lifecycle "
+                     "configuration's OnStart runs again"),
+        "waits_for": f"notebook instance {name} Stopped",
+        "risk": {"level": "medium", "basis": [
+            f"InService {days_since_modified:.0f} days without a stop, start or update; notebook instances publish no "
+            "usage metric, so whether anyone uses it is not known",
+            "a stop ends its running kernels and processes; files outside /home/ec2-user/SageMaker are lost, the ML "
+            "storage volume is kept",
+        ]},
+    }
+
+
+def delete_app_details(cost: StudioAppCost) -> dict[str, Any]:
+    """`change` (DeleteApp), `rollback` (CreateApp with the same spec), `waits_for` and `risk` of an
+    idle app's plan."""
+    app = cost.app
+    owner = {app.owner_field: app.owner}
+    request = {"DomainId": app.domain_id, **owner, "AppType": app.app_type, "AppName": app.app_name}
+    create: dict[str, Any] = dict(request)
+    if app.resource_spec:
+        create["ResourceSpec"] = dict(sorted(app.resource_spec.items()))
+    where = "the space" if app.owner_field == "SpaceName" else "the user profile"
+    idle_hours = cost.idle_hours or 0.0
+    low = idle_hours >= LOW_RISK_IDLE_DAYS * 24
+    since = ("no user activity since it was created" if app.last_user_activity is None
+             else "its last activity is only its last health check" if app.user_activity is None
+             else f"last user activity {app.last_user_activity:%Y-%m-%d %H:%M} UTC")
+    return {
+        "change": [{"service": "sagemaker", "operation": "DeleteApp", "params": request,
+                    "purpose": f"stop {app.app_type} app {app.app_name} of {where} {app.owner} in domain "
+                               f"{app.domain_id}: its instance ({app.instance_type}) ends, {where}'s storage is kept"}],
+        "rollback": (f"by hand: CreateApp {json.dumps(create, sort_keys=True)} starts the same app again on the same "
+                     f"storage (or open it from Studio); kernels that ran in it are not restored"),
+        "waits_for": f"app {app.app_name} Deleted",
+        "risk": {"level": "low" if low else "medium", "basis": [
+            f"no user activity for {idle_hours:.0f} h ({since}): "
+            + (f"{LOW_RISK_IDLE_DAYS:g} days or more" if low else f"under {LOW_RISK_IDLE_DAYS:g} days"),
+            "apps publish no utilisation metric: a kernel running a job with nobody at the keyboard looks the same",
+            f"DeleteApp keeps {where}'s storage; running kernels and unsaved work in them end",
+        ]},
+    }
