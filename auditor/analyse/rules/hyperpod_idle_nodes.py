@@ -72,9 +72,9 @@ RULE = CollectionRule(
     id=RULE_ID,
     title=TITLE,
     severity=Severity.LOW,
-    remediation="Delete the idle nodes by id (BatchDeleteClusterNodes: the group's count falls by as many; "
-                "UpdateCluster's lower InstanceCount would let SageMaker choose which nodes end); HyperPod bills "
-                "every allocated node.",
+    remediation="Delete the idle nodes by id (BatchDeleteClusterNodes, AWS's instance-level scale-down; a lower "
+                "InstanceCount in UpdateCluster would let SageMaker choose which nodes end); HyperPod bills every "
+                "allocated node.",
     docs=DOCS,
     kinds=frozenset(),
     resource_type=RESOURCE_TYPE,

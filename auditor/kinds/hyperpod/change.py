@@ -6,8 +6,8 @@ instance ids, at most 99 a call (AWS: "you can only terminate a maximum of 99 in
 botocore's model allows more, AWS Support must raise it). Lowering the group's InstanceCount with
 `UpdateCluster` would also shrink the group, but SageMaker then chooses which nodes to end (AWS's
 scale-down guide: it "handles the termination of nodes in a way that reaches the new target
-instance counts"): it could end a busy node and keep an idle one. Deleting nodes by id is AWS's
-documented scale-down at the instance level; the group's count falls by the nodes deleted.
+instance counts"): it could end a busy node and keep an idle one. Deleting nodes by id is what the
+guide calls scaling down at the instance level: the nodes named are terminated.
 
 Slurm controller nodes cannot be deleted this way; the rule judges no Slurm cluster (they publish
 no node metrics), and a Slurm cluster gets no change here either. The rollback raises the group's
