@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,9 @@ class StudioDomain:
     # The domain's default idle shutdown for JupyterLab / Code Editor apps (minutes); None: not set.
     idle_timeout_minutes: dict[str, int | None] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
+    # DescribeDomain's DefaultUserSettings.JupyterLabAppSettings / CodeEditorAppSettings as described,
+    # by that key: an idle-shutdown change copies them and sets only AppLifecycleManagement.
+    app_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The changes of the workspaces kind's plans (a notebook instance stopped, an idle Studio app
-deleted), their rollback and their risk, as data the rules put in their recommendation's details
-(recommend/rule_changes.py turns them into the plan's Change and Risk). Pure.
+deleted, a Studio domain's idle shutdown turned on), their rollback and their risk, as data the
+rules put in their recommendation's details (recommend/rule_changes.py turns them into the plan's
+Change and Risk). Pure.
 
 No replay applies: nothing measures a notebook's or an app's use. The risk rests on the facts the
 audit states (docs/plans.md, "Risk levels"):
@@ -11,7 +12,9 @@ audit states (docs/plans.md, "Risk levels"):
 - deleting a Studio app is low when no user was active on it for `LOW_RISK_IDLE_DAYS` days or more,
   medium otherwise: apps publish no utilisation, so a kernel running a job with nobody at the
   keyboard looks idle; the space's (or the user's) storage is kept (AWS: "when you stop an
-  application, the files in the space persist").
+  application, the files in the space persist");
+- turning on a domain's idle shutdown is low: it stops no running app (it applies to apps created
+  after it), and an app with a kernel or terminal session is not idle.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from auditor.workspaces import NotebookInstance, StudioAppCost
+from auditor.workspaces import NotebookInstance, StudioAppCost, StudioDomain
 
 LOW_RISK_IDLE_DAYS = 7.0  # an app without user activity for a week or more: low risk to delete
 
@@ -72,5 +75,58 @@ def delete_app_details(cost: StudioAppCost) -> dict[str, Any]:
             + (f"{LOW_RISK_IDLE_DAYS:g} days or more" if low else f"under {LOW_RISK_IDLE_DAYS:g} days"),
             "apps publish no utilisation metric: a kernel running a job with nobody at the keyboard looks the same",
             f"DeleteApp keeps {where}'s storage; running kernels and unsaved work in them end",
+        ]},
+    }
+
+
+# The app types with an idle-shutdown setting, and the key of their settings in UserSettings.
+IDLE_SETTING_KEYS = {"JupyterLab": "JupyterLabAppSettings", "CodeEditor": "CodeEditorAppSettings"}
+
+
+def _with_idle_shutdown(described: dict[str, Any], minutes: int) -> dict[str, Any]:
+    """The app settings as described, with idle shutdown ENABLED at `minutes` (kept within the
+    Min/MaxIdleTimeoutInMinutes the settings already allow users)."""
+    idle = dict((described.get("AppLifecycleManagement") or {}).get("IdleSettings") or {})
+    low, high = idle.get("MinIdleTimeoutInMinutes"), idle.get("MaxIdleTimeoutInMinutes")
+    if isinstance(low, int):
+        minutes = max(minutes, low)
+    if isinstance(high, int):
+        minutes = min(minutes, high)
+    idle.update({"LifecycleManagement": "ENABLED", "IdleTimeoutInMinutes": minutes})
+    return {**described, "AppLifecycleManagement": {**(described.get("AppLifecycleManagement") or {}),
+                                                     "IdleSettings": idle}}
+
+
+def _as_before(described: dict[str, Any]) -> dict[str, Any]:
+    """The app settings as described; with no idle settings then, idle shutdown DISABLED (an
+    UpdateDomain without AppLifecycleManagement would leave the new setting in place)."""
+    if (described.get("AppLifecycleManagement") or {}).get("IdleSettings"):
+        return described
+    return {**described, "AppLifecycleManagement": {"IdleSettings": {"LifecycleManagement": "DISABLED"}}}
+
+
+def idle_shutdown_details(domain: StudioDomain, apps: list[str], minutes: int) -> dict[str, Any]:
+    """`change` (UpdateDomain: the domain's default settings of each app type in `apps`, copied as
+    described, with idle shutdown on), `rollback` (the settings as they were), `risk` of a
+    `studio-no-idle-shutdown` plan."""
+    keys = [IDLE_SETTING_KEYS[a] for a in apps if a in IDLE_SETTING_KEYS]
+    new = {k: _with_idle_shutdown(domain.app_settings.get(k) or {}, minutes) for k in keys}
+    old = {k: _as_before(domain.app_settings.get(k) or {}) for k in keys}
+    request = {"DomainId": domain.domain_id, "DefaultUserSettings": new}
+    undo = {"DomainId": domain.domain_id, "DefaultUserSettings": old}
+    names = " and ".join(apps)
+    return {
+        "change": [{"service": "sagemaker", "operation": "UpdateDomain", "params": request,
+                    "purpose": f"turn on idle shutdown after {minutes} min for {names} apps of domain "
+                               f"{domain.name} ({domain.domain_id}); every other app setting kept as described"}],
+        "rollback": f"by hand: UpdateDomain {json.dumps(undo, sort_keys=True)} puts the settings back as they were",
+        "waits_for": f"domain {domain.domain_id} InService",
+        "risk": {"level": "low", "basis": [
+            "it stops no app now: the domain's setting applies to apps created after it (AWS: \"the idle shutdown "
+            "settings apply to all applications created in the domain\")",
+            "an app is idle only without kernel or terminal sessions (JupyterLab) or without edits, views, terminal "
+            "use, background processes, running kernels and unsaved work (Code Editor): a running job keeps it up",
+            "apps on SageMaker Distribution images older than 2.0 (or custom images without the activity monitor "
+            "extension) ignore it",
         ]},
     }

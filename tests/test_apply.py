@@ -411,5 +411,5 @@ def test_every_operation_a_change_builder_can_emit_is_one_apply_may_make() -> No
              if node.value in names[service] and not node.value.startswith(("Describe", "List", "Get"))}
     assert ("sagemaker", "UpdateEndpoint") in named and ("scheduler", "CreateSchedule") in named
     assert {("sagemaker", "StopNotebookInstance"), ("sagemaker", "DeleteApp"),
-            ("sagemaker", "BatchDeleteClusterNodes")} <= named
+            ("sagemaker", "BatchDeleteClusterNodes"), ("sagemaker", "UpdateDomain")} <= named
     assert named <= APPLY_OPERATIONS, sorted(named - APPLY_OPERATIONS)

@@ -104,6 +104,54 @@ def test_plans_show_for_a_studio_app_prints_the_cli_and_declares_nothing() -> No
         assert yaml.safe_load(text) is None
 
 
+
+def test_a_domain_without_idle_shutdown_gets_an_update_domain_that_keeps_its_other_settings() -> None:
+    found, findings = studio_audit()
+    (domain,) = found.domains
+    described = domain.app_settings["CodeEditorAppSettings"]
+    assert described["AppLifecycleManagement"]["IdleSettings"]["IdleTimeoutInMinutes"] == 60
+    (plan,) = [p for p in build_plans(findings, (), load_catalog(), AuditConfig())
+               if p.resource_type == "studio-domain"]
+    assert plan.endpoint == DOMAIN and plan.monthly_savings_usd == 0.0  # nothing priced: not measured
+    assert plan.proposed.advice == "turn on idle shutdown after 120 min for JupyterLab apps"
+    assert plan.change is not None and plan.risk is not None and plan.risk.level.value == "low"
+    (call,) = plan.change.calls
+    assert call.operation == "UpdateDomain"
+    # Only the app type without idle shutdown, copied as described, with idle shutdown on.
+    assert call.params == {"DomainId": DOMAIN, "DefaultUserSettings": {"JupyterLabAppSettings": {
+        "AppLifecycleManagement": {"IdleSettings": {"LifecycleManagement": "ENABLED", "IdleTimeoutInMinutes": 120}}}}}
+    valid("UpdateDomain", call.params)
+    undo = json.loads(plan.change.rollback.split("UpdateDomain ", 1)[1].split(" puts ", 1)[0])
+    assert undo["DefaultUserSettings"]["JupyterLabAppSettings"]["AppLifecycleManagement"] == {
+        "IdleSettings": {"LifecycleManagement": "DISABLED"}}
+    valid("UpdateDomain", undo)
+    text = render_change(plan_to_dict(plan), "cloudformation")
+    assert sum(line.startswith("# UpdateDomain:") for line in text.splitlines()) == 1
+    assert yaml.safe_load(text) is None
+
+
+def test_idle_shutdown_copies_the_other_settings_and_stays_within_what_users_may_set() -> None:
+    from auditor.workspaces import StudioDomain
+    from auditor.workspaces_change import idle_shutdown_details
+
+    settings = {"DefaultResourceSpec": {"InstanceType": "ml.t3.medium"}, "LifecycleConfigArns": [
+        "arn:aws:sagemaker:us-east-1:123456789012:studio-lifecycle-config/setup"],
+        "AppLifecycleManagement": {"IdleSettings": {"LifecycleManagement": "DISABLED",
+                                                    "MinIdleTimeoutInMinutes": 180, "MaxIdleTimeoutInMinutes": 600}}}
+    domain = StudioDomain("123456789012", "us-east-1", DOMAIN, "research", "InService",
+                          {"JupyterLab": None}, app_settings={"JupyterLabAppSettings": settings})
+    details = idle_shutdown_details(domain, ["JupyterLab"], 120)
+    (call,) = details["change"]
+    new = call["params"]["DefaultUserSettings"]["JupyterLabAppSettings"]
+    assert new["DefaultResourceSpec"] == settings["DefaultResourceSpec"]
+    assert new["LifecycleConfigArns"] == settings["LifecycleConfigArns"]
+    assert new["AppLifecycleManagement"]["IdleSettings"] == {
+        "LifecycleManagement": "ENABLED", "IdleTimeoutInMinutes": 180,  # raised to the users' minimum
+        "MinIdleTimeoutInMinutes": 180, "MaxIdleTimeoutInMinutes": 600}
+    valid("UpdateDomain", call["params"])
+    undo = json.loads(details["rollback"].split("UpdateDomain ", 1)[1].split(" puts ", 1)[0])
+    assert undo["DefaultUserSettings"]["JupyterLabAppSettings"] == settings  # as it was, DISABLED included
+
 # --- the demo's notebooks, end to end ------------------------------------------------------------
 
 
@@ -167,3 +215,16 @@ def test_the_stop_and_its_rollback_work_against_the_emulator(report: dict, env: 
     sagemaker.start_notebook_instance(**start)
     assert sagemaker.describe_notebook_instance(**start)["NotebookInstanceStatus"] == "InService"
 
+
+
+def test_the_idle_timeout_is_a_bounded_setting_the_plan_uses() -> None:
+    from auditor.config_file import ConfigError, parse_config
+
+    with pytest.raises(ConfigError, match=r"idle_timeout_minutes must be from 60 to 525600, got 30"):
+        parse_config({"rules": {"studio-no-idle-shutdown": {"idle_timeout_minutes": 30}}})
+    _, findings = studio_audit(parse_config({"rules": {"studio-no-idle-shutdown": {"idle_timeout_minutes": 240}}}))
+    (finding,) = [f for f in findings if f.rule == "studio-no-idle-shutdown"]
+    assert finding.recommendation is not None
+    (call,) = finding.recommendation.details["change"]
+    idle = call["params"]["DefaultUserSettings"]["JupyterLabAppSettings"]["AppLifecycleManagement"]["IdleSettings"]
+    assert idle["IdleTimeoutInMinutes"] == 240

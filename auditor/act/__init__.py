@@ -24,6 +24,7 @@ APPLY_OPERATIONS: frozenset[tuple[str, str]] = frozenset({
     ("sagemaker", "StopNotebookInstance"),  # a notebook left running (its volume is kept)
     ("sagemaker", "DeleteApp"),  # an idle Studio app (the space's storage is kept)
     ("sagemaker", "BatchDeleteClusterNodes"),  # a HyperPod group's idle nodes, by id
+    ("sagemaker", "UpdateDomain"),  # a Studio domain's idle shutdown turned on
 })
 # What apply itself reads: who it is, the endpoint's state and tags (the guards), the alarms a
 # blue/green deployment rolls back on, and the endpoint while it waits.

@@ -66,7 +66,9 @@ def discover_studio(sagemaker: BaseClient, region: str, max_workers: int = 8) ->
         defaults = d.get("DefaultUserSettings") or {}
         domains.append(StudioDomain(
             account, region, domain_id, d.get("DomainName", ""), d.get("Status", "Unknown"),
-            {app: _idle_minutes(defaults.get(key)) for app, key in IDLE_SETTING_APPS.items()}))
+            {app: _idle_minutes(defaults.get(key)) for app, key in IDLE_SETTING_APPS.items()},
+            app_settings={key: dict(defaults[key]) for key in IDLE_SETTING_APPS.values()
+                          if isinstance(defaults.get(key), dict)}))
 
         def space(s: dict[str, Any]) -> StudioSpace | None:
             found = described(lambda: sagemaker.describe_space(DomainId=domain_id, SpaceName=s["SpaceName"]),

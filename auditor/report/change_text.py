@@ -96,7 +96,8 @@ def _cli(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any]) -> 
 _WAITERS = {"endpoint": ("endpoint-in-service", "--endpoint-name"),
             "notebook-instance": ("notebook-instance-stopped", "--notebook-instance-name")}
 
-# One-off actions: no CloudFormation or Terraform resource declares them, so nothing is declared.
+# Calls no CloudFormation or Terraform resource of the plan's own declares (one-off actions, or a
+# setting of a resource the audit cannot declare whole): one line says so, nothing is declared.
 _ONE_OFF = {
     "StopNotebookInstance": "stopping a notebook instance is a one-off action: {tool} declares no running or "
                             "stopped state for it",
@@ -105,12 +106,17 @@ _ONE_OFF = {
                                "declared instance count lets SageMaker choose which nodes end); if the cluster is "
                                "declared in {tool}, lower the group's instance count there to the plan's, or the "
                                "next apply adds nodes back",
+    # Not one-off, but a domain cannot be declared from the request alone (it needs its VPC,
+    # subnets and auth mode, which the audit does not read): say where the setting goes instead.
+    "UpdateDomain": "where the domain is declared in {tool}, set its default user settings' AppLifecycleManagement."
+                    "IdleSettings as in the request; no domain is declared here (it needs its VPC, subnets and auth "
+                    "mode, which the audit does not read)",
 }
 
 
 def _one_off(operation: str, tool: str) -> str | None:
     text = _ONE_OFF.get(operation)
-    return None if text is None else f"# {operation}: {text.format(tool=tool)}; run it with --as cli"
+    return None if text is None else f"# {operation}: {text.format(tool=tool)}; the request: --as cli"
 
 
 # CloudFormation: the resource each request stands for; its body is the resource's properties.

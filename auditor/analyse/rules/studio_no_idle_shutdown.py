@@ -1,20 +1,32 @@
 """studio-no-idle-shutdown: a Studio domain whose default JupyterLab or Code Editor settings have
 no idle shutdown (AppLifecycleManagement.IdleSettings), and spaces that set none either: their
-apps run until someone stops them."""
+apps run until someone stops them. Its plan turns idle shutdown on (UpdateDomain, every other
+setting copied as described; auditor/workspaces_change.py); no saving is priced: what it saves
+depends on how long apps would have idled, which nothing measures."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from auditor.analyse.rules.base import CollectionRule, RuleSettings, join_words
+from auditor.analyse.rules.base import CollectionRule, RuleSettings, join_words, settings_of
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.workspaces import WorkspacesAssessment
-from auditor.models import Finding, ResourceKind, Severity
+from auditor.models import Finding, Recommendation, ResourceKind, Severity
+from auditor.schema import setting
+from auditor.workspaces_change import idle_shutdown_details
+
+
+@dataclass(frozen=True)
+class StudioNoIdleShutdownSettings(RuleSettings):
+    # IdleTimeoutInMinutes' bounds in botocore's model: 60 to 525,600.
+    idle_timeout_minutes: int = setting(120, "the idle shutdown its plan turns on, in minutes", minimum=60,
+                                        maximum=525600)
 
 
 def check(workspaces: WorkspacesAssessment, catalog: Catalog, config: AuditConfig) -> Iterator[Finding]:
+    minutes = int(settings_of(RULE, config).idle_timeout_minutes)
     for domain in workspaces.domains:
         missing = sorted(app for app, minutes in domain.idle_timeout_minutes.items() if minutes is None)
         if not missing:
@@ -31,7 +43,11 @@ def check(workspaces: WorkspacesAssessment, catalog: Catalog, config: AuditConfi
             {"domain_id": domain.domain_id, "apps_without_idle_shutdown": missing, "spaces_without": bare,
              "running_apps": len(running)},
         )
-        yield replace(finding, endpoint=domain.domain_id, resource_type="studio-domain")
+        # No saving is priced (how long apps would idle is not measured): the plan is the change.
+        recommendation = Recommendation("idle-shutdown", None, 0, 0.0, 0.0, details={
+            "advice": f"turn on idle shutdown after {minutes} min for {join_words(missing)} apps",
+            **idle_shutdown_details(domain, missing, minutes)})
+        yield replace(finding, endpoint=domain.domain_id, resource_type="studio-domain", recommendation=recommendation)
 
 
 RULE = CollectionRule(
@@ -44,6 +60,6 @@ RULE = CollectionRule(
                 "ENABLED, IdleTimeoutInMinutes).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/studio-updated-idle-shutdown.html",
     kinds=frozenset({ResourceKind.STUDIO_APP}),
-    settings=RuleSettings,
+    settings=StudioNoIdleShutdownSettings,
     check=check,
 )
