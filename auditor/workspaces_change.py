@@ -63,6 +63,14 @@ def delete_app_details(cost: StudioAppCost) -> dict[str, Any]:
     since = ("no user activity since it was created" if app.last_user_activity is None
              else "its last activity is only its last health check" if app.user_activity is None
              else f"last user activity {app.last_user_activity:%Y-%m-%d %H:%M} UTC")
+    risk = {"level": "low" if low else "medium", "basis": [
+        f"no user activity for {idle_hours:.0f} h ({since}): "
+        + (f"{LOW_RISK_IDLE_DAYS:g} days or more" if low else f"under {LOW_RISK_IDLE_DAYS:g} days"),
+        "apps publish no utilisation metric: a kernel running a job with nobody at the keyboard looks the same",
+        f"DeleteApp keeps {where}'s storage; running kernels and unsaved work in them end",
+    ]}
+    if not app.owner:  # DeleteApp needs the space or the user profile it runs in
+        return {"change_missing": "ListApps named neither the app's space nor its user profile", "risk": risk}
     return {
         "change": [{"service": "sagemaker", "operation": "DeleteApp", "params": request,
                     "purpose": f"stop {app.app_type} app {app.app_name} of {where} {app.owner} in domain "
@@ -70,12 +78,7 @@ def delete_app_details(cost: StudioAppCost) -> dict[str, Any]:
         "rollback": (f"by hand: CreateApp {json.dumps(create, sort_keys=True)} starts the same app again on the same "
                      f"storage (or open it from Studio); kernels that ran in it are not restored"),
         "waits_for": f"app {app.app_name} Deleted",
-        "risk": {"level": "low" if low else "medium", "basis": [
-            f"no user activity for {idle_hours:.0f} h ({since}): "
-            + (f"{LOW_RISK_IDLE_DAYS:g} days or more" if low else f"under {LOW_RISK_IDLE_DAYS:g} days"),
-            "apps publish no utilisation metric: a kernel running a job with nobody at the keyboard looks the same",
-            f"DeleteApp keeps {where}'s storage; running kernels and unsaved work in them end",
-        ]},
+        "risk": risk,
     }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,13 @@ def test_a_user_profile_app_idle_a_week_is_low_risk_and_less_is_medium(idle_hour
     valid("CreateApp", create)
     assert details["risk"]["level"] == level
     assert "the user profile's storage" in details["risk"]["basis"][-1]
+
+
+def test_an_app_whose_owner_is_not_named_gets_no_call() -> None:
+    cost = _app_cost("UserProfileName", 200)
+    details = delete_app_details(replace(cost, app=replace(cost.app, owner="")))
+    assert "change" not in details and details["change_missing"].startswith("ListApps named neither")
+    assert details["risk"]["level"] == "low"
 
 
 def test_plans_show_for_a_studio_app_prints_the_cli_and_declares_nothing() -> None:
