@@ -97,8 +97,9 @@ def test_the_demo_tells_the_story_in_a_few_lines(demo: tuple[Path, str], applied
            "verified by run 2" in story
     assert any(line.startswith(f"  digest {iso_week_of(demo[0])}: applied and verified this week: plan {plan_id}, $")
                for line in story)
+    assert f"  audit plans show {plan_id} --as cli --config " in story[-2]
     # A few lines a step: the story, the history's place and what to run next.
-    assert len(story) == 12 + len(calls)
+    assert len(story) == 14 + len(calls)
 
 
 def iso_week_of(out: Path) -> str:

@@ -15,7 +15,7 @@ import typer
 
 from auditor.config import ApplyConfig, AuditConfig, AwsConfig, EmailConfig, HistoryConfig
 from auditor.deliver.mail import write_messages
-from auditor.emulator.demo_apply import DEMO_APPLY_ROLE, DEPLOYMENT_SECONDS, tell_the_action_story
+from auditor.emulator.demo_apply import DEMO_APPLY_ROLE, DEPLOYMENT_SECONDS, StoryOutcome, tell_the_action_story
 from auditor.emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor.emulator.server import Emulator
@@ -43,15 +43,15 @@ def run_demo(output_dir: Path, now: datetime) -> None:
     # one (one applied change, one week), and no half-written one is ever left in its place.
     staging = Path(tempfile.mkdtemp(prefix=".demo-history-", dir=output_dir))
     try:
-        _run_demo(output_dir, staging / HISTORY_NAME, now)
+        story = _run_demo(output_dir, staging / HISTORY_NAME, now)
         move_history(staging / HISTORY_NAME, output_dir / HISTORY_NAME)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    _write_demo_config(output_dir)
+    _write_demo_config(output_dir, story.plan_id)
     typer.echo(f"demo finished in {time.monotonic() - started:.1f} s", err=True)
 
 
-def _run_demo(output_dir: Path, history: Path, now: datetime) -> None:
+def _run_demo(output_dir: Path, history: Path, now: datetime) -> StoryOutcome:
     config = AuditConfig(aws=AwsConfig(regions=("us-east-1",)), history=HistoryConfig(path=str(history)),
                          apply=ApplyConfig(role_arn=DEMO_APPLY_ROLE, wait_minutes=1.0), source="demo")
     with Emulator() as emulator:
@@ -76,7 +76,7 @@ def _run_demo(output_dir: Path, history: Path, now: datetime) -> None:
             saved = BEHAVIOUR.seconds, BEHAVIOUR.fail_instance_types
             Emulator.deployments(seconds=DEPLOYMENT_SECONDS, fail_instance_types=())
             try:
-                tell_the_action_story(config, report, fleet, output_dir, typer.echo)
+                return tell_the_action_story(config, report, fleet, output_dir, typer.echo)
             finally:
                 Emulator.deployments(seconds=saved[0], fail_instance_types=tuple(saved[1]))
 
@@ -117,7 +117,7 @@ def _toml_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _write_demo_config(output_dir: Path) -> None:
+def _write_demo_config(output_dir: Path, plan_id: str | None) -> None:
     """DIR/audit.toml: the demo's history, for `audit plans`, `audit history` and `audit weekly`."""
     history = (output_dir / HISTORY_NAME).resolve()
     config_path = output_dir / CONFIG_NAME
@@ -132,9 +132,10 @@ def _write_demo_config(output_dir: Path) -> None:
         "[history]\n"
         f"path = {_toml_string(str(history))}\n"))
     shown = shlex.quote(str(config_path))
-    typer.echo(f"history: {output_dir / HISTORY_NAME}; its config: {config_path}")
-    typer.echo(f"next: audit plans --config {shown}; audit plans show ID --config {shown}; "
-               f"audit history --applied --config {shown}")
+    typer.echo(f"The demo's history is {output_dir / HISTORY_NAME}; {config_path} names it, for:")
+    typer.echo(f"  audit plans --config {shown}")
+    typer.echo(f"  audit plans show {plan_id or 'ID'} --as cli --config {shown}")
+    typer.echo(f"  audit history --applied --config {shown}")
 
 
 def _undecodable(text: str) -> bool:
