@@ -163,3 +163,20 @@ def test_a_new_history_replaces_the_old_with_its_companions(tmp_path: Path) -> N
     assert target.read_bytes() == b"new"
     assert sorted(p.name for p in tmp_path.iterdir()) == [HISTORY_NAME, "staging"]
     assert list(built.parent.iterdir()) == []
+
+
+def test_without_an_opted_in_endpoint_the_story_says_so_in_one_line(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+    from typing import cast
+
+    from auditor.config import AuditConfig
+    from auditor.emulator.demo_apply import tell_the_action_story
+    from auditor.models import AuditReport
+
+    printed: list[str] = []
+    untagged = [s for s in demo_fleet() if s.name != OPTED_IN]
+    story = tell_the_action_story(AuditConfig(), cast(AuditReport, SimpleNamespace(plans=[])), untagged, tmp_path,
+                                  printed.append)
+    assert story.plan_id is None and story.applied is None
+    assert story.problem == ("the demo audit made no plan with a change on an endpoint tagged "
+                             "auditor:apply=allowed: nothing for `audit apply`")

@@ -21,6 +21,7 @@ from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor.emulator.server import Emulator
 from auditor.emulator.updates import BEHAVIOUR
 from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
+from auditor.errors import AuditorError
 from auditor.files import write_atomic
 from auditor.models import AuditReport
 from auditor.report.change_text import plans_text
@@ -49,6 +50,8 @@ def run_demo(output_dir: Path, now: datetime) -> None:
         shutil.rmtree(staging, ignore_errors=True)
     _write_demo_config(output_dir, story.plan_id)
     typer.echo(f"demo finished in {time.monotonic() - started:.1f} s", err=True)
+    if story.problem:
+        raise AuditorError(f"the demo's apply story: {story.problem}")
 
 
 def _run_demo(output_dir: Path, history: Path, now: datetime) -> StoryOutcome:

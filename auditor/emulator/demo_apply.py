@@ -41,6 +41,7 @@ class StoryOutcome:
     applied: AppliedChange | None  # its record in the history, after the second run
     realised_monthly_usd: float | None  # what the week's digest counts as realised
     digest_path: Path | None
+    problem: str | None = None  # the step that did not go as it must, one line (the demo then exits 1)
 
 
 def opted_in_endpoints(fleet: list[EndpointSpec]) -> set[str]:
@@ -79,11 +80,10 @@ def tell_the_action_story(config: AuditConfig, report: AuditReport, fleet: list[
     """Apply one plan (dry run, then --yes), audit again, build the week's digest. Runs inside the
     emulator's environment, after the first audit was recorded in `config`'s history."""
     plan = plan_to_apply(report, fleet)
-    none = StoryOutcome(None, None, None, None)
     echo("")
     if plan is None:
-        echo(f"No plan on an endpoint tagged {'='.join(OPT_IN_TAG)}: nothing for `audit apply` to show.")
-        return none
+        return StoryOutcome(None, None, None, None, f"the demo audit made no plan with a change on an endpoint "
+                                                   f"tagged {'='.join(OPT_IN_TAG)}: nothing for `audit apply`")
     echo(f"From advice to action: plan {plan.id} on {one_line(plan.endpoint)}, which carries the tag "
          f"{'='.join(OPT_IN_TAG)}.")
     try:
@@ -97,14 +97,13 @@ def tell_the_action_story(config: AuditConfig, report: AuditReport, fleet: list[
         applied = apply_plan(config, stored, yes=True)
         echo(f"  {applied.message} ({time.monotonic() - started:.1f} s)")
     except (ApplyRefused, ApplyFailed) as exc:
-        echo(f"  error: {exc}")
-        return StoryOutcome(plan.id, None, None, None)
+        return StoryOutcome(plan.id, None, None, None, str(exc))
 
     # The next run: the same audit, a little later; recording it checks the change happened.
     outcome = execute_audit(config, now=datetime.now(UTC))
     delivered = deliver_outcome(config, outcome)
-    for problem in delivered.problems:
-        echo(f"  error: {problem}")
+    if delivered.problems:
+        return StoryOutcome(plan.id, None, None, None, f"the second run: {delivered.problems[0]}")
     with History(history_path(config), reading=True) as history:
         record = next((c for c in history.applied() if c.plan_id == plan.id), None)
         week = iso_week(outcome.report.generated_at)
@@ -118,19 +117,22 @@ def tell_the_action_story(config: AuditConfig, report: AuditReport, fleet: list[
     verified = (f"verified by run {record.verified_run_id}" if record and record.verified_run_id
                 else "NOT verified: the run does not see the new shape")
     echo(f"  {one_line(plan.endpoint)} / {one_line(plan.variant or '-')} {now_runs}: plan {plan.id} {verified}")
+    if record is None or record.verified_run_id is None:
+        return StoryOutcome(plan.id, record, None, None, f"plan {plan.id} was applied, but the next run did not "
+                                                         "see the endpoint on its new shape")
 
     echo(f"$ audit weekly --output {output_dir / 'weekly.html'}")
     if digest is None:
-        echo(f"  no audit runs in {week}: no digest")
-        return StoryOutcome(plan.id, record, None, None)
+        return StoryOutcome(plan.id, record, None, None, f"no audit runs in {week}: no digest")
     digest_path = output_dir / "weekly.html"
     write_atomic(digest_path, render_weekly_file(digest))
     counted = next((a for a in digest.applied if a.change.plan_id == plan.id), None)
     if counted is None:
-        echo(f"  digest {week}: plan {plan.id} is not among the changes applied and verified this week")
-    elif counted.realised_monthly_usd is None:
+        return StoryOutcome(plan.id, record, None, digest_path, f"the digest of {week} does not count plan "
+                                                                f"{plan.id} among the changes applied and verified")
+    if counted.realised_monthly_usd is None:
         echo(f"  digest {week}: plan {plan.id} applied and verified; its realised saving could not be priced")
     else:
         echo(f"  digest {week}: applied and verified this week: plan {plan.id}, "
              f"${counted.realised_monthly_usd:,.2f}/month realised (planned ${plan.monthly_savings_usd:,.2f})")
-    return StoryOutcome(plan.id, record, counted.realised_monthly_usd if counted else None, digest_path)
+    return StoryOutcome(plan.id, record, counted.realised_monthly_usd, digest_path)
