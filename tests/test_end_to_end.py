@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from email import message_from_bytes, policy
 from pathlib import Path
 
 import pytest
@@ -230,26 +229,3 @@ def test_every_format_renders(demo_env: Path) -> None:
 def test_fail_on_findings_exits_3(demo_env: Path) -> None:
     result = runner.invoke(app, ["run", "--fail-on-findings", "--format", "csv"])
     assert result.exit_code == 3
-
-
-def test_demo_command_writes_the_three_files(demo_env: Path, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["demo", "--output-dir", str(tmp_path / "out")])
-    assert result.exit_code == 0, result.output
-    for name in ("report.html", "report.json", "report.eml"):
-        assert (tmp_path / "out" / name).stat().st_size > 1000
-    message = message_from_bytes((tmp_path / "out" / "report.eml").read_bytes(), policy=policy.default)
-    assert message.get_content_type() == "multipart/alternative"
-    assert message["Subject"].startswith("SageMaker audit: ")
-    assert "/month to save" in message["Subject"]
-    assert [part.get_content_type() for part in message.iter_parts()] == ["text/plain", "multipart/related"]
-    html = message.get_body(("html",))
-    images = [part for part in message.walk() if part.get_content_type() == "image/png"]
-    assert images and all(f"cid:{part['Content-ID'][1:-1]}" in html.get_content() for part in images)
-    assert "report.html" in result.output
-    # Every plan with its risk and its change (or why it has none), as AWS CLI commands.
-    plans = json.loads((tmp_path / "out" / "report.json").read_text())["plans"]
-    changes = (tmp_path / "out" / "plans.txt").read_text()
-    for plan in plans:
-        assert f"# plan {plan['id']}" in changes
-        assert plan["change"] is None or "aws " in changes.split(f"# plan {plan['id']}")[1].split("\n# plan ")[0]
-

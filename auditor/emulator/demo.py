@@ -1,32 +1,62 @@
-"""`audit demo`: the whole audit against a local emulator seeded with the demo fleet."""
+"""`audit demo`: the whole audit against a local emulator seeded with the demo fleet, then one of
+its plans applied there (auditor.emulator.demo_apply), with the demo's history kept beside its reports."""
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
+import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
 
 import typer
 
-from auditor.config import AuditConfig, AwsConfig, EmailConfig
+from auditor.config import ApplyConfig, AuditConfig, AwsConfig, EmailConfig, HistoryConfig
 from auditor.deliver.mail import write_messages
+from auditor.emulator.demo_apply import DEMO_APPLY_ROLE, DEPLOYMENT_SECONDS, StoryOutcome, tell_the_action_story
 from auditor.emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor.emulator.server import Emulator
+from auditor.emulator.updates import BEHAVIOUR
 from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
+from auditor.errors import AuditorError
 from auditor.files import write_atomic
+from auditor.models import AuditReport
 from auditor.report.change_text import plans_text
 from auditor.report.document import plan_to_dict
 from auditor.report.render import OutputFormat, render
-from auditor.tasks.audit import execute_audit
+from auditor.schema import printable
+from auditor.tasks.audit import deliver_outcome, execute_audit
 
 DEMO_SENDER = "sagemaker-auditor@example.com"
 DEMO_RECIPIENTS = ("ml-platform@example.com", "finops@example.com")
+HISTORY_NAME = "history.sqlite3"
+CONFIG_NAME = "audit.toml"
+_SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
 
 
 def run_demo(output_dir: Path, now: datetime) -> None:
     started = time.monotonic()
-    config = AuditConfig(aws=AwsConfig(regions=("us-east-1",)), source="demo")
+    output_dir.mkdir(parents=True, exist_ok=True)
+    # The history is built beside its place and renamed over it at the end: each demo starts a new
+    # one (one applied change, one week), and no half-written one is ever left in its place.
+    staging = Path(tempfile.mkdtemp(prefix=".demo-history-", dir=output_dir))
+    try:
+        story = _run_demo(output_dir, staging / HISTORY_NAME, now)
+        move_history(staging / HISTORY_NAME, output_dir / HISTORY_NAME)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    _write_demo_config(output_dir, story.plan_id)
+    typer.echo(f"demo finished in {time.monotonic() - started:.1f} s", err=True)
+    if story.problem:
+        raise AuditorError(f"the demo's apply story: {story.problem}")
+
+
+def _run_demo(output_dir: Path, history: Path, now: datetime) -> StoryOutcome:
+    config = AuditConfig(aws=AwsConfig(regions=("us-east-1",)), history=HistoryConfig(path=str(history)),
+                         apply=ApplyConfig(role_arn=DEMO_APPLY_ROLE, wait_minutes=1.0), source="demo")
     with Emulator() as emulator:
         typer.echo(f"local AWS emulator on {emulator.url}", err=True)
         fleet = demo_fleet()
@@ -42,9 +72,19 @@ def run_demo(output_dir: Path, now: datetime) -> None:
                    f"{len(notebooks)} notebook instances, {len(clusters)} HyperPod clusters", err=True)
         with emulator.environment():
             outcome = execute_audit(config, now=now)
-    report = outcome.report
+            for problem in deliver_outcome(config, outcome).problems:  # the run and its plans, in the history
+                typer.echo(f"error: {problem}", err=True)
+            report = outcome.report
+            _write_reports(output_dir, report)
+            saved = BEHAVIOUR.seconds, BEHAVIOUR.fail_instance_types
+            Emulator.deployments(seconds=DEPLOYMENT_SECONDS, fail_instance_types=())
+            try:
+                return tell_the_action_story(config, report, fleet, output_dir, typer.echo)
+            finally:
+                Emulator.deployments(seconds=saved[0], fail_instance_types=tuple(saved[1]))
 
-    output_dir.mkdir(parents=True, exist_ok=True)
+
+def _write_reports(output_dir: Path, report: AuditReport) -> None:
     paths = {
         "html": output_dir / "report.html",
         "json": output_dir / "report.json",
@@ -61,4 +101,50 @@ def run_demo(output_dir: Path, now: datetime) -> None:
     typer.echo(render(report, OutputFormat.TABLE), nl=False)
     for kind, path in paths.items():
         typer.echo(f"{kind:>4}: {path}")
-    typer.echo(f"demo finished in {time.monotonic() - started:.1f} s", err=True)
+
+
+def move_history(built: Path, target: Path) -> None:
+    """The new history over the old, with its SQLite companions: a stale -wal of the old file left
+    beside the new one would be applied to it."""
+    for suffix in _SQLITE_COMPANIONS:
+        source = built.with_name(built.name + suffix)
+        beside = target.with_name(target.name + suffix)
+        if source.exists():
+            os.replace(source, beside)
+        else:
+            beside.unlink(missing_ok=True)
+    os.replace(built, target)
+
+
+def _toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _write_demo_config(output_dir: Path, plan_id: str | None) -> None:
+    """DIR/audit.toml: the demo's history, for `audit plans`, `audit history` and `audit weekly`."""
+    history = (output_dir / HISTORY_NAME).resolve()
+    config_path = output_dir / CONFIG_NAME
+    if not printable(str(history)) or _undecodable(str(history)):
+        typer.echo(f"no {CONFIG_NAME} written: the path of {HISTORY_NAME} cannot be a config value", err=True)
+        return
+    write_atomic(config_path, (
+        "# Written by `audit demo`: its history (two audit runs, their plans, the change it applied).\n"
+        "# For audit plans, audit plans show ID, audit history [--applied] and audit weekly (--config this file).\n"
+        "# The demo's AWS emulator stopped with the demo: `audit run` or `audit apply` with this file\n"
+        "# would use your AWS credentials, and record in this history.\n"
+        "[history]\n"
+        f"path = {_toml_string(str(history))}\n"))
+    shown = shlex.quote(str(config_path))
+    typer.echo(f"The demo's history is {output_dir / HISTORY_NAME}; {config_path} names it, for:")
+    typer.echo(f"  audit plans --config {shown}")
+    typer.echo(f"  audit plans show {plan_id or 'ID'} --as cli --config {shown}")
+    typer.echo(f"  audit history --applied --config {shown}")
+
+
+def _undecodable(text: str) -> bool:
+    """A file name that is not UTF-8 (surrogate escapes): no UTF-8 config file can name it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

@@ -190,8 +190,9 @@ def demo_fleet() -> list[EndpointSpec]:
         EndpointSpec("recsys-ranker", (VariantSpec("ml.r5.2xlarge", 1, cpu=Load(18, 5), memory=Load(4, 0.5)),),
                      tags=team("recsys@example.com")),
         # Four large instances where fewer, smaller ones hold the load.
+        # Its owners opted it in to `audit apply` (the demo applies its plan).
         EndpointSpec("search-embeddings", (VariantSpec("ml.m5.4xlarge", 4, cpu=Load(7, 2), memory=Load(12, 1)),),
-                     tags=team("search@example.com")),
+                     tags={**team("search@example.com"), "auditor:apply": "allowed"}),
         # Raw CPU 120-190% looks busy; on 8 vCPUs it is 15-24%.
         EndpointSpec("pricing-api", (VariantSpec("ml.c5.2xlarge", 2, cpu=Load(18, 4), memory=Load(30, 2)),),
                      tags=team("pricing@example.com")),

@@ -1,0 +1,182 @@
+"""`audit demo`, run once for this module: its report files, and the story after the audit. One plan
+applied in the emulator (dry run, then --yes, under apply's own role), the next run verifying it,
+the week's digest counting it realised, and the demo's history and config left for `audit plans`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Iterator
+from email import message_from_bytes, policy
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from auditor.cli import app
+from auditor.emulator.demo import CONFIG_NAME, HISTORY_NAME, move_history
+from auditor.emulator.fleet import demo_fleet
+from auditor.emulator.server import Emulator
+from auditor.history.store import History
+from auditor.history.weekly import build_digest, iso_week
+from conftest import seeded_emulator
+
+runner = CliRunner()
+APPLY_CALLER = "arn:aws:sts::123456789012:assumed-role/SageMakerAuditorApply/"
+OPTED_IN = "search-embeddings"  # the demo fleet's endpoint tagged auditor:apply=allowed
+
+
+@pytest.fixture(scope="module")
+def demo(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """The demo's output directory and what it printed (stdout)."""
+    home = tmp_path_factory.mktemp("demo-home")
+    with seeded_emulator(emulator, home, lambda emu: None):
+        result = runner.invoke(app, ["demo", "--output-dir", str(home / "out")])
+        assert result.exit_code == 0, result.output
+        yield home / "out", result.stdout
+
+
+@pytest.fixture(scope="module")
+def report(demo: tuple[Path, str]) -> dict:
+    return json.loads((demo[0] / "report.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def applied_plan(report: dict) -> dict:
+    (plan,) = [p for p in report["plans"] if p["endpoint"] == OPTED_IN]
+    return plan
+
+
+def cli(*args: str) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_the_demo_writes_its_reports(demo: tuple[Path, str], report: dict) -> None:
+    out, printed = demo
+    for name in ("report.html", "report.json", "report.eml"):
+        assert (out / name).stat().st_size > 1000
+    message = message_from_bytes((out / "report.eml").read_bytes(), policy=policy.default)
+    assert message.get_content_type() == "multipart/alternative"
+    assert message["Subject"].startswith("SageMaker audit: ")
+    assert "/month to save" in message["Subject"]
+    assert [part.get_content_type() for part in message.iter_parts()] == ["text/plain", "multipart/related"]
+    html = message.get_body(("html",))
+    images = [part for part in message.walk() if part.get_content_type() == "image/png"]
+    assert images and all(f"cid:{part['Content-ID'][1:-1]}" in html.get_content() for part in images)
+    assert "report.html" in printed
+    # Every plan with its risk and its change (or why it has none), as AWS CLI commands.
+    changes = (out / "plans.txt").read_text()
+    for plan in report["plans"]:
+        assert f"# plan {plan['id']}" in changes
+        assert plan["change"] is None or "aws " in changes.split(f"# plan {plan['id']}")[1].split("\n# plan ")[0]
+    # The history is whole in its place: no staging directory, no stray SQLite companion.
+    assert sorted(p.name for p in out.iterdir()) == sorted([
+        "report.html", "report.json", "report.eml", "plans.txt", "weekly.html", HISTORY_NAME, CONFIG_NAME])
+
+
+def test_the_demo_tells_the_story_in_a_few_lines(demo: tuple[Path, str], applied_plan: dict) -> None:
+    printed = demo[1]
+    story = printed[printed.index("From advice to action"):].splitlines()
+    plan_id = applied_plan["id"]
+    assert story[0] == (f"From advice to action: plan {plan_id} on {OPTED_IN}, which carries the tag "
+                        "auditor:apply=allowed.")
+    dry_run = story[story.index(f"$ audit apply {plan_id}        # a dry run: nothing is changed") + 1:]
+    assert dry_run[0] == "  search-embeddings / AllTraffic: 4 x ml.m5.4xlarge -> 3 x ml.m5.xlarge, " \
+                         f"saves ${applied_plan['monthly_savings_usd']:,.2f}/month, risk low"
+    calls = applied_plan["change"]["calls"]
+    for number, call in enumerate(calls, start=1):
+        assert dry_run[number] == f"  {number}. {call['service']} {call['operation']}: {call['purpose']}"
+    assert dry_run[len(calls) + 1].startswith(f"  guards pass: would apply as {APPLY_CALLER}")
+    assert re.search(rf"^  plan {plan_id} applied: endpoint {OPTED_IN} is InService on {OPTED_IN}-{plan_id} "
+                     rf"\(was {OPTED_IN}-config\) \(\d+\.\d s\)$", printed, re.M)
+    assert f"  {OPTED_IN} / AllTraffic now runs 3 x ml.m5.xlarge on {OPTED_IN}-{plan_id}: plan {plan_id} " \
+           "verified by run 2" in story
+    assert any(line.startswith(f"  digest {iso_week_of(demo[0])}: applied and verified this week: plan {plan_id}, $")
+               for line in story)
+    assert f"  audit plans show {plan_id} --as cli --config " in story[-2]
+    # A few lines a step: the story, the history's place and what to run next.
+    assert len(story) == 14 + len(calls)
+
+
+def iso_week_of(out: Path) -> str:
+    with History(out / HISTORY_NAME, reading=True) as history:
+        return iso_week(history.runs(limit=1)[0].started_at)
+
+
+def test_audit_plans_reads_the_demo_history_through_its_config(demo: tuple[Path, str], report: dict) -> None:
+    config = demo[0] / CONFIG_NAME
+    assert tomllib.loads(config.read_text()) == {"history": {"path": str((demo[0] / HISTORY_NAME).resolve())}}
+    listed = cli("plans", "--config", str(config)).splitlines()
+    latest = json.loads(cli("plans", "--config", str(config), "--format", "json"))
+    assert listed[0].split() == ["id", "risk", "to", "save/month", "change", "what"]
+    assert [line.split()[0] for line in listed[1:]] == [p["id"] for p in latest] and latest
+    assert all(re.fullmatch(r"[0-9a-f]{10}", p["id"]) for p in latest)
+    # Every plan the demo printed (the first run's) is shown from the history, as AWS CLI commands.
+    for plan in report["plans"]:
+        shown = cli("plans", "show", plan["id"], "--as", "cli", "--config", str(config))
+        assert shown.startswith(f"# plan {plan['id']}: ")
+        assert plan["change"] is None or "\naws " in shown
+
+
+def test_the_applied_plan_is_recorded_verified_and_counted_realised(demo: tuple[Path, str],
+                                                                   applied_plan: dict) -> None:
+    out = demo[0]
+    with History(out / HISTORY_NAME, reading=True) as history:
+        runs = history.runs()
+        (change,) = history.applied()
+        digest = build_digest(history, iso_week(runs[0].started_at))
+    assert [r.id for r in runs] == [2, 1]
+    assert (change.plan_id, change.endpoint, change.outcome) == (applied_plan["id"], OPTED_IN, "applied")
+    # Apply's own role, not the audit's credentials.
+    assert change.caller.startswith(APPLY_CALLER)
+    assert [c["operation"] for c in change.calls] == [c["operation"] for c in applied_plan["change"]["calls"]]
+    assert (change.previous_config, change.new_config) == (f"{OPTED_IN}-config", f"{OPTED_IN}-{applied_plan['id']}")
+    assert change.verified_run_id == 2
+    assert digest is not None
+    (saving,) = digest.applied
+    assert saving.change.plan_id == applied_plan["id"]
+    # 4 x ml.m5.4xlarge before, 3 x ml.m5.xlarge in the run that verified it: the plan's saving.
+    assert saving.realised_monthly_usd == pytest.approx(applied_plan["monthly_savings_usd"], abs=0.01)
+    assert saving.realised_monthly_usd > 0 and digest.realised_monthly_usd >= saving.realised_monthly_usd
+    assert applied_plan["id"] in (out / "weekly.html").read_text()
+    assert "applied" in cli("history", "--applied", "--config", str(out / CONFIG_NAME))
+
+
+def test_the_seed_opts_in_exactly_the_endpoint_the_demo_applies() -> None:
+    assert [s.name for s in demo_fleet() if s.tags.get("auditor:apply") == "allowed"] == [OPTED_IN]
+
+
+def test_a_new_history_replaces_the_old_with_its_companions(tmp_path: Path) -> None:
+    """A stale -wal beside the old file would be applied to the new one: it goes with the old file."""
+    target = tmp_path / HISTORY_NAME
+    target.write_bytes(b"old")
+    (tmp_path / f"{HISTORY_NAME}-wal").write_bytes(b"stale")
+    (tmp_path / f"{HISTORY_NAME}-shm").write_bytes(b"stale")
+    built = tmp_path / "staging" / HISTORY_NAME
+    built.parent.mkdir()
+    built.write_bytes(b"new")
+    move_history(built, target)
+    assert target.read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [HISTORY_NAME, "staging"]
+    assert list(built.parent.iterdir()) == []
+
+
+def test_without_an_opted_in_endpoint_the_story_says_so_in_one_line(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+    from typing import cast
+
+    from auditor.config import AuditConfig
+    from auditor.emulator.demo_apply import tell_the_action_story
+    from auditor.models import AuditReport
+
+    printed: list[str] = []
+    untagged = [s for s in demo_fleet() if s.name != OPTED_IN]
+    story = tell_the_action_story(AuditConfig(), cast(AuditReport, SimpleNamespace(plans=[])), untagged, tmp_path,
+                                  printed.append)
+    assert story.plan_id is None and story.applied is None
+    assert story.problem == ("the demo audit made no plan with a change on an endpoint tagged "
+                             "auditor:apply=allowed: nothing for `audit apply`")
