@@ -215,6 +215,9 @@ class TrainingJob:
     final_metrics: dict[str, float]
     arn: str = ""
     tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
+    # The fields of its Describe answer that CreateTrainingJob takes: the next run's request is built from
+    # them (recommend/job_change.py) without another call. Not in the JSON.
+    create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -231,6 +234,9 @@ class TransformJob:
     ended_at: datetime | None
     arn: str = ""
     tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
+    # The fields of its Describe answer that CreateTransformJob takes: the next run's request is built from
+    # them (recommend/job_change.py) without another call. Not in the JSON.
+    create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def duration_seconds(self) -> float | None:
@@ -448,6 +454,8 @@ class Risk:
     replays: tuple[ResourceReplay, ...] = ()
     load_test_first: tuple[str, ...] = ()  # why a replay cannot predict it (accelerator, architecture...)
     load_test_request: ApiCall | None = None  # Inference Recommender CreateInferenceRecommendationsJob
+    # Why this level where no replay sets it alone (a job's Spot or scale-out): stated facts, one line.
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -567,6 +575,9 @@ class TrainingCost:
     spot_cost_usd: float | None  # billed, for Spot jobs; estimated at the discount otherwise
     spot_saving_usd: float | None  # realised for Spot jobs; potential otherwise
     utilization: VariantUtilization | None = None
+    # The busiest host's normalised maxima per minute ('<resource>:Maximum', 0-100%), for the
+    # replay of a resize (recommend/job_risk.py); not in the JSON.
+    series: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
     @property
     def spot_estimated(self) -> bool:
@@ -580,6 +591,9 @@ class TransformCost:
     cost_usd: float | None
     utilization: VariantUtilization | None = None
     price_basis: str = "batch"  # whose rate: "batch" (its own) or "hosting" (the prices have no batch rate)
+    # The busiest host's normalised maxima per minute ('<resource>:Maximum', 0-100%), for the
+    # replay of a resize (recommend/job_risk.py); not in the JSON.
+    series: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -597,6 +611,9 @@ class ProcessingJob:
     ended_at: datetime | None
     arn: str = ""
     tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
+    # The fields of its Describe answer that CreateProcessingJob takes: the next run's request is built from
+    # them (recommend/job_change.py) without another call. Not in the JSON.
+    create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def duration_seconds(self) -> float | None:
@@ -610,6 +627,9 @@ class ProcessingCost:
     cost_usd: float | None  # duration x count x price
     utilization: VariantUtilization | None = None
     price_basis: str = "processing"  # whose rate: "processing" (its own) or "hosting" (the prices have none)
+    # The busiest host's normalised maxima per minute ('<resource>:Maximum', 0-100%), for the
+    # replay of a resize (recommend/job_risk.py); not in the JSON.
+    series: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import pandas as pd
 from botocore.client import BaseClient
 
-from auditor.analyse.jobs import build_experiments, job_utilisation, training_cost, transform_cost
+from auditor.analyse.jobs import build_experiments, job_series, job_utilisation, training_cost, transform_cost
 from auditor.analyse.workspaces import processing_cost
 from auditor.catalog import Catalog
 from auditor.collect.job_metrics import (
@@ -162,7 +162,8 @@ def with_utilisation(costs: list[Cost], cloudwatch: BaseClient, region: str, nam
         by_job.setdefault(job, {})[host or ""] = frame
     return [
         replace(c, utilization=job_utilisation(by_job[c.job.name], c.job.instance_type, catalog, JOB_PERIOD_SECONDS,
-                                               config))
+                                               config),
+                series=job_series(by_job[c.job.name], c.job.instance_type, catalog))
         if c.job.name in by_job else c
         for c in costs
     ], list(metrics.errors)

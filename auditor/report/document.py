@@ -65,6 +65,7 @@ def risk_to_dict(risk: Risk | None) -> dict[str, Any] | None:
                      "headroom_at_peak": r.headroom_at_peak} for r in risk.replays],
         "load_test_first": list(risk.load_test_first),
         "load_test_request": None if risk.load_test_request is None else call_to_dict(risk.load_test_request),
+        "reason": risk.reason or None,
     }
 
 
