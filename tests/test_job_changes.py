@@ -190,10 +190,14 @@ CASES = {
 
 
 def test_the_operations_table_matches_botocore() -> None:
-    for resource_type, (operation, name_key, _, required) in OPERATIONS.items():
-        shape = MODEL.operation_model(operation).input_shape
-        assert set(shape.required_members) - {name_key} == set(required), resource_type
-        assert name_key in shape.required_members
+    for resource_type, request in OPERATIONS.items():
+        shape = MODEL.operation_model(request.operation).input_shape
+        assert set(shape.required_members) - {request.name_field} == set(request.required), resource_type
+        assert request.name_field in shape.required_members
+        resources: Any = shape
+        for key in request.resources:
+            resources = resources.members[key]
+        assert {"InstanceType", "InstanceCount"} <= set(resources.members), resource_type
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -205,11 +209,11 @@ def test_the_next_runs_request_is_valid_and_changes_only_the_advised_fields(case
     assert change is not None and len(change.calls) == 1
     call = change.calls[0]
     valid(call)
-    assert (call.service, call.operation) == ("sagemaker", OPERATIONS[resource_type][0])
+    assert (call.service, call.operation) == ("sagemaker", OPERATIONS[resource_type].operation)
     # Output-only fields (ARN, status, times, metrics, artifacts) are gone; every other field is kept.
     assert differences(request_fields(described, call.operation), call.params) == changed
-    name = call.params[OPERATIONS[resource_type][1]]
-    assert name == f"{described[OPERATIONS[resource_type][1]]}-{plan.id}"
+    name = call.params[OPERATIONS[resource_type].name_field]
+    assert name == f"{described[OPERATIONS[resource_type].name_field]}-{plan.id}"
     assert "next run's request" in call.purpose and "never starts a job" in call.purpose
     assert change.waits_for is None and change.rollback
 
@@ -419,7 +423,7 @@ def test_every_demo_job_plan_has_its_change_and_risk(report: dict, home: Path) -
         assert p["risk"]["replays"] or p["risk"]["reason"], p["endpoint"]
         (call,) = p["change"]["calls"]
         valid(ApiCall(call["service"], call["operation"], call["params"], call["purpose"]))
-        assert call["operation"] == OPERATIONS[p["resource_type"]][0]
+        assert call["operation"] == OPERATIONS[p["resource_type"]].operation
     shown = runner.invoke(app, ["plans", "show", plans[0]["id"], "--as", "terraform", "--config",
                                 str(home / "auditor.toml")])
     assert shown.exit_code == 0, shown.output

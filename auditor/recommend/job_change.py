@@ -18,6 +18,8 @@ pipeline, schedule or script) runs the next one with it, or with the changed fie
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from auditor.models import ApiCall, Change, Plan, PlanOption, ProcessingJob, TrainingJob, TransformJob
@@ -26,15 +28,23 @@ from auditor.recommend.change import resource_name
 Job = TrainingJob | TransformJob | ProcessingJob
 
 
-# Per job kind: the Create call, its name field, where the instance type and count are, and the
-# fields botocore's model requires besides the name (tests/test_job_changes.py holds these to it).
-OPERATIONS: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
-    "training-job": ("CreateTrainingJob", "TrainingJobName", ("ResourceConfig",),
-                     ("RoleArn", "OutputDataConfig")),
-    "processing-job": ("CreateProcessingJob", "ProcessingJobName", ("ProcessingResources", "ClusterConfig"),
-                       ("ProcessingResources", "AppSpecification", "RoleArn")),
-    "transform-job": ("CreateTransformJob", "TransformJobName", ("TransformResources",),
-                      ("ModelName", "TransformInput", "TransformOutput", "TransformResources")),
+@dataclass(frozen=True)
+class RunRequest:
+    """The Create call of one kind of job (tests/test_job_changes.py holds it to botocore's model)."""
+
+    operation: str
+    name_field: str
+    resources: tuple[str, ...]  # where the request keeps InstanceType and InstanceCount
+    required: tuple[str, ...]  # the fields botocore's model requires besides the name
+
+
+OPERATIONS = {
+    "training-job": RunRequest("CreateTrainingJob", "TrainingJobName", ("ResourceConfig",),
+                               ("RoleArn", "OutputDataConfig")),
+    "processing-job": RunRequest("CreateProcessingJob", "ProcessingJobName", ("ProcessingResources", "ClusterConfig"),
+                                 ("ProcessingResources", "AppSpecification", "RoleArn")),
+    "transform-job": RunRequest("CreateTransformJob", "TransformJobName", ("TransformResources",),
+                                ("ModelName", "TransformInput", "TransformOutput", "TransformResources")),
 }
 SHAPE_ACTIONS = ("resize", "scale-out")
 # AWS's MaxRuntimeInSeconds when a training job's StoppingCondition does not set it: one day.
@@ -60,22 +70,24 @@ def spot_limits(job: TrainingJob) -> tuple[int, int]:
 def job_change(plan: Plan, job: Job | None) -> Change | None:
     """The next run's request; None when the plan is not a job's, its action is not one a request
     expresses, or the Describe answer lacks what the request needs (never an invalid request)."""
-    kind = OPERATIONS.get(plan.resource_type)
-    if kind is None or job is None or not job.create_fields:
+    request = OPERATIONS.get(plan.resource_type)
+    if request is None or job is None or not job.create_fields:
         return None
-    operation, name_key, resources_path, required = kind
-    if any(key not in job.create_fields for key in required):
+    if any(key not in job.create_fields for key in request.required):
         return None
-    body: dict[str, Any] = json.loads(json.dumps(job.create_fields))  # a deep copy
+    operation = request.operation
+    # A deep copy that the JSON report can hold: a timestamp (none of these fields has one today)
+    # would be written as ISO 8601, which botocore takes for a timestamp.
+    body: dict[str, Any] = json.loads(json.dumps(job.create_fields, default=_iso))
     name = resource_name(job.name, plan.id)
-    body[name_key] = name
+    body[request.name_field] = name
     option = plan.proposed
     changed: str | None
     if option.action == "spot" and isinstance(job, TrainingJob):
         changed = _to_spot(body, job)
         undo = f"start the run after it without EnableManagedSpotTraining (on demand, as {job.name} ran)"
     elif option.action in SHAPE_ACTIONS:
-        changed = _to_shape(body, resources_path, option)
+        changed = _to_shape(body, request.resources, option)
         undo = f"start the run after it on {job.instance_count} x {job.instance_type} again, as {job.name} ran"
     else:
         return None
@@ -121,3 +133,8 @@ def _to_shape(body: dict[str, Any], path: tuple[str, ...], option: PlanOption) -
     where = ".".join(path)
     return f"{where} {option.instance_count} x {option.instance_type}"
 
+
+def _iso(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON")
