@@ -215,9 +215,11 @@ class TrainingJob:
     final_metrics: dict[str, float]
     arn: str = ""
     tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
-    # The fields of its Describe answer that CreateTrainingJob takes: the next run's request is built from
-    # them (recommend/job_change.py) without another call. Not in the JSON.
+    # The fields of its Describe answer that CreateTrainingJob takes, but Environment: the next run's request
+    # is built from them (recommend/job_change.py) without another call. Not in the JSON.
     create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # How many variables its Environment sets: their values are never kept (teams put tokens there).
+    environment_variables: int = 0
 
 
 @dataclass(frozen=True)
@@ -234,9 +236,11 @@ class TransformJob:
     ended_at: datetime | None
     arn: str = ""
     tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
-    # The fields of its Describe answer that CreateTransformJob takes: the next run's request is built from
-    # them (recommend/job_change.py) without another call. Not in the JSON.
+    # The fields of its Describe answer that CreateTransformJob takes, but Environment: the next run's request
+    # is built from them (recommend/job_change.py) without another call. Not in the JSON.
     create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # How many variables its Environment sets: their values are never kept (teams put tokens there).
+    environment_variables: int = 0
 
     @property
     def duration_seconds(self) -> float | None:
@@ -611,9 +615,11 @@ class ProcessingJob:
     ended_at: datetime | None
     arn: str = ""
     tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
-    # The fields of its Describe answer that CreateProcessingJob takes: the next run's request is built from
-    # them (recommend/job_change.py) without another call. Not in the JSON.
+    # The fields of its Describe answer that CreateProcessingJob takes, but Environment: the next run's request
+    # is built from them (recommend/job_change.py) without another call. Not in the JSON.
     create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # How many variables its Environment sets: their values are never kept (teams put tokens there).
+    environment_variables: int = 0
 
     @property
     def duration_seconds(self) -> float | None:

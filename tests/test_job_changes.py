@@ -1,14 +1,16 @@
 """A job plan's change is the next run's Create*Job request (valid against botocore's model, only
 the advised fields changed from the job's own Describe answer) and its risk (docs/plans.md);
-`audit plans show` prints it, `audit apply` refuses it. End to end on the demo's jobs in the emulator."""
+`audit plans show` prints it, `audit apply` refuses it. A job's Environment is never kept nor copied:
+a secret planted there reaches no output. End to end on the demo's jobs in the emulator."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime, timedelta
+from email import message_from_bytes, policy
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,7 @@ MODEL = SESSION.get_service_model("sagemaker")
 CLIENT = SESSION.create_client("sagemaker", region_name="us-east-1", aws_access_key_id="testing",
                                aws_secret_access_key="testing")  # its service model only: nothing is sent
 ACCOUNT = "123456789012"
+MARK = "S3CR3T"  # in every planted secret (tests/test_secrets.py): a leak of any of them shows
 ROLE = f"arn:aws:iam::{ACCOUNT}:role/sagemaker-execution"
 CREATED = datetime(2026, 11, 20, 9, tzinfo=UTC)
 
@@ -125,6 +128,7 @@ TRANSFORM = {
     "TransformResources": {"InstanceType": "ml.m5.xlarge", "InstanceCount": 1},
     "CreationTime": CREATED, "TransformStartTime": CREATED, "TransformEndTime": CREATED + timedelta(hours=3),
     "DataProcessing": {"InputFilter": "$[1:]", "JoinSource": "None"},
+    "Environment": {"MODEL_SERVER_TIMEOUT": "600"},
 }
 
 
@@ -210,12 +214,53 @@ def test_the_next_runs_request_is_valid_and_changes_only_the_advised_fields(case
     call = change.calls[0]
     valid(call)
     assert (call.service, call.operation) == ("sagemaker", OPERATIONS[resource_type].operation)
-    # Output-only fields (ARN, status, times, metrics, artifacts) are gone; every other field is kept.
-    assert differences(request_fields(described, call.operation), call.params) == changed
+    # Output-only fields (ARN, status, times, metrics, artifacts) and Environment (never copied: a
+    # secret may be there) are gone; every other field is kept.
+    assert differences(request_fields(described, call.operation), call.params) == changed | {"Environment"}
+    assert "without its Environment (1 variable: the audit never keeps their values)" in call.purpose
     name = call.params[OPERATIONS[resource_type].name_field]
     assert name == f"{described[OPERATIONS[resource_type].name_field]}-{plan.id}"
     assert "next run's request" in call.purpose and "never starts a job" in call.purpose
     assert change.waits_for is None and change.rollback
+
+
+def planted(described: dict[str, Any]) -> dict[str, Any]:
+    """The Describe answer with tokens in its Environment, as teams put them there."""
+    return {**described, "Environment": {**described["Environment"], "HF_TOKEN": f"hf_{MARK}q8Zx",
+                                         "DB_PASSWORD": f"pw-{MARK}-7", "API_KEY": f"{MARK}key"}}
+
+
+DESCRIBE = {"training-job": "describe-training-job --region us-east-1 --training-job-name",
+            "processing-job": "describe-processing-job --region us-east-1 --processing-job-name",
+            "transform-job": "describe-transform-job --region us-east-1 --transform-job-name"}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_an_environment_secret_is_neither_kept_nor_in_the_request_nor_printed(case: str) -> None:
+    make, described, resource_type, action, instance_type, count, _ = CASES[case]
+    job = make(planted(described))
+    assert MARK not in repr(asdict(job))  # discovery keeps how many variables, never a value
+    assert job.environment_variables == 4 and "Environment" not in job.create_fields
+    plan = job_plan(job, resource_type, action, instance_type, count)
+    change = job_change(plan, job)
+    assert change is not None
+    (call,) = change.calls
+    valid(call)  # a valid request without Environment: no placeholder value in its place
+    assert "Environment" not in call.params
+    name = described[OPERATIONS[resource_type].name_field]
+    assert call.purpose.endswith(f"; without its Environment (4 variables: the audit never keeps their values): "
+                                 f"copy them from `aws sagemaker {DESCRIBE[resource_type]} {name} --query "
+                                 f"Environment` before starting it")
+    stored = plan_to_dict(replace(plan, change=change))
+    shown = {as_: render_change(stored, as_) for as_ in ("cli", "json", "cloudformation", "terraform")}
+    assert not [as_ for as_, text in shown.items() if MARK in text]
+    assert MARK not in json.dumps(stored) and "--query Environment" in shown["cli"]
+
+
+def test_a_job_without_environment_says_nothing_of_it() -> None:
+    job = training({k: v for k, v in TRAINING.items() if k != "Environment"})
+    assert job.environment_variables == 0
+    assert "Environment" not in spot_request(job).purpose
 
 
 def test_spot_sets_a_wait_of_at_least_the_runtime_and_keeps_the_checkpoints() -> None:
@@ -386,6 +431,13 @@ def home(emulator, tmp_path_factory) -> Iterator[Path]:
         now = utc_now()
         seed_jobs(emu, training_specs, transform_specs, now=now)
         seed_workspaces(emu, [], demo_processing(), now=now)
+        # A token in every job's Environment (the emulator keeps only a transform job's from the
+        # request; the others' are set on its state, which DescribeTrainingJob and
+        # DescribeProcessingJob then answer with).
+        backend = emu.backend("sagemaker", "us-east-1")
+        for jobs in (backend.training_jobs, backend.processing_jobs, backend.transform_jobs):
+            for name, job in jobs.items():
+                job.environment = {"STAGE": "prod", "HF_TOKEN": f"hf_{MARK}_{name}"}
 
     with seeded_emulator(emulator, tmp_path_factory.mktemp("job-changes"), seed) as path:
         (path / "auditor.toml").write_text(f"[history]\npath = {json.dumps(str(path / 'history.sqlite3'))}\n")
@@ -396,7 +448,7 @@ def home(emulator, tmp_path_factory) -> Iterator[Path]:
 def report(home: Path) -> dict:
     out = home / "report.json"
     result = runner.invoke(app, ["run", "--config", str(home / "auditor.toml"), "--format", "json",
-                                 "--output", str(out)])
+                                 "--output", str(out), "--email-to-file", str(home / "report.eml")])
     assert result.exit_code == 0, result.output
     return json.loads(out.read_text())
 
@@ -433,3 +485,31 @@ def test_every_demo_job_plan_has_its_change_and_risk(report: dict, home: Path) -
     assert [line for line in applied.stderr.splitlines() if line.startswith("error:")] == [
         f"error: plan {plans[0]['id']} ({plans[0]['endpoint']}): its change is the next run's request "
         f"(audit plans show {plans[0]['id']} --as cli); apply never starts a job"]
+
+
+def test_a_planted_environment_secret_reaches_no_output(report: dict, home: Path) -> None:
+    sagemaker = boto3.client("sagemaker", region_name="us-east-1")
+    planted_in = [sagemaker.describe_training_job(TrainingJobName="churn-xgb-tuning-0412"),
+                  sagemaker.describe_transform_job(TransformJobName="nightly-scoring-2026-11-29")]
+    assert all(MARK in d["Environment"]["HF_TOKEN"] for d in planted_in)  # AWS answers with it
+    plans = [p for p in report["plans"] if p["resource_type"] in OPERATIONS]
+    assert {p["resource_type"] for p in plans} == set(OPERATIONS)
+    shown = []
+    for p in plans:
+        for as_ in ("cli", "json"):
+            result = runner.invoke(app, ["plans", "show", p["id"], "--as", as_, "--config", str(home / "auditor.toml")])
+            assert result.exit_code == 0, result.output
+            shown.append(result.output)
+    assert not [text for text in shown if MARK in text]
+    mail = message_from_bytes((home / "report.eml").read_bytes(), policy=policy.default)
+    parts = [part.get_content() for part in mail.walk() if part.get_content_maintype() == "text"]
+    assert parts and not [part for part in parts if MARK in part]  # decoded: base64 would hide it
+    written = {str(f): f.read_bytes() for f in home.rglob("*") if f.is_file() and f.suffix != ".eml"}
+    assert {"report.json", "history.sqlite3"} <= {Path(f).name for f in written}
+    assert not [f for f, data in written.items() if MARK.encode() in data]
+    # What the next run must copy is said instead.
+    for p in plans:
+        (call,) = p["change"]["calls"]
+        assert "Environment" not in call["params"]
+        assert "without its Environment (2 variables: the audit never keeps their values)" in call["purpose"]
+    assert "--query Environment" in "".join(shown)

@@ -87,10 +87,21 @@ def create_members(sagemaker: BaseClient, operation: str) -> frozenset[str]:
     return frozenset(sagemaker.meta.service_model.operation_model(operation).input_shape.members)
 
 
+# A field of the Describe answer that is never kept: teams put tokens in a job's environment, and a
+# secret is never echoed (the next run's request says how many variables to copy instead).
+NOT_KEPT = frozenset({"Environment"})
+
+
 def create_fields(described: dict[str, Any], takes: frozenset[str]) -> dict[str, Any]:
-    """The Describe answer's fields that the Create call takes: the next run's request is built from
-    them (recommend/job_change.py), so a plan's change needs no further call per job."""
-    return {k: v for k, v in described.items() if k in takes}
+    """The Describe answer's fields that the Create call takes, but Environment: the next run's
+    request is built from them (recommend/job_change.py), so a plan's change needs no further call
+    per job."""
+    return {k: v for k, v in described.items() if k in takes and k not in NOT_KEPT}
+
+
+def environment_variables(described: dict[str, Any]) -> int:
+    """How many variables the job's Environment sets (their names and values are not kept)."""
+    return len(described.get("Environment") or {})
 
 
 def _training_job(d: dict[str, Any], region: str, takes: frozenset[str] = frozenset()) -> TrainingJob:
@@ -118,6 +129,7 @@ def _training_job(d: dict[str, Any], region: str, takes: frozenset[str] = frozen
         final_metrics={m["MetricName"]: float(m["Value"]) for m in d.get("FinalMetricDataList", []) if "Value" in m},
         arn=d.get("TrainingJobArn", ""),
         create_fields=create_fields(d, takes),
+        environment_variables=environment_variables(d),
     )
 
 
@@ -136,6 +148,7 @@ def _transform_job(d: dict[str, Any], region: str, takes: frozenset[str] = froze
         ended_at=d.get("TransformEndTime"),
         arn=d.get("TransformJobArn", ""),
         create_fields=create_fields(d, takes),
+        environment_variables=environment_variables(d),
     )
 
 

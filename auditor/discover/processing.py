@@ -13,7 +13,7 @@ from typing import Any
 from botocore.client import BaseClient
 
 from auditor.discover.arns import account_of
-from auditor.discover.jobs import _describe, _list, create_fields, create_members
+from auditor.discover.jobs import _describe, _list, create_fields, create_members, environment_variables
 from auditor.models import AuditError, ProcessingJob
 
 
@@ -67,4 +67,5 @@ def processing_job(d: dict[str, Any], region: str, takes: frozenset[str] = froze
         ended_at=d.get("ProcessingEndTime"),
         arn=d.get("ProcessingJobArn", ""),
         create_fields=create_fields(d, takes),
+        environment_variables=environment_variables(d),
     )

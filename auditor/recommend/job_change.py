@@ -11,6 +11,11 @@ further call per job) with only the advised fields changed, named `<job>-<plan i
 - resize and scale-out: the instance type and count in `ResourceConfig` (training),
   `ProcessingResources.ClusterConfig` (processing) or `TransformResources` (transform).
 
+The job's `Environment` is never copied (teams put tokens there, and a secret is never echoed;
+discovery does not even keep it): the request goes without it, and its purpose says how many
+variables the next run must copy from the job's own definition, and the command that shows them.
+An empty or made-up value in their place would be a request passed off as the job's own.
+
 `audit apply` never sends it (it would start a job, and bill it): whoever starts the job (its
 pipeline, schedule or script) runs the next one with it, or with the changed fields.
 """
@@ -18,6 +23,8 @@ pipeline, schedule or script) runs the next one with it, or with the changed fie
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -99,9 +106,25 @@ def job_change(plan: Plan, job: Job | None) -> Change | None:
     tagged = ("; its tags copied" if tags else
               "; no Tags (the audit reads a job's tags only for owner routing): add the job's own")
     purpose = (f"the next run's request, not sent by `audit apply` (it never starts a job): {job.name}'s own "
-               f"{operation} named {name}, with {changed}{tagged}")
+               f"{operation} named {name}, with {changed}{tagged}{_without_environment(job, request)}")
     rollback = (f"nothing runs until the next run is started with it; to go back, {undo}")
     return Change(calls=(ApiCall("sagemaker", operation, body, purpose),), rollback=rollback)
+
+
+def _without_environment(job: Job, request: RunRequest) -> str:
+    count = job.environment_variables
+    if not count:
+        return ""
+    describe = _kebab("Describe" + request.operation.removeprefix("Create"))
+    variables = "variable" if count == 1 else "variables"
+    return (f"; without its Environment ({count} {variables}: the audit never keeps their values): copy them from "
+            f"`aws sagemaker {describe} --region {shlex.quote(job.region)} --{_kebab(request.name_field)} "
+            f"{shlex.quote(job.name)} --query Environment` before starting it")
+
+
+def _kebab(name: str) -> str:
+    """An API name as the AWS CLI spells it: DescribeTrainingJob -> describe-training-job."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower()
 
 
 def _to_spot(body: dict[str, Any], job: TrainingJob) -> str:
