@@ -215,6 +215,11 @@ class TrainingJob:
     final_metrics: dict[str, float]
     arn: str = ""
     tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
+    # The fields of its Describe answer that CreateTrainingJob takes, but Environment: the next run's request
+    # is built from them (recommend/job_change.py) without another call. Not in the JSON.
+    create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # How many variables its Environment sets: their values are never kept (teams put tokens there).
+    environment_variables: int = 0
 
 
 @dataclass(frozen=True)
@@ -231,6 +236,11 @@ class TransformJob:
     ended_at: datetime | None
     arn: str = ""
     tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
+    # The fields of its Describe answer that CreateTransformJob takes, but Environment: the next run's request
+    # is built from them (recommend/job_change.py) without another call. Not in the JSON.
+    create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # How many variables its Environment sets: their values are never kept (teams put tokens there).
+    environment_variables: int = 0
 
     @property
     def duration_seconds(self) -> float | None:
@@ -570,6 +580,9 @@ class TrainingCost:
     spot_cost_usd: float | None  # billed, for Spot jobs; estimated at the discount otherwise
     spot_saving_usd: float | None  # realised for Spot jobs; potential otherwise
     utilization: VariantUtilization | None = None
+    # The busiest host's normalised maxima per minute ('<resource>:Maximum', 0-100%), for the
+    # replay of a resize (recommend/job_risk.py); not in the JSON.
+    series: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
     @property
     def spot_estimated(self) -> bool:
@@ -583,6 +596,9 @@ class TransformCost:
     cost_usd: float | None
     utilization: VariantUtilization | None = None
     price_basis: str = "batch"  # whose rate: "batch" (its own) or "hosting" (the prices have no batch rate)
+    # The busiest host's normalised maxima per minute ('<resource>:Maximum', 0-100%), for the
+    # replay of a resize (recommend/job_risk.py); not in the JSON.
+    series: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -600,6 +616,11 @@ class ProcessingJob:
     ended_at: datetime | None
     arn: str = ""
     tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
+    # The fields of its Describe answer that CreateProcessingJob takes, but Environment: the next run's request
+    # is built from them (recommend/job_change.py) without another call. Not in the JSON.
+    create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # How many variables its Environment sets: their values are never kept (teams put tokens there).
+    environment_variables: int = 0
 
     @property
     def duration_seconds(self) -> float | None:
@@ -613,6 +634,9 @@ class ProcessingCost:
     cost_usd: float | None  # duration x count x price
     utilization: VariantUtilization | None = None
     price_basis: str = "processing"  # whose rate: "processing" (its own) or "hosting" (the prices have none)
+    # The busiest host's normalised maxima per minute ('<resource>:Maximum', 0-100%), for the
+    # replay of a resize (recommend/job_risk.py); not in the JSON.
+    series: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

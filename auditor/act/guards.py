@@ -27,6 +27,9 @@ _MODELS = botocore.session.get_session()  # service models only: never sends a r
 def plan_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
     """Why this plan is never applied as it stands, or None."""
     who = f"plan {plan.id} ({one_line(plan.endpoint)})"
+    if plan.resource_type in ("training-job", "processing-job", "transform-job"):
+        return (f"{who}: its change is the next run's request (audit plans show {plan.id} --as cli); "
+                "apply never starts a job")
     if plan.resource_type != "endpoint" or not plan.variant:
         return f"{who}: apply changes an endpoint's variant; this plan is for a {one_line(plan.resource_type)}"
     if plan.change is None or not plan.change.calls:

@@ -57,6 +57,18 @@ def job_utilisation(frames: dict[str, pd.DataFrame], instance_type: str, catalog
                                  config.recommend.peak_statistic)
 
 
+
+def job_series(frames: dict[str, pd.DataFrame], instance_type: str, catalog: Catalog) -> pd.DataFrame | None:
+    """Per minute, the busiest host's normalised maxima ('<resource>:Maximum', 0-100%): what the
+    replay of a resize reads, as it reads an endpoint variant's busiest instance."""
+    shape = catalog.shape(instance_type)
+    parts = [normalise_utilisation(frame, shape) for frame in frames.values()]
+    parts = [p[[c for c in p.columns if c.endswith(":Maximum")]] for p in parts if not p.empty]
+    parts = [p for p in parts if not p.columns.empty]
+    if not parts:
+        return None
+    return pd.concat(parts).groupby(level=0).max().sort_index()
+
 # ---------- Experiments ----------
 
 def _experiment_key(job: TrainingJob, prefixes: tuple[str, ...]) -> tuple[str, str]:

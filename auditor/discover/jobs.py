@@ -1,5 +1,6 @@
 """Training and batch transform jobs created in the window: List*Jobs by creation time, then
-Describe* for what the list does not say (instance type and count, times, Spot, hyperparameters)."""
+Describe* for what the list does not say (instance type and count, times, Spot, hyperparameters, and
+the fields the next run's Create*Job request takes)."""
 
 from __future__ import annotations
 
@@ -43,13 +44,16 @@ def discover_jobs(sagemaker: BaseClient, region: str, since: datetime, max_worke
         region, "ListTransformJobs", "TransformJobSummaries", "TransformJobName",
     )
 
+    training_takes = create_members(sagemaker, "CreateTrainingJob")
+    transform_takes = create_members(sagemaker, "CreateTransformJob")
+
     def training(name: str) -> TrainingJob | None:
         return _describe(lambda: sagemaker.describe_training_job(TrainingJobName=name), region, name,
-                         "DescribeTrainingJob", _training_job, record)
+                         "DescribeTrainingJob", lambda d, r: _training_job(d, r, training_takes), record)
 
     def transform(name: str) -> TransformJob | None:
         return _describe(lambda: sagemaker.describe_transform_job(TransformJobName=name), region, name,
-                         "DescribeTransformJob", _transform_job, record)
+                         "DescribeTransformJob", lambda d, r: _transform_job(d, r, transform_takes), record)
 
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="jobs") as pool:
         trainings = [j for j in pool.map(training, training_names) if j]
@@ -78,7 +82,29 @@ def _describe(
     return build(described, region)
 
 
-def _training_job(d: dict[str, Any], region: str) -> TrainingJob:
+def create_members(sagemaker: BaseClient, operation: str) -> frozenset[str]:
+    """The request fields of `operation` (a Create*Job call), from the client's own service model."""
+    return frozenset(sagemaker.meta.service_model.operation_model(operation).input_shape.members)
+
+
+# A field of the Describe answer that is never kept: teams put tokens in a job's environment, and a
+# secret is never echoed (the next run's request says how many variables to copy instead).
+NOT_KEPT = frozenset({"Environment"})
+
+
+def create_fields(described: dict[str, Any], takes: frozenset[str]) -> dict[str, Any]:
+    """The Describe answer's fields that the Create call takes, but Environment: the next run's
+    request is built from them (recommend/job_change.py), so a plan's change needs no further call
+    per job."""
+    return {k: v for k, v in described.items() if k in takes and k not in NOT_KEPT}
+
+
+def environment_variables(described: dict[str, Any]) -> int:
+    """How many variables the job's Environment sets (their names and values are not kept)."""
+    return len(described.get("Environment") or {})
+
+
+def _training_job(d: dict[str, Any], region: str, takes: frozenset[str] = frozenset()) -> TrainingJob:
     resources = d.get("ResourceConfig", {})
     algorithm = d.get("AlgorithmSpecification", {})
     stopping = d.get("StoppingCondition", {})
@@ -102,10 +128,12 @@ def _training_job(d: dict[str, Any], region: str) -> TrainingJob:
         hyperparameters={k: str(v) for k, v in (d.get("HyperParameters") or {}).items()},
         final_metrics={m["MetricName"]: float(m["Value"]) for m in d.get("FinalMetricDataList", []) if "Value" in m},
         arn=d.get("TrainingJobArn", ""),
+        create_fields=create_fields(d, takes),
+        environment_variables=environment_variables(d),
     )
 
 
-def _transform_job(d: dict[str, Any], region: str) -> TransformJob:
+def _transform_job(d: dict[str, Any], region: str, takes: frozenset[str] = frozenset()) -> TransformJob:
     resources = d.get("TransformResources", {})
     return TransformJob(
         account_id=account_of(d.get("TransformJobArn", "")),
@@ -119,6 +147,8 @@ def _transform_job(d: dict[str, Any], region: str) -> TransformJob:
         started_at=d.get("TransformStartTime"),
         ended_at=d.get("TransformEndTime"),
         arn=d.get("TransformJobArn", ""),
+        create_fields=create_fields(d, takes),
+        environment_variables=environment_variables(d),
     )
 
 

@@ -1,5 +1,6 @@
 """Processing jobs created in the window: ListProcessingJobs by creation time, then
-DescribeProcessingJob (instance type and count, times, image)."""
+DescribeProcessingJob (instance type and count, times, image, and the fields the next run's
+CreateProcessingJob takes)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 from botocore.client import BaseClient
 
 from auditor.discover.arns import account_of
-from auditor.discover.jobs import _describe, _list
+from auditor.discover.jobs import _describe, _list, create_fields, create_members, environment_variables
 from auditor.models import AuditError, ProcessingJob
 
 
@@ -37,10 +38,12 @@ def discover_processing_jobs(sagemaker: BaseClient, region: str, since: datetime
         region, "ListProcessingJobs", "ProcessingJobSummaries", "ProcessingJobName",
     )
 
+    takes = create_members(sagemaker, "CreateProcessingJob")
+
     def describe(name: str) -> ProcessingJob | None:
         job: ProcessingJob | None = _describe(
             lambda: sagemaker.describe_processing_job(ProcessingJobName=name), region, name,
-            "DescribeProcessingJob", processing_job, record)
+            "DescribeProcessingJob", lambda d, r: processing_job(d, r, takes), record)
         return job
 
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="processing") as pool:
@@ -48,7 +51,7 @@ def discover_processing_jobs(sagemaker: BaseClient, region: str, since: datetime
     return ProcessingDiscovery(tuple(jobs), tuple(errors))
 
 
-def processing_job(d: dict[str, Any], region: str) -> ProcessingJob:
+def processing_job(d: dict[str, Any], region: str, takes: frozenset[str] = frozenset()) -> ProcessingJob:
     cluster = (d.get("ProcessingResources") or {}).get("ClusterConfig") or {}
     return ProcessingJob(
         account_id=account_of(d.get("ProcessingJobArn", "")),
@@ -63,4 +66,6 @@ def processing_job(d: dict[str, Any], region: str) -> ProcessingJob:
         started_at=d.get("ProcessingStartTime"),
         ended_at=d.get("ProcessingEndTime"),
         arn=d.get("ProcessingJobArn", ""),
+        create_fields=create_fields(d, takes),
+        environment_variables=environment_variables(d),
     )

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import pandas as pd
 from botocore.client import BaseClient
 
-from auditor.analyse.jobs import build_experiments, job_utilisation, training_cost, transform_cost
+from auditor.analyse.jobs import build_experiments, job_series, job_utilisation, training_cost, transform_cost
 from auditor.analyse.workspaces import processing_cost
 from auditor.catalog import Catalog
 from auditor.collect.job_metrics import (
@@ -110,6 +110,9 @@ def audit(scope: RegionScope) -> KindResult[JobsSection]:
         fatal.append(error)
     jobs = JobsAssessment(tuple(training), tuple(transform), window, processing=tuple(processing))
     findings = scope.judge(jobs)
+    judged = {f.endpoint for f in findings}
+    training, transform, processing = (only_judged_series(training, judged), only_judged_series(transform, judged),
+                                       only_judged_series(processing, judged))
     if config.email.route_by_tag or config.chat.route_by_tag:
         training, transform, processing, tag_errors = with_tags(sagemaker, region, findings, training, transform,
                                                                 processing)
@@ -121,6 +124,12 @@ def audit(scope: RegionScope) -> KindResult[JobsSection]:
 
 
 Cost = TypeVar("Cost", TrainingCost, TransformCost, ProcessingCost)
+
+
+def only_judged_series(costs: list[Cost], judged: set[str]) -> list[Cost]:
+    """Only a job with a finding has a plan whose risk replays its series: the others' are let go
+    (a day's run is 1,440 minutes a resource)."""
+    return [c if c.job.name in judged or c.series is None else replace(c, series=None) for c in costs]
 
 
 def with_tags(sagemaker: BaseClient, region: str, findings: list[Finding], training: list[TrainingCost],
@@ -162,7 +171,8 @@ def with_utilisation(costs: list[Cost], cloudwatch: BaseClient, region: str, nam
         by_job.setdefault(job, {})[host or ""] = frame
     return [
         replace(c, utilization=job_utilisation(by_job[c.job.name], c.job.instance_type, catalog, JOB_PERIOD_SECONDS,
-                                               config))
+                                               config),
+                series=job_series(by_job[c.job.name], c.job.instance_type, catalog))
         if c.job.name in by_job else c
         for c in costs
     ], list(metrics.errors)

@@ -141,6 +141,8 @@ def run_audit(
                                  f.variant or "", f.rule))
     merged = {k.key: k.merge(sections[k.key]) if sections[k.key] else k.empty for k in kinds}
     endpoint_reports: tuple[EndpointReport, ...] = merged.get("endpoints", ())
+    jobs = merged.get("jobs")  # a job plan's risk and next-run request read the job's own costs and answer
+    job_costs = (*jobs.training, *jobs.transform, *jobs.processing) if jobs is not None else ()
     savings_plans, plan_problems = savings_plan_advice(config, clients)
     errors.extend(AuditError("-", None, "recommend", problem) for problem in plan_problems)
     uses = [use for k in kinds for use in k.price_uses(merged[k.key])]
@@ -153,7 +155,7 @@ def run_audit(
         catalog=price_info(prices, endpoint_reports, findings, uses),
         api_calls=clients.counter.as_dict(),
         settings=report_settings(config),
-        plans=build_plans(findings, endpoint_reports, catalog, config, window),
+        plans=build_plans(findings, endpoint_reports, catalog, config, window, job_costs),
         accounts=tuple(_account_info(a, endpoint_reports) for a in estate.accounts),
         collection=tuple(collection),
         savings_plans=savings_plans,

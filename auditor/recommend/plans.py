@@ -13,13 +13,15 @@ an option whose replay goes over 100% of a resource in any period is never propo
 carries a stable id, its risk and its change as AWS requests (recommend/change). Plans sort by
 saving within risk (low first).
 
-Plans are per (region, endpoint, variant); for a job, per job. Pure: findings and the catalog in.
+Plans are per (region, endpoint, variant); for a job, per job: its risk from recommend/job_risk, its
+change the next run's request (recommend/job_change). Pure: findings and the catalog in.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import replace
 
 from auditor.catalog import HOURS_PER_MONTH, Catalog
@@ -31,15 +33,20 @@ from auditor.models import (
     Finding,
     Plan,
     PlanOption,
+    ProcessingCost,
     Recommendation,
     Risk,
     ScalingPolicy,
+    TrainingCost,
+    TransformCost,
     VariantReport,
     Window,
     price_usage,
 )
 from auditor.recommend.change import build_change, plan_id
 from auditor.recommend.demand import minimum_instances
+from auditor.recommend.job_change import job_change
+from auditor.recommend.job_risk import JobCost, job_risk
 from auditor.recommend.packing import HostedCopies, hosted_copies
 from auditor.recommend.risk import assess, exceeds_capacity, load_test_request, unreplayed_risk
 from auditor.recommend.rule_changes import change_from_details, risk_from_details
@@ -49,7 +56,9 @@ FIXED_ACTIONS = ("resize",)
 
 
 def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[EndpointReport, ...],
-                catalog: Catalog, config: AuditConfig, window: Window | None = None) -> tuple[Plan, ...]:
+                catalog: Catalog, config: AuditConfig, window: Window | None = None,
+                jobs: Iterable[JobCost] = ()) -> tuple[Plan, ...]:
+    job_costs = {(c.job.account_id, c.job.region, _JOB_TYPES[type(c)], c.job.name): c for c in jobs}
     by_name = {(e.endpoint.region, e.endpoint.name): e.endpoint for e in endpoints}
     variants = {(e.endpoint.region, e.endpoint.name, v.variant.name): v for e in endpoints for v in e.variants}
     components = {(e.endpoint.region, e.endpoint.name, v.variant.name): e
@@ -71,8 +80,11 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
         if combined is not None:
             options.append(combined)
         variant = variants.get((region, name, variant_name)) if variant_name else None
-        endpoint_kind = group[0].resource_type == "endpoint"
-        risks = {id(o): _risk(o, variant, catalog, config, window) if endpoint_kind else None for o in options}
+        first = group[0]
+        endpoint_kind = first.resource_type == "endpoint"
+        job = job_costs.get((first.account_id, region, first.resource_type, name))
+        risks = {id(o): _risk(o, variant, catalog, config, window) if endpoint_kind
+                 else job_risk(o, job, catalog, config) for o in options}
         # A replay over 100% of a resource in some period: the option would have failed on the
         # window's own load, so it is never proposed (nor offered as an alternative).
         options = [o for o in options if not ((r := risks[id(o)]) and exceeds_capacity(r.replays))]
@@ -81,14 +93,13 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
         risky = [o for o in options if o.monthly_savings_usd < 0 and o.action == "scale-out"]
         proposed = (min(risky, key=lambda o: o.monthly_cost_usd) if risky
                     else max(options, key=lambda o: (o.monthly_savings_usd, o.action)))
-        first = group[0]
         rec = first.recommendation
         assert rec is not None
         plan = Plan(
             account_id=first.account_id, region=region, endpoint=name, variant=variant_name,
             resource_type=first.resource_type,
-            current_instance_type=variant.variant.instance_type if variant else None,
-            current_instance_count=variant.variant.instance_count if variant else 0,
+            current_instance_type=variant.variant.instance_type if variant else job.job.instance_type if job else None,
+            current_instance_count=variant.variant.instance_count if variant else job.job.instance_count if job else 0,
             current_monthly_usd=rec.current_monthly_usd,
             proposed=proposed,
             alternatives=tuple(sorted((o for o in options if o is not proposed),
@@ -96,7 +107,8 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
             measured=all(f.measured for f in group if f.rule in proposed.rules),
             endpoint_config=configs.get((region, name)) if first.resource_type == "endpoint" else None,
         )
-        plans.append(_finished(plan, risks[id(proposed)], by_name.get((region, name)), variant, config))
+        endpoint = by_name.get((region, name)) if endpoint_kind else None
+        plans.append(_finished(plan, risks[id(proposed)], endpoint, variant, config, job))
     # Measured savings first; within them by risk (low first), then by saving; advice on
     # circumstantial evidence after them, whatever its amount.
     plans.sort(key=lambda p: (not p.measured, p.risk.level.rank if p.risk else 1,
@@ -125,9 +137,9 @@ def _risk(option: PlanOption, variant: VariantReport | None, catalog: Catalog, c
 
 
 def _finished(plan: Plan, risk: Risk | None, endpoint: Endpoint | None, variant: VariantReport | None,
-              config: AuditConfig) -> Plan:
+              config: AuditConfig, job: JobCost | None = None) -> Plan:
     """The plan with its stable id, its risk (with the load-test request where one is needed) and
-    its change."""
+    its change (for a job: its next run's request, recommend/job_change)."""
     plan = replace(plan, id=plan_id(plan))
     if risk is None:  # no replay applies: the level the rule stated, from the facts it rests on
         risk = risk_from_details(plan.proposed.details)
@@ -142,11 +154,13 @@ def _finished(plan: Plan, risk: Risk | None, endpoint: Endpoint | None, variant:
     # (a p99 above anything the window saw means the new shape is slower).
     threshold = objective if objective > 0 else (round(latency * LATENCY_ALARM_FACTOR, 3) if latency else None)
     # A rule whose action is its own (off-hours, queue-alarm) carries its change in its details.
-    change = build_change(plan, endpoint, threshold) or change_from_details(plan.proposed.details)
+    change = (build_change(plan, endpoint, threshold) or change_from_details(plan.proposed.details)
+              or job_change(plan, job.job if job else None))
     return replace(plan, risk=risk, change=change)
 
 
 LATENCY_ALARM_FACTOR = 1.2
+_JOB_TYPES = {TrainingCost: "training-job", TransformCost: "transform-job", ProcessingCost: "processing-job"}
 
 
 def _model_of(endpoint: Endpoint, variant: str | None) -> str | None:

@@ -13,6 +13,8 @@ import shlex
 from typing import Any
 
 FORMATS = ("cli", "cloudformation", "terraform", "json")
+# A job plan's change: the next run's request (recommend/job_change.py).
+JOB_RUNS = ("CreateTrainingJob", "CreateProcessingJob", "CreateTransformJob")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
 
 
@@ -27,6 +29,12 @@ def render_change(plan: dict[str, Any], as_: str) -> str:
         return (f"# plan {_line(plan.get('id'))}: no change the auditor can express as AWS requests "
                 f"({_line((plan.get('proposed') or {}).get('action'))} on {_line(plan.get('resource_type'))}"
                 f"{': ' + _line(missing) if missing else ''}); see its advice\n")
+    runs = [c["operation"] for c in change.get("calls") or [] if c.get("operation") in JOB_RUNS]
+    if runs and as_ in ("cloudformation", "terraform"):
+        # A job run is a request, not a resource a stack or a module keeps: nothing to declare.
+        tool = "CloudFormation" if as_ == "cloudformation" else "Terraform"
+        return (f"# plan {_line(plan.get('id'))}: {tool} has no resource for a one-off job run; its change is the "
+                f"next run's {_line(runs[0])} request: see --as cli or --as json\n")
     renderer = {"cli": _cli, "cloudformation": _cloudformation, "terraform": _terraform}[as_]
     return renderer(plan, change, risk)
 
