@@ -402,7 +402,7 @@ def test_plans_show_prints_the_request_and_no_invented_resource() -> None:
     stored = plan_to_dict(replace(plan, change=job_change(plan, job), risk=spot_risk(job)))
     cli = render_change(stored, "cli")
     assert "aws sagemaker create-training-job --region us-east-1 --cli-input-json" in cli
-    assert "# risk low because it keeps checkpoints" in cli
+    assert "# risk rests on: it keeps checkpoints" in cli
     as_json = json.loads(render_change(stored, "json"))
     assert as_json["change"]["calls"][0]["params"]["EnableManagedSpotTraining"] is True
     for as_, tool in (("cloudformation", "CloudFormation"), ("terraform", "Terraform")):
