@@ -16,7 +16,14 @@ from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.discover.endpoints import CONFIG_FORMAT, MemoryConfigCache
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, demo_fleet, fleet_datums, seed_fleet
-from auditor.emulator.published import INSTANCE_NS, REAL_TIME, UnpublishedMetricError, check_datum
+from auditor.emulator.published import (
+    ASYNC,
+    INSTANCE_NS,
+    INVOCATION_NS,
+    REAL_TIME,
+    UnpublishedMetricError,
+    check_datum,
+)
 from auditor.emulator.server import ACCOUNT_ID
 from auditor.models import InstanceUtilization, Resource, ResourceUtilization, VariantUtilization
 from auditor.pipeline import run_audit
@@ -32,9 +39,13 @@ SHARDED = EndpointSpec("llm-sharded", (VariantSpec(
 # Enhanced metrics on a busy, balanced, autoscaled variant: nothing to say.
 BALANCED = EndpointSpec("ads-ctr", (VariantSpec("ml.m5.xlarge", 3, cpu=Load(66, 8), memory=Load(58, 2),
                                                 autoscaling=(3, 6)),), enhanced_metrics=True)
+# One instance of three runs hot on the same share of requests as the others: per-request cost, not routing.
+COSTLY = EndpointSpec("ranker-uneven", (VariantSpec("ml.c5.2xlarge", 3, memory=Load(40, 2),
+                                                    instance_cpu=(Load(66, 5), Load(12, 2), Load(11, 2))),),
+                      enhanced_metrics=True)
 # The imbalanced endpoint without enhanced metrics: the variant mean is all the audit sees.
 BLIND = replace(DEMO["chat-router"], name="chat-router-blind", enhanced_metrics=False)
-FLEET = [DEMO["chat-router"], DEMO["doc-embedder-gpu"], BALANCED, DEMO["pricing-api"], SHARDED, BLIND]
+FLEET = [DEMO["chat-router"], DEMO["doc-embedder-gpu"], BALANCED, DEMO["pricing-api"], SHARDED, BLIND, COSTLY]
 
 
 @pytest.fixture(scope="module")
@@ -69,23 +80,38 @@ def test_metrics_config_is_read_and_per_instance_series_collected(doc: dict) -> 
     assert all(instance["accelerators"][d]["gpu"]["p95"] < 5 for d in ("GPU-1", "GPU-2", "GPU-3"))
     blind = variant(doc, "pricing-api")
     assert blind["sizing_basis"] == VARIANT_MEAN and blind["instances"] is None
-    # ListMetrics once for the region's endpoints, not once per endpoint.
-    assert doc["summary"]["api_calls_by_operation"].get("cloudwatch:ListMetrics") == 1
+    # ListMetrics once per namespace (utilisation, invocations) for the region's endpoints, not per endpoint.
+    assert doc["summary"]["api_calls_by_operation"].get("cloudwatch:ListMetrics") == 2
 
 
 def test_instance_imbalance_fires_on_the_hot_instance_only_and_holds_back_count_reductions(doc: dict) -> None:
     imbalance = found(doc, "instance-imbalance")
-    assert set(imbalance) == {"chat-router"}
+    assert set(imbalance) == {"chat-router", "ranker-uneven"}
     finding = imbalance["chat-router"]
     hot = max(variant(doc, "chat-router")["instances"], key=lambda i: i["utilization"]["cpu"]["p95"])
     assert finding["evidence"]["hot_instance"] == hot["instance_id"] and finding["recommendation"] is None
     assert "fix the routing before resizing" in finding["message"]
-    for rule in ("overprovisioned-count", "no-autoscaling", "underutilized"):
-        assert "chat-router" not in found(doc, rule), rule
+    for endpoint in ("chat-router", "ranker-uneven"):
+        for rule in ("overprovisioned-count", "no-autoscaling", "underutilized"):
+            assert endpoint not in found(doc, rule), (endpoint, rule)
     # Blind to the instances, the variant's hourly CPU average (~25%) has autoscaling run fewer of
     # them: what the per-instance series prevent.
     blind = found(doc, "no-autoscaling")["chat-router-blind"]
     assert blind["recommendation"]["monthly_savings_usd"] > 0
+
+
+def test_instance_imbalance_tells_routing_skew_from_per_request_cost(doc: dict) -> None:
+    imbalance = found(doc, "instance-imbalance")
+    routing = imbalance["chat-router"]["evidence"]
+    assert routing["cause"] == "routing" and routing["hot_requests_multiple"] > 5
+    assert routing["instance_request_share"][routing["hot_instance"]] > 0.6
+    assert "routing or stickiness imbalance" in imbalance["chat-router"]["message"]
+    costly = imbalance["ranker-uneven"]
+    assert costly["evidence"]["cause"] == "per-request cost"
+    assert 0.85 < costly["evidence"]["hot_requests_multiple"] < 1.2
+    assert all(0.28 < v < 0.39 for v in costly["evidence"]["instance_request_share"].values())
+    assert "per-request cost imbalance, not routing" in costly["message"]
+    assert "routing or stickiness" not in costly["message"]
 
 
 def test_gpu_unused_devices_fires_on_the_one_gpu_model_only_with_a_one_gpu_shape(doc: dict) -> None:
@@ -139,7 +165,7 @@ def test_per_instance_series_are_published_only_for_endpoints_that_enable_them()
         dims = {x["Name"]: x["Value"] for x in d["Dimensions"]}
         by_endpoint.setdefault(dims["EndpointName"], set()).add(tuple(dims))
     with_instances = {e for e, sets in by_endpoint.items() if any("InstanceId" in s for s in sets)}
-    assert with_instances == {"chat-router", "doc-embedder-gpu", "ads-ctr", "llm-sharded"}
+    assert with_instances == {"chat-router", "doc-embedder-gpu", "ads-ctr", "llm-sharded", "ranker-uneven"}
     assert ("EndpointName", "VariantName", "InstanceId", "AcceleratorId") in by_endpoint["doc-embedder-gpu"]
     dims = [{"Name": "EndpointName", "Value": "e"}, {"Name": "VariantName", "Value": "v"},
             {"Name": "InstanceId", "Value": "i-0"}]
@@ -150,6 +176,37 @@ def test_per_instance_series_are_published_only_for_endpoints_that_enable_them()
         check_datum("e", REAL_TIME, INSTANCE_NS, datum)
     with pytest.raises(UnpublishedMetricError, match="Invocations"):  # not in the enhanced table
         check_datum("e", REAL_TIME, INSTANCE_NS, {**datum, "MetricName": "Invocations"}, enhanced=True)
+    invocations = {**datum, "MetricName": "Invocations"}
+    check_datum("e", REAL_TIME, INVOCATION_NS, invocations, enhanced=True)
+    with pytest.raises(UnpublishedMetricError, match="only when the endpoint config enables enhanced metrics"):
+        check_datum("e", REAL_TIME, INVOCATION_NS, invocations)
+    with pytest.raises(UnpublishedMetricError):  # async endpoints publish no Invocations, per instance or not
+        check_datum("e", ASYNC, INVOCATION_NS, invocations, enhanced=True)
+
+
+def test_each_instance_publishes_the_requests_it_served_summing_to_the_variants() -> None:
+    now = datetime(2026, 11, 30, 12, tzinfo=UTC)
+    datums = fleet_datums([DEMO["chat-router"], BALANCED, DEMO["pricing-api"]], now)[INVOCATION_NS]
+    per_instance: dict[tuple[str, str], float] = {}
+    variant_total: dict[str, float] = {}
+    for d in datums:
+        if d["MetricName"] != "Invocations":
+            continue
+        dims = {x["Name"]: x["Value"] for x in d["Dimensions"]}
+        if "InstanceId" in dims:
+            key = (dims["EndpointName"], dims["InstanceId"])
+            per_instance[key] = per_instance.get(key, 0.0) + d["StatisticValues"]["Sum"]
+        else:
+            variant_total[dims["EndpointName"]] = variant_total.get(dims["EndpointName"], 0.0) + \
+                d["StatisticValues"]["Sum"]
+    assert {e for e, _ in per_instance} == {"chat-router", "ads-ctr"}  # pricing-api: enhanced metrics off
+    for endpoint in ("chat-router", "ads-ctr"):
+        mine = {i: v for (e, i), v in per_instance.items() if e == endpoint}
+        assert sum(mine.values()) == variant_total[endpoint]
+    chat = sorted(v / variant_total["chat-router"] for (e, _), v in per_instance.items() if e == "chat-router")
+    assert chat[-1] > 0.7 and chat[0] < 0.12  # sticky clients: one instance serves three quarters
+    ads = [v / variant_total["ads-ctr"] for (e, _), v in per_instance.items() if e == "ads-ctr"]
+    assert all(0.3 < v < 0.37 for v in ads)
 
 
 def _utilization(cpu: float, memory: float) -> VariantUtilization:
@@ -188,6 +245,11 @@ def test_only_the_enhanced_endpoints_series_become_queries_with_their_listed_dim
     put("CPUUtilization", EndpointName="on", VariantName="v", InstanceId="i-3", Extra="?")  # an unknown set
     put("CPUUtilization", EndpointName="off", VariantName="v", InstanceId="i-9")  # enhanced metrics off
     put("CPUUtilization", EndpointName="on", VariantName="v")  # the variant's own series
+    for metric in ("Invocations", "ModelLatency"):  # requests per instance are read; latency is not
+        cloudwatch.put_metric_data(Namespace=INVOCATION_NS, MetricData=[{
+            "MetricName": metric, "Value": 7.0, "Timestamp": utc_now(),
+            "Dimensions": [{"Name": "EndpointName", "Value": "on"}, {"Name": "VariantName", "Value": "v"},
+                           {"Name": "InstanceId", "Value": "i-1"}]}])
 
     def endpoint(name: str, enhanced: bool) -> Endpoint:
         return Endpoint(ACCOUNT_ID, "us-east-1", name, f"arn:aws:sagemaker:us-east-1:{ACCOUNT_ID}:endpoint/{name}",
@@ -195,9 +257,10 @@ def test_only_the_enhanced_endpoints_series_become_queries_with_their_listed_dim
                         (Variant("v", "ml.g4dn.12xlarge", 1),), metrics_config=MetricsConfig(enhanced))
 
     found = enhanced_queries(cloudwatch, "us-east-1", [endpoint("on", True), endpoint("off", False)])
-    assert found.calls == 1 and not found.errors
+    assert found.calls == 2 and not found.errors  # one listing per namespace
     owners = {(q.endpoint, q.component, q.spec.column) for q in found.queries}
-    assert owners == {("on", "instance:i-1", "CPUUtilization:Average"),
+    assert owners == {("on", "instance:i-1", "Invocations:Sum"),
+                      ("on", "instance:i-1", "CPUUtilization:Average"),
                       ("on", "instance:i-1", "CPUUtilization:Maximum"),
                       ("on", "accelerator:i-1/GPU-0", "GPUUtilization:Average"),
                       ("on", "accelerator:i-1/GPU-0", "GPUUtilization:Maximum")}
