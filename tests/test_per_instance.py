@@ -43,9 +43,15 @@ BALANCED = EndpointSpec("ads-ctr", (VariantSpec("ml.m5.xlarge", 3, cpu=Load(66, 
 COSTLY = EndpointSpec("ranker-uneven", (VariantSpec("ml.c5.2xlarge", 3, memory=Load(40, 2),
                                                     instance_cpu=(Load(66, 5), Load(12, 2), Load(11, 2))),),
                       enhanced_metrics=True)
+# Mildly uneven (no imbalance), no autoscaling: the invocation target must keep the hottest at the target.
+MILD = EndpointSpec("mild-skew", (VariantSpec("ml.c5.xlarge", 3, memory=Load(40, 2),
+                                              instance_cpu=(Load(48, 3), Load(30, 3), Load(28, 3))),),
+                    enhanced_metrics=True)
+MILD_BLIND = replace(MILD, name="mild-skew-blind", enhanced_metrics=False)
 # The imbalanced endpoint without enhanced metrics: the variant mean is all the audit sees.
 BLIND = replace(DEMO["chat-router"], name="chat-router-blind", enhanced_metrics=False)
-FLEET = [DEMO["chat-router"], DEMO["doc-embedder-gpu"], BALANCED, DEMO["pricing-api"], SHARDED, BLIND, COSTLY]
+FLEET = [DEMO["chat-router"], DEMO["doc-embedder-gpu"], BALANCED, DEMO["pricing-api"], SHARDED, BLIND, COSTLY,
+         MILD, MILD_BLIND]
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +120,16 @@ def test_instance_imbalance_tells_routing_skew_from_per_request_cost(doc: dict) 
     assert "routing or stickiness" not in costly["message"]
 
 
+def test_the_invocation_target_keeps_the_hottest_instance_at_the_target(doc: dict) -> None:
+    scaling = found(doc, "no-autoscaling")
+    seen, blind = scaling["mild-skew"]["evidence"], scaling["mild-skew-blind"]["evidence"]
+    assert seen["cpu_basis"] == "hottest instance" and blind["cpu_basis"] == "variant mean"
+    # Same traffic; read against the hottest instance's CPU (~48% vs the mean ~35%), a lower target.
+    ratio = seen["policy"]["TargetValue"] / blind["policy"]["TargetValue"]
+    assert 0.6 < ratio < 0.85
+    assert "mild-skew" not in found(doc, "instance-imbalance")
+
+
 def test_gpu_unused_devices_fires_on_the_one_gpu_model_only_with_a_one_gpu_shape(doc: dict) -> None:
     gpu = found(doc, "gpu-unused-devices")
     assert set(gpu) == {"doc-embedder-gpu"}
@@ -130,7 +146,7 @@ def test_one_fleet_note_lists_the_endpoints_that_would_gain(doc: dict) -> None:
     assert len(notes) == 1
     (note,) = notes
     assert note["severity"] == "info" and note["resource_type"] == "endpoint-fleet"
-    assert set(note["evidence"]["endpoints"]) == {"pricing-api", "chat-router-blind"}
+    assert set(note["evidence"]["endpoints"]) == {"pricing-api", "chat-router-blind", "mild-skew-blind"}
     assert "EnableEnhancedMetrics" in note["message"] and "cloudwatch/pricing" in note["message"]
     assert "--metrics-config EnableEnhancedMetrics=true" in note["evidence"]["how"]
     assert "AWS::SageMaker::EndpointConfig" in note["remediation"]
@@ -165,7 +181,8 @@ def test_per_instance_series_are_published_only_for_endpoints_that_enable_them()
         dims = {x["Name"]: x["Value"] for x in d["Dimensions"]}
         by_endpoint.setdefault(dims["EndpointName"], set()).add(tuple(dims))
     with_instances = {e for e, sets in by_endpoint.items() if any("InstanceId" in s for s in sets)}
-    assert with_instances == {"chat-router", "doc-embedder-gpu", "ads-ctr", "llm-sharded", "ranker-uneven"}
+    assert with_instances == {"chat-router", "doc-embedder-gpu", "ads-ctr", "llm-sharded", "ranker-uneven",
+                              "mild-skew"}
     assert ("EndpointName", "VariantName", "InstanceId", "AcceleratorId") in by_endpoint["doc-embedder-gpu"]
     dims = [{"Name": "EndpointName", "Value": "e"}, {"Name": "VariantName", "Value": "v"},
             {"Name": "InstanceId", "Value": "i-0"}]
