@@ -147,9 +147,34 @@ def test_one_fleet_note_lists_the_endpoints_that_would_gain(doc: dict) -> None:
     (note,) = notes
     assert note["severity"] == "info" and note["resource_type"] == "endpoint-fleet"
     assert set(note["evidence"]["endpoints"]) == {"pricing-api", "chat-router-blind", "mild-skew-blind"}
-    assert "EnableEnhancedMetrics" in note["message"] and "cloudwatch/pricing" in note["message"]
+    assert "EnableEnhancedMetrics" in note["message"]
+    # What enabling it would publish (billed): per instance 3 utilisation + 7 invocation series on
+    # these CPU types; 2 + 4 + 3 instances.
+    cost = note["evidence"]["cost"]
+    assert note["evidence"]["series_published"] == cost["series_published"] == 90
+    assert cost["rate_usd_per_metric_month"] == 0.30 and cost["monthly_usd"] == 27.0
+    assert cost["usage_type"] == "CW:MetricMonitorUsage" and cost["as_of"] and "cloudwatch/pricing" in cost["source"]
+    assert "first tier" in note["message"] and "$27.00/month" in note["message"]
+    assert "per metric per unique dimension combination" in cost["billing"]
+    assert 0 < cost["get_metric_data_usd_per_audit"] < 0.01
     assert "--metrics-config EnableEnhancedMetrics=true" in note["evidence"]["how"]
     assert "AWS::SageMaker::EndpointConfig" in note["remediation"]
+
+
+def test_the_cost_of_enabling_is_priced_only_where_a_rate_is_bundled() -> None:
+    from auditor.analyse.rules.enhanced_metrics_off import monthly_cost
+    from auditor.prices.cloudwatch import cloudwatch_rates
+
+    rates = cloudwatch_rates("us-east-1")
+    assert rates is not None and rates.first_tier.usd_per_metric_month == 0.30
+    assert [t.usd_per_metric_month for t in rates.tiers] == [0.30, 0.10, 0.05, 0.02]
+    priced = monthly_cost(1000, 2000, rates)
+    assert priced["monthly_usd"] == 300.0 and priced["get_metric_data_usd_per_audit"] == 0.02
+    assert cloudwatch_rates("eu-west-1") is None  # no rate of its own, no assumption
+    unpriced = monthly_cost(1000, 2000, cloudwatch_rates("eu-west-1"))
+    assert unpriced["monthly_usd"] is None and "pricing.assume_prices_from" in unpriced["reason"]
+    borrowed = cloudwatch_rates("eu-west-1", fallback_region="us-east-1")
+    assert borrowed is not None and borrowed.region == "us-east-1"
 
 
 def test_a_balanced_endpoint_with_enhanced_metrics_draws_no_new_finding(doc: dict) -> None:
