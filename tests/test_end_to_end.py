@@ -237,10 +237,16 @@ def test_api_calls_stay_within_budget(demo_env: Path) -> None:
 
 
 def test_every_format_renders(demo_env: Path) -> None:
+    outputs = {}
     for fmt in ("table", "html", "csv", "markdown"):
         result = runner.invoke(app, ["run", "--format", fmt])
         assert result.exit_code == 0, result.output
         assert "recsys-ranker" in result.output
+        outputs[fmt] = result.output
+    # The spend is every kind's, and each summary says what it is made of.
+    assert "/month (all kinds)" in outputs["table"] and "Monthly spend by kind: endpoints $" in outputs["table"]
+    assert "Monthly spend by kind: endpoints \\$" in outputs["markdown"]  # Markdown-escaped \\$
+    assert "endpoints $" in outputs["html"] and "jobs $" in outputs["html"]
     html = runner.invoke(app, ["run", "--format", "html"]).output
     # Tag values are user input: markup in a tag is escaped, never executed.
     assert "<script>alert" not in html

@@ -404,11 +404,12 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> 
         console.print(f"PARTIAL REPORT: {doc['partial']}")
     console.print(
         f"SageMaker audit {window['start'][:10]} to {window['end'][:10]}: {summary['endpoints']} endpoints, "
-        f"{usd(summary['monthly_cost_usd'])}/month ({kind_costs(summary.get('monthly_cost_by_kind'))}), "
-        f"{summary['findings'] - info} findings "
+        f"{usd(summary['monthly_cost_usd'])}/month (all kinds), {summary['findings'] - info} findings "
         f"(+{info} not judged), "
         f"{usd(summary['monthly_savings_usd'])}/month to save"
     )
+    if summary.get("monthly_cost_by_kind"):
+        console.print(f"Monthly spend by kind: {kind_costs(summary['monthly_cost_by_kind'])}")
     if doc.get("plans"):
         plans = Table(title="What to change", show_lines=False, header_style="bold")
         for column in ("Plan", "Region", "Endpoint / variant", "Now", "Change to", "Risk", "Saving/month", "Rests on"):
