@@ -245,7 +245,7 @@ def test_every_format_renders(demo_env: Path) -> None:
         outputs[fmt] = result.output
     # The spend is every kind's, and each summary says what it is made of.
     assert "/month (all kinds)" in outputs["table"] and "Monthly spend by kind: endpoints $" in outputs["table"]
-    assert "Monthly spend by kind: endpoints \\$" in outputs["markdown"]  # Markdown-escaped \\$
+    assert "Monthly spend by kind: endpoints \\$" in outputs["markdown"]  # Markdown escapes the dollar sign
     assert "endpoints $" in outputs["html"] and "jobs $" in outputs["html"]
     html = runner.invoke(app, ["run", "--format", "html"]).output
     # Tag values are user input: markup in a tag is escaped, never executed.

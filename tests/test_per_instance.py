@@ -130,6 +130,27 @@ def test_the_invocation_target_keeps_the_hottest_instance_at_the_target(doc: dic
     assert "mild-skew" not in found(doc, "instance-imbalance")
 
 
+def test_request_shares_are_per_period_measured_and_none_when_unpublished() -> None:
+    import pandas as pd
+
+    from auditor.analyse.assessment import VariantAssessment
+    from auditor.analyse.rules.instance_imbalance import request_shares
+    from auditor.models import Variant
+
+    hours = pd.date_range("2026-11-01", periods=48, freq="h", tz="UTC")
+    full = pd.DataFrame({"cpu:Maximum": 50.0, "Invocations:Sum": 100.0}, index=hours)
+    # Replaced halfway: measured 24 periods at the same rate. No request at all: no Invocations column.
+    half = pd.DataFrame({"cpu:Maximum": 10.0, "Invocations:Sum": 100.0}, index=hours[24:])
+    idle = pd.DataFrame({"cpu:Maximum": 5.0}, index=hours)
+    va = VariantAssessment(Variant("v", "ml.c5.xlarge", 3), None, None, None,
+                           instance_series={"i-a": full, "i-b": half, "i-c": idle})
+    shares = request_shares(va, {"i-a": 48, "i-b": 24, "i-c": 48})
+    assert shares == {"i-a": 0.5, "i-b": 0.5, "i-c": 0.0}
+    unpublished = VariantAssessment(Variant("v", "ml.c5.xlarge", 2), None, None, None,
+                                    instance_series={"i-a": full[["cpu:Maximum"]], "i-c": idle})
+    assert request_shares(unpublished, {"i-a": 48, "i-c": 48}) is None
+
+
 def test_gpu_unused_devices_fires_on_the_one_gpu_model_only_with_a_one_gpu_shape(doc: dict) -> None:
     gpu = found(doc, "gpu-unused-devices")
     assert set(gpu) == {"doc-embedder-gpu"}

@@ -116,27 +116,29 @@ def imbalance(va: VariantAssessment, config: AuditConfig) -> Imbalance | None:
     if count < settings.min_share_of_days * len(daily):
         return None
     p95 = {i: float(np.percentile(s.to_numpy(dtype="float64"), 95)) for i, s in series.items()}
-    shares = request_shares(va, list(p95))
+    shares = request_shares(va, {i: len(v) for i, v in series.items()})
     result = Imbalance(resource, hot, len(daily), count, p95, shares)
     multiple = result.traffic_multiple
     cause = UNKNOWN if multiple is None else ROUTING if multiple >= settings.traffic_ratio else PER_REQUEST_COST
     return replace(result, cause=cause)
 
 
-def request_shares(va: VariantAssessment, instances: list[str]) -> dict[str, float] | None:
-    """Each instance's share of the requests the variant's instances served over the window, from
+def request_shares(va: VariantAssessment, measured_periods: dict[str, int]) -> dict[str, float] | None:
+    """Each instance's share of the requests the variant's instances served, per period it was
+    measured (an instance replaced mid-window is not read as one that got less traffic), from
     Invocations by InstanceId. CloudWatch has no datapoint for a period without requests, so an
-    instance measured without any is one that served none; None when no instance has any (not
-    published: async endpoints, or enhanced metrics off)."""
-    totals = {}
-    for instance in instances:
+    instance measured without any served none; None when no instance has any (not published:
+    async endpoints, or enhanced metrics off)."""
+    rates = {}
+    for instance, periods in measured_periods.items():
         frame = va.instance_series.get(instance)
         column = frame[INSTANCE_REQUESTS] if frame is not None and INSTANCE_REQUESTS in frame.columns else None
-        totals[instance] = 0.0 if column is None else float(column.fillna(0.0).sum())
-    served = sum(totals.values())
-    if served <= 0:
+        served = 0.0 if column is None else float(column.fillna(0.0).sum())
+        rates[instance] = served / periods if periods else 0.0
+    total = sum(rates.values())
+    if total <= 0:
         return None
-    return {i: v / served for i, v in totals.items()}
+    return {i: v / total for i, v in rates.items()}
 
 
 def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditConfig) -> Finding | None:
