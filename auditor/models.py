@@ -761,10 +761,17 @@ class AuditReport:
         return tuple(self.sections.get("endpoints", ()))
 
     @property
+    def monthly_cost_by_kind(self) -> dict[str, float | None]:
+        """Each audited kind's monthly cost (None: not known whole); the kinds price their own sections."""
+        from auditor.kinds.registry import monthly_cost_by_kind  # the kinds import this module
+
+        return monthly_cost_by_kind(self)
+
+    @property
     def monthly_cost_usd(self) -> float:
-        return round(
-            sum(v.monthly_cost_usd or 0.0 for e in self.endpoints for v in e.variants), 2
-        )
+        """Every kind's monthly cost, as the headline saving counts every kind's plans (a kind whose
+        cost is not known whole, `None` in `monthly_cost_by_kind`, is not in it)."""
+        return round(sum(v for v in self.monthly_cost_by_kind.values() if v is not None), 2)
 
     @property
     def monthly_savings_usd(self) -> float:

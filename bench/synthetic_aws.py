@@ -13,6 +13,9 @@ AWS_ENDPOINT_URL, as it reaches AWS):
   and empty lists for the other listings;
 - Application Auto Scaling (JSON 1.1): no scalable targets, no policies;
 - STS (query): GetCallerIdentity, and AssumeRole into another account (whose credentials name it);
+- CloudWatch ListMetrics for the enhanced endpoints' per-instance series (utilisation by InstanceId
+  and, on a GPU type, by AcceleratorId in /aws/sagemaker/Endpoints; Invocations by InstanceId in
+  AWS/SageMaker), 500 a page with a NextToken, empty for any other namespace;
 - CloudWatch GetMetricData, in JSON 1.0 (what botocore sends today) and in Smithy RPC v2 CBOR
   (first in CloudWatch's model), with CloudWatch's caps: 500 queries a call, then 100,800
   datapoints a call and a NextToken. Any MetricStat query is answered, an `InstanceId` dimension
@@ -189,7 +192,8 @@ def series(fleet: Fleet, query: dict[str, Any], start: float, end: float) -> tup
     elif name in ("MemoryUtilization", "DiskUtilization", "GPUUtilization", "GPUMemoryUtilization"):
         values = shaped(endpoint.level(name, 3, 80), 0.05, 100.0)
     elif name == "Invocations":
-        values = requests if stat == "Sum" else requests / max(1, endpoint.instances)
+        # Per instance (InstanceId) an even share of the variant's requests.
+        values = requests if stat == "Sum" and "InstanceId" not in dims else requests / max(1, endpoint.instances)
     elif name in _LATENCIES:
         values = shaped(_LATENCIES[name])
         stamps, values = stamps[requests > 0], values[requests > 0]  # no request, no latency
@@ -213,6 +217,42 @@ def _requests(endpoint: SyntheticEndpoint | None, hours: np.ndarray, period: int
     if endpoint.business_hours_only:
         rate = np.where((hours >= 8) & (hours < 18), rate, 0.0)
     return np.round(rate * period / 3600)
+
+
+LIST_PAGE = 500
+_PER_INSTANCE = ("CPUUtilization", "MemoryUtilization", "DiskUtilization")
+_PER_GPU = ("GPUUtilization", "GPUMemoryUtilization")
+
+
+def list_metrics(fleet: Fleet, account: str, region: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The per-instance series of the caller's enhanced endpoints, filtered as CloudWatch filters
+    (namespace, metric name, dimension names and values), a page at a time."""
+    namespace, name = params.get("Namespace"), params.get("MetricName")
+    wanted = [(d["Name"], d.get("Value")) for d in params.get("Dimensions") or []]
+    found: list[dict[str, Any]] = []
+    for endpoint in fleet.endpoints_in(account, region):
+        if not endpoint.enhanced_metrics:
+            continue
+        gpu = "g4dn" in endpoint.instance_type
+        for i in range(endpoint.instances):
+            base = [("EndpointName", endpoint.name), ("VariantName", "AllTraffic"),
+                    ("InstanceId", f"i-{zlib.crc32(f'{endpoint.name}/{i}'.encode()):08x}{i:09d}")]
+            series = [("/aws/sagemaker/Endpoints", m, base) for m in _PER_INSTANCE]
+            if gpu:
+                series += [("/aws/sagemaker/Endpoints", m, [*base, ("AcceleratorId", "GPU-0")]) for m in _PER_GPU]
+            series.append(("AWS/SageMaker", "Invocations", base))
+            for ns, metric, dims in series:
+                named = dict(dims)
+                if (namespace and ns != namespace) or (name and metric != name):
+                    continue
+                if all(n in named and (v is None or named[n] == v) for n, v in wanted):
+                    found.append({"Namespace": ns, "MetricName": metric,
+                                  "Dimensions": [{"Name": k, "Value": v} for k, v in dims]})
+    skip = int(params["NextToken"]) if params.get("NextToken") else 0
+    answer: dict[str, Any] = {"Metrics": found[skip:skip + LIST_PAGE]}
+    if skip + LIST_PAGE < len(found):
+        answer["NextToken"] = str(skip + LIST_PAGE)
+    return answer
 
 
 def get_metric_data(fleet: Fleet, params: dict[str, Any]) -> dict[str, Any]:
@@ -375,7 +415,7 @@ class _Handler(BaseHTTPRequestHandler):
             if self.headers.get("smithy-protocol") == "rpc-v2-cbor":
                 operation = self.path.rstrip("/").rsplit("/", 1)[-1]
                 stats[f"cbor:{operation}"] = stats.get(f"cbor:{operation}", 0) + 1
-                answer = self._cloudwatch(operation, from_cbor(body))
+                answer = self._cloudwatch(operation, from_cbor(body), account, region)
                 self._send(200, to_cbor(answer), "application/cbor", {"smithy-protocol": "rpc-v2-cbor"})
             elif target := self.headers.get("X-Amz-Target"):
                 prefix, operation = target.split(".", 1)
@@ -384,7 +424,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if prefix == "SageMaker":
                     answer = self._sagemaker(operation, params, account, region)
                 elif prefix == "GraniteServiceVersion20100801":
-                    answer = self._cloudwatch(operation, params)
+                    answer = self._cloudwatch(operation, params, account, region)
                 elif operation in _EMPTY_LISTS:
                     answer = {_EMPTY_LISTS[operation]: []}
                 else:
@@ -430,7 +470,9 @@ class _Handler(BaseHTTPRequestHandler):
             return {_EMPTY_LISTS[operation]: []}
         raise LookupError(operation)
 
-    def _cloudwatch(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+    def _cloudwatch(self, operation: str, params: dict[str, Any], account: str, region: str) -> dict[str, Any]:
+        if operation == "ListMetrics":
+            return list_metrics(self.server.owner.fleet, account, region, params)
         if operation == "DescribeAlarms":  # no alarm anywhere (one page): no-queue-alarm judges the async endpoints
             return {"MetricAlarms": [], "CompositeAlarms": []}
         if operation != "GetMetricData":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,25 @@ def test_json_document_shape(report: dict) -> None:
             plan["proposed"]["action"] == "scale-out"
     saving = sum(max(p["monthly_savings_usd"], 0) for p in report["plans"] if p["measured"])
     assert report["summary"]["monthly_savings_usd"] == pytest.approx(saving, abs=0.01)
+
+    # The spend counts every kind, as the saving counts every kind's plans: each kind's own totals.
+    summary = report["summary"]
+    hours = (datetime.fromisoformat(report["window"]["end"]) - datetime.fromisoformat(report["window"]["start"])
+             ).total_seconds() / 3600
+    jobs = report["jobs"]["summary"]
+    expected = {
+        "endpoints": sum(v["monthly_cost_usd"] or 0 for e in report["endpoints"] for v in e["variants"]),
+        "jobs": (jobs["training_cost_usd"] + jobs["transform_cost_usd"] + jobs["processing_cost_usd"]) * 730 / hours,
+    }
+    if report["workspaces"] is not None:
+        ws = report["workspaces"]["summary"]
+        expected["workspaces"] = ws["notebooks_monthly_cost_usd"] + ws["studio_apps_monthly_cost_usd"]
+    if report.get("hyperpod") is not None:
+        expected["hyperpod"] = report["hyperpod"]["summary"]["monthly_cost_usd"]
+    assert set(summary["monthly_cost_by_kind"]) == set(expected)
+    for kind, cost in expected.items():
+        assert summary["monthly_cost_by_kind"][kind] == pytest.approx(cost, abs=0.02), kind
+    assert summary["monthly_cost_usd"] == pytest.approx(sum(c for c in expected.values() if c is not None), abs=0.05)
 
 
 @pytest.mark.parametrize("busy", ["fraud-scoring", "nlp-summarizer", "vision-detector", "doc-ocr-async",
@@ -216,10 +236,16 @@ def test_api_calls_stay_within_budget(demo_env: Path) -> None:
 
 
 def test_every_format_renders(demo_env: Path) -> None:
+    outputs = {}
     for fmt in ("table", "html", "csv", "markdown"):
         result = runner.invoke(app, ["run", "--format", fmt])
         assert result.exit_code == 0, result.output
         assert "recsys-ranker" in result.output
+        outputs[fmt] = result.output
+    # The spend is every kind's, and each summary says what it is made of.
+    assert "/month (all kinds)" in outputs["table"] and "Monthly spend by kind: endpoints $" in outputs["table"]
+    assert "Monthly spend by kind: endpoints \\$" in outputs["markdown"]  # Markdown escapes the dollar sign
+    assert "endpoints $" in outputs["html"] and "jobs $" in outputs["html"]
     html = runner.invoke(app, ["run", "--format", "html"]).output
     # Tag values are user input: markup in a tag is escaped, never executed.
     assert "<script>alert" not in html

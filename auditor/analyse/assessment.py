@@ -50,7 +50,8 @@ class VariantAssessment:
     price_basis: str | None = None  # whose rate the cost is at (see `price_usage`); None: not priced
     # Enhanced metrics: each instance's utilisation and per-GPU figures, and its normalised series.
     instances: tuple[InstanceUtilization, ...] = ()
-    instance_series: dict[str, pd.DataFrame] = field(default_factory=dict)  # instance id -> normalised
+    # instance id -> normalised utilisation, and the requests it served ('Invocations:Sum', real-time only)
+    instance_series: dict[str, pd.DataFrame] = field(default_factory=dict)
     # What `utilization.sizing` and `.peak` were read from: the hottest instance, or the variant's series.
     sizing_basis: str | None = None
 
@@ -154,6 +155,7 @@ def assess_components(
 
 
 HOTTEST_INSTANCE, VARIANT_MEAN = "hottest instance", "variant mean"
+INSTANCE_REQUESTS = "Invocations:Sum"  # an instance's requests in its series
 
 
 def assess_instances(
@@ -162,7 +164,8 @@ def assess_instances(
 ) -> tuple[tuple[InstanceUtilization, ...], dict[str, pd.DataFrame]]:
     """Each instance's utilisation from its InstanceId series: CPU summed over that instance's
     vCPUs and GPU over its GPUs, normalised as the variant's are; each accelerator's GPU figures
-    (AcceleratorId) are one device's, already 0-100."""
+    (AcceleratorId) are one device's, already 0-100. An instance's requests (Invocations:Sum, with
+    InstanceId) join its series as published: a period without requests has no datapoint."""
     mine = [key[2] for key in owners if key[1] == variant.name and key[2]]
     ids = sorted({o.removeprefix(INSTANCE_PREFIX) for o in mine if o.startswith(INSTANCE_PREFIX)}
                  | {o.removeprefix(ACCELERATOR_PREFIX).split("/", 1)[0] for o in mine
@@ -185,6 +188,8 @@ def assess_instances(
                 memory[accelerator] = summary[Resource.GPU_MEMORY]
         utilization = summarise_utilisation(normalised, raw, window.period_seconds, stat, peak)
         instances.append(InstanceUtilization(instance, utilization, gpus, memory))
+        if INSTANCE_REQUESTS in raw.columns:
+            normalised = normalised.join(raw[[INSTANCE_REQUESTS]], how="outer")
         series[instance] = normalised
     return tuple(instances), series
 

@@ -126,6 +126,9 @@ class VariantSpec:
     # Each instance's own CPU load (one per instance; None: every instance runs `cpu`). The variant's
     # series is then their mean (Average) and the hottest one's maximum (Maximum).
     instance_cpu: tuple[Load, ...] | None = None
+    # With enhanced metrics, each instance's share of the requests (one weight per instance; None:
+    # even). Each instance publishes the Invocations it served (InstanceId); the variant's is their sum.
+    instance_traffic: tuple[float, ...] | None = None
     # Each GPU's own load on every instance (one per GPU; None: every GPU runs `gpu` / `gpu_memory`).
     # The variant's GPU series is their sum, as SageMaker publishes it.
     gpu_devices: tuple[Load, ...] | None = None
@@ -241,9 +244,11 @@ def demo_fleet() -> list[EndpointSpec]:
                                                    invocations_per_hour=0),),
                      status="Failed", tags={"owner": "<script>alert('x')</script>", "env": "dev"}),
         # Enhanced metrics (per instance, per GPU). One instance of four carries the load (sticky
-        # clients): the variant mean (~28%) would advise two instances; the hottest says no.
+        # clients: it serves three quarters of the requests): the variant mean (~28%) would advise two
+        # instances; the hottest says no, and its requests say the routing is why.
         EndpointSpec("chat-router", (VariantSpec("ml.c5.2xlarge", 4, memory=Load(40, 2),
-                                                 instance_cpu=(Load(72, 6), Load(7, 2), Load(8, 2), Load(6, 2))),),
+                                                 instance_cpu=(Load(72, 6), Load(7, 2), Load(8, 2), Load(6, 2)),
+                                                 instance_traffic=(0.76, 0.08, 0.08, 0.08)),),
                      enhanced_metrics=True, tags=team("assistant@example.com")),
         # A model on one of the four GPUs of a g4dn.12xlarge: a one-GPU shape holds it.
         EndpointSpec("doc-embedder-gpu", (VariantSpec(
@@ -618,6 +623,8 @@ def _variant_datums(
         busy, traffic = _async_datums(spec, variant, dims, stamps, hod, offsets, counts, rng)
     if variant.invocations_per_hour > 0:  # on an async spec, the check of what AWS publishes refuses it
         traffic += _realtime_datums(variant, dims, stamps, hod, offsets, counts, rng)
+        if spec.enhanced_metrics:
+            traffic += _instance_invocations(spec, variant, dims, stamps, traffic[-1][1])
     yield from _instance_datums(spec, variant, dims, stamps, offsets, counts, busy, rng, catalog)
     yield from traffic
 
@@ -700,6 +707,31 @@ def _instance_id(endpoint: str, variant: str, index: int) -> str:
     """A stable, made-up EC2 instance id for one instance of a variant."""
     digest = hashlib.sha256(f"{endpoint}/{variant}/{index}".encode()).hexdigest()
     return f"i-{digest[:17]}"
+
+
+def _instance_invocations(spec: EndpointSpec, variant: VariantSpec, dims: list[dict[str, str]],
+                          stamps: list[datetime], variant_datums: list[dict[str, Any]]
+                          ) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Each instance's Invocations (InstanceId): the variant's requests of each hour split over its
+    instances by `instance_traffic` (even when None); an instance with no request in an hour has no
+    datapoint. A generator of its own, so the rest of the fleet's series stay as they were."""
+    if variant.counts:
+        raise ValueError(f"endpoint {spec.name!r}: per-instance series need a fixed instance count")
+    weights = np.array(variant.instance_traffic or (1.0,) * variant.count, dtype="float64")
+    if weights.size != variant.count or (weights < 0).any() or not weights.sum():
+        raise ValueError(f"endpoint {spec.name!r}: instance_traffic needs one weight per instance ({variant.count})")
+    seed = int(hashlib.sha256(f"{spec.name}/{variant.name}/requests".encode()).hexdigest()[:8], 16)
+    rng = np.random.default_rng(seed)
+    ids = [_instance_id(spec.name, variant.name, i) for i in range(variant.count)]
+    hourly = [d for d in variant_datums if d["MetricName"] == "Invocations"]
+    split = [rng.multinomial(int(d["StatisticValues"]["Sum"]), weights / weights.sum()) for d in hourly]
+    out = []
+    for i, instance in enumerate(ids):
+        served = np.array([int(s[i]) for s in split], dtype=np.int64)
+        at = [d["Timestamp"] for d, n in zip(hourly, served, strict=True) if n > 0]
+        out.append((INVOCATION_NS, _series("Invocations", [*dims, {"Name": "InstanceId", "Value": instance}], at,
+                                           _count_stats(served[served > 0]), "None")))
+    return out
 
 
 def _latency_us(variant: VariantSpec, offsets: np.ndarray, rng: np.random.Generator) -> np.ndarray:

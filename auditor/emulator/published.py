@@ -58,8 +58,10 @@ PUBLISHED: Mapping[str, Mapping[str, tuple[str, tuple[str, ...]]]] = {
 
 # With MetricsConfig.EnableEnhancedMetrics (2026), besides the series above: utilisation per
 # instance (InstanceId) and GPU figures per device (AcceleratorId), in the same namespace (the
-# SageMaker guide's "enhanced metrics for inference endpoints"). Invocation metrics gain an InstanceId
-# too; the emulator does not publish those (the audit does not read them).
+# SageMaker guide's "enhanced metrics for inference endpoints"), and the invocation metrics per
+# instance (EndpointName, VariantName, InstanceId in AWS/SageMaker: the guide's "metric name mapping"
+# lists Invocations, InvocationsPerInstance, the error counts and both latencies so). Async endpoints
+# publish no Invocations at all; the guide lists no per-instance invocation series for them.
 INSTANCE_DIMS = ("EndpointName", "VariantName", "InstanceId")
 ACCELERATOR_DIMS = ("EndpointName", "VariantName", "InstanceId", "AcceleratorId")
 _ENHANCED_INSTANCE = {
@@ -67,8 +69,11 @@ _ENHANCED_INSTANCE = {
                     frozenset({(INSTANCE_NS, INSTANCE_DIMS)})),
     **dict.fromkeys(("GPUUtilization", "GPUMemoryUtilization"), frozenset({(INSTANCE_NS, ACCELERATOR_DIMS)})),
 }
+_ENHANCED_INVOCATIONS = dict.fromkeys(
+    ("Invocations", "InvocationsPerInstance", "ModelLatency", "OverheadLatency", *_ERROR_METRICS),
+    frozenset({(INVOCATION_NS, INSTANCE_DIMS)}))
 ENHANCED: Mapping[str, Mapping[str, frozenset[tuple[str, tuple[str, ...]]]]] = {
-    REAL_TIME: _ENHANCED_INSTANCE,
+    REAL_TIME: {**_ENHANCED_INSTANCE, **_ENHANCED_INVOCATIONS},
     ASYNC: _ENHANCED_INSTANCE,
     SERVERLESS: {},  # no instances of the account's
 }

@@ -124,6 +124,9 @@ class ResourceKind(Generic[SectionT]):
     owned: Callable[[SectionT], Iterable[Owned]]  # every resource, for routing by owner
     # The part of the section one audience reads: its resources (and what derives from them).
     only: Callable[[SectionT, AudienceOf, Audience], SectionT]
+    # What its resources cost a month at the report's window (None: not known whole, or not audited);
+    # the summary's monthly cost is the kinds' sum.
+    monthly_cost: Callable[[SectionT, Window], float | None]
     price_uses: Callable[[SectionT], Iterable[ResourcePrice]] = lambda _section: ()
     # Templates for its part of the HTML, text and Markdown reports (they read `doc[key]`).
     templates: dict[str, str] = field(default_factory=dict)  # format ("html", "text", "markdown") -> name

@@ -372,6 +372,11 @@ def to_dict(section: tuple[EndpointReport, ...]) -> Iterator[dict[str, Any]]:
     )
 
 
+def monthly_cost(section: tuple[EndpointReport, ...], _window: Window) -> float:
+    """The variants' monthly run rate (an unpriced variant counts nothing; it says so where listed)."""
+    return round(sum(v.monthly_cost_usd or 0.0 for e in section for v in e.variants), 2)
+
+
 KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
     key=KEY,
     title="Endpoints",
@@ -392,4 +397,5 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
     owned=owned,
     only=only,
     price_uses=price_uses,
+    monthly_cost=monthly_cost,
 )

@@ -13,6 +13,7 @@ import pandas as pd
 from botocore.client import BaseClient
 
 from auditor.analyse.jobs import build_experiments, job_series, job_utilisation, training_cost, transform_cost
+from auditor.analyse.usage import per_month
 from auditor.analyse.workspaces import processing_cost
 from auditor.catalog import Catalog
 from auditor.collect.job_metrics import (
@@ -298,6 +299,13 @@ def to_dict(jobs: JobsSection) -> dict[str, Any]:
 
 
 
+def monthly_cost(section: JobsSection, window: Window) -> float:
+    """What the window's jobs cost, scaled to a 730-hour month (as the jobs' plans count their saving)."""
+    total = (sum(c.cost_usd or 0.0 for c in section.training) + sum(c.cost_usd or 0.0 for c in section.transform)
+             + sum(c.cost_usd or 0.0 for c in section.processing))
+    return round(per_month(total, window), 2)
+
+
 KIND: ResourceKind[JobsSection] = ResourceKind(
     key="jobs",
     title="Training, batch transform and processing jobs",
@@ -315,5 +323,6 @@ KIND: ResourceKind[JobsSection] = ResourceKind(
     owned=owned,
     only=only,
     price_uses=price_uses,
+    monthly_cost=monthly_cost,
     templates={"html": "kind_jobs.html.j2", "text": "kind_jobs.txt.j2", "markdown": "kind_jobs.md.j2"},
 )

@@ -56,3 +56,8 @@ def owned_resources(report: AuditReport) -> list[Owned]:
 def sections_of(report: AuditReport, audience_of: AudienceOf, audience: Audience) -> dict[str, Any]:
     """Each kind's section narrowed to what `audience` reads."""
     return {k.key: k.only(k.section(report), audience_of, audience) for k in KINDS if k.key in report.sections}
+
+
+def monthly_cost_by_kind(report: AuditReport) -> dict[str, float | None]:
+    """Each audited kind's monthly cost (None: not known whole), in the kinds' order."""
+    return {k.key: k.monthly_cost(k.section(report), report.window) for k in KINDS if k.key in report.sections}

@@ -23,7 +23,7 @@ from auditor.kinds.base import (
     ResourcePrice,
     unreachable,
 )
-from auditor.models import AuditError
+from auditor.models import AuditError, Window
 from auditor.prices.parse import studio_usage
 from auditor.report.values import iso, iso_or_none
 from auditor.workspaces import NotebookCost, StudioAppCost, StudioDomain, StudioSpace, WorkspacesSection
@@ -194,6 +194,14 @@ def workspaces_price_basis(section: WorkspacesSection) -> str:
     return f"{at_hosting}; the rest at their own list rates"
 
 
+def monthly_cost(section: WorkspacesSection | None, _window: Window) -> float | None:
+    """Notebook instances (with their volumes) and running Studio apps a month; None: not audited."""
+    if section is None:
+        return None
+    return round(sum(n.monthly_cost_usd or 0.0 for n in section.notebooks)
+                 + sum(a.monthly_usd or 0.0 for a in section.apps), 2)
+
+
 KIND: ResourceKind[WorkspacesSection | None] = ResourceKind(
     key="workspaces",
     title="Notebook instances and Studio",
@@ -213,6 +221,7 @@ KIND: ResourceKind[WorkspacesSection | None] = ResourceKind(
     owned=owned,
     only=only,
     price_uses=price_uses,
+    monthly_cost=monthly_cost,
     templates={"html": "kind_workspaces.html.j2", "text": "kind_workspaces.txt.j2",
                "markdown": "kind_workspaces.md.j2"},
 )

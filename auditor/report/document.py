@@ -271,6 +271,7 @@ def _document(report: AuditReport) -> dict[str, Any]:
             "findings": len(report.findings),
             "findings_by_severity": report.findings_by_severity(),
             "monthly_cost_usd": report.monthly_cost_usd,
+            "monthly_cost_by_kind": report.monthly_cost_by_kind,
             "monthly_savings_usd": report.monthly_savings_usd,
             "accounts_audited": sum(1 for a in report.accounts if a.audited),
             "accounts": len(report.accounts),

@@ -47,6 +47,7 @@ def template_environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["usd"] = usd
+    env.filters["kind_costs"] = kind_costs
     env.filters["pct"] = pct
     env.filters["md_cell"] = md_cell
     env.filters["duration"] = format_duration
@@ -87,6 +88,12 @@ def file_slug(value: str, length: int = 60) -> str:
     """A safe file name part: letters, digits, dot, dash and underscore only."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", value).strip(".-")[:length]
     return slug or "chart"
+
+
+def kind_costs(by_kind: dict[str, float | None] | None) -> str:
+    """'endpoints $1,234.00, jobs $56.00, workspaces not known whole': the monthly spend by kind."""
+    return ", ".join(f"{key} {usd(cost) if cost is not None else 'not known whole'}"
+                     for key, cost in (by_kind or {}).items())
 
 
 def usd(value: float | None) -> str:
@@ -397,10 +404,12 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> 
         console.print(f"PARTIAL REPORT: {doc['partial']}")
     console.print(
         f"SageMaker audit {window['start'][:10]} to {window['end'][:10]}: {summary['endpoints']} endpoints, "
-        f"{usd(summary['monthly_cost_usd'])}/month, {summary['findings'] - info} findings "
+        f"{usd(summary['monthly_cost_usd'])}/month (all kinds), {summary['findings'] - info} findings "
         f"(+{info} not judged), "
         f"{usd(summary['monthly_savings_usd'])}/month to save"
     )
+    if summary.get("monthly_cost_by_kind"):
+        console.print(f"Monthly spend by kind: {kind_costs(summary['monthly_cost_by_kind'])}")
     if doc.get("plans"):
         plans = Table(title="What to change", show_lines=False, header_style="bold")
         for column in ("Plan", "Region", "Endpoint / variant", "Now", "Change to", "Risk", "Saving/month", "Rests on"):

@@ -1,6 +1,11 @@
 """no-autoscaling: a real-time variant with two or more instances and no scaling policy (neither
 Application Auto Scaling nor managed instance scaling). For a variant that hosts inference
-components, the advised minimum holds every copy's reserved cores, accelerators and memory."""
+components, the advised minimum holds every copy's reserved cores, accelerators and memory.
+
+SageMakerVariantInvocationsPerInstance is the variant's requests over its instance count (each
+request adds 1/instances), a mean: per-instance requests (enhanced metrics) cannot stand in for it.
+What they change is the CPU the target is read against: with each instance measured, an hour's CPU
+is the hottest instance's, so the target keeps that one at the target utilisation."""
 
 from __future__ import annotations
 
@@ -8,8 +13,9 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pandas as pd
 
-from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.analyse.assessment import HOTTEST_INSTANCE, VARIANT_MEAN, EndpointAssessment, VariantAssessment
 from auditor.analyse.pricing_steps import variant_of
 from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of, target_percent
 from auditor.analyse.rules.instance_imbalance import imbalance
@@ -59,7 +65,14 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         return None  # reservations unknown: no minimum can be shown to hold the copies
     if "Invocations:Sum" not in va.raw.columns or "cpu:Average" not in va.normalised.columns:
         return None
+    cpu_basis = VARIANT_MEAN
     frame = va.raw[["Invocations:Sum"]].join(va.normalised[["cpu:Average"]], how="inner").dropna()
+    hottest = hottest_cpu(va)
+    if hottest is not None:
+        # The policy tracks the variant's mean invocations per instance; the target must keep the
+        # hottest instance at the target CPU, not the mean one.
+        frame["cpu:Average"] = np.fmax(frame["cpu:Average"], hottest.reindex(frame.index))
+        cpu_basis = HOTTEST_INSTANCE
     if frame.empty or not frame["Invocations:Sum"].sum():
         return None
     period_minutes = (assessment.window.period_seconds if assessment.window else 3600) / 60
@@ -105,11 +118,21 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
                 "max": round(float(per_instance.max()), 2),
             },
             "target_utilization": target,
+            "cpu_basis": cpu_basis,
             "scalable_target_without_policy": scaling is not None,
             "instances_for_component_copies": for_copies or None,
         },
         proposal=AutoscalingProposal(policy, round(average, 2)),
     )
+
+
+def hottest_cpu(va: VariantAssessment) -> pd.Series | None:
+    """Each period's highest CPU average over the variant's instances (enhanced metrics), or None
+    when fewer than two instances were measured."""
+    columns = [f["cpu:Average"] for f in va.instance_series.values() if "cpu:Average" in f.columns]
+    if len(columns) < 2:
+        return None
+    return pd.concat(columns, axis=1).max(axis=1)
 
 
 def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, config: AuditConfig) -> Finding:

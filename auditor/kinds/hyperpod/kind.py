@@ -27,7 +27,7 @@ from auditor.kinds.hyperpod.idle import (
 from auditor.kinds.hyperpod.metrics import NAMESPACE, STAT, NodeSeries, list_node_metrics, match_node_series, summarise
 from auditor.kinds.hyperpod.models import Cluster
 from auditor.kinds.hyperpod.report import assessment_json
-from auditor.models import AuditError, CollectionStats
+from auditor.models import AuditError, CollectionStats, Window
 
 RESOURCE_TYPE = "hyperpod-cluster"  # what its findings and plans are about
 
@@ -161,6 +161,12 @@ def to_dict(section: HyperPodSection) -> dict[str, Any]:
     }
 
 
+def monthly_cost(section: HyperPodSection, _window: Window) -> float | None:
+    """The clusters a month; None when one could not be priced (a partial sum would understate it)."""
+    priced = [a.monthly_cost for a in section.clusters]
+    return None if None in priced else round(sum(p or 0.0 for p in priced), 2)
+
+
 KIND: ResourceKind[HyperPodSection] = ResourceKind(
     key="hyperpod",
     title="HyperPod clusters",
@@ -174,5 +180,6 @@ KIND: ResourceKind[HyperPodSection] = ResourceKind(
     owned=owned,
     only=only,
     price_uses=price_uses,
+    monthly_cost=monthly_cost,
     templates={"html": "kind_hyperpod.html.j2", "text": "kind_hyperpod.txt.j2", "markdown": "kind_hyperpod.md.j2"},
 )
