@@ -10,6 +10,8 @@ changed inside the emulator process, not in the auditor:
 - moto enforces none of CloudWatch's GetMetricData limits; the replacement enforces the 500-query
   cap and returns at most 100,800 datapoints per call with a NextToken, as CloudWatch does, so the
   collector's batching and pagination are exercised for real.
+- moto has no PromQL API (CloudWatch's QueryMetrics): auditor.emulator.promql answers it on the
+  same port, for the OpenTelemetry series the fleet publishes (detailed observability).
 - moto has no UpdateEndpoint: auditor.emulator.updates adds it (Updating, then InService on the new
   config, or rolled back), so that `audit apply` runs against the emulator.
 """
@@ -236,6 +238,13 @@ class Emulator:
         # The emulator's HTTP server logs every request; the demo and the tests need none of it.
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         self._server.start()
+        # CloudWatch's PromQL API (moto has none) on the same port, beside moto's own answers.
+        from moto.iam.models import get_account_id_from
+
+        from auditor.emulator import promql
+
+        wsgi = self._server._server
+        wsgi.app = promql.middleware(wsgi.app, get_account_id_from)  # type: ignore[union-attr]
         return self
 
     def stop(self) -> None:
@@ -275,6 +284,9 @@ class Emulator:
         import urllib.request
 
         urllib.request.urlopen(urllib.request.Request(f"{self.url}/moto-api/reset", method="POST")).read()
+        from auditor.emulator import promql
+
+        promql.reset()
 
     @staticmethod
     @contextlib.contextmanager
