@@ -409,7 +409,9 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
         "sagemaker:DescribeInferenceComponent", "application-autoscaling:DescribeScalableTargets",
         "application-autoscaling:DescribeScalingPolicies", "cloudwatch:GetMetricData",
         "cloudwatch:DescribeAlarms",
-        "cloudwatch:ListMetrics",  # the InstanceId / AcceleratorId series of enhanced metrics
+        # The InstanceId / AcceleratorId series of enhanced metrics; with GetMetricData, also what
+        # CloudWatch's PromQL query (component placement) needs: it has no IAM action of its own.
+        "cloudwatch:ListMetrics",
     }),
     enabled=lambda config: True,
     audit=audit,
