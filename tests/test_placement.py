@@ -267,6 +267,10 @@ def test_detailed_observability_off_is_not_queried(aws) -> None:
     doc, calls = audit(now, instance_count=4, detailed=False)
     assert "cloudwatch:QueryMetrics" not in calls
     assert "component-empty-instances" not in {f["rule"] for f in doc["findings"]}
+    # The fleet note says which endpoints would gain placement data, and how.
+    (note,) = [f for f in doc["findings"] if f["rule"] == "enhanced-metrics-off"]
+    assert note["evidence"]["placement_off"] == ["llm-host"]
+    assert "EnableDetailedObservability" in note["message"]
 
 
 def test_a_copy_that_reserves_no_gpu_leaves_its_instance_unjudged(aws) -> None:
