@@ -300,3 +300,32 @@ def test_managed_scaling_minimum_that_keeps_an_empty_instance_is_lowered(aws) ->
     rec = finding["recommendation"]
     assert rec["action"] == "lower-min-instances" and rec["monthly_savings_usd"] == round(PRICE * 730, 2)
     assert "MinInstanceCount of variant AllTraffic to 3" in rec["advice"]
+
+
+# ---------- The demo's endpoint, seeded as the demo seeds it ----------
+
+def test_in_the_demo_fleet_the_rule_fires_on_the_endpoint_with_an_empty_instance_only(aws) -> None:
+    from dataclasses import replace
+
+    from auditor.emulator.fleet import ComponentSpec, demo_fleet, seed_fleet
+
+    demo = {s.name: s for s in demo_fleet()}
+    llm = demo["support-llm"]
+    full = replace(llm, name="support-llm-full",
+                   components=(ComponentSpec("support-llm-full-70b", copies=3, accelerators=4, cpu_cores=16.0,
+                                             memory_mb=131072),))
+    blind = replace(llm, name="support-llm-blind", detailed_observability=False,
+                    components=(replace(llm.components[0], name="support-llm-blind-70b"),))
+    now = utc_now()
+    seed_fleet(aws, [llm, full, blind, demo["pricing-api"]], now=now)
+    clients = AwsClients()
+    doc = report_to_dict(run_audit(AuditConfig(), clients, now=now).report)
+    assert clients.counter.as_dict()["cloudwatch:QueryMetrics"] == 1  # one query for the region
+    fired = {f["endpoint"]: f for f in doc["findings"] if f["rule"] == "component-empty-instances"}
+    assert set(fired) == {"support-llm"}
+    assert fired["support-llm"]["evidence"]["empty_instances"] == 1
+    assert fired["support-llm"]["evidence"]["hours_measured"] == PLACEMENT_HOURS
+    assert fired["support-llm"]["recommendation"]["monthly_savings_usd"] == round(PRICE * 730, 2)
+    components = {e["name"]: e["inference_components"] for e in doc["endpoints"]}
+    assert components["support-llm"][0]["copy_count"] == 2
+    assert components["support-llm"][0]["per_copy"]["accelerators"] == 4.0

@@ -32,9 +32,9 @@ from auditor.catalog import Catalog, load_catalog
 from auditor.emulator.published import ASYNC, INSTANCE_NS, INVOCATION_NS, REAL_TIME, SERVERLESS, check_datums
 from auditor.emulator.server import ACCOUNT_ID, Emulator
 
-__all__ = ["INSTANCE_NS", "INVOCATION_NS", "Busy", "ComponentSpec", "EndpointSpec", "Load", "VariantSpec", "ab_leftover_and_shadow_test",
-           "async_variant", "day_night_counts", "demo_fleet", "fleet_datums", "scenario_fleet", "seed_fleet",
-           "serverless_variant", "synthetic_fleet"]
+__all__ = ["INSTANCE_NS", "INVOCATION_NS", "Busy", "ComponentSpec", "EndpointSpec", "Load", "VariantSpec",
+           "ab_leftover_and_shadow_test", "async_variant", "day_night_counts", "demo_fleet", "fleet_datums",
+           "scenario_fleet", "seed_fleet", "serverless_variant", "synthetic_fleet"]
 
 MINUTES_PER_HOUR = 60
 UPLOAD_MS = 150.0  # async: writing the result to S3, part of TotalProcessingTime
