@@ -329,3 +329,26 @@ def test_in_the_demo_fleet_the_rule_fires_on_the_endpoint_with_an_empty_instance
     components = {e["name"]: e["inference_components"] for e in doc["endpoints"]}
     assert components["support-llm"][0]["copy_count"] == 2
     assert components["support-llm"][0]["per_copy"]["accelerators"] == 4.0
+
+
+def test_empty_instances_are_those_empty_on_most_hours_and_at_the_last() -> None:
+    from datetime import UTC, datetime
+
+    from auditor.analyse.rules.component_empty_instances import empty_hours
+    from auditor.models import ComponentPlacement
+
+    hours = tuple(datetime(2026, 11, 30, h, tzinfo=UTC) for h in range(24))
+    busy, empty = (2.0,) * 24, (0.0,) * 24
+    # Two empty for 18 of 24 hours, then one of them gone: one is empty now.
+    gone = ComponentPlacement(hours, {"i-1": busy, "i-2": (0.0,) * 18 + (None,) * 6, "i-3": empty})
+    found = empty_hours(gone, 0.75)
+    assert found is not None and found.hours == 24 and found.empty_last == 1 and found.empty == 1
+    # One empty all day, a second one only the last 4 hours (a scale-out whose copy is not placed yet).
+    new = ComponentPlacement(hours, {"i-1": busy, "i-3": empty, "i-4": (None,) * 20 + (0.0,) * 4})
+    found = empty_hours(new, 0.75)
+    assert found is not None and found.empty_last == 2 and found.empty == 1
+    # Instance ids replaced during the day still count: two empty every hour, whichever they are.
+    replaced = ComponentPlacement(hours, {"i-1": busy, "i-3": empty, "i-5": (0.0,) * 12 + (None,) * 12,
+                                          "i-6": (None,) * 12 + (0.0,) * 12})
+    assert empty_hours(replaced, 0.75).empty == 2  # type: ignore[union-attr]
+    assert empty_hours(ComponentPlacement(hours, {"i-1": (None,) * 24}), 0.75) is None

@@ -57,6 +57,7 @@ class EmptyHours:
     hours: int  # hours with at least one instance measured
     empty_by_hour: tuple[int, ...]  # instances that ran hosting no copy, each hour measured
     running_last: int  # instances running at the last hour measured
+    empty_last: int  # of them, hosting no copy
     empty: int  # k: empty on at least min_empty_share of the hours and at the last
 
     def as_dict(self) -> dict[str, Any]:
@@ -76,7 +77,8 @@ def empty_hours(placement: ComponentPlacement, min_share: float) -> EmptyHours |
     # The largest k met on at least min_share of the hours, and at the last hour measured.
     on_share = empties[max(0, math.ceil(min_share * len(empties)) - 1)]
     running_last, empty_last = by_hour[-1]
-    return EmptyHours(len(by_hour), tuple(e for _, e in by_hour), running_last, min(on_share, empty_last))
+    return EmptyHours(len(by_hour), tuple(e for _, e in by_hour), running_last, empty_last,
+                      min(on_share, empty_last))
 
 
 def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditConfig) -> Finding | None:
@@ -85,8 +87,8 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     hosted = on_variant(assessment.components, va.variant.name)
     if placement is None or not hosted or va.shape is None or not va.shape.gpu_count:
         return None
-    if sum(1 for v in endpoint.variants if not v.shadow) != 1:
-        return None  # placement is per endpoint and instance: not attributable among several variants
+    if len(endpoint.variants) != 1:
+        return None  # placement is per endpoint and instance: not attributable among several (or shadow) variants
     if any(c.component.accelerators is None or c.component.accelerators < 1 for c in hosted):
         return None
     settings: EmptyInstancesSettings = settings_of(RULE, config)
@@ -94,7 +96,7 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     if found is None or found.hours < settings.min_hours or found.empty == 0:
         return None
     count = va.variant.instance_count
-    occupied = max(1, found.running_last - found.empty)
+    occupied = max(1, found.running_last - found.empty_last)  # instances hosting a copy at the last hour
     evidence: dict[str, Any] = {**found.as_dict(), "current_count": count,
                                 "min_empty_share": settings.min_empty_share}
     where = (f"{found.empty} of the {found.running_last} x {va.variant.instance_type} hosted no inference-component "
