@@ -123,6 +123,20 @@ def test_a_refusal_is_an_error_line_not_an_empty_placement(aws) -> None:
     assert "component-empty-instances not judged" in error.message
 
 
+def test_a_throttled_query_is_retried_and_counted(aws) -> None:
+    now = utc_now()
+    publish_hosts(now, "llm-a", {"i-a1": ["chat"], "i-a2": [None]})
+    emulated.throttle(2)
+    clients = AwsClients()
+    waits: list[float] = []
+    end = now.replace(minute=0, second=0, microsecond=0)
+    found = collect_placement(PromQLClient(clients, REGION, sleep=waits.append), REGION, {"llm-a": 2}, end)
+    assert not found.errors and set(found.placements["llm-a"].hosts) == {"i-a1", "i-a2"}
+    assert clients.counter.as_dict() == {"cloudwatch:QueryMetrics": 3}
+    assert clients.counter.problem_counts()["throttled"] == 2
+    assert len(waits) == 2 and waits[0] <= 0.5 and waits[1] <= 1.0  # backoff with full jitter
+
+
 def test_a_truncated_answer_is_asked_again_in_halves(aws) -> None:
     now = utc_now()
     for endpoint in ("big-a", "big-b"):

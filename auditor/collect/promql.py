@@ -59,8 +59,11 @@ GPU_METRIC = "DCGM_FI_DEV_GPU_UTIL"  # per GPU; attributed to the inference comp
 HOST_METRIC = "node_memory_MemTotal_bytes"  # one series per running instance (node exporter)
 
 _RETRIED_STATUS = frozenset({429, 500, 502, 503, 504})
+# Failures of the connection (retried); after the last attempt, the first three mean the endpoint
+# does not answer (as UnansweredEndpoints counts them for botocore's calls).
 _NOT_ANSWERING = (botocore.exceptions.ReadTimeoutError, botocore.exceptions.EndpointConnectionError,
-                  botocore.exceptions.ConnectTimeoutError, botocore.exceptions.ConnectionClosedError)
+                  botocore.exceptions.ConnectTimeoutError)
+_CONNECTION = (botocore.exceptions.HTTPClientError, botocore.exceptions.ConnectionError)
 
 
 class PromQLError(Exception):
@@ -124,11 +127,12 @@ class PromQLClient:
             self._clients.counter.on_request(f"before-send.cloudwatch.{OPERATION}")
             try:
                 status, payload = self._attempt(body)
-            except _NOT_ANSWERING as exc:
+            except _CONNECTION as exc:
                 self._clients.counter.record_problem("connection_errors")
                 failure = str(exc)
                 if attempt == attempts:
-                    unanswered.record(self._region, endpoint, "cloudwatch", call)
+                    if isinstance(exc, _NOT_ANSWERING):
+                        unanswered.record(self._region, endpoint, "cloudwatch", call)
                     raise PromQLError(f"cannot reach cloudwatch in {self._region}: {call} failed on every "
                                       f"attempt ({attempts}): {failure}") from None
             else:

@@ -44,6 +44,7 @@ class OtelSeries:
 _SERIES: dict[tuple[str, str], list[OtelSeries]] = {}
 _LOCK = threading.Lock()
 _DENIED: set[str] = set()  # access keys refused (as an identity without the IAM actions would be)
+_THROTTLED: list[int] = [0]  # the next this many queries are answered 429 (over the account's concurrency)
 
 
 def publish(account_id: str, region: str, series: Iterable[OtelSeries]) -> None:
@@ -58,6 +59,13 @@ def reset() -> None:
     with _LOCK:
         _SERIES.clear()
         _DENIED.clear()
+        _THROTTLED[0] = 0
+
+
+def throttle(queries: int) -> None:
+    """Answer the next `queries` queries with HTTP 429, as CloudWatch does over 30 concurrent queries."""
+    with _LOCK:
+        _THROTTLED[0] = queries
 
 
 def deny(access_key: str) -> None:
@@ -81,7 +89,7 @@ def middleware(app: Callable[..., Any], account_of: Callable[[str], str]) -> Cal
 
 
 _REASONS = {200: "200 OK", 400: "400 Bad Request", 403: "403 Forbidden", 405: "405 Method Not Allowed",
-            422: "422 Unprocessable Entity"}
+            422: "422 Unprocessable Entity", 429: "429 Too Many Requests"}
 
 
 def _handle(environ: dict[str, Any], path: str, account_of: Callable[[str], str]) -> tuple[str, bytes]:
@@ -96,6 +104,10 @@ def _handle(environ: dict[str, Any], path: str, account_of: Callable[[str], str]
         return _reply(403, {"message": refusal})
     with _LOCK:
         denied = access_key in _DENIED
+        throttled, _THROTTLED[0] = _THROTTLED[0] > 0, max(0, _THROTTLED[0] - 1)
+    if throttled:
+        return _reply(429, {"status": "error", "errorType": "too_many_requests",
+                            "error": "ThrottlingException: too many concurrent queries"})
     if denied:
         return _reply(403, {"message": "User is not authorized to perform: cloudwatch:GetMetricData"})
     form = urllib.parse.parse_qs(raw.decode() if method == "POST" else query_string)
