@@ -148,6 +148,16 @@ class InferenceComponent:
 
 
 @dataclass(frozen=True)
+class ComponentPlacement:
+    """Which of an endpoint's instances hosted an inference-component copy, hour by hour (detailed
+    observability, read with PromQL): per instance id, at each hour, the instance's GPU series
+    attributed to a component (0: it ran hosting none; None: no sample, it did not run then)."""
+
+    hours: tuple[datetime, ...]
+    hosts: dict[str, tuple[float | None, ...]]
+
+
+@dataclass(frozen=True)
 class Endpoint:
     account_id: str
     region: str
@@ -178,6 +188,8 @@ class Endpoint:
     queue_alarms: tuple[str, ...] | None = None
     # The config's MetricsConfig; None: the config has none (or is gone).
     metrics_config: MetricsConfig | None = None
+    # Its instances' component placement (detailed observability); None: not read, or none published.
+    placement: ComponentPlacement | None = None
 
     @property
     def enhanced_metrics(self) -> bool:

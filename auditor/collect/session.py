@@ -286,6 +286,11 @@ class ApiCallCounter:
             with self._lock:
                 self.problems[kind] += 1
 
+    def record_problem(self, kind: str) -> None:
+        """An answer retried outside botocore (the PromQL API): throttled | server_errors | connection_errors."""
+        with self._lock:
+            self.problems[kind] += 1
+
     def problem_counts(self) -> dict[str, int]:
         with self._lock:
             return {k: self.problems.get(k, 0) for k in ("throttled", "server_errors", "connection_errors")}
@@ -327,6 +332,17 @@ class AwsClients:
             raise AwsAccessError(
                 f"AWS profile {named!r} not found (set by the environment variable {variable})"
             ) from None
+
+    @property
+    def max_attempts(self) -> int:
+        """Attempts a call gets (the first included), as the botocore clients are configured."""
+        retries = self._config.retries or {}
+        return int(retries.get("total_max_attempts") or retries.get("max_attempts", 4) + 1)
+
+    def credentials(self) -> botocore.credentials.Credentials | None:
+        """The run's credentials (an assumed role's refresh themselves), for a request botocore has no
+        operation for (the PromQL API)."""
+        return self._session.get_credentials()
 
     def caller_account(self, region: str) -> str:
         """The account the credentials act in (sts:GetCallerIdentity needs no permission)."""

@@ -32,9 +32,9 @@ from auditor.catalog import Catalog, load_catalog
 from auditor.emulator.published import ASYNC, INSTANCE_NS, INVOCATION_NS, REAL_TIME, SERVERLESS, check_datums
 from auditor.emulator.server import ACCOUNT_ID, Emulator
 
-__all__ = ["INSTANCE_NS", "INVOCATION_NS", "Busy", "EndpointSpec", "Load", "VariantSpec", "ab_leftover_and_shadow_test",
-           "async_variant", "day_night_counts", "demo_fleet", "fleet_datums", "scenario_fleet", "seed_fleet",
-           "serverless_variant", "synthetic_fleet"]
+__all__ = ["INSTANCE_NS", "INVOCATION_NS", "Busy", "ComponentSpec", "EndpointSpec", "Load", "VariantSpec",
+           "ab_leftover_and_shadow_test", "async_variant", "day_night_counts", "demo_fleet", "fleet_datums",
+           "scenario_fleet", "seed_fleet", "serverless_variant", "synthetic_fleet"]
 
 MINUTES_PER_HOUR = 60
 UPLOAD_MS = 150.0  # async: writing the result to S3, part of TotalProcessingTime
@@ -139,6 +139,17 @@ class VariantSpec:
 
 
 @dataclass(frozen=True)
+class ComponentSpec:
+    """An inference component on the endpoint's (only) variant: its copies and what each reserves."""
+
+    name: str
+    copies: int
+    accelerators: int
+    cpu_cores: float = 4.0
+    memory_mb: int = 16384
+
+
+@dataclass(frozen=True)
 class EndpointSpec:
     name: str
     variants: tuple[VariantSpec, ...] = (VariantSpec(),)
@@ -152,6 +163,11 @@ class EndpointSpec:
     queue_alarm: bool = False  # async: a CloudWatch alarm on its ApproximateAgeOfOldestRequest
     # MetricsConfig.EnableEnhancedMetrics: each instance (InstanceId) and GPU (AcceleratorId) publishes too.
     enhanced_metrics: bool = False
+    # Inference components on its variant (its config then names no model); with
+    # EnableDetailedObservability their placement is published (OpenTelemetry, read with PromQL): the
+    # copies fill the instances' GPUs in order, and instances left over host none.
+    components: tuple[ComponentSpec, ...] = ()
+    detailed_observability: bool = False
 
 
 def async_variant(instance_type: str, count: int, arrivals_per_hour: float, processing_seconds: float,
@@ -170,7 +186,7 @@ def serverless_variant(memory_mb: int, invocations_per_hour: float, memory: Load
 
 
 def demo_fleet() -> list[EndpointSpec]:
-    """Twenty-one endpoints that exercise every rule, with busy ones that must not be flagged."""
+    """Twenty-two endpoints that exercise every rule, with busy ones that must not be flagged."""
     team = lambda owner, env="prod": {"owner": owner, "env": env}  # noqa: E731
     return [
         # Busy, and autoscaled where there are several instances: must not be flagged.
@@ -256,6 +272,13 @@ def demo_fleet() -> list[EndpointSpec]:
             gpu_devices=(Load(38, 6), Load(0.5, 0, 0.1), Load(0.5, 0, 0.1), Load(0.5, 0, 0.1)),
             gpu_memory_devices=(Load(45, 1), Load(1, 0, 0.1), Load(1, 0, 0.1), Load(1, 0, 0.1))),),
                      enhanced_metrics=True, tags=team("search@example.com")),
+        # Inference components (detailed observability on): two copies of a model that takes all
+        # four GPUs of an instance fill two of the three instances; the third hosts no copy.
+        EndpointSpec("support-llm", (VariantSpec("ml.g5.12xlarge", 3, cpu=Load(22, 4), memory=Load(55, 2),
+                                                 gpu=Load(58, 6), gpu_memory=Load(66, 1)),),
+                     components=(ComponentSpec("support-llm-70b", copies=2, accelerators=4, cpu_cores=16.0,
+                                               memory_mb=131072),),
+                     detailed_observability=True, tags=team("assistant@example.com")),
     ]
 
 
@@ -428,9 +451,42 @@ def seed_fleet(
         _register_autoscaling(autoscaling, spec)
         if spec.queue_alarm:
             _put_queue_alarm(cloudwatch, spec)
+        _add_components(spec, now, region, account_id or ACCOUNT_ID, catalog)
     for namespace, items in datums.items():
         for i in range(0, len(items), 1000):  # PutMetricData takes 1,000 datums a call
             cloudwatch.put_metric_data(Namespace=namespace, MetricData=items[i : i + 1000])
+
+
+def _add_components(spec: EndpointSpec, now: datetime, region: str, account_id: str, catalog: Catalog) -> None:
+    """Its inference components (the emulator's own store: moto has no CreateInferenceComponent) and,
+    with detailed observability, their placement as OpenTelemetry series over the last two days."""
+    if not spec.components:
+        return
+    from auditor.emulator import components, promql
+
+    variant = spec.variants[0]
+    for c in spec.components:
+        components.add_component(account_id, region, spec.name, variant.name, c.name, c.copies, c.cpu_cores,
+                                 c.accelerators, c.memory_mb, now - timedelta(days=spec.age_days))
+    if not spec.detailed_observability or variant.instance_type is None:
+        return
+    shape = catalog.shape(variant.instance_type)
+    gpus = shape.gpu_count if shape else 0
+    # Copies fill the instances' GPUs in order (first fit); GPUs no copy uses carry no component.
+    slots: list[list[str | None]] = [[None] * gpus for _ in range(variant.count)]
+    for c in spec.components:
+        for _ in range(c.copies):
+            target = next((row for row in slots if row.count(None) >= c.accelerators), None)
+            if target is None:
+                raise ValueError(f"{spec.name}: the copies of {c.name} do not fit on {variant.count} instances")
+            for _ in range(c.accelerators):
+                target[target.index(None)] = c.name
+    end = now.replace(minute=0, second=0, microsecond=0)
+    stamps = [(end - timedelta(hours=h, minutes=30)).timestamp() for h in range(47, -1, -1)]
+    promql.publish(account_id, region, [
+        series for index, row in enumerate(slots)
+        for series in promql.instance_series(spec.name, variant.name, variant.instance_type,
+                                             _instance_id(spec.name, variant.name, index), row, stamps)])
 
 
 def _put_queue_alarm(cloudwatch: Any, spec: EndpointSpec) -> None:
@@ -520,10 +576,16 @@ def _adjust_state(emulator: Emulator, spec: EndpointSpec, now: datetime, region:
         endpoint.shadow_production_variants = [
             {"VariantName": v.name, "CurrentInstanceCount": v.count, "DesiredInstanceCount": v.count,
              "CurrentWeight": v.weight, "DesiredWeight": v.weight} for v in shadows]
-    if spec.enhanced_metrics and not spec.delete_config:
+    if (spec.enhanced_metrics or spec.detailed_observability) and not spec.delete_config:
         # The emulator's CreateEndpointConfig takes no MetricsConfig: set what DescribeEndpointConfig returns.
         backend.endpoint_configs[f"{spec.name}-config"].metrics_config = {
-            "EnableEnhancedMetrics": True, "EnableDetailedObservability": False, "MetricPublishFrequencyInSeconds": 60}
+            "EnableEnhancedMetrics": spec.enhanced_metrics, "EnableDetailedObservability": spec.detailed_observability,
+            "MetricPublishFrequencyInSeconds": 60}
+    if spec.components and not spec.delete_config:
+        # An endpoint that hosts inference components names no model on its variants (the emulator
+        # requires one at creation).
+        for described in backend.endpoint_configs[f"{spec.name}-config"].production_variants:
+            described.pop("ModelName", None)
     endpoint.endpoint_status = spec.status
     if spec.status == "Failed":
         endpoint.failure_reason = "The primary container did not pass the ping health check."

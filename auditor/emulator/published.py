@@ -124,3 +124,36 @@ def check_datums(endpoint: str, kind: str, namespace: str, datums: list[dict[str
                  enhanced: bool = False) -> None:
     for datum in datums:
         check_datum(endpoint, kind, namespace, datum, enhanced)
+
+
+# With MetricsConfig.EnableDetailedObservability: OpenTelemetry metrics, sent to CloudWatch over OTLP and
+# read with PromQL, not GetMetricData (the SageMaker guide's "OpenTelemetry metrics reference",
+# inference-monitoring). The labels are the ones it documents; the emulator publishes the two series
+# the audit reads: each instance's node exporter memory total (one series per running instance) and
+# each GPU's DCGM utilisation, attributed to the inference component that uses it (no component
+# label on a GPU no copy uses). The dashboard's placement figures (EmptyInstanceCount, IC copies per
+# instance) are derived views that AWS says are not queryable metric names: never published here.
+OTEL_LABELS = frozenset({"aws.sagemaker.endpoint.name", "aws.sagemaker.variant.name",
+                         "aws.sagemaker.inference_component.name", "@resource.host.id", "aws.sagemaker.container.id",
+                         "@resource.cloud.availability_zone", "@resource.host.type"})
+OTEL: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {  # metric -> (labels required, labels allowed)
+    "node_memory_MemTotal_bytes": (frozenset({"aws.sagemaker.endpoint.name", "@resource.host.id"}),
+                                   OTEL_LABELS - {"aws.sagemaker.inference_component.name",
+                                                  "aws.sagemaker.container.id"}),
+    "DCGM_FI_DEV_GPU_UTIL": (frozenset({"aws.sagemaker.endpoint.name", "@resource.host.id"}), OTEL_LABELS),
+}
+NOT_QUERYABLE = frozenset({"EmptyInstanceCount", "ICCopiesPerInstance", "ICListPerInstance", "InstancesPerAZ",
+                           "ICCopyCountPerAZ"})
+
+
+def check_otel_series(metric: str, labels: Mapping[str, str]) -> None:
+    """Raise UnpublishedMetricError unless detailed observability publishes `metric` with `labels`."""
+    if metric in NOT_QUERYABLE:
+        raise UnpublishedMetricError(f"{metric} is a SageMaker AI Insights dashboard figure, not a queryable metric")
+    if metric not in OTEL:
+        raise UnpublishedMetricError(f"the emulator publishes no OpenTelemetry metric {metric!r}")
+    required, allowed = OTEL[metric]
+    missing, extra = required - set(labels), set(labels) - allowed
+    if missing or extra:
+        raise UnpublishedMetricError(f"{metric} with labels {sorted(labels)}: missing {sorted(missing)}, "
+                                     f"not published {sorted(extra)}")

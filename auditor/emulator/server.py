@@ -10,6 +10,10 @@ changed inside the emulator process, not in the auditor:
 - moto enforces none of CloudWatch's GetMetricData limits; the replacement enforces the 500-query
   cap and returns at most 100,800 datapoints per call with a NextToken, as CloudWatch does, so the
   collector's batching and pagination are exercised for real.
+- moto has no PromQL API (CloudWatch's QueryMetrics): auditor.emulator.promql answers it on the
+  same port, for the OpenTelemetry series the fleet publishes (detailed observability).
+- moto has no ListInferenceComponents nor DescribeInferenceComponent: auditor.emulator.components
+  answers them for the components the fleet seeder adds.
 - moto has no UpdateEndpoint: auditor.emulator.updates adds it (Updating, then InService on the new
   config, or rolled back), so that `audit apply` runs against the emulator.
 """
@@ -228,6 +232,9 @@ class Emulator:
         from auditor.emulator.updates import install_update_endpoint
 
         install_update_endpoint()
+        from auditor.emulator.components import install_inference_components
+
+        install_inference_components()
         self.port = _free_loopback_port()
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self.url = f"http://127.0.0.1:{self.port}"
@@ -236,6 +243,13 @@ class Emulator:
         # The emulator's HTTP server logs every request; the demo and the tests need none of it.
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         self._server.start()
+        # CloudWatch's PromQL API (moto has none) on the same port, beside moto's own answers.
+        from moto.iam.models import get_account_id_from
+
+        from auditor.emulator import promql
+
+        wsgi = self._server._server
+        wsgi.app = promql.middleware(wsgi.app, get_account_id_from)  # type: ignore[union-attr]
         return self
 
     def stop(self) -> None:
@@ -275,6 +289,10 @@ class Emulator:
         import urllib.request
 
         urllib.request.urlopen(urllib.request.Request(f"{self.url}/moto-api/reset", method="POST")).read()
+        from auditor.emulator import components, promql
+
+        promql.reset()
+        components.reset()
 
     @staticmethod
     @contextlib.contextmanager

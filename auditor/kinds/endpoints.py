@@ -4,7 +4,7 @@ section is the tuple of EndpointReports (AuditReport.endpoints), which plans and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from auditor.catalog import Catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
 from auditor.collect.enhanced import EnhancedSeries, enhanced_queries
 from auditor.collect.plan import plan_queries
+from auditor.collect.promql import PromQLClient, collect_placement
 from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
 from auditor.discover.alarms import discover_queue_alarms
@@ -101,6 +102,8 @@ def audit_endpoints(
     errors += scaling_errors
     endpoints, alarm_errors = attach_queue_alarms(endpoints, clients, region)
     errors += alarm_errors
+    endpoints, placement_errors = attach_placement(endpoints, clients, region, now, limits.check)
+    errors += placement_errors
     if any(not region_priced(e, catalog) for e in endpoints):
         errors.append(AuditError(
             region, None, "recommend",
@@ -219,6 +222,30 @@ def attach_queue_alarms(
         return endpoints, [AuditError(region, None, "discover", f"{exc.message}: no-queue-alarm not judged")]
     return [replace(e, queue_alarms=alarms.get(e.name, ())) if e.kind is EndpointKind.ASYNC else e
             for e in endpoints], []
+
+
+def wants_placement(endpoint: Endpoint) -> bool:
+    """Real-time endpoints hosting inference components whose config enables detailed observability."""
+    return (endpoint.kind is EndpointKind.REAL_TIME and bool(endpoint.inference_components)
+            and endpoint.metrics_config is not None and endpoint.metrics_config.detailed_observability is True
+            and not endpoint.not_judged_reason and not (endpoint.skipped_reason and not endpoint.skipped_rules))
+
+
+def attach_placement(
+    endpoints: list[Endpoint], clients: AwsClients, region: str, now: datetime,
+    between_calls: Callable[[], None] | None = None,
+) -> tuple[list[Endpoint], list[AuditError]]:
+    """Each such endpoint's component placement (PromQL, one query for the region's endpoints while
+    their instances fit one answer); none, and no call, when no endpoint enables it."""
+    expected = {e.name: sum(max(v.instance_count, (v.managed_scaling.max_instances or 0) if v.managed_scaling else 0)
+                            for v in e.variants)
+                for e in endpoints if wants_placement(e)}
+    if not expected:
+        return endpoints, []
+    end = now.replace(minute=0, second=0, microsecond=0)
+    found = collect_placement(PromQLClient(clients, region, between_calls), region, expected, end)
+    return [replace(e, placement=found.placements.get(e.name)) if e.name in expected else e
+            for e in endpoints], list(found.errors)
 
 
 def check_catalog(endpoint: Endpoint, catalog: Catalog) -> tuple[Endpoint, list[AuditError]]:
@@ -387,7 +414,9 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
         "sagemaker:DescribeInferenceComponent", "application-autoscaling:DescribeScalableTargets",
         "application-autoscaling:DescribeScalingPolicies", "cloudwatch:GetMetricData",
         "cloudwatch:DescribeAlarms",
-        "cloudwatch:ListMetrics",  # the InstanceId / AcceleratorId series of enhanced metrics
+        # The InstanceId / AcceleratorId series of enhanced metrics; with GetMetricData, also what
+        # CloudWatch's PromQL query (component placement) needs: it has no IAM action of its own.
+        "cloudwatch:ListMetrics",
     }),
     enabled=lambda config: True,
     audit=audit,

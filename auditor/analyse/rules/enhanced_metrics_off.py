@@ -43,6 +43,13 @@ PUBLISHED_PER_GPU = ("GPUUtilization", "GPUMemoryUtilization")
 PUBLISHED_INVOCATIONS = ("Invocations", "InvocationsPerInstance", "Invocation4XXErrors", "Invocation5XXErrors",
                          "InvocationModelErrors", "ModelLatency", "OverheadLatency")
 STATISTICS_READ = 2  # Average and Maximum per utilisation series; Invocations is read as Sum
+HOW_PLACEMENT = ("set MetricsConfig.EnableDetailedObservability to true in a new endpoint config (CloudFormation: "
+                 "AWS::SageMaker::EndpointConfig MetricsConfig: {EnableDetailedObservability: true})")
+
+
+def would_gain_placement(endpoint: Endpoint) -> bool:
+    return endpoint.kind is EndpointKind.REAL_TIME and not (
+        (endpoint.skipped_reason and not endpoint.skipped_rules) or RULE.id in endpoint.skipped_rules)
 
 
 def would_gain(endpoint: Endpoint, catalog: Catalog) -> dict[str, Any] | None:
@@ -101,7 +108,20 @@ def check(fleet: EndpointFleet, catalog: Catalog, config: AuditConfig) -> Iterat
     gaining = {e.name: found for e in fleet.endpoints
                if not any(fnmatchcase(e.name, p) for p in skip)
                and (found := would_gain(e, catalog)) is not None}
+    # Inference-component endpoints whose config turns detailed observability off: no placement data,
+    # so component-empty-instances cannot judge them.
+    placement_off = sorted(e.name for e in fleet.endpoints
+                           if e.inference_components and e.metrics_config is not None
+                           and e.metrics_config.detailed_observability is False and not e.not_judged_reason
+                           and would_gain_placement(e) and not any(fnmatchcase(e.name, p) for p in skip))
+    if not gaining and not placement_off:
+        return
+    placement_note = (f" Component placement (which instances host no copy) is not published for "
+                      f"{', '.join(placement_off[:SHOWN])}{' and more' if len(placement_off) > SHOWN else ''}: "
+                      f"{HOW_PLACEMENT}." if placement_off else "")
     if not gaining:
+        yield RULE.finding(fleet, None, placement_note.strip(),
+                           {"endpoints": {}, "placement_off": placement_off, "how_placement": HOW_PLACEMENT})
         return
     names = sorted(gaining)
     listed = ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
@@ -125,8 +145,10 @@ def check(fleet: EndpointFleet, catalog: Catalog, config: AuditConfig) -> Iterat
         fleet, None,
         f"{len(names)} endpoint{'s' if len(names) > 1 else ''} sized from the variant mean, where it can hide "
         f"the hottest instance or an idle GPU ({listed}): MetricsConfig.EnableEnhancedMetrics would show each; "
-        f"about {published} more series, {price}.",
-        {"endpoints": gaining, "how": HOW, "cost": cost, "series_published": published, "series_read": read},
+        f"about {published} more series, {price}."
+        + placement_note,
+        {"endpoints": gaining, "how": HOW, "cost": cost, "series_published": published, "series_read": read,
+         **({"placement_off": placement_off, "how_placement": HOW_PLACEMENT} if placement_off else {})},
     )
 
 
