@@ -253,6 +253,16 @@ def test_an_instance_hosting_no_copy_all_day_is_priced_and_its_count_lowered(aws
     assert "1 of the 4 x ml.g5.12xlarge hosted no inference-component copy" in finding["message"]
 
 
+def test_placement_that_contradicts_the_copies_reservations_is_not_trusted(aws) -> None:
+    """Four copies of four GPUs each need all four 4-GPU instances: an instance whose GPUs carry no
+    component label then says more about the labels than about the placement, and no instance goes."""
+    now = utc_now()
+    publish_hosts(now, "llm-host", {"i-1": ["chat-7b"] * 4, "i-2": ["chat-7b"] * 4, "i-3": ["chat-7b"] * 4,
+                                    "i-4": [None] * 4})
+    doc, _ = audit(now, instance_count=4, components={"chat-7b": {**CHAT["chat-7b"], "copies": 4}})
+    assert "component-empty-instances" not in {f["rule"] for f in doc["findings"]}
+
+
 def test_every_instance_hosting_a_copy_is_no_finding(aws) -> None:
     now = utc_now()
     publish_hosts(now, "llm-host", {f"i-{n}": ["chat-7b", None, None, None] for n in range(3)})

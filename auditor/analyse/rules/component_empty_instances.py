@@ -36,7 +36,7 @@ from auditor.models import (
     price_usage,
 )
 from auditor.recommend.demand import minimum_instances
-from auditor.recommend.packing import on_variant
+from auditor.recommend.packing import instances_to_hold, on_variant, placements
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 
@@ -95,8 +95,14 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     found = empty_hours(placement, settings.min_empty_share)
     if found is None or found.hours < settings.min_hours or found.empty == 0:
         return None
+    # Placement is read from which GPUs carry a component label (an inference from AWS's wording):
+    # the copies' own reservations must fit on the instances left, or the placement data is not trusted.
+    hosted_copies = placements(hosted)
+    packed = instances_to_hold(hosted_copies, va.shape) if hosted_copies is not None else None
+    if packed is None:
+        return None
     count = va.variant.instance_count
-    occupied = max(1, found.running_last - found.empty_last)  # instances hosting a copy at the last hour
+    occupied = max(1, found.running_last - found.empty_last, packed)  # instances hosting a copy at the last hour
     evidence: dict[str, Any] = {**found.as_dict(), "current_count": count,
                                 "min_empty_share": settings.min_empty_share}
     where = (f"{found.empty} of the {found.running_last} x {va.variant.instance_type} hosted no inference-component "
