@@ -443,7 +443,7 @@ NOT_MEASURED = {
     "the age must end above 60 s": ("auditor/analyse/rules/rising_queue_latency.py",
                                     ['"ApproximateAgeOfOldestRequest": 60.0']),
     '("rose from 12 s to 448 s")': ("auditor/analyse/rules/rising_queue_latency.py", ["rose from"]),
-    "as a canary for 10 minutes": ("auditor/recommend/change.py", ["CANARY_WAIT_SECONDS = 600"]),
+    "as a canary for 10 minutes": ("auditor/config.py", ["wait_interval_minutes: int = setting(10,"]),
 }
 
 
