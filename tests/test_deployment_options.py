@@ -283,3 +283,26 @@ def test_the_apply_sections_keys_are_documented_with_their_bounds() -> None:
     for line in ("canary_percent = 10", "linear_step_percent = 20", "wait_interval_minutes = 10",
                  'traffic_shifting = "canary"'):
         assert line in page
+
+
+def test_the_snippets_refer_to_the_alarms_they_declare_and_name_existing_ones() -> None:
+    """CloudFormation and Terraform create what a snippet declares in the order of its references:
+    the endpoint refers to the plan's own alarm (so it exists before the deployment starts), and
+    names the variant's existing alarm as it is."""
+    ranker = replace(RANKER, rollback_alarms=(MODEL_ERRORS,))
+    data = plan_to_dict(replace(PLANS["resize"], change=build_change(PLANS["resize"], ranker, 250.0)))
+    template = yaml.safe_load(render_change(data, "cloudformation"))
+    resources = template["Resources"]
+    (alarm_id,) = [k for k, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm"]
+    (endpoint,) = [r for r in resources.values() if r["Type"] == "AWS::SageMaker::Endpoint"]
+    assert endpoint["Properties"]["DeploymentConfig"]["AutoRollbackConfiguration"]["Alarms"] == [
+        {"AlarmName": "ranker-model-errors"}, {"AlarmName": {"Ref": alarm_id}}]
+    hcl = render_change(data, "terraform")
+    (alarm_resource,) = [line.split('"')[3] for line in hcl.splitlines()
+                         if line.startswith('resource "aws_cloudwatch_metric_alarm"')]
+    assert f"alarm_name = aws_cloudwatch_metric_alarm.{alarm_resource}.alarm_name" in hcl
+    assert 'alarm_name = "ranker-model-errors"' in hcl
+    # The stored plan keeps plain names (what `audit apply` sends).
+    assert {a["AlarmName"] for c in data["change"]["calls"] if c["operation"] == "UpdateEndpoint"
+            for a in c["params"]["DeploymentConfig"]["AutoRollbackConfiguration"]["Alarms"]} == {
+        "ranker-model-errors", f"ranker-AllTraffic-{data['id']}-latency-p99"}
