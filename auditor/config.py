@@ -228,6 +228,10 @@ class HistoryConfig:
 
 
 RISK_LEVELS = ("low", "medium", "high")
+TRAFFIC_SHIFTING = ("canary", "linear")
+TERMINATION_WAIT_SECONDS = 600  # the old fleet is kept this long after the switch, for a rollback
+PROVISIONING_ALLOWANCE_SECONDS = 2400  # the green fleet's instances start and pass their health checks
+MIN_DEPLOYMENT_TIMEOUT_SECONDS, MAX_DEPLOYMENT_TIMEOUT_SECONDS = 600, 28800  # SageMaker's bounds
 
 
 @dataclass(frozen=True)
@@ -244,6 +248,30 @@ class ApplyConfig:
     wait_minutes: float = setting(60.0, "how long apply waits for the endpoint to be InService again",
                                   above=0, maximum=24 * 60)
     alarm_topic_arn: str | None = setting(None, "SNS topic the rollback alarms notify", check=SNS_TOPIC_ARN)
+    # The blue/green deployment of a plan's UpdateEndpoint (built when the audit makes the plan), bounded
+    # by what SageMaker takes: a canary of at most 50% of the new fleet, linear steps of 10-50%, a
+    # wait (baking period) of at most 3600 s; 0 is not offered, as no alarm can fire in no time.
+    traffic_shifting: str = setting("canary", "\"canary\": a canary, then the rest; \"linear\": equal steps",
+                                    choices=TRAFFIC_SHIFTING, ignore_case=True)
+    canary_percent: int = setting(10, "the canary's share of the new fleet's capacity", minimum=1, maximum=50)
+    linear_step_percent: int = setting(20, "each linear step's share of the new fleet's capacity", minimum=10,
+                                       maximum=50)
+    wait_interval_minutes: int = setting(10, "the baking period after each shift, while the alarms watch",
+                                         minimum=1, maximum=60)
+
+    @property
+    def traffic_shifts(self) -> int:
+        """How many times traffic moves: the canary then the rest, or each linear step."""
+        if self.traffic_shifting == "linear":
+            return -(-100 // self.linear_step_percent)
+        return 2
+
+    @property
+    def deployment_timeout_seconds(self) -> int:
+        """MaximumExecutionTimeoutInSeconds: the green fleet's start, a baking period after every
+        shift, and the old fleet kept for a rollback (AWS: larger than the waits together)."""
+        waits = self.traffic_shifts * self.wait_interval_minutes * 60 + TERMINATION_WAIT_SECONDS
+        return max(MIN_DEPLOYMENT_TIMEOUT_SECONDS, PROVISIONING_ALLOWANCE_SECONDS + waits)
 
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -372,6 +400,12 @@ def check_config(config: AuditConfig) -> None:
             f"{src}: email.smtp_username is set but neither email.smtp_starttls nor email.smtp_ssl is: "
             "the password would travel unencrypted (set one, or email.smtp_allow_plain_login = true)"
         )
+    apply = config.apply
+    if apply.deployment_timeout_seconds > MAX_DEPLOYMENT_TIMEOUT_SECONDS:
+        raise ConfigError(
+            f"{src}: apply.wait_interval_minutes ({apply.wait_interval_minutes}) x {apply.traffic_shifts} linear "
+            f"steps (apply.linear_step_percent = {apply.linear_step_percent}) makes a deployment longer than "
+            f"SageMaker's {MAX_DEPLOYMENT_TIMEOUT_SECONDS // 3600} hours: take larger steps or a shorter wait")
     chat = config.chat
     if (chat.slack_routes or chat.teams_routes) and not chat.route_by_tag:
         raise ConfigError(f"{src}: chat.slack_routes and chat.teams_routes need chat.route_by_tag")

@@ -147,6 +147,29 @@ class InferenceComponent:
     memory_mb: float | None = None  # MinMemoryRequiredInMb
 
 
+# The metrics an existing alarm may watch for a plan's deployment to roll back on it: the new
+# fleet's server-side errors and its model's latency, what a new shape or count can make worse.
+# Not Invocation4XXErrors (the callers' mistakes: a burst of bad requests would roll back a sound
+# change), OverheadLatency (SageMaker's own time, not the model's), nor utilisation (a rightsizing
+# raises it by design; autoscaling's target-tracking alarms fire on it in ordinary operation).
+ROLLBACK_METRICS = {"Invocation5XXErrors": "errors", "InvocationModelErrors": "errors", "ModelLatency": "latency"}
+
+
+@dataclass(frozen=True)
+class RollbackAlarm:
+    """An existing CloudWatch alarm on one variant's errors or latency (AWS/SageMaker, dimensions
+    EndpointName and VariantName)."""
+
+    name: str
+    variant: str
+    metric: str  # one of ROLLBACK_METRICS
+
+    @property
+    def watches(self) -> str:
+        """"errors" or "latency"."""
+        return ROLLBACK_METRICS[self.metric]
+
+
 @dataclass(frozen=True)
 class ComponentPlacement:
     """Which of an endpoint's instances hosted an inference-component copy, hour by hour (detailed
@@ -186,6 +209,9 @@ class Endpoint:
     # Async endpoints: the CloudWatch alarms on its queue (ApproximateAgeOfOldestRequest or
     # HasBacklogWithoutCapacity); None: not read (DescribeAlarms denied, or not an async endpoint).
     queue_alarms: tuple[str, ...] | None = None
+    # The CloudWatch alarms on its variants' errors and latency (ROLLBACK_METRICS); None: not read
+    # (DescribeAlarms denied, or nothing in the region a plan could deploy to).
+    rollback_alarms: tuple[RollbackAlarm, ...] | None = None
     # The config's MetricsConfig; None: the config has none (or is gone).
     metrics_config: MetricsConfig | None = None
     # Its instances' component placement (detailed observability); None: not read, or none published.

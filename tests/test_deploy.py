@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import botocore.session
@@ -228,3 +229,101 @@ def test_member_role_stackset_is_the_read_only_part_of_the_policy_and_trusts_the
     linter = shutil.which("cfn-lint") or str(Path(sys.executable).parent / "cfn-lint")
     result = subprocess.run([linter, str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- the opt-in apply and Scheduler roles (both templates) ----------------------------------------
+
+TEMPLATES = {"hub": "sagemaker-auditor.yaml", "member": "member-role.yaml"}
+
+
+def scheduler_role_actions() -> set[str]:
+    """What the off-hours schedules call, derived from the change the rule builds: each universal
+    target (arn:aws:scheduler:::aws-sdk:sagemaker:deleteEndpoint ...) as an IAM action, and
+    sagemaker:AddTags when a request carries tags (SageMaker authorises tags on create with it)."""
+    from auditor.analyse.rules.off_hours import OffPeriod, off_hours_change
+    from helpers import endpoint
+
+    tagged = replace(endpoint("office-hours"), tags={"auditor:apply": "allowed", "team": "search"})
+    change = off_hours_change(tagged, (OffPeriod(19, 13),), 60, "arn:aws:iam::{account_id}:role/SchedulerRole")
+    actions: set[str] = set()
+    for call in change["change"]:
+        target = call["params"]["Target"]
+        service, api = target["Arn"].split(":")[-2:]
+        actions.add(f"{service}:{api[0].upper()}{api[1:]}")
+        if "Tags" in json.loads(target["Input"]):
+            actions.add(f"{service}:AddTags")
+    return actions
+
+
+def _template(name: str) -> dict:
+    return yaml.load((DEPLOY / "cloudformation" / TEMPLATES[name]).read_text(), Loader=CloudFormationLoader)
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_the_apply_role_is_opt_in_and_holds_exactly_the_apply_actions(name: str) -> None:
+    from auditor.act import apply_policy_actions
+
+    template = _template(name)
+    assert template["Parameters"]["EnableApply"]["Default"] == "false"
+    role = template["Resources"]["ApplyRole"]
+    assert role["Condition"] == "ApplyEnabled"
+    assert template["Conditions"]["ApplyEnabled"] == ["EnableApply", "true"]  # !Equals [!Ref EnableApply, "true"]
+    (document,) = [p["PolicyDocument"] for p in role["Properties"]["Policies"]]
+    assert policy_actions(document) == apply_policy_actions()  # derived from the code, never hard-coded
+    assert policy_actions(document) == policy_actions(json.loads((DEPLOY / "iam-apply-policy.json").read_text()))
+    (pass_role,) = [s for s in document["Statement"] if "iam:PassRole" in s["Action"]]
+    assert pass_role["Action"] == ["iam:PassRole"]
+    assert pass_role["Resource"] == "OffHoursSchedulerRole.Arn"  # !GetAtt: that role and no other
+    assert pass_role["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}
+    allow, deny = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert allow["Effect"] == "Allow" and allow["Action"] == "sts:AssumeRole"
+    assert deny["Effect"] == "Deny" and deny["Action"] == "sts:AssumeRole"
+    # The audit's own role (the hub's task role) never becomes the apply role.
+    denied = deny["Principal"]["AWS"]
+    assert (denied == "TaskRole.Arn") if name == "hub" else ("${HubRoleName}" in denied)
+    read_only = template["Resources"]["TaskRole" if name == "hub" else "MemberRole"]["Properties"]["Policies"]
+    assert not any(a in apply_policy_actions() - {"sts:GetCallerIdentity", "cloudwatch:DescribeAlarms",
+                                                  "sagemaker:DescribeEndpointConfig", "sagemaker:ListTags"}
+                   for p in read_only for a in policy_actions(p["PolicyDocument"]))
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_the_scheduler_role_may_only_stop_and_start_opted_in_endpoints(name: str) -> None:
+    from auditor.act import OPT_IN_TAG
+
+    template = _template(name)
+    role = template["Resources"]["OffHoursSchedulerRole"]
+    assert role["Condition"] == "ApplyEnabled"
+    (trust,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"} and trust["Action"] == "sts:AssumeRole"
+    assert "aws:SourceAccount" in trust["Condition"]["StringEquals"]  # no other account's schedules
+    (document,) = [p["PolicyDocument"] for p in role["Properties"]["Policies"]]
+    assert policy_actions(document) == scheduler_role_actions() == {
+        "sagemaker:DeleteEndpoint", "sagemaker:CreateEndpoint", "sagemaker:AddTags"}
+    key, value = OPT_IN_TAG
+    for statement in document["Statement"]:
+        resources = [statement["Resource"]] if isinstance(statement["Resource"], str) else statement["Resource"]
+        assert resources and all(":${AWS::AccountId}:endpoint" in r for r in resources), resources
+        (condition,) = statement["Condition"]["StringEquals"].items()
+        actions = [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
+        # DeleteEndpoint reads the endpoint's tag; CreateEndpoint (and tagging on create) the request's.
+        expected = "aws:ResourceTag" if actions == ["sagemaker:DeleteEndpoint"] else "aws:RequestTag"
+        assert condition == (f"{expected}/{key}", value), statement
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_the_outputs_are_what_the_config_keys_take(name: str) -> None:
+    from auditor.config_file import parse_config
+
+    template = _template(name)
+    outputs = template["Outputs"]
+    assert outputs["ApplyRoleArn"]["Value"] == "ApplyRole.Arn" and "[apply] role_arn" in outputs["ApplyRoleArn"][
+        "Description"]
+    output = outputs["SchedulerRoleArn"]
+    assert "[rules.off-hours] scheduler_role_arn" in output["Description"]
+    role_name = template["Parameters"]["SchedulerRoleName"]["Default"]
+    arn = output["Value"].replace("${AWS::Partition}", "aws").replace("${OffHoursSchedulerRole}", role_name)
+    config = parse_config({"rules": {"off-hours": {"scheduler_role_arn": arn}}}, source="outputs")
+    assert dict(config.rules.configured)["off-hours"].scheduler_role_arn == arn
+    # One role name in every account: the hub's stack and the member StackSet agree.
+    assert role_name == _template("member" if name == "hub" else "hub")["Parameters"]["SchedulerRoleName"]["Default"]

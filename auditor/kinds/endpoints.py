@@ -21,7 +21,7 @@ from auditor.collect.plan import plan_queries
 from auditor.collect.promql import PromQLClient, collect_placement
 from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
-from auditor.discover.alarms import discover_queue_alarms
+from auditor.discover.alarms import discover_alarms
 from auditor.discover.autoscaling import discover_autoscaling, variant_resource_id
 from auditor.discover.endpoints import ConfigCache, discover_endpoints
 from auditor.kinds.base import (
@@ -100,7 +100,7 @@ def audit_endpoints(
     errors += [error for _, step_errors in (*checked, *skipped) for error in step_errors]
     endpoints, scaling_errors = attach_autoscaling(endpoints, clients, region)
     errors += scaling_errors
-    endpoints, alarm_errors = attach_queue_alarms(endpoints, clients, region)
+    endpoints, alarm_errors = attach_alarms(endpoints, clients, region)
     errors += alarm_errors
     endpoints, placement_errors = attach_placement(endpoints, clients, region, now, limits.check)
     errors += placement_errors
@@ -208,19 +208,26 @@ def attach_autoscaling(
     ], []
 
 
-def attach_queue_alarms(
+def attach_alarms(
     endpoints: list[Endpoint], clients: AwsClients, region: str
 ) -> tuple[list[Endpoint], list[AuditError]]:
-    """Each async endpoint's queue alarms (one paged DescribeAlarms for the region, only when it has
-    an async endpoint to judge); unknown (None, and so not judged) if they cannot be read."""
-    if not any(e.kind is EndpointKind.ASYNC and not e.not_judged_reason
-               and not (e.skipped_reason and not e.skipped_rules) for e in endpoints):
+    """Each async endpoint's queue alarms, and each instance-backed endpoint's alarms on its
+    variants' errors and latency (a plan's deployment rolls back on them): one paged DescribeAlarms
+    for the region, only when it has such an endpoint to judge; unknown (None) if they cannot be
+    read (no-queue-alarm is then not judged, and plans define alarms of their own)."""
+    judged = [e for e in endpoints if not e.not_judged_reason and not (e.skipped_reason and not e.skipped_rules)]
+    queued = any(e.kind is EndpointKind.ASYNC for e in judged)
+    deployable = any(v.instance_type for e in judged for v in e.variants)
+    if not (queued or deployable):
         return endpoints, []
     try:
-        alarms = discover_queue_alarms(clients.client("cloudwatch", region), region)
+        alarms = discover_alarms(clients.client("cloudwatch", region), region)
     except RegionAccessError as exc:
-        return endpoints, [AuditError(region, None, "discover", f"{exc.message}: no-queue-alarm not judged")]
-    return [replace(e, queue_alarms=alarms.get(e.name, ())) if e.kind is EndpointKind.ASYNC else e
+        unjudged = ["no-queue-alarm not judged"] if queued else []
+        unjudged += ["plans define rollback alarms of their own"] if deployable else []
+        return endpoints, [AuditError(region, None, "discover", f"{exc.message}: {', and '.join(unjudged)}")]
+    return [replace(e, queue_alarms=alarms.queue.get(e.name, ()) if e.kind is EndpointKind.ASYNC else None,
+                    rollback_alarms=alarms.rollback.get(e.name, ()))
             for e in endpoints], []
 
 

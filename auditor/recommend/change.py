@@ -3,8 +3,10 @@
 - A new shape or count (or serverless, or a variant removed): a new endpoint config copied from the
   current one with only that variant changed (every other field kept: models, DataCaptureConfig,
   KmsKeyId, AsyncInferenceConfig, MetricsConfig, tags ...), named `<endpoint>-<plan id>`, then
-  UpdateEndpoint with a blue/green deployment (10% canary, then the rest) that rolls back by
-  itself when one of the plan's CloudWatch alarms (ModelLatency p99, Invocation5XXErrors) fires.
+  UpdateEndpoint with a blue/green deployment ([apply] traffic_shifting: a canary, then the rest;
+  or linear steps) that rolls back by itself when a CloudWatch alarm fires: the variant's existing
+  alarms on its errors or latency (discover/alarms.py), else alarms the plan defines
+  (Invocation5XXErrors, ModelLatency p99).
 - An autoscaling policy: Application Auto Scaling's RegisterScalableTarget and PutScalingPolicy.
 - A delete: DeleteEndpoint only; the endpoint config is kept, so the endpoint can be re-created.
 """
@@ -14,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from itertools import zip_longest
 from typing import Any
 
-from auditor.models import ApiCall, Change, Endpoint, Plan, PlanOption
+from auditor.config import TERMINATION_WAIT_SECONDS, ApplyConfig
+from auditor.models import ApiCall, Change, Endpoint, Plan, PlanOption, RollbackAlarm
 
 # The fields CreateEndpointConfig takes, in botocore's model (tests/test_plan_change.py holds this
 # to it): a copy carries every one the current config has.
@@ -25,10 +29,7 @@ CREATE_CONFIG_FIELDS = ("ProductionVariants", "DataCaptureConfig", "KmsKeyId", "
                         "EnableNetworkIsolation", "MetricsConfig", "CrossRegionTrafficConfig")
 CONFIG_ACTIONS = ("resize", "scale-out", "resize+autoscale", "serverless", "resize-memory", "remove-variant",
                   "end-shadow-test")
-CANARY_PERCENT = 10
-CANARY_WAIT_SECONDS = 600  # the canary serves this long before the rest of the traffic moves
-TERMINATION_WAIT_SECONDS = 600  # the old fleet is kept this long after the switch, for a rollback
-DEPLOYMENT_TIMEOUT_SECONDS = 3600
+MAX_ROLLBACK_ALARMS = 10  # AutoRollbackConfiguration.Alarms takes at most 10
 SCALE_IN_COOLDOWN_SECONDS = 300
 SCALE_OUT_COOLDOWN_SECONDS = 60
 SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
@@ -53,10 +54,13 @@ def resource_name(base: str, plan: str, suffix: str = "", limit: int = 63) -> st
     return head + tail
 
 
-def build_change(plan: Plan, endpoint: Endpoint | None, latency_threshold_ms: float | None) -> Change | None:
+def build_change(plan: Plan, endpoint: Endpoint | None, latency_threshold_ms: float | None,
+                 apply: ApplyConfig | None = None) -> Change | None:
     """The requests that apply the plan; None when it is not an endpoint's, or the current config
-    (needed to copy it) was not described. `latency_threshold_ms`: the ModelLatency p99 alarm's
-    threshold (None: no latency alarm, the 5XX alarm alone guards the deployment)."""
+    (needed to copy it) was not described. `latency_threshold_ms`: the threshold of the ModelLatency
+    p99 alarm the plan defines when the variant has no latency alarm of its own (None: none, the
+    error alarms alone guard the deployment). `apply`: the deployment's traffic shifting."""
+    apply = apply or ApplyConfig()
     if plan.resource_type != "endpoint" or endpoint is None:
         return None
     option = plan.proposed
@@ -105,22 +109,22 @@ def build_change(plan: Plan, endpoint: Endpoint | None, latency_threshold_ms: fl
                              f"switch {endpoint.name} to {new_config} (serverless: all at once, no canary)"))
         rollback = f"by hand: UpdateEndpoint EndpointName={endpoint.name} EndpointConfigName={endpoint.config_name}"
     else:
-        alarms = _alarm_calls(endpoint.name, plan.variant, plan.id, latency_threshold_ms)
-        calls.extend(alarms)
+        own, existing, used = _rollback_alarms(endpoint, plan.variant, plan.id, latency_threshold_ms)
+        calls.extend(own)
+        names = [a.name for a in existing] + [str(a.params["AlarmName"]) for a in own]
         update["DeploymentConfig"] = {
             "BlueGreenUpdatePolicy": {
-                "TrafficRoutingConfiguration": {
-                    "Type": "CANARY", "WaitIntervalInSeconds": CANARY_WAIT_SECONDS,
-                    "CanarySize": {"Type": "CAPACITY_PERCENT", "Value": CANARY_PERCENT}},
+                "TrafficRoutingConfiguration": traffic_routing(apply),
                 "TerminationWaitInSeconds": TERMINATION_WAIT_SECONDS,
-                "MaximumExecutionTimeoutInSeconds": DEPLOYMENT_TIMEOUT_SECONDS,
+                "MaximumExecutionTimeoutInSeconds": apply.deployment_timeout_seconds,
             },
-            "AutoRollbackConfiguration": {"Alarms": [{"AlarmName": a.params["AlarmName"]} for a in alarms]},
+            "AutoRollbackConfiguration": {"Alarms": [{"AlarmName": name} for name in names]},
         }
         calls.append(ApiCall("sagemaker", "UpdateEndpoint", update,
-                             f"blue/green update of {endpoint.name} to {new_config}: {CANARY_PERCENT}% canary for "
-                             f"{CANARY_WAIT_SECONDS // 60} minutes, then the rest; rolls back if an alarm fires"))
-        rollback = (f"automatic during the deployment (alarms {', '.join(a.params['AlarmName'] for a in alarms)}); "
+                             f"blue/green update of {endpoint.name} to {new_config}: {shifting_text(apply)}; "
+                             f"rolls back if {used} fires; at most "
+                             f"{apply.deployment_timeout_seconds // 60} minutes"))
+        rollback = (f"automatic during the deployment (alarms {', '.join(names)}); "
                     f"afterwards by hand: UpdateEndpoint EndpointName={endpoint.name} "
                     f"EndpointConfigName={endpoint.config_name}")
     if option.action == "resize+autoscale" and option.autoscaling:
@@ -220,17 +224,61 @@ def _autoscaling_calls(endpoint: str, variant: str, policy: dict[str, Any], plan
     ]
 
 
-def _alarm_calls(endpoint: str, variant: str, plan: str, latency_threshold_ms: float | None) -> list[ApiCall]:
+def traffic_routing(apply: ApplyConfig) -> dict[str, Any]:
+    """TrafficRoutingConfiguration: the capacity shares are of the new (green) fleet."""
+    wait = apply.wait_interval_minutes * 60
+    if apply.traffic_shifting == "linear":
+        return {"Type": "LINEAR", "WaitIntervalInSeconds": wait,
+                "LinearStepSize": {"Type": "CAPACITY_PERCENT", "Value": apply.linear_step_percent}}
+    return {"Type": "CANARY", "WaitIntervalInSeconds": wait,
+            "CanarySize": {"Type": "CAPACITY_PERCENT", "Value": apply.canary_percent}}
+
+
+def shifting_text(apply: ApplyConfig) -> str:
+    """"10% canary for 10 minutes, then the rest", or the linear steps, in words."""
+    minutes = apply.wait_interval_minutes
+    if apply.traffic_shifting == "linear":
+        return (f"{apply.traffic_shifts} linear steps of {apply.linear_step_percent}% of the capacity, "
+                f"{minutes} minute{'s' if minutes != 1 else ''} apart")
+    return f"{apply.canary_percent}% canary for {minutes} minute{'s' if minutes != 1 else ''}, then the rest"
+
+
+def _rollback_alarms(endpoint: Endpoint, variant: str, plan: str, latency_threshold_ms: float | None,
+                     ) -> tuple[list[ApiCall], list[RollbackAlarm], str]:
+    """The alarms the deployment rolls back on: for errors and for latency each, the variant's
+    existing alarms when it has any, else the one the plan defines (PutMetricAlarm); and the words
+    saying which (for the UpdateEndpoint's purpose)."""
+    found = [a for a in endpoint.rollback_alarms or () if a.variant == variant]
+    errors = [a for a in found if a.watches == "errors"]
+    latency = [a for a in found if a.watches == "latency"]
+    own = _alarm_calls(endpoint.name, variant, plan, latency_threshold_ms, errors=not errors, latency=not latency)
+    # SageMaker takes 10: alternate errors and latency so that both are watched.
+    existing = [a for pair in zip_longest(errors, latency) for a in pair if a is not None]
+    existing = existing[:MAX_ROLLBACK_ALARMS - len(own)]
+    parts = []
+    if existing:
+        parts.append(f"one of the variant's own alarms {', '.join(a.name for a in existing)}")
+    if own:
+        whose = "" if endpoint.rollback_alarms is not None else " (the endpoint's alarms were not read)"
+        parts.append(f"an alarm the plan defines ({', '.join(str(c.params['MetricName']) for c in own)}){whose}")
+    return own, existing, " or ".join(parts) or "an alarm"
+
+
+def _alarm_calls(endpoint: str, variant: str, plan: str, latency_threshold_ms: float | None,
+                 errors: bool = True, latency: bool = True) -> list[ApiCall]:
     """The alarms the blue/green deployment rolls back on (SageMaker watches them while it shifts traffic)."""
     dimensions = [{"Name": "EndpointName", "Value": endpoint}, {"Name": "VariantName", "Value": variant}]
     base = f"{endpoint}-{variant}-{plan}"[:200]
-    calls = [ApiCall("cloudwatch", "PutMetricAlarm", {
-        "AlarmName": f"{base}-5xx", "AlarmDescription": f"Rolls back plan {plan}: the model answers with 5XX errors",
-        "Namespace": "AWS/SageMaker", "MetricName": "Invocation5XXErrors", "Dimensions": dimensions,
-        "Statistic": "Sum", "Period": 60, "EvaluationPeriods": 2, "DatapointsToAlarm": 2, "Threshold": 0.0,
-        "ComparisonOperator": "GreaterThanThreshold", "TreatMissingData": "notBreaching"},
-        f"alarm {base}-5xx: Invocation5XXErrors in 2 minutes running")]
-    if latency_threshold_ms is not None and latency_threshold_ms > 0:
+    calls = []
+    if errors:
+        calls.append(ApiCall("cloudwatch", "PutMetricAlarm", {
+            "AlarmName": f"{base}-5xx",
+            "AlarmDescription": f"Rolls back plan {plan}: the model answers with 5XX errors",
+            "Namespace": "AWS/SageMaker", "MetricName": "Invocation5XXErrors", "Dimensions": dimensions,
+            "Statistic": "Sum", "Period": 60, "EvaluationPeriods": 2, "DatapointsToAlarm": 2, "Threshold": 0.0,
+            "ComparisonOperator": "GreaterThanThreshold", "TreatMissingData": "notBreaching"},
+            f"alarm {base}-5xx: Invocation5XXErrors in 2 minutes running"))
+    if latency and latency_threshold_ms is not None and latency_threshold_ms > 0:
         calls.append(ApiCall("cloudwatch", "PutMetricAlarm", {
             "AlarmName": f"{base}-latency-p99",
             "AlarmDescription": f"Rolls back plan {plan}: ModelLatency p99 over {latency_threshold_ms:g} ms",

@@ -154,7 +154,7 @@ def _finished(plan: Plan, risk: Risk | None, endpoint: Endpoint | None, variant:
     # (a p99 above anything the window saw means the new shape is slower).
     threshold = objective if objective > 0 else (round(latency * LATENCY_ALARM_FACTOR, 3) if latency else None)
     # A rule whose action is its own (off-hours, queue-alarm) carries its change in its details.
-    change = (build_change(plan, endpoint, threshold) or change_from_details(plan.proposed.details)
+    change = (build_change(plan, endpoint, threshold, config.apply) or change_from_details(plan.proposed.details)
               or job_change(plan, job.job if job else None))
     return replace(plan, risk=risk, change=change)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 FORMATS = ("cli", "cloudformation", "terraform", "json")
@@ -144,6 +145,7 @@ def _cloudformation(plan: dict[str, Any], change: dict[str, Any], risk: dict[str
     resources: dict[str, Any] = {}
     said: list[str] = []  # the one-off actions, one line each
     config_id = target_id = None
+    alarm_ids: dict[str, str] = {}  # the alarms the plan defines: the endpoint refers to them (and waits for them)
     for index, call in enumerate(change.get("calls") or []):
         operation, params = call["operation"], dict(call["params"])
         if operation == "DeleteEndpoint":
@@ -161,9 +163,12 @@ def _cloudformation(plan: dict[str, Any], change: dict[str, Any], risk: dict[str
         logical = _logical_id(plan.get("id"), operation, index)
         if operation == "CreateEndpointConfig":
             config_id = logical
+        elif operation == "PutMetricAlarm":
+            alarm_ids[str(params.get("AlarmName"))] = logical
         elif operation == "UpdateEndpoint":
             params["EndpointConfigName"] = {"Fn::GetAtt": [config_id, "EndpointConfigName"]} if config_id else \
                 params["EndpointConfigName"]
+            params = _refer_to_alarms(params, lambda name: {"Ref": alarm_ids[name]} if name in alarm_ids else name)
             lines.append("# UpdateEndpoint: the endpoint's resource in its stack, with the new config and the "
                          "deployment policy (a stack update then deploys blue/green)")
         elif operation == "RegisterScalableTarget":
@@ -177,6 +182,16 @@ def _cloudformation(plan: dict[str, Any], change: dict[str, Any], risk: dict[str
     if resources or not said:
         lines.append(_yaml({"Resources": resources}, 0) if resources else "# nothing to declare")
     return "\n".join(lines) + "\n"
+
+
+def _refer_to_alarms(params: dict[str, Any], refer: Callable[[str], Any]) -> dict[str, Any]:
+    """UpdateEndpoint's body with each rollback alarm's name replaced by `refer(name)` (a reference
+    to the alarm the snippet declares; an existing alarm's name stays as it is)."""
+    params = json.loads(json.dumps(params))  # a deep copy: the stored plan is not changed
+    rollback = (params.get("DeploymentConfig") or {}).get("AutoRollbackConfiguration") or {}
+    for alarm in rollback.get("Alarms") or []:
+        alarm["AlarmName"] = refer(str(alarm.get("AlarmName")))
+    return params
 
 
 def _yaml(value: Any, indent: int) -> str:
@@ -233,7 +248,13 @@ def _hcl_string(value: str) -> str:
     return json.dumps(value).replace("${", "$${").replace("%{", "%%{")
 
 
+class _Expression(str):
+    """A Terraform expression (a reference to another resource), written bare, never quoted."""
+
+
 def _hcl_value(value: Any) -> str:
+    if isinstance(value, _Expression):
+        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
@@ -275,6 +296,7 @@ def _hcl_body(params: dict[str, Any], indent: int) -> list[str]:
 def _terraform(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any]) -> str:
     lines = _header(plan, change, risk, "#")
     config_ref = target_ref = None
+    alarm_refs: dict[str, str] = {}  # the alarms the plan defines: the endpoint refers to them
     for index, call in enumerate(change.get("calls") or []):
         operation, params = call["operation"], dict(call["params"])
         if operation == "DeleteEndpoint":
@@ -293,10 +315,14 @@ def _terraform(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any
         body = _hcl_body(params, 1)
         if operation == "CreateEndpointConfig":
             config_ref = f"{kind}.{name}.name"
+        elif operation == "PutMetricAlarm":
+            alarm_refs[str(params.get("AlarmName"))] = f"{kind}.{name}.alarm_name"
         elif operation == "UpdateEndpoint":
             lines.append("# UpdateEndpoint: the endpoint's resource in its module, with the new config and the "
                          "deployment policy")
             params.pop("EndpointConfigName", None)
+            params = _refer_to_alarms(params, lambda alarm: _Expression(alarm_refs[alarm]) if alarm in alarm_refs
+                                      else alarm)
             body = _hcl_body(params, 1)
             body.insert(1, f"  endpoint_config_name = {config_ref}" if config_ref else "")
         elif operation == "RegisterScalableTarget":
