@@ -26,6 +26,7 @@ from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.models import (
     AutoscalingProposal,
+    Change,
     Endpoint,
     EndpointReport,
     Finding,
@@ -91,7 +92,9 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
             current_instance_count=variant.variant.instance_count if variant else 0,
             current_monthly_usd=rec.current_monthly_usd,
             proposed=proposed,
-            alternatives=tuple(sorted((o for o in options if o is not proposed),
+            alternatives=tuple(sorted((replace(o, risk=risks[id(o)],
+                                               measured=all(f.measured for f in group if f.rule in o.rules))
+                                       for o in options if o is not proposed),
                                       key=lambda o: -o.monthly_savings_usd)),
             measured=all(f.measured for f in group if f.rule in proposed.rules),
             endpoint_config=configs.get((region, name)) if first.resource_type == "endpoint" else None,
@@ -141,7 +144,18 @@ def _finished(plan: Plan, risk: Risk | None, endpoint: Endpoint | None, variant:
     threshold = objective if objective > 0 else (round(latency * LATENCY_ALARM_FACTOR, 3) if latency else None)
     # A rule whose action is its own (off-hours, queue-alarm) carries its change in its details.
     change = build_change(plan, endpoint, threshold) or change_from_details(plan.proposed.details)
-    return replace(plan, risk=risk, change=change)
+    # Each alternative gets its own change (`audit apply ID --option N`), named by its own id so
+    # that its resources never take the proposed option's names.
+    alternatives = tuple(replace(o, change=_alternative_change(plan, o, endpoint, threshold))
+                         for o in plan.alternatives)
+    return replace(plan, risk=risk, change=change, alternatives=alternatives)
+
+
+def _alternative_change(plan: Plan, option: PlanOption, endpoint: Endpoint | None,
+                        threshold: float | None) -> Change | None:
+    as_proposed = replace(plan, proposed=option, alternatives=())
+    as_proposed = replace(as_proposed, id=plan_id(as_proposed))
+    return build_change(as_proposed, endpoint, threshold) or change_from_details(option.details)
 
 
 LATENCY_ALARM_FACTOR = 1.2
