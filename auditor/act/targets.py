@@ -196,9 +196,16 @@ class NotebookTarget(Target):
 
     noun = "notebook instance"
 
+    @staticmethod
+    def audited_type(plan: PlanToApply) -> str | None:
+        """The instance type the audit saw: a stop keeps it, so the proposed option names it too
+        (a notebook has no variant, so `current` may not)."""
+        kind = plan.current.get("instance_type") or plan.proposed.get("instance_type")
+        return kind if isinstance(kind, str) and kind else None
+
     def plan_problem(self, plan: PlanToApply) -> str | None:
-        if not plan.current.get("instance_type"):
-            return "it does not record the instance type it was audited on (current.instance_type)"
+        if self.audited_type(plan) is None:
+            return "it does not record the instance type it was audited on (current or proposed instance_type)"
         return None
 
     def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
@@ -210,7 +217,7 @@ class NotebookTarget(Target):
 
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
         name = one_line(plan.endpoint)
-        audited = str(plan.current.get("instance_type"))
+        audited = str(self.audited_type(plan))
         now = str(observed.described.get("InstanceType") or "")
         if observed.status != "InService":
             return f"notebook instance {name} is {one_line(observed.status)}, not InService as the audit saw it"
