@@ -29,6 +29,8 @@ from auditor.act.apply import apply_clients, apply_plan, dry_run_lines
 from auditor.act.plan import ApplyRefused, parse_plan
 from auditor.act.readback import missing_after
 from auditor.act.targets import TARGETS
+from auditor.act.verify import VERIFIERS, Evidence
+from auditor.analyse.rules.off_hours import OffPeriod, off_hours_change
 from auditor.cli import app
 from auditor.config_file import load_config
 from auditor.emulator.fleet import demo_fleet, seed_fleet
@@ -37,9 +39,11 @@ from auditor.emulator.server import Emulator
 from auditor.emulator.workspaces import demo_notebooks, seed_workspaces
 from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
+from auditor.models import InferenceComponent
 from auditor.report.document import plan_to_dict
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from conftest import seeded_emulator, utc_now
+from helpers import endpoint as helper_endpoint
 
 ENDPOINTS = ("internal-reports", "pricing-api", "video-transcode-async")
 NOTEBOOKS = ("cv-research-gpu", "feature-eng-m5")
@@ -361,3 +365,63 @@ def test_a_read_back_that_finds_nothing_says_which(fleet: dict[str, Any]) -> Non
     scheduler.delete_schedule(Name=calls[0].params["Name"])
     problem = missing_after(apply_clients(fleet["config"], "us-east-1"), "us-east-1", list(calls))
     assert problem == f"the calls were made, but schedule {calls[0].params['Name']} is not found when read back"
+
+
+# --- inference components, and what the next run does not take as done ------------------------------
+
+
+def test_off_hours_scheduled_actions_on_inference_components_are_read_back(fleet: dict[str, Any]) -> None:
+    """The rule's own change for an endpoint that hosts a component (moto has no inference components:
+    pricing-api stands in for the endpoint; Application Auto Scaling takes the component's ResourceId
+    without one, as the emulator's dimension for copies lets it)."""
+    hosting = replace(helper_endpoint("pricing-api"), config_name="pricing-api-config", inference_components=(
+        InferenceComponent("pricing-ic", "AllTraffic", "InService", copy_count=2),))
+    change = off_hours_change(hosting, (OffPeriod(18, 14), OffPeriod(42, 14)), 60, None)
+    plan = {"id": "p-ic-off-hours", "account_id": "123456789012", "region": "us-east-1", "endpoint": "pricing-api",
+            "variant": None, "resource_type": "endpoint",
+            "current": {"instance_type": "ml.c5.xlarge", "instance_count": 1, "monthly_cost_usd": 100.0,
+                        "endpoint_config_name": "pricing-api-config"},
+            "proposed": {"action": "off-hours", "monthly_savings_usd": 60.0}, "monthly_savings_usd": 60.0,
+            "measured": True, "risk": {"level": "medium", "load_test_first": []},
+            "change": {"calls": change["change"], "rollback": change["rollback"], "waits_for": None}}
+    result = apply_plan(fleet["config"], plan, yes=True)
+    assert result.message == "plan p-ic-off-hours applied: endpoint pricing-api stays on pricing-api-config"
+    autoscaling = boto3.client("application-autoscaling", region_name="us-east-1")
+    actions = autoscaling.describe_scheduled_actions(ServiceNamespace="sagemaker",
+                                                     ResourceId="inference-component/pricing-ic")["ScheduledActions"]
+    assert sorted(a["ScheduledActionName"] for a in actions) == sorted(
+        c["params"]["ScheduledActionName"] for c in change["change"] if c["operation"] == "PutScheduledAction")
+
+
+def applied_change(plan: dict[str, Any], calls: list[dict[str, Any]]) -> AppliedChange:
+    at = utc_now()
+    return AppliedChange(plan_id=plan["id"], account_id="123456789012", region="us-east-1", endpoint=plan["endpoint"],
+                         variant=None, caller="arn", calls=tuple(calls), plan=plan, started_at=at, finished_at=at,
+                         outcome="applied", message="", previous_config=None, new_config=None,
+                         monthly_savings_usd=60.0)
+
+
+def evidence(*endpoints: Any, errors: tuple[str, ...] = ()) -> Evidence:
+    return Evidence(endpoints={(e.account_id, e.region, e.name): e for e in endpoints}, notebooks=None, apps=None,
+                    clusters=None, blind=frozenset(("123456789012", r) for r in errors), complete=True)
+
+
+def test_the_next_run_takes_only_what_it_sees_as_done() -> None:
+    ep = helper_endpoint("reports")
+    component = InferenceComponent("reports-ic", "AllTraffic", "InService", copy_count=2)
+    scheduled = applied_change({"id": "p1", "endpoint": "reports", "resource_type": "endpoint"}, [
+        {"service": "application-autoscaling", "operation": "PutScheduledAction",
+         "params": {"ResourceId": "inference-component/reports-ic", "ScheduledActionName": "x"}}])
+    done = VERIFIERS["endpoint"]
+    assert not done(scheduled, evidence(replace(ep, inference_components=(component,))))  # working hours
+    assert done(scheduled, evidence(replace(ep, inference_components=(replace(component, copy_count=0),))))
+    schedules = applied_change({"id": "p2", "endpoint": "reports", "resource_type": "endpoint"}, [
+        {"service": "scheduler", "operation": "CreateSchedule", "params": {"Name": "auditor-stop-0-reports"}}])
+    assert not done(schedules, evidence(ep))  # created before the apply: the schedules have not run yet
+    assert done(schedules, evidence())  # gone: the evening's schedule deleted it
+    assert not done(schedules, evidence(errors=("us-east-1",)))  # gone from a region read with an error: unknown
+    alarms = applied_change({"id": "p3", "endpoint": "reports", "resource_type": "endpoint"}, [
+        {"service": "cloudwatch", "operation": "PutMetricAlarm", "params": {"AlarmName": "reports-age"}}])
+    assert not done(alarms, evidence(replace(ep, queue_alarms=())))
+    assert done(alarms, evidence(replace(ep, queue_alarms=("reports-age",))))
+    assert not done(alarms, evidence(replace(ep, queue_alarms=None)))  # DescribeAlarms not read: unknown

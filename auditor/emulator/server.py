@@ -225,11 +225,11 @@ class Emulator:
                 "(pip install '.[demo]')"
             )
         install_cloudwatch_limits()
-        from auditor.emulator.removals import install_removals
+        from auditor.emulator.apply_calls import install_apply_calls
         from auditor.emulator.updates import install_update_endpoint
 
         install_update_endpoint()
-        install_removals()
+        install_apply_calls()
         self.port = _free_loopback_port()
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self.url = f"http://127.0.0.1:{self.port}"

@@ -12,7 +12,12 @@ so that apply runs end to end in the emulator:
   ListTags on the app's ARN. ListApps stays unimplemented: the audit's Studio discovery is tested
   with botocore's Stubber (tests/test_studio.py).
 
-StopNotebookInstance and DescribeNotebookInstance are moto's own.
+- Application Auto Scaling's scalable dimension of inference components
+  (`sagemaker:inference-component:DesiredCopyCount`), which moto's list of dimensions lacks: an
+  off-hours plan's RegisterScalableTarget and PutScheduledAction on a component's copies.
+
+StopNotebookInstance and DescribeNotebookInstance, EventBridge Scheduler, scheduled actions,
+scaling policies and alarms are moto's own.
 """
 
 from __future__ import annotations
@@ -195,11 +200,31 @@ def _resource_by_arn(original: Any) -> Any:
     return lookup
 
 
-def install_removals() -> None:
-    """Add these calls to the emulator's SageMaker (once per process)."""
+COPY_DIMENSION = ("SAGEMAKER_INFERENCE_COMPONENT_DESIRED_COPY_COUNT", "sagemaker:inference-component:DesiredCopyCount")
+
+
+def _with_copy_dimension() -> None:
+    """moto validates dimensions against its enum, read by name from both modules: both get one that
+    has the inference components' dimension too."""
+    from enum import Enum
+
+    from moto.applicationautoscaling import models, responses
+
+    current = models.ScalableDimensionValueSet
+    if COPY_DIMENSION[1] in {d.value for d in current}:
+        return
+    extended = Enum("ScalableDimensionValueSet",  # type: ignore[misc]
+                    {**{d.name: d.value for d in current}, COPY_DIMENSION[0]: COPY_DIMENSION[1]})
+    models.ScalableDimensionValueSet = extended  # type: ignore[misc,assignment]
+    responses.ScalableDimensionValueSet = extended  # type: ignore[misc,assignment]
+
+
+def install_apply_calls() -> None:
+    """Add these calls to the emulator (once per process)."""
     with _LOCK:
         if _INSTALLED:
             return
+        _with_copy_dimension()
         SageMakerResponse.create_app = _create_app  # type: ignore[attr-defined]
         SageMakerResponse.describe_app = _describe_app  # type: ignore[attr-defined]
         SageMakerResponse.delete_app = _delete_app  # type: ignore[attr-defined]
