@@ -41,11 +41,12 @@ from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
 from auditor.models import InferenceComponent
 from auditor.report.document import plan_to_dict
+from auditor.report.weekly import render_weekly_text
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from conftest import seeded_emulator, utc_now
 from helpers import endpoint as helper_endpoint
 
-ENDPOINTS = ("internal-reports", "pricing-api", "video-transcode-async")
+ENDPOINTS = ("internal-reports", "pricing-api", "video-transcode-async", "churn-model-legacy")
 NOTEBOOKS = ("cv-research-gpu", "feature-eng-m5")
 APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
 TOPIC = "arn:aws:sns:us-east-1:123456789012:ml-oncall"
@@ -75,12 +76,14 @@ def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Itera
         path.write_text(
             f'[aws]\nregions = ["us-east-1"]\n[history]\npath = "{home / "history.sqlite3"}"\n'
             f'[apply]\nrole_arn = "{APPLY_ROLE}"\nmax_risk = "medium"\nwait_minutes = 1\n'
-            f'alarm_topic_arn = "{TOPIC}"\nendpoints = ["pricing-*"]\nresources = ["video-*", "llm-platform"]\n'
+            f'alarm_topic_arn = "{TOPIC}"\nendpoints = ["pricing-*"]\n'
+            'resources = ["video-*", "churn-*", "llm-platform"]\n'
             '[rules.off-hours]\nscheduler_role_arn = "arn:aws:iam::{account_id}:role/off-hours-scheduler"\n')
         config = load_config(path)
         outcome = execute_audit(config)
         assert not deliver_outcome(config, outcome).problems
         plans = {(p.endpoint, p.proposed.action): plan_to_dict(p) for p in outcome.report.plans}
+        assert outcome.report.errors == (), outcome.report.errors
         yield {"config": config, "path": path, "plans": plans, "sagemaker": sagemaker}
         Emulator.deployments(seconds=2.0)
 
@@ -184,6 +187,16 @@ def test_an_autoscaling_alternative_registers_the_target_and_policy(fleet: dict[
     assert [p["PolicyName"] for p in policies["ScalingPolicies"]] == [policy_call["params"]["PolicyName"]]
 
 
+def test_a_delete_plan_deletes_the_endpoint_and_keeps_its_config(fleet: dict[str, Any]) -> None:
+    plan = fleet["plans"][("churn-model-legacy", "delete")]
+    applied = cli(fleet, plan["id"], "--yes")
+    assert applied.exit_code == 0, applied.output
+    assert applied.stdout.splitlines()[-1] == f"plan {plan['id']} applied: endpoint churn-model-legacy is gone"
+    names = {e["EndpointName"] for e in fleet["sagemaker"].list_endpoints()["Endpoints"]}
+    assert "churn-model-legacy" not in names
+    fleet["sagemaker"].describe_endpoint_config(EndpointConfigName=plan["current"]["endpoint_config_name"])
+
+
 def test_a_notebook_instance_is_stopped(fleet: dict[str, Any]) -> None:
     plan = notebook_plan(fleet)
     assert "notebook instance cv-research-gpu" in dry_run_lines(plan)[0]
@@ -239,7 +252,8 @@ def test_the_next_run_verifies_each_kind_and_the_digest_counts_them(fleet: dict[
     off_hours = fleet["plans"][("internal-reports", "serverless")]["id"]
     alarms = fleet["plans"][("video-transcode-async", "queue-alarm")]["id"]
     scaling = fleet["plans"][("pricing-api", "resize")]["id"]
-    assert {notebook, cluster, off_hours, alarms, scaling} <= set(done), sorted(done)
+    deleted = fleet["plans"][("churn-model-legacy", "delete")]["id"]
+    assert {notebook, cluster, off_hours, alarms, scaling, deleted} <= set(done), sorted(done)
     scheduler = boto3.client("scheduler", region_name="us-east-1")
     sagemaker = fleet["sagemaker"]
     for call in done[off_hours].calls:
@@ -256,12 +270,17 @@ def test_the_next_run_verifies_each_kind_and_the_digest_counts_them(fleet: dict[
         run = history.runs(limit=1)[0].id
         verified = {r.plan_id: r for r in history.applied() if r.verified_run_id == run}
         digest = build_digest(history, iso_week(utc_now()))
-    assert {notebook, cluster, alarms, scaling, off_hours} <= set(verified), sorted(verified)
+    assert outcome.report.errors == (), outcome.report.errors
+    assert {notebook, cluster, alarms, scaling, off_hours, deleted} <= set(verified), sorted(verified)
     assert digest is not None
     realised = {a.change.plan_id: a.realised_monthly_usd for a in digest.applied}
     assert realised[notebook] == done[notebook].monthly_savings_usd > 0
     assert realised[cluster] == done[cluster].monthly_savings_usd > 0
     assert realised[alarms] == 0.0
+    text = render_weekly_text(digest)
+    assert f"\n- notebook-instance cv-research-gpu (us-east-1) plan {notebook} by " in text
+    assert f"\n- internal-reports / AllTraffic (us-east-1) plan {off_hours} by " in text
+    assert ": off-hours, saved $" in text and ": stop, saved $" in text
 
 
 # --- the guards, one line each, nothing changed -----------------------------------------------------
@@ -331,12 +350,12 @@ def test_another_account_and_no_credentials_are_refused(fleet: dict[str, Any]) -
 def test_an_option_the_plan_does_not_have_is_refused(fleet: dict[str, Any]) -> None:
     plan = fleet["plans"][("video-transcode-async", "queue-alarm")]
     assert refusal(fleet, plan, option=1) == (f"plan {plan['id']} has no alternative: --option 1 names none "
-                                              "(`audit plans show ID --as json` lists them)")
+                                              "(`audit plans --format json` lists each plan's alternatives)")
     result = cli(fleet, plan["id"], "--option", "3")
     assert result.exit_code == 1
     assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [
-        f"error: plan {plan['id']} has no alternative: --option 3 names none (`audit plans show ID --as json` "
-        "lists them)"]
+        f"error: plan {plan['id']} has no alternative: --option 3 names none (`audit plans --format json` "
+        "lists each plan's alternatives)"]
 
 
 def test_nodes_the_answer_lists_as_failed_fail_the_apply() -> None:

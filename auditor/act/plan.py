@@ -85,7 +85,7 @@ def with_option(plan: dict[str, Any], option: int) -> dict[str, Any]:
     if option < 0 or option > count:
         listed = f"options 1 to {count}" if count else "no alternative"
         raise ApplyRefused(f"plan {plan_id} has {listed}: --option {option} names none "
-                           "(`audit plans show ID --as json` lists them)")
+                           "(`audit plans --format json` lists each plan's alternatives)")
     chosen = alternatives[option - 1] if isinstance(alternatives, list) else None
     if not isinstance(chosen, dict) or "change" not in chosen:
         raise ApplyRefused(f"plan {plan_id} cannot be read: its alternative {option} carries no change "

@@ -51,7 +51,7 @@ class Waiting:
     operation: str
     read: Callable[[], dict[str, Any] | None]  # None: the resource is gone
     status_key: str
-    done: str
+    done: str | None  # None: only the resource's being gone is done (gone_is_done)
     in_progress: frozenset[str]
     gone_is_done: bool = False
 
@@ -119,7 +119,7 @@ def poll(plan: PlanToApply, waiting: Waiting, wait_minutes: float, sleep: Callab
         if answer is None:
             return "applied", f"plan {plan.id} applied: {who} is gone", None
         status = str(answer.get(waiting.status_key) or "")
-        if status == waiting.done:
+        if waiting.done is not None and status == waiting.done:
             return "applied", f"plan {plan.id} applied: {who} is {waiting.done}", answer
         if status not in waiting.in_progress:
             reason = one_line(str(answer.get("FailureReason") or answer.get("FailureMessage") or "no reason given"))
@@ -170,7 +170,8 @@ class EndpointTarget(Target):
         if plan.calls_of("sagemaker", "DeleteEndpoint"):
             outcome, message, _ = poll(plan, Waiting(
                 "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.endpoint), "EndpointStatus",
-                done="", in_progress=frozenset({"Deleting"}), gone_is_done=True), wait_minutes, sleep, clock)
+                done=None, in_progress=frozenset({"Deleting", "InService"}), gone_is_done=True), wait_minutes,
+                sleep, clock)
             return outcome, message
         if not plan.calls_of("sagemaker", "UpdateEndpoint"):
             return "applied", f"plan {plan.id} applied: endpoint {name} stays on {one_line(plan.audited_config or '')}"
