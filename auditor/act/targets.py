@@ -17,6 +17,7 @@ Schedules, scheduled actions, alarms and scaling policies a change creates are r
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -54,9 +55,10 @@ class Waiting:
     done: str | None  # None: only the resource's being gone is done (gone_is_done)
     in_progress: frozenset[str]
     gone_is_done: bool = False
+    at_deadline: str = "the next audit run checks it"  # said when the wait runs out
 
 
-class Target:
+class Target(ABC):
     """One resource type's strategy (subclasses below; TARGETS maps a plan's resource_type to one)."""
 
     noun = "resource"
@@ -65,17 +67,18 @@ class Target:
         """What the plan lacks for this type (read from the plan alone), or None."""
         return None
 
+    @abstractmethod
     def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
-        raise NotImplementedError
+        """The resource now (its type's Describe call); ApplyRefused when it cannot be read."""
 
+    @abstractmethod
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
         """Why the resource is not as the audit saw it (one line), or None."""
-        raise NotImplementedError
 
+    @abstractmethod
     def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
                sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
         """After the calls: (outcome, message), outcome applied | rolled-back | failed | timed-out."""
-        raise NotImplementedError
 
 
 def _read(plan: PlanToApply, operation: str, call: Callable[[], Any]) -> dict[str, Any]:
@@ -127,7 +130,7 @@ def poll(plan: PlanToApply, waiting: Waiting, wait_minutes: float, sleep: Callab
         left = deadline - clock()
         if left <= 0:
             return "timed-out", (f"plan {plan.id}: {who} is still {one_line(status)} after {wait_minutes:g} minutes "
-                                 "([apply] wait_minutes); the next audit run checks it"), answer
+                                 f"([apply] wait_minutes); {waiting.at_deadline}"), answer
         sleep(min(delay, left))
         delay = min(delay * 2, MAX_POLL_SECONDS)
 
@@ -178,10 +181,8 @@ class EndpointTarget(Target):
         target, old = plan.target_config, plan.audited_config
         outcome, message, described = poll(plan, Waiting(
             "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.endpoint), "EndpointStatus",
-            done="InService", in_progress=self.in_progress), wait_minutes, sleep, clock)
-        if outcome == "timed-out":
-            return outcome, message.replace("the next audit run checks it",
-                                            "the deployment goes on and the next audit run checks its shape")
+            done="InService", in_progress=self.in_progress,
+            at_deadline="the deployment goes on and the next audit run checks its shape"), wait_minutes, sleep, clock)
         if outcome != "applied" or described is None:
             return outcome, message
         config = str(described.get("EndpointConfigName") or "")
