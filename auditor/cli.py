@@ -369,8 +369,11 @@ def apply_command(
     config_path: ConfigOption = None,
     yes: Annotated[bool, typer.Option(
         "--yes", help="Make the calls. Without it: a dry run that prints them and the guards' verdict.")] = False,
+    option: Annotated[int, typer.Option(
+        "--option", min=0, help="Apply the plan's Nth alternative (1 = the first in its `alternatives`) instead of "
+                                "its proposed option (0).")] = 0,
 ) -> None:
-    """Apply one stored plan to its endpoint, guarded ([apply]); a dry run unless --yes."""
+    """Apply one stored plan to its resource, guarded ([apply]); a dry run unless --yes."""
     from auditor.act.apply import apply_plan, dry_run_lines
     from auditor.act.plan import load_plan
 
@@ -379,9 +382,9 @@ def apply_command(
         config = load_config(config_path)
         secrets = secret_values(config)
         plan = load_plan(config, plan_id)
-        for line in dry_run_lines(plan):
+        for line in dry_run_lines(plan, option):
             typer.echo(line)
-        result = apply_plan(config, plan, yes=yes)
+        result = apply_plan(config, plan, yes=yes, option=option)
     except AuditorError as exc:
         raise fail(*problem_lines(exc), secrets=secrets) from None
     typer.echo(result.message)

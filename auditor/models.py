@@ -443,6 +443,11 @@ class PlanOption:
     monthly_savings_usd: float  # negative: it costs more (a risk to fix)
     advice: str
     details: dict[str, Any] = field(default_factory=dict)  # the recommendation's (e.g. serverless memory)
+    # An alternative's own verdict and change (`audit apply ID --option N`); the proposed option's
+    # are the plan's (Plan.risk, Plan.change, Plan.measured), not repeated here.
+    risk: Risk | None = None
+    change: Change | None = None
+    measured: bool = True
 
 
 @dataclass(frozen=True)

@@ -168,7 +168,7 @@ def test_a_plan_above_max_risk_is_refused(fleet: dict[str, Any]) -> None:
 def test_an_endpoint_not_opted_in_is_refused(fleet: dict[str, Any]) -> None:
     message = refusal(fleet, stored_plan(fleet, "pricing-api"))
     assert message == ("endpoint pricing-api is not opted in: tag it auditor:apply=allowed or list it in "
-                       "[apply] endpoints")
+                       "[apply] endpoints or [apply] resources")
 
 
 def test_an_unmeasured_plan_is_refused(fleet: dict[str, Any]) -> None:
@@ -213,7 +213,7 @@ def test_the_cli_refusal_is_one_error_line_and_exit_1(fleet: dict[str, Any],
         result = runner.invoke(app, ["apply", "p-pricing-api", *flags])
         assert result.exit_code == 1, result.output
         assert error_lines(result) == ["error: endpoint pricing-api is not opted in: tag it auditor:apply=allowed "
-                                       "or list it in [apply] endpoints"]
+                                       "or list it in [apply] endpoints or [apply] resources"]
     assert config_of(fleet, fleet["sagemaker"], "pricing-api") == "pricing-api-config"
 
 

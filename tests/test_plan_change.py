@@ -232,7 +232,7 @@ def report(fleet_home: Path, config: str) -> dict:
 
 
 def test_every_endpoint_plan_shows_its_risk_and_change(report: dict) -> None:
-    assert report["schema_version"] == 6
+    assert report["schema_version"] == 7
     endpoint_plans = [p for p in report["plans"] if p["resource_type"] == "endpoint"]
     assert {p["endpoint"] for p in endpoint_plans} >= {"search-embeddings", "churn-model-legacy", "internal-reports"}
     for p in endpoint_plans:
@@ -241,6 +241,17 @@ def test_every_endpoint_plan_shows_its_risk_and_change(report: dict) -> None:
         assert p["change"] and p["change"]["calls"], p
         for call in p["change"]["calls"]:
             valid(ApiCall(call["service"], call["operation"], call["params"], call["purpose"]))
+        # Each alternative carries its own change (audit apply --option N), valid too, and never
+        # names a resource the proposed option's change creates.
+        created = {c["params"].get("EndpointConfigName") for c in p["change"]["calls"]
+                   if c["operation"] == "CreateEndpointConfig"}
+        for alternative in p["alternatives"]:
+            assert set(alternative) >= {"measured", "risk", "change"}, alternative
+            for call in (alternative["change"] or {}).get("calls", []):
+                valid(ApiCall(call["service"], call["operation"], call["params"], call["purpose"]))
+                if call["operation"] == "CreateEndpointConfig":
+                    assert call["params"]["EndpointConfigName"] not in created
+    assert any(a["change"] for p in endpoint_plans for a in p["alternatives"])
     search = next(p for p in endpoint_plans if p["endpoint"] == "search-embeddings")
     create = search["change"]["calls"][0]
     assert create["operation"] == "CreateEndpointConfig"

@@ -1,4 +1,4 @@
-"""The write path: `audit apply ID` changes an endpoint as a plan says, guarded.
+"""The write path: `audit apply ID` changes a resource as a plan says, guarded.
 
 Everything else in the auditor only reads. Here a stored plan's change (ApiCalls, in order) is made
 with apply's own credentials ([apply] profile or role_arn, deploy/iam-apply-policy.json), after
@@ -26,14 +26,22 @@ APPLY_OPERATIONS: frozenset[tuple[str, str]] = frozenset({
     ("sagemaker", "BatchDeleteClusterNodes"),  # a HyperPod group's idle nodes, by id
     ("sagemaker", "UpdateDomain"),  # a Studio domain's idle shutdown turned on
 })
-# What apply itself reads: who it is, the endpoint's state and tags (the guards), the alarms a
-# blue/green deployment rolls back on, and the endpoint while it waits.
+# What apply itself reads: who it is, the resource's state and tags (the guards; auditor.act.targets),
+# the alarms a blue/green deployment rolls back on, the resource while it waits, and what the calls
+# created, read back (auditor.act.readback).
 APPLY_READS: frozenset[tuple[str, str]] = frozenset({
     ("sts", "GetCallerIdentity"),
     ("sagemaker", "DescribeEndpoint"),
     ("sagemaker", "DescribeEndpointConfig"),  # the config a copy is made of: its ARN, for its tags
     ("sagemaker", "ListTags"),
+    ("sagemaker", "DescribeNotebookInstance"),
+    ("sagemaker", "DescribeApp"),
+    ("sagemaker", "DescribeCluster"),
+    ("sagemaker", "ListClusterNodes"),  # the nodes a plan deletes must all still exist
     ("cloudwatch", "DescribeAlarms"),
+    ("scheduler", "GetSchedule"),
+    ("application-autoscaling", "DescribeScheduledActions"),
+    ("application-autoscaling", "DescribeScalingPolicies"),
 })
 # A schedule runs its target as a role EventBridge Scheduler assumes: creating one passes that role.
 APPLY_PASS_ROLE = "iam:PassRole"

@@ -1,6 +1,8 @@
-"""`audit apply ID`: the dry run (every call the plan's change would make, and the guards' verdict)
-and, with --yes, the change itself with apply's own credentials, the wait for the endpoint to be
-InService again (on the new config, or rolled back to the old one), and the record in the history.
+"""`audit apply ID [--option N]`: the dry run (every call the plan's change would make, and the
+guards' verdict) and, with --yes, the change itself with apply's own credentials, the wait its
+resource type needs (auditor.act.targets: the endpoint InService again on the new config or rolled
+back, the notebook Stopped, the app Deleted, the cluster InService without the nodes), the read-back
+of what it created (auditor.act.readback), and the record in the history.
 
 Apply's credentials are its own: [apply] profile, or [apply] role_arn assumed from it (or from the
 default chain). With neither set, apply refuses: the audit's credentials are read-only by design and
@@ -19,19 +21,16 @@ from typing import Any
 import botocore.exceptions
 from botocore import xform_name
 
-from auditor.act.guards import credentials_refusal, endpoint_refusal, plan_refusal
+from auditor.act.guards import account_refusal, credentials_refusal, plan_refusal, resource_refusal
 from auditor.act.plan import ApplyFailed, ApplyRefused, PlanToApply, call_to_dict, parse_plan
+from auditor.act.readback import missing_after
+from auditor.act.targets import TARGETS, plan_noun
 from auditor.collect.session import AwsClients, client_config, describe_client_error
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError
 from auditor.history.store import AppliedChange, History
 from auditor.models import ApiCall
 from auditor.report.render import one_line
-
-# Statuses an endpoint passes through while a deployment runs (or rolls back).
-_IN_PROGRESS = frozenset({"Updating", "SystemUpdating", "RollingBack", "Creating"})
-FIRST_POLL_SECONDS = 0.5
-MAX_POLL_SECONDS = 30.0  # SageMaker's own waiter polls DescribeEndpoint every 30 s
 
 
 @dataclass(frozen=True)
@@ -42,13 +41,16 @@ class ApplyResult:
     caller: str | None = None
 
 
-def dry_run_lines(plan_json: dict[str, Any]) -> list[str]:
-    """What the plan changes and every call, params as JSON (escaped: hostile text stays one line)."""
-    plan = parse_plan(plan_json)
+def dry_run_lines(plan_json: dict[str, Any], option: int = 0) -> list[str]:
+    """What the plan (or its alternative `option`) changes and every call, params as JSON (escaped:
+    hostile text stays one line)."""
+    plan = parse_plan(plan_json, option)
     current, proposed = plan.current, plan.proposed
     risk = plan.risk.level.value if plan.risk else "not assessed"
-    lines = [f"plan {plan.id}: {one_line(plan.endpoint)} / {one_line(plan.variant or '-')} in "
-             f"{plan.account_id} {plan.region}: {_shape(current)} -> {_shape(proposed)}, "
+    which = f" option {plan.option}" if plan.option else ""
+    lines = [f"plan {plan.id}{which}: {plan_noun(plan)} / {one_line(plan.variant or '-')} in "
+             f"{plan.account_id} {plan.region}: {_shape(current)} -> {_shape(proposed)} "
+             f"({one_line(str(proposed.get('action') or '-'))}), "
              f"saves ${plan.monthly_savings_usd:,.2f}/month, risk {risk}"]
     if plan.change is None:
         return [*lines, "  no change the auditor can make as API calls"]
@@ -80,24 +82,30 @@ def apply_clients(config: AuditConfig, region: str) -> AwsClients:
     return clients
 
 
-def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool,
+def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, option: int = 0,
                clients: AwsClients | None = None, sleep: Callable[[float], None] = time.sleep,
                clock: Callable[[], float] = time.monotonic,
                now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> ApplyResult:
     """Check every guard; without `yes` say whether it would apply. With `yes`, make the calls in
-    order, wait for the endpoint, record it in the history. Raises ApplyRefused (nothing changed)
-    or ApplyFailed (a call failed, the deployment rolled back or the wait ran out)."""
-    plan = parse_plan(plan_json)
+    order, wait for what the resource type waits for (auditor.act.targets), read back what the calls
+    created (auditor.act.readback), record it in the history. `option`: an alternative of the plan
+    instead of its proposed option. Raises ApplyRefused (nothing changed) or ApplyFailed (a call
+    failed, the deployment rolled back, a read-back found nothing, or the wait ran out)."""
+    plan = parse_plan(plan_json, option)
     refusal = plan_refusal(plan, config.apply) or credentials_refusal(config.apply)
     if refusal:
         raise ApplyRefused(refusal)
+    target = TARGETS[plan.resource_type]
     region = plan.region
     clients = clients or apply_clients(config, region)
     caller_arn, caller_account = _whoami(clients, region)
-    endpoint_api = clients.client("sagemaker", region)
-    described = _describe(endpoint_api, plan, region)
-    tags = _tags(endpoint_api, str(described["EndpointArn"]), region)
-    refusal = endpoint_refusal(plan, config.apply, caller_account, described, tags)
+    sagemaker = clients.client("sagemaker", region)
+    refusal = account_refusal(plan, caller_account)
+    if refusal:
+        raise ApplyRefused(refusal)
+    observed = target.observe(clients, plan)
+    tags = _tags(sagemaker, observed.arn, region)
+    refusal = resource_refusal(plan, config.apply, observed, tags)
     if refusal:
         raise ApplyRefused(refusal)
     if not yes:
@@ -112,12 +120,16 @@ def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool,
     with history:
         started = now()
         made: list[ApiCall] = []
+        answers: list[dict[str, Any]] = []
         try:
             for planned in plan.change.calls if plan.change else ():
-                call = _with_source_tags(endpoint_api, planned, plan, region)
-                _make(clients, region, call, made, plan)
+                call = _with_source_tags(sagemaker, planned, plan, region)
+                answers.append(_make(clients, region, call, made, plan))
                 made.append(call)
-            outcome, message = _wait(endpoint_api, plan, config.apply.wait_minutes, sleep, clock)
+            outcome, message = target.settle(clients, plan, answers, config.apply.wait_minutes, sleep, clock)
+            missing = missing_after(clients, region, made) if outcome == "applied" else None
+            if missing:
+                outcome, message = "failed", f"plan {plan.id}: {missing}"
         except ApplyFailed as exc:
             outcome, message = "failed", str(exc)
         history.record_applied(AppliedChange(
@@ -138,14 +150,6 @@ def _whoami(clients: AwsClients, region: str) -> tuple[str, str]:
         problem = describe_client_error(exc, "sts", "GetCallerIdentity", region)
         raise ApplyRefused(f"apply credentials: {problem}") from None
     return str(identity["Arn"]), str(identity["Account"])
-
-
-def _describe(endpoint_api: Any, plan: PlanToApply, region: str) -> dict[str, Any]:
-    try:
-        return dict(endpoint_api.describe_endpoint(EndpointName=plan.endpoint))
-    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
-        raise ApplyRefused(f"endpoint {one_line(plan.endpoint)}: "
-                           f"{describe_client_error(exc, 'sagemaker', 'DescribeEndpoint', region)}") from None
 
 
 def _tags(endpoint_api: Any, arn: str, region: str) -> dict[str, str]:
@@ -172,13 +176,15 @@ def _with_source_tags(endpoint_api: Any, call: ApiCall, plan: PlanToApply, regio
     return replace(call, params={**call.params, "Tags": tags}) if tags else call
 
 
-def _make(clients: AwsClients, region: str, call: ApiCall, made: list[ApiCall], plan: PlanToApply) -> None:
-    """One call of the change, as botocore takes it; ApplyFailed naming it and what was made before."""
+def _make(clients: AwsClients, region: str, call: ApiCall, made: list[ApiCall],
+          plan: PlanToApply) -> dict[str, Any]:
+    """One call of the change, as botocore takes it, and its answer; ApplyFailed naming it and what
+    was made before."""
     api = clients.client(call.service, region)
     try:
         if (call.service, call.operation) == ("sagemaker", "UpdateEndpoint"):
             _check_rollback_alarms(clients, region, call)
-        getattr(api, xform_name(call.operation))(**call.params)
+        return dict(getattr(api, xform_name(call.operation))(**call.params))
     except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
         done = f"{len(made)} of {len(plan.change.calls) if plan.change else 0} calls made before it"
         raise ApplyFailed(f"plan {plan.id}: {describe_client_error(exc, call.service, call.operation, region)}; "
@@ -199,35 +205,3 @@ def _check_rollback_alarms(clients: AwsClients, region: str, call: ApiCall) -> N
         raise ApplyFailed(f"the rollback alarm{'s' if len(missing) > 1 else ''} "
                           f"{', '.join(one_line(n) for n in missing)} do{'es' if len(missing) == 1 else ''} not "
                           "exist: UpdateEndpoint not called")
-
-
-def _wait(endpoint_api: Any, plan: PlanToApply, wait_minutes: float, sleep: Callable[[float], None],
-          clock: Callable[[], float]) -> tuple[str, str]:
-    """Poll DescribeEndpoint (0.5 s, doubling to 30 s) until the deployment ends or the deadline."""
-    name = one_line(plan.endpoint)
-    target, old = plan.target_config, plan.audited_config
-    deadline = clock() + wait_minutes * 60
-    delay = FIRST_POLL_SECONDS
-    while True:
-        try:
-            described = endpoint_api.describe_endpoint(EndpointName=plan.endpoint)
-        except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
-            raise ApplyFailed(f"plan {plan.id}: the calls were made, but "
-                              f"{describe_client_error(exc, 'sagemaker', 'DescribeEndpoint', plan.region)}") from None
-        status = str(described.get("EndpointStatus") or "")
-        config = str(described.get("EndpointConfigName") or "")
-        reason = one_line(str(described.get("FailureReason") or "no reason given"))
-        if status == "InService" and config == target:
-            return "applied", f"plan {plan.id} applied: endpoint {name} is InService on {one_line(config)} (was {old})"
-        if status == "InService":
-            return "rolled-back", (f"plan {plan.id} rolled back: endpoint {name} is InService on "
-                                   f"{one_line(config)}, not {target}: {reason}")
-        if status not in _IN_PROGRESS:
-            return "failed", f"plan {plan.id} failed: endpoint {name} is {one_line(status)}: {reason}"
-        left = deadline - clock()
-        if left <= 0:
-            return "timed-out", (f"plan {plan.id}: endpoint {name} is still {one_line(status)} after {wait_minutes:g} "
-                                 "minutes ([apply] wait_minutes); the deployment goes on and the next audit run "
-                                 "checks its shape")
-        sleep(min(delay, left))
-        delay = min(delay * 2, MAX_POLL_SECONDS)

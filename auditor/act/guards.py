@@ -1,8 +1,8 @@
 """What must hold before a plan is applied; each refusal is one line naming why.
 
 `plan_refusal` reads only the plan and the config (the dry run says it without credentials);
-`credentials_refusal` that apply has credentials of its own; `endpoint_refusal` what the endpoint
-is now (DescribeEndpoint and its tags, read with apply's credentials).
+`credentials_refusal` that apply has credentials of its own; `resource_refusal` what the resource
+is now (its type's read, auditor.act.targets, and its tags, read with apply's credentials).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import botocore.validate
 
 from auditor.act import APPLY_OPERATIONS, OPT_IN_TAG
 from auditor.act.plan import PlanToApply
+from auditor.act.targets import JOB_TYPES, TARGETS, Observed, plan_noun
 from auditor.config import ApplyConfig
 from auditor.models import RiskLevel
 from auditor.report.render import one_line
@@ -27,11 +28,12 @@ _MODELS = botocore.session.get_session()  # service models only: never sends a r
 def plan_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
     """Why this plan is never applied as it stands, or None."""
     who = f"plan {plan.id} ({one_line(plan.endpoint)})"
-    if plan.resource_type in ("training-job", "processing-job", "transform-job"):
-        return (f"{who}: its change is the next run's request (audit plans show {plan.id} --as cli); "
-                "apply never starts a job")
-    if plan.resource_type != "endpoint" or not plan.variant:
-        return f"{who}: apply changes an endpoint's variant; this plan is for a {one_line(plan.resource_type)}"
+    if plan.resource_type in JOB_TYPES:
+        return (f"{who}: a {plan.resource_type}'s change is the next run's request (audit plans show {plan.id} "
+                "--as cli); apply never starts a job")
+    target = TARGETS.get(plan.resource_type)
+    if target is None:
+        return f"{who}: apply does not change a {one_line(plan.resource_type)}"
     if plan.change is None or not plan.change.calls:
         return f"{who}: its change cannot be expressed as API calls; apply it by hand"
     if not plan.measured:
@@ -50,12 +52,8 @@ def plan_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
         problem = _invalid(call.service, call.operation, call.params)
         if problem:
             return f"{who}: its {call.service}:{call.operation} call is not valid: {problem}"
-    if plan.target_config is None:
-        return f"{who}: its change has no UpdateEndpoint naming the new endpoint config"
-    if plan.audited_config is None:
-        return (f"{who}: it does not record the endpoint config it was audited on "
-                "(current.endpoint_config_name): run the audit again")
-    return None
+    problem = target.plan_problem(plan)
+    return f"{who}: {problem}" if problem else None
 
 
 def credentials_refusal(config: ApplyConfig) -> str | None:
@@ -65,23 +63,24 @@ def credentials_refusal(config: ApplyConfig) -> str | None:
             "read-only credentials; see deploy/iam-apply-policy.json)")
 
 
-def endpoint_refusal(plan: PlanToApply, config: ApplyConfig, caller_account: str, described: dict[str, Any],
-                     tags: dict[str, str]) -> str | None:
-    """Why the endpoint as it is now must not be changed, or None."""
-    name = one_line(plan.endpoint)
+def account_refusal(plan: PlanToApply, caller_account: str) -> str | None:
+    """Apply's credentials must act in the plan's account (checked before the resource is read)."""
     if caller_account != plan.account_id:
         return (f"plan {plan.id}: the apply credentials act in account {caller_account}, "
                 f"the plan is for account {plan.account_id}")
-    now = str(described.get("EndpointConfigName") or "")
-    if now != plan.audited_config:
-        return (f"endpoint {name} changed since the audit: its config is now {one_line(now)!r}, the plan was made "
-                f"on {one_line(plan.audited_config or '')!r}; run the audit again")
-    status = str(described.get("EndpointStatus") or "")
-    if status != "InService":
-        return f"endpoint {name} is {one_line(status)}, not InService: nothing is changed while it is"
+    return None
+
+
+def resource_refusal(plan: PlanToApply, config: ApplyConfig, observed: Observed, tags: dict[str, str]) -> str | None:
+    """Why the resource as it is now must not be changed, or None."""
+    changed = TARGETS[plan.resource_type].changed(plan, observed)
+    if changed:
+        return changed
     key, value = OPT_IN_TAG
-    if tags.get(key) != value and not any(fnmatch.fnmatchcase(plan.endpoint, p) for p in config.endpoints):
-        return (f"endpoint {name} is not opted in: tag it {key}={value} or list it in [apply] endpoints")
+    patterns = (*config.resources, *(config.endpoints if plan.resource_type == "endpoint" else ()))
+    if tags.get(key) != value and not any(fnmatch.fnmatchcase(plan.endpoint, p) for p in patterns):
+        listed = "[apply] endpoints or [apply] resources" if plan.resource_type == "endpoint" else "[apply] resources"
+        return f"{plan_noun(plan)} is not opted in: tag it {key}={value} or list it in {listed}"
     return None
 
 

@@ -37,6 +37,16 @@ class PlanToApply:
     raw: dict[str, Any]
 
     @property
+    def option(self) -> int:
+        """Which option is applied: 0 the proposed one, N the Nth alternative."""
+        value = self.raw.get("applied_option")
+        return value if isinstance(value, int) else 0
+
+    def calls_of(self, service: str, operation: str) -> list[ApiCall]:
+        calls = self.change.calls if self.change else ()
+        return [c for c in calls if (c.service, c.operation) == (service, operation)]
+
+    @property
     def target_config(self) -> str | None:
         """The endpoint config the change deploys (its UpdateEndpoint's EndpointConfigName)."""
         for call in self.change.calls if self.change else ():
@@ -62,8 +72,34 @@ def load_plan(config: AuditConfig, plan_id: str) -> dict[str, Any]:
     return plan
 
 
-def parse_plan(plan: dict[str, Any]) -> PlanToApply:
-    """The plan JSON as typed values; ApplyRefused naming the key when it is not a plan apply can read."""
+def with_option(plan: dict[str, Any], option: int) -> dict[str, Any]:
+    """The plan as if its alternative `option` (1 = the first listed) were proposed: its proposed
+    option, saving, measured, risk and change are the alternative's (the stored JSON of schema 7+,
+    where each alternative carries its own). 0: the plan as it is. What apply checks, applies and
+    records (`applied_option` says which)."""
+    if option == 0:
+        return plan
+    plan_id = str(plan.get("id") or "?")
+    alternatives = plan.get("alternatives")
+    count = len(alternatives) if isinstance(alternatives, list) else 0
+    if option < 0 or option > count:
+        listed = f"options 1 to {count}" if count else "no alternative"
+        raise ApplyRefused(f"plan {plan_id} has {listed}: --option {option} names none "
+                           "(`audit plans --format json` lists each plan's alternatives)")
+    chosen = alternatives[option - 1] if isinstance(alternatives, list) else None
+    if not isinstance(chosen, dict) or "change" not in chosen:
+        raise ApplyRefused(f"plan {plan_id} cannot be read: its alternative {option} carries no change "
+                           "(a history written before alternatives had theirs: run the audit again)")
+    proposed = {k: v for k, v in chosen.items() if k not in ("measured", "risk", "change")}
+    return {**plan, "proposed": proposed, "monthly_savings_usd": chosen.get("monthly_savings_usd"),
+            "measured": chosen.get("measured") is True, "risk": chosen.get("risk"), "change": chosen.get("change"),
+            "alternatives": [], "applied_option": option}
+
+
+def parse_plan(plan: dict[str, Any], option: int = 0) -> PlanToApply:
+    """The plan JSON as typed values; ApplyRefused naming the key when it is not a plan apply can read.
+    `option`: an alternative instead of the proposed option (see `with_option`)."""
+    plan = with_option(plan, option)
     plan_id = str(plan.get("id") or "?")
 
     def need(key: str, kind: type, where: dict[str, Any] = plan) -> Any:

@@ -229,12 +229,14 @@ class Emulator:
                 "(pip install '.[demo]')"
             )
         install_cloudwatch_limits()
+        from auditor.emulator.apply_calls import install_apply_calls
         from auditor.emulator.updates import install_update_endpoint
 
         install_update_endpoint()
         from auditor.emulator.components import install_inference_components
 
         install_inference_components()
+        install_apply_calls()
         self.port = _free_loopback_port()
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self.url = f"http://127.0.0.1:{self.port}"

@@ -35,8 +35,8 @@ class AppliedSaving:
     """A change `audit apply` made that a run of this week saw done (auditor.act.verify)."""
 
     change: AppliedChange
-    # The variant's monthly cost when the plan was made minus its cost in the run that verified it
-    # (None: that run could not price it).
+    # A deployment: the variant's monthly cost when the plan was made minus its cost in the run that
+    # verified it (None: that run could not price it); any other change: its plan's saving.
     realised_monthly_usd: float | None
 
 
@@ -161,6 +161,11 @@ def build_digest(history: History, week: str) -> Digest | None:
 
 
 def _applied_saving(history: History, change: AppliedChange) -> AppliedSaving:
+    """A deployment's saving is what the variant's cost dropped by; any other verified change (a
+    stopped notebook, a deleted app, removed nodes, off-hours schedules, alarms) saves what its
+    plan priced: the run saw it in effect, and the audit prices no off hours or stopped state."""
+    if not change.new_config:
+        return AppliedSaving(change, round(max(change.monthly_savings_usd, 0.0), 2))
     before = (change.plan.get("current") or {}).get("monthly_cost_usd")
     after = (history.variant_cost(change.verified_run_id, change.account_id, change.region, change.endpoint,
                                   change.variant) if change.verified_run_id is not None else None)

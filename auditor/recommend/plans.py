@@ -28,6 +28,7 @@ from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.models import (
     AutoscalingProposal,
+    Change,
     Endpoint,
     EndpointReport,
     Finding,
@@ -83,8 +84,11 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
         first = group[0]
         endpoint_kind = first.resource_type == "endpoint"
         job = job_costs.get((first.account_id, region, first.resource_type, name))
+        # Endpoints: the replay; jobs: their next run's facts; other kinds: the level their rule
+        # states from the facts it rests on, else the level for changes with nothing to replay.
         risks = {id(o): _risk(o, variant, catalog, config, window) if endpoint_kind
-                 else job_risk(o, job, catalog, config) for o in options}
+                 else job_risk(o, job, catalog, config) if job is not None
+                 else risk_from_details(o.details) or unreplayed_risk(o) for o in options}
         # A replay over 100% of a resource in some period: the option would have failed on the
         # window's own load, so it is never proposed (nor offered as an alternative).
         options = [o for o in options if not ((r := risks[id(o)]) and exceeds_capacity(r.replays))]
@@ -102,7 +106,9 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
             current_instance_count=variant.variant.instance_count if variant else job.job.instance_count if job else 0,
             current_monthly_usd=rec.current_monthly_usd,
             proposed=proposed,
-            alternatives=tuple(sorted((o for o in options if o is not proposed),
+            alternatives=tuple(sorted((replace(o, risk=risks[id(o)],
+                                               measured=all(f.measured for f in group if f.rule in o.rules))
+                                       for o in options if o is not proposed),
                                       key=lambda o: -o.monthly_savings_usd)),
             measured=all(f.measured for f in group if f.rule in proposed.rules),
             endpoint_config=configs.get((region, name)) if first.resource_type == "endpoint" else None,
@@ -156,7 +162,19 @@ def _finished(plan: Plan, risk: Risk | None, endpoint: Endpoint | None, variant:
     # A rule whose action is its own (off-hours, queue-alarm) carries its change in its details.
     change = (build_change(plan, endpoint, threshold, config.apply) or change_from_details(plan.proposed.details)
               or job_change(plan, job.job if job else None))
-    return replace(plan, risk=risk, change=change)
+    # Each alternative gets its own change (`audit apply ID --option N`), named by its own id so
+    # that its resources never take the proposed option's names.
+    alternatives = tuple(replace(o, change=_alternative_change(plan, o, endpoint, threshold, config, job))
+                         for o in plan.alternatives)
+    return replace(plan, risk=risk, change=change, alternatives=alternatives)
+
+
+def _alternative_change(plan: Plan, option: PlanOption, endpoint: Endpoint | None,
+                        threshold: float | None, config: AuditConfig, job: JobCost | None) -> Change | None:
+    as_proposed = replace(plan, proposed=option, alternatives=())
+    as_proposed = replace(as_proposed, id=plan_id(as_proposed))
+    return (build_change(as_proposed, endpoint, threshold, config.apply) or change_from_details(option.details)
+            or job_change(as_proposed, job.job if job else None))
 
 
 LATENCY_ALARM_FACTOR = 1.2

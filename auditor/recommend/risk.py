@@ -180,8 +180,8 @@ def assess(option: PlanOption, series: pd.DataFrame | None, period_seconds: int,
 
 def unreplayed_risk(option: PlanOption) -> Risk | None:
     """Changes without a shape to replay on: a delete (nothing left to overload), serverless (cold
-    starts and concurrency are not in an instance's metrics) and removing a variant (its traffic
-    moves to the others)."""
+    starts and concurrency are not in an instance's metrics), removing a variant (its traffic
+    moves to the others), and UNREPLAYED_LEVELS (alarms, off-hours, workspaces, HyperPod nodes)."""
     if option.action == "delete":
         return Risk(RiskLevel.LOW)
     if option.action in ("serverless", "resize-memory"):
@@ -189,4 +189,16 @@ def unreplayed_risk(option: PlanOption) -> Risk | None:
                                                        "in the instances' metrics",))
     if option.action in ("remove-variant", "end-shadow-test"):
         return Risk(RiskLevel.MEDIUM if option.action == "remove-variant" else RiskLevel.LOW)
-    return None
+    return UNREPLAYED_LEVELS.get(option.action)
+
+
+# Changes that leave no shape to replay, and why each is at its level (docs/plans.md).
+UNREPLAYED_LEVELS: dict[str, Risk] = {
+    "queue-alarm": Risk(RiskLevel.LOW),  # alarms only: nothing that serves changes
+    # Nothing serves the quiet hours: the window had no request in them, but one would fail.
+    "off-hours": Risk(RiskLevel.MEDIUM),
+    "stop": Risk(RiskLevel.LOW),  # a notebook instance: StartNotebookInstance brings it back, volume and files kept
+    "delete-app": Risk(RiskLevel.LOW),  # a Studio app: the space and its storage are kept
+    # HyperPod nodes: the group grows back only by UpdateCluster and the nodes' start-up.
+    "shrink-group": Risk(RiskLevel.MEDIUM),
+}

@@ -34,7 +34,9 @@ from auditor.report.values import iso
 #    in `prices`: `basis`, `statement`, `by_region`, `used`, `warnings`, `reconciliation`.
 # 6: plans carry `id` (stable between runs), `risk` (the replay on the proposed shape, what needs a
 #    load test first) and `change` (the AWS requests that apply it); options carry `details`.
-SCHEMA_VERSION = 6
+# 7: each of a plan's `alternatives` carries its own `measured`, `risk` and `change` (`audit apply ID
+#    --option N` applies the Nth).
+SCHEMA_VERSION = 7
 
 
 def _option(option: PlanOption) -> dict[str, Any]:
@@ -90,7 +92,8 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "monthly_savings_usd": plan.monthly_savings_usd,
         "measured": plan.measured,
         "findings": list(plan.findings),
-        "alternatives": [_option(o) for o in plan.alternatives],
+        "alternatives": [{**_option(o), "measured": o.measured, "risk": risk_to_dict(o.risk),
+                          "change": change_to_dict(o.change)} for o in plan.alternatives],
         "risk": risk_to_dict(plan.risk),
         "change": change_to_dict(plan.change),
     }

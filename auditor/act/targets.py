@@ -1,0 +1,353 @@
+"""What apply does per resource type, as one small strategy each (not a chain of ifs): how to read
+the resource now (its state, its ARN for ListTags), what "unchanged since the audit" means for it,
+and what to wait for once the calls are made.
+
+- endpoint: DescribeEndpoint; unchanged = the audited config, InService; waits for a deployment
+  (UpdateEndpoint) to end InService on the new config (or rolled back), for a deleted endpoint to
+  be gone, and for nothing else (settings around it).
+- notebook-instance: DescribeNotebookInstance; unchanged = InService on the audited instance type;
+  waits for Stopped.
+- studio-app: DescribeApp (the DeleteApp call's keys); unchanged = InService; waits for Deleted.
+- hyperpod-cluster: DescribeCluster and ListClusterNodes; unchanged = InService with every named
+  node still there; the answer's Failed list must be empty; waits for InService.
+
+Schedules, scheduled actions, alarms and scaling policies a change creates are read back after it
+(auditor.act.readback), whatever the resource.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import botocore.exceptions
+
+from auditor.act.plan import ApplyFailed, ApplyRefused, PlanToApply
+from auditor.collect.session import AwsClients, describe_client_error
+from auditor.report.render import one_line
+
+FIRST_POLL_SECONDS = 0.5
+MAX_POLL_SECONDS = 30.0  # SageMaker's own waiters poll every 30 s
+_ERRORS = (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError)
+# What AWS answers for a resource that is not there (DescribeEndpoint says ValidationException).
+_NOT_FOUND = ("ResourceNotFound", "ValidationException")
+
+
+@dataclass(frozen=True)
+class Observed:
+    """A resource as apply reads it now: its ARN (for ListTags), its status, and the answer."""
+
+    arn: str
+    status: str
+    described: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """What a poll for the end of a change needs: how to read the status, which statuses mean
+    "still going", which one means done."""
+
+    operation: str
+    read: Callable[[], dict[str, Any] | None]  # None: the resource is gone
+    status_key: str
+    done: str | None  # None: only the resource's being gone is done (gone_is_done)
+    in_progress: frozenset[str]
+    gone_is_done: bool = False
+    at_deadline: str = "the next audit run checks it"  # said when the wait runs out
+
+
+class Target(ABC):
+    """One resource type's strategy (subclasses below; TARGETS maps a plan's resource_type to one)."""
+
+    noun = "resource"
+
+    def plan_problem(self, plan: PlanToApply) -> str | None:
+        """What the plan lacks for this type (read from the plan alone), or None."""
+        return None
+
+    @abstractmethod
+    def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
+        """The resource now (its type's Describe call); ApplyRefused when it cannot be read."""
+
+    @abstractmethod
+    def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
+        """Why the resource is not as the audit saw it (one line), or None."""
+
+    @abstractmethod
+    def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
+               sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
+        """After the calls: (outcome, message), outcome applied | rolled-back | failed | timed-out."""
+
+
+def _read(plan: PlanToApply, operation: str, call: Callable[[], Any]) -> dict[str, Any]:
+    try:
+        return dict(call())
+    except _ERRORS as exc:
+        raise ApplyRefused(f"{plan_noun(plan)}: {describe_client_error(exc, 'sagemaker', operation, plan.region)}"
+                           ) from None
+
+
+def _gone(exc: Exception) -> bool:
+    if not isinstance(exc, botocore.exceptions.ClientError):
+        return False
+    error = exc.response.get("Error", {})
+    return str(error.get("Code", "")).startswith(_NOT_FOUND[0]) or (
+        error.get("Code") == _NOT_FOUND[1] and "Could not find" in str(error.get("Message", "")))
+
+
+def plan_noun(plan: PlanToApply) -> str:
+    target = TARGETS.get(plan.resource_type)
+    return f"{target.noun if target else one_line(plan.resource_type)} {one_line(plan.endpoint)}"
+
+
+def poll(plan: PlanToApply, waiting: Waiting, wait_minutes: float, sleep: Callable[[float], None],
+         clock: Callable[[], float]) -> tuple[str, str, dict[str, Any] | None]:
+    """Read the status (0.5 s, doubling to 30 s) until it leaves `in_progress` or the deadline:
+    (outcome, message, last answer)."""
+    who = plan_noun(plan)
+    deadline = clock() + wait_minutes * 60
+    delay = FIRST_POLL_SECONDS
+    while True:
+        try:
+            answer = waiting.read()
+        except _ERRORS as exc:
+            if waiting.gone_is_done and _gone(exc):
+                answer = None
+            else:
+                raise ApplyFailed(f"plan {plan.id}: the calls were made, but "
+                                  f"{describe_client_error(exc, 'sagemaker', waiting.operation, plan.region)}"
+                                  ) from None
+        if answer is None:
+            return "applied", f"plan {plan.id} applied: {who} is gone", None
+        status = str(answer.get(waiting.status_key) or "")
+        if waiting.done is not None and status == waiting.done:
+            return "applied", f"plan {plan.id} applied: {who} is {waiting.done}", answer
+        if status not in waiting.in_progress:
+            reason = one_line(str(answer.get("FailureReason") or answer.get("FailureMessage") or "no reason given"))
+            return "failed", f"plan {plan.id} failed: {who} is {one_line(status)}: {reason}", answer
+        left = deadline - clock()
+        if left <= 0:
+            return "timed-out", (f"plan {plan.id}: {who} is still {one_line(status)} after {wait_minutes:g} minutes "
+                                 f"([apply] wait_minutes); {waiting.at_deadline}"), answer
+        sleep(min(delay, left))
+        delay = min(delay * 2, MAX_POLL_SECONDS)
+
+
+class EndpointTarget(Target):
+    """An endpoint: a deployment (UpdateEndpoint), a delete, or settings around it (schedules,
+    scheduled actions, alarms, scaling policies) that leave it as it is."""
+
+    noun = "endpoint"
+    in_progress = frozenset({"Updating", "SystemUpdating", "RollingBack", "Creating"})
+
+    def plan_problem(self, plan: PlanToApply) -> str | None:
+        if plan.calls_of("sagemaker", "UpdateEndpoint") and plan.target_config is None:
+            return "its UpdateEndpoint names no new endpoint config"
+        if plan.audited_config is None:
+            return ("it does not record the endpoint config it was audited on (current.endpoint_config_name): "
+                    "run the audit again")
+        return None
+
+    def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
+        api = clients.client("sagemaker", plan.region)
+        described = _read(plan, "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.endpoint))
+        return Observed(str(described.get("EndpointArn") or ""), str(described.get("EndpointStatus") or ""),
+                        described)
+
+    def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
+        name = one_line(plan.endpoint)
+        now = str(observed.described.get("EndpointConfigName") or "")
+        if now != plan.audited_config:
+            return (f"endpoint {name} changed since the audit: its config is now {one_line(now)!r}, the plan was "
+                    f"made on {one_line(plan.audited_config or '')!r}; run the audit again")
+        if observed.status != "InService":
+            return f"endpoint {name} is {one_line(observed.status)}, not InService: nothing is changed while it is"
+        return None
+
+    def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
+               sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
+        api = clients.client("sagemaker", plan.region)
+        name = one_line(plan.endpoint)
+        if plan.calls_of("sagemaker", "DeleteEndpoint"):
+            outcome, message, _ = poll(plan, Waiting(
+                "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.endpoint), "EndpointStatus",
+                done=None, in_progress=frozenset({"Deleting", "InService"}), gone_is_done=True), wait_minutes,
+                sleep, clock)
+            return outcome, message
+        if not plan.calls_of("sagemaker", "UpdateEndpoint"):
+            return "applied", f"plan {plan.id} applied: endpoint {name} stays on {one_line(plan.audited_config or '')}"
+        target, old = plan.target_config, plan.audited_config
+        outcome, message, described = poll(plan, Waiting(
+            "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.endpoint), "EndpointStatus",
+            done="InService", in_progress=self.in_progress,
+            at_deadline="the deployment goes on and the next audit run checks its shape"), wait_minutes, sleep, clock)
+        if outcome != "applied" or described is None:
+            return outcome, message
+        config = str(described.get("EndpointConfigName") or "")
+        if config == target:
+            return "applied", f"plan {plan.id} applied: endpoint {name} is InService on {one_line(config)} (was {old})"
+        reason = one_line(str(described.get("FailureReason") or "no reason given"))
+        return "rolled-back", (f"plan {plan.id} rolled back: endpoint {name} is InService on {one_line(config)}, "
+                               f"not {target}: {reason}")
+
+
+class NotebookTarget(Target):
+    """A notebook instance stopped (StopNotebookInstance): its volume and files are kept."""
+
+    noun = "notebook instance"
+
+    @staticmethod
+    def audited_type(plan: PlanToApply) -> str | None:
+        """The instance type the audit saw: a stop keeps it, so the proposed option names it too
+        (a notebook has no variant, so `current` may not)."""
+        kind = plan.current.get("instance_type") or plan.proposed.get("instance_type")
+        return kind if isinstance(kind, str) and kind else None
+
+    def plan_problem(self, plan: PlanToApply) -> str | None:
+        if self.audited_type(plan) is None:
+            return "it does not record the instance type it was audited on (current or proposed instance_type)"
+        return None
+
+    def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
+        api = clients.client("sagemaker", plan.region)
+        described = _read(plan, "DescribeNotebookInstance",
+                          lambda: api.describe_notebook_instance(NotebookInstanceName=plan.endpoint))
+        return Observed(str(described.get("NotebookInstanceArn") or ""),
+                        str(described.get("NotebookInstanceStatus") or ""), described)
+
+    def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
+        name = one_line(plan.endpoint)
+        audited = str(self.audited_type(plan))
+        now = str(observed.described.get("InstanceType") or "")
+        if observed.status != "InService":
+            return f"notebook instance {name} is {one_line(observed.status)}, not InService as the audit saw it"
+        if now != audited:
+            return (f"notebook instance {name} changed since the audit: it runs {one_line(now)}, the plan was made on "
+                    f"{one_line(audited)}; run the audit again")
+        return None
+
+    def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
+               sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
+        api = clients.client("sagemaker", plan.region)
+        outcome, message, _ = poll(plan, Waiting(
+            "DescribeNotebookInstance", lambda: api.describe_notebook_instance(NotebookInstanceName=plan.endpoint),
+            "NotebookInstanceStatus", done="Stopped", in_progress=frozenset({"Stopping", "InService"})),
+            wait_minutes, sleep, clock)
+        return outcome, message
+
+
+_APP_KEYS = ("DomainId", "UserProfileName", "SpaceName", "AppType", "AppName")
+
+
+class StudioAppTarget(Target):
+    """A Studio app deleted (DeleteApp): the space (or user profile) and its storage are kept."""
+
+    noun = "Studio app"
+
+    @staticmethod
+    def _keys(plan: PlanToApply) -> dict[str, Any]:
+        calls = plan.calls_of("sagemaker", "DeleteApp")
+        return {k: v for k, v in calls[0].params.items() if k in _APP_KEYS} if calls else {}
+
+    def plan_problem(self, plan: PlanToApply) -> str | None:
+        keys = self._keys(plan)
+        if not {"DomainId", "AppType", "AppName"} <= set(keys) or not ({"UserProfileName", "SpaceName"} & set(keys)):
+            return "its change has no DeleteApp naming the domain, the space or user profile, the app type and name"
+        return None
+
+    def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
+        api = clients.client("sagemaker", plan.region)
+        keys = self._keys(plan)
+        described = _read(plan, "DescribeApp", lambda: api.describe_app(**keys))
+        return Observed(str(described.get("AppArn") or ""), str(described.get("Status") or ""), described)
+
+    def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
+        if observed.status != "InService":
+            return (f"Studio app {one_line(plan.endpoint)} is {one_line(observed.status)}, not InService as the audit "
+                    "saw it")
+        return None
+
+    def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
+               sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
+        api = clients.client("sagemaker", plan.region)
+        keys = self._keys(plan)
+        outcome, message, _ = poll(plan, Waiting(
+            "DescribeApp", lambda: api.describe_app(**keys), "Status", done="Deleted",
+            in_progress=frozenset({"Deleting", "InService"}), gone_is_done=True), wait_minutes, sleep, clock)
+        return outcome, message
+
+
+class ClusterTarget(Target):
+    """HyperPod nodes deleted (BatchDeleteClusterNodes): the group shrinks by those nodes."""
+
+    noun = "HyperPod cluster"
+
+    @staticmethod
+    def _delete(plan: PlanToApply) -> tuple[str, list[str]]:
+        calls = plan.calls_of("sagemaker", "BatchDeleteClusterNodes")
+        params = calls[0].params if calls else {}
+        nodes = params.get("NodeIds")
+        return str(params.get("ClusterName") or ""), [str(n) for n in nodes] if isinstance(nodes, list) else []
+
+    def plan_problem(self, plan: PlanToApply) -> str | None:
+        cluster, nodes = self._delete(plan)
+        if not cluster or not nodes:
+            return "its change has no BatchDeleteClusterNodes naming the cluster and the nodes"
+        return None
+
+    def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
+        api = clients.client("sagemaker", plan.region)
+        cluster, _ = self._delete(plan)
+        described = _read(plan, "DescribeCluster", lambda: api.describe_cluster(ClusterName=cluster))
+        try:
+            pages = api.get_paginator("list_cluster_nodes").paginate(ClusterName=cluster)
+            present = sorted({str(n.get("InstanceId")) for page in pages for n in page.get("ClusterNodeSummaries", [])})
+        except _ERRORS as exc:
+            raise ApplyRefused(f"{plan_noun(plan)}: "
+                               f"{describe_client_error(exc, 'sagemaker', 'ListClusterNodes', plan.region)}") from None
+        return Observed(str(described.get("ClusterArn") or ""), str(described.get("ClusterStatus") or ""),
+                        {**described, "NodeIds": present})
+
+    def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
+        name = one_line(plan.endpoint)
+        if observed.status != "InService":
+            return (f"HyperPod cluster {name} is {one_line(observed.status)}, not InService: nothing is changed "
+                    "while it is")
+        _, nodes = self._delete(plan)
+        missing = [n for n in nodes if n not in set(observed.described.get("NodeIds") or ())]
+        if missing:
+            return (f"HyperPod cluster {name} changed since the audit: node{'s' if len(missing) > 1 else ''} "
+                    f"{', '.join(one_line(n) for n in missing)} no longer exist{'' if len(missing) > 1 else 's'}; "
+                    "run the audit again")
+        return None
+
+    def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
+               sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
+        cluster, nodes = self._delete(plan)
+        failed = [f for answer in answers for f in answer.get("Failed") or []]
+        if failed:
+            said = "; ".join(f"{one_line(str(f.get('NodeId')))}: {one_line(str(f.get('Code')))} "
+                             f"{one_line(str(f.get('Message') or ''))}".strip() for f in failed)
+            return "failed", (f"plan {plan.id} failed: BatchDeleteClusterNodes did not delete {len(failed)} of "
+                              f"{len(nodes)} nodes of {one_line(cluster)}: {said}")
+        api = clients.client("sagemaker", plan.region)
+        outcome, message, _ = poll(plan, Waiting(
+            "DescribeCluster", lambda: api.describe_cluster(ClusterName=cluster), "ClusterStatus", done="InService",
+            in_progress=frozenset({"Updating", "SystemUpdating"})), wait_minutes, sleep, clock)
+        if outcome == "applied":
+            message = (f"plan {plan.id} applied: {len(nodes)} node{'s' if len(nodes) > 1 else ''} of "
+                       f"{one_line(cluster)} deleted; the cluster is InService")
+        return outcome, message
+
+
+# The resource types apply changes, by the plan's resource_type.
+TARGETS: dict[str, Target] = {
+    "endpoint": EndpointTarget(),
+    "notebook-instance": NotebookTarget(),
+    "studio-app": StudioAppTarget(),
+    "hyperpod-cluster": ClusterTarget(),
+}
+# A job's change is the next run's request: apply never starts a job.
+JOB_TYPES = frozenset({"training-job", "processing-job", "transform-job"})
