@@ -29,8 +29,8 @@ def plan_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
     """Why this plan is never applied as it stands, or None."""
     who = f"plan {plan.id} ({one_line(plan.endpoint)})"
     if plan.resource_type in JOB_TYPES:
-        return (f"{who}: a {plan.resource_type}'s change is the next run's request (audit plans show {plan.id} "
-                "--as cli); apply never starts a job")
+        return (f"{who}: its change is the next run's request (audit plans show {plan.id} --as cli); "
+                "apply never starts a job")
     target = TARGETS.get(plan.resource_type)
     if target is None:
         return f"{who}: apply does not change a {one_line(plan.resource_type)}"
