@@ -72,7 +72,10 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
             options.append(combined)
         variant = variants.get((region, name, variant_name)) if variant_name else None
         endpoint_kind = group[0].resource_type == "endpoint"
-        risks = {id(o): _risk(o, variant, catalog, config, window) if endpoint_kind else None for o in options}
+        # Replayed over the endpoint's shape window, the part of the audit window its rules read.
+        endpoint = by_name.get((region, name))
+        shaped = window.starting_at(endpoint.config_created_at) if window and endpoint else window
+        risks = {id(o): _risk(o, variant, catalog, config, shaped) if endpoint_kind else None for o in options}
         # A replay over 100% of a resource in some period: the option would have failed on the
         # window's own load, so it is never proposed (nor offered as an alternative).
         options = [o for o in options if not ((r := risks[id(o)]) and exceeds_capacity(r.replays))]
