@@ -5,7 +5,8 @@ DescribeEndpoint and a ListTags per endpoint. The instance type comes from Descr
 which fails when the config was deleted while the endpoint runs: such an endpoint is still listed,
 marked not judged. Configs never change once created, so their descriptions are kept between runs;
 a kept description carries the format it was written in, and one in an older format (which left out
-fields read since) is described again.
+fields read since) is described again. The config's CreationTime (kept in its description) is when
+the shapes the endpoint runs began: the analysis judges only the data measured since.
 
 A config is read whole: production variants with their weights and managed instance scaling, its
 MetricsConfig (whether per-instance and per-GPU series are published), and
