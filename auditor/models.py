@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import pandas as pd
@@ -81,6 +81,15 @@ class Window:
     @property
     def days(self) -> float:
         return (self.end - self.start).total_seconds() / 86400
+
+    def starting_at(self, moment: datetime | None) -> Window:
+        """The window's periods that begin at or after `moment` (a period that began before it may
+        hold data from before it); the whole window when `moment` is before it or None."""
+        if moment is None or moment <= self.start:
+            return self
+        periods = -(-(moment - self.start).total_seconds() // self.period_seconds)  # rounded up
+        start = min(self.start + timedelta(seconds=periods * self.period_seconds), self.end)
+        return replace(self, start=start)
 
 
 @dataclass(frozen=True)
@@ -206,6 +215,9 @@ class Endpoint:
     # When the endpoint was last created or updated (Search's LastModifiedTime): its shadow variants
     # have run at least since then.
     last_modified_at: datetime | None = None
+    # When the endpoint config it runs was created (DescribeEndpointConfig's CreationTime): its
+    # variants' shapes served nothing before then. None: not described (or not read, in tests).
+    config_created_at: datetime | None = None
     # Async endpoints: the CloudWatch alarms on its queue (ApproximateAgeOfOldestRequest or
     # HasBacklogWithoutCapacity); None: not read (DescribeAlarms denied, or not an async endpoint).
     queue_alarms: tuple[str, ...] | None = None

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.emulator.fleet import demo_fleet, seed_fleet
+from auditor.emulator.server import ACCOUNT_ID
 from auditor.models import ApiCall, Plan, PlanOption
 from auditor.recommend.change import CREATE_CONFIG_FIELDS, build_change, plan_id
 from auditor.report.change_text import render_change
@@ -212,6 +213,10 @@ def fleet_home(emulator, tmp_path_factory) -> Iterator[Path]:
             EndpointConfigName="search-embeddings-config", ProductionVariants=current["ProductionVariants"],
             DataCaptureConfig=DESCRIPTION["DataCaptureConfig"], KmsKeyId=DESCRIPTION["KmsKeyId"],
             Tags=[{"Key": "team", "Value": "search"}])
+        # Made again now, it would be a config the endpoint started on just now (nothing to judge
+        # yet): it keeps the creation time of the long-running config it stands for.
+        backend = emulator.backend("sagemaker", "us-east-1", ACCOUNT_ID)
+        backend.endpoint_configs["search-embeddings-config"].creation_time = current["CreationTime"]
         yield home
 
 

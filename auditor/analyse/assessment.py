@@ -61,10 +61,35 @@ class EndpointAssessment:
     endpoint: Endpoint
     variants: tuple[VariantAssessment, ...]
     age_days: float
-    window: Window | None = None
+    window: Window | None = None  # the part of the audit window measured on the endpoint's current shapes
     queue: pd.DataFrame = field(default_factory=pd.DataFrame)  # endpoint-level series (async)
     config: AuditConfig | None = None  # the config with this endpoint's tag overrides
     components: tuple[ComponentReport, ...] = ()  # inference components, with their utilisation
+    # When the config it runs was created, where that cut the audit window short (None: it did not).
+    shape_since: datetime | None = None
+
+
+@dataclass(frozen=True)
+class ShapeFrames:
+    """An endpoint's collected frames over its shape window: the periods of the audit window that
+    began once the endpoint config it runs existed. That config cannot have served before it was
+    created, so an older config's instances (another type, another count) measured everything
+    before: every frame the assessment reads comes through here, so no rule sees that data."""
+
+    metrics: CollectedMetrics
+    window: Window  # the shape window
+    cut: bool  # whether it starts later than the audit window
+
+    @classmethod
+    def of(cls, endpoint: Endpoint, metrics: CollectedMetrics, window: Window) -> ShapeFrames:
+        shaped = window.starting_at(endpoint.config_created_at)
+        return cls(metrics, shaped, shaped.start > window.start)
+
+    def frame(self, endpoint: str, variant: str | None, component: str | None = None) -> pd.DataFrame:
+        frame = self.metrics.frame(endpoint, variant, component)
+        if not self.cut or frame.empty:
+            return frame
+        return frame[frame.index >= pd.Timestamp(self.window.start)]
 
 
 def assess_endpoint(
@@ -75,12 +100,15 @@ def assess_endpoint(
     window: Window,
     now: datetime,
 ) -> EndpointAssessment:
+    """The endpoint judged over its shape window (`ShapeFrames`), never on an older shape's data."""
+    frames = ShapeFrames.of(endpoint, metrics, window)
+    window = frames.window
     variants = []
     owners = metrics.keys_of(endpoint.name) if endpoint.enhanced_metrics else set()
     for variant in endpoint.variants:
         shape = catalog.shape(variant.instance_type) if variant.instance_type else None
         billed = shape is not None and endpoint.status not in NOT_BILLED_STATUSES
-        raw = metrics.frame(endpoint.name, variant.name)
+        raw = frames.frame(endpoint.name, variant.name)
         average = average_instances(raw, window) if variant.scales else None
         usage = price_usage(endpoint)
         rate = catalog.rate(shape.instance_type, endpoint.region, usage) if shape and billed else None
@@ -102,7 +130,7 @@ def assess_endpoint(
             price = catalog.serverless_price(variant.serverless_memory_mb, endpoint.region)
             cost = None if seconds is None or price is None else round(seconds * price, 2)
             price_basis = None if cost is None else "serverless"
-        instances, instance_series = assess_instances(endpoint, variant, metrics, shape, config, window, owners)
+        instances, instance_series = assess_instances(endpoint, variant, frames, shape, config, window, owners)
         basis = None
         if utilization is not None and not variant.serverless_memory_mb:
             utilization, basis = hottest_instance_sizing(utilization, instances)
@@ -115,8 +143,9 @@ def assess_endpoint(
         tuple(variants),
         (now - endpoint.created_at).total_seconds() / 86400,
         window=window,
-        queue=metrics.frame(endpoint.name, None),
+        queue=frames.frame(endpoint.name, None),
         config=config,
+        shape_since=endpoint.config_created_at if frames.cut else None,
     )
 
 
@@ -142,10 +171,13 @@ def average_instances(raw: pd.DataFrame, window: Window) -> float | None:
 def assess_components(
     endpoint: Endpoint, metrics: CollectedMetrics, config: AuditConfig, window: Window
 ) -> tuple[ComponentReport, ...]:
-    """Inference components publish normalised utilisation of their own: summarise it per component."""
+    """Inference components publish normalised utilisation of their own: summarise it per component
+    (over the endpoint's shape window, as its variants are)."""
+    frames = ShapeFrames.of(endpoint, metrics, window)
+    window = frames.window
     reports = []
     for component in endpoint.inference_components:
-        raw = metrics.frame(endpoint.name, component.variant, component.name)
+        raw = frames.frame(endpoint.name, component.variant, component.name)
         normalised = normalise_component_utilisation(raw)
         utilization = None if normalised.empty else summarise_utilisation(
             normalised, raw, window.period_seconds, config.thresholds.sizing_statistic, config.recommend.peak_statistic
@@ -159,7 +191,7 @@ INSTANCE_REQUESTS = "Invocations:Sum"  # an instance's requests in its series
 
 
 def assess_instances(
-    endpoint: Endpoint, variant: Variant, metrics: CollectedMetrics, shape: InstanceShape | None,
+    endpoint: Endpoint, variant: Variant, metrics: ShapeFrames, shape: InstanceShape | None,
     config: AuditConfig, window: Window, owners: set[FrameKey],
 ) -> tuple[tuple[InstanceUtilization, ...], dict[str, pd.DataFrame]]:
     """Each instance's utilisation from its InstanceId series: CPU summed over that instance's

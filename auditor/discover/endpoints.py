@@ -5,7 +5,8 @@ DescribeEndpoint and a ListTags per endpoint. The instance type comes from Descr
 which fails when the config was deleted while the endpoint runs: such an endpoint is still listed,
 marked not judged. Configs never change once created, so their descriptions are kept between runs;
 a kept description carries the format it was written in, and one in an older format (which left out
-fields read since) is described again.
+fields read since) is described again. The config's CreationTime (kept in its description) is when
+the shapes the endpoint runs began: the analysis judges only the data measured since.
 
 A config is read whole: production variants with their weights and managed instance scaling, its
 MetricsConfig (whether per-instance and per-GPU series are published), and
@@ -19,7 +20,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import botocore.exceptions
@@ -211,6 +212,11 @@ def _endpoint(sagemaker: BaseClient, region: str, found: dict[str, Any], configs
     elif not config:
         not_judged = f"endpoint config {config_name!r} was deleted: instance types unknown, not judged"
         record(AuditError(region, name, "discover", not_judged))
+    config_created = _creation_time(config)
+    if config and config_created is None and not_judged is None:
+        # Which of the window's data its shapes served is unknown: judging all of it may judge an older shape.
+        not_judged = f"endpoint config {config_name!r} states no CreationTime: not judged"
+        record(AuditError(region, name, "discover", not_judged))
     variants = (_join_variants(config.get("ProductionVariants", []), running_variants)
                 + _join_variants(config.get("ShadowProductionVariants", []), running_shadows, shadow=True))
     kind = _endpoint_kind(config, found)
@@ -236,9 +242,23 @@ def _endpoint(sagemaker: BaseClient, region: str, found: dict[str, Any], configs
         variants=variants,
         not_judged_reason=not_judged,
         last_modified_at=found.get("LastModifiedTime"),
+        config_created_at=config_created,
         metrics_config=_metrics_config(config.get("MetricsConfig")),
         config_description=_copyable(config),
     )
+
+
+def _creation_time(config: dict[str, Any]) -> datetime | None:
+    """The config's CreationTime, kept as ISO 8601 text in its description; None if absent or unreadable."""
+    raw = config.get("Raw")
+    text = raw.get("CreationTime") if isinstance(raw, dict) else None
+    if not isinstance(text, str):
+        return None
+    try:
+        created = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return created if created.tzinfo is not None else created.replace(tzinfo=UTC)
 
 
 def _copyable(config: dict[str, Any]) -> dict[str, Any] | None:

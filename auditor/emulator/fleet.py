@@ -558,6 +558,10 @@ def _session_in(emulator: Emulator, account_id: str | None, region: str) -> boto
                                  aws_session_token=credentials["SessionToken"], region_name=region)
 
 
+# How long before its endpoint (or the update that switched to it) a seeded endpoint config was created.
+CONFIG_LEAD_MINUTES = 5
+
+
 def _adjust_state(emulator: Emulator, spec: EndpointSpec, now: datetime, region: str,
                   account_id: str | None = None) -> None:
     """The emulator stamps endpoints InService, created now, at the initial count: set what the spec says."""
@@ -566,6 +570,11 @@ def _adjust_state(emulator: Emulator, spec: EndpointSpec, now: datetime, region:
     endpoint.creation_time = now - timedelta(days=spec.age_days)
     endpoint.last_modified_time = now - timedelta(
         days=spec.age_days if spec.updated_days_ago is None else spec.updated_days_ago)
+    if not spec.delete_config:
+        # The emulator stamps the config created now; the config an endpoint runs was created just
+        # before the endpoint was created or last updated to it (its shape's data begins then).
+        backend.endpoint_configs[f"{spec.name}-config"].creation_time = (
+            endpoint.last_modified_time - timedelta(minutes=CONFIG_LEAD_MINUTES))
     shadows = [v for v in spec.variants if v.shadow]
     if shadows:
         # Attributes the emulator serialises as DescribeEndpointConfig's and Search's ShadowProductionVariants.

@@ -84,9 +84,12 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
         first = group[0]
         endpoint_kind = first.resource_type == "endpoint"
         job = job_costs.get((first.account_id, region, first.resource_type, name))
+        # Replayed over the endpoint's shape window, the part of the audit window its rules read.
+        endpoint = by_name.get((region, name))
+        shaped = window.starting_at(endpoint.config_created_at) if window and endpoint else window
         # Endpoints: the replay; jobs: their next run's facts; other kinds: the level their rule
         # states from the facts it rests on, else the level for changes with nothing to replay.
-        risks = {id(o): _risk(o, variant, catalog, config, window) if endpoint_kind
+        risks = {id(o): _risk(o, variant, catalog, config, shaped) if endpoint_kind
                  else job_risk(o, job, catalog, config) if job is not None
                  else risk_from_details(o.details) or unreplayed_risk(o) for o in options}
         # A replay over 100% of a resource in some period: the option would have failed on the

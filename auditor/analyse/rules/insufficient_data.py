@@ -1,5 +1,5 @@
-"""insufficient-data: an endpoint too young, or a variant with too few days of instance metrics,
-gets this note and no other verdict."""
+"""insufficient-data: an endpoint too young, one whose config (its shape) is too young, or a variant
+with too few days of instance metrics, gets this note and no other verdict."""
 
 from __future__ import annotations
 
@@ -29,6 +29,17 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Gate:
             endpoint, None,
             f"Endpoint created {assessment.age_days:.1f} days ago (needs {min_days}): no verdict yet.",
             {"age_days": round(assessment.age_days, 2), "min_days": min_days},
+        ),))
+    since, window = assessment.shape_since, assessment.window
+    if since is not None and window is not None and window.days < min_days:
+        # Its config is younger than the window: the data before it measured another shape, and
+        # what is left since is too little (ShapeFrames cut it away).
+        return Gate(findings=(RULE.finding(
+            endpoint, None,
+            f"Changed to {endpoint.config_name} on {since:%Y-%m-%d}: {window.days:.1f} days of data on this "
+            f"shape, the rules need {min_days}: no verdict yet.",
+            {"config": endpoint.config_name, "shape_since": since.isoformat(), "shape_days": round(window.days, 2),
+             "min_days": min_days},
         ),))
     notes: list[Finding] = []
     judged: list[VariantAssessment] = []
