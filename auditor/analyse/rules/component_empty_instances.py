@@ -4,7 +4,7 @@ hour after hour, while they are billed like the others.
 The evidence is the endpoint's placement (detailed observability, read with PromQL; see
 auditor/collect/promql.py): per instance and hour, whether any of its GPU series was attributed to an
 inference component. Counted per hour: the instances that ran hosting no copy. `k` instances are
-empty when at least `k` were on `min_empty_share` of the hours measured and at the last one. Only
+empty when at least `k` were on `min_empty_percent` of the hours measured and at the last one. Only
 judged where every component on the variant reserves at least one GPU a copy (a copy that reserves
 none leaves no GPU attributed, so its instance would look empty) and the variant is the endpoint's
 only one (placement is read per endpoint and instance). Never without placement data.
@@ -45,9 +45,9 @@ LOWER_MIN = "lower-min-instances"
 
 @dataclass(frozen=True)
 class EmptyInstancesSettings(RuleSettings):
-    min_empty_share: float = setting(0.75, "instances count as empty when at least this many hosted no copy on "
-                                           "this share of the hours measured (and at the last)",
-                                     minimum=0.5, maximum=1)
+    min_empty_percent: float = setting(75.0, "instances count as empty when at least this many hosted no copy on "
+                                             "this percent of the hours measured (and at the last)",
+                                       minimum=25, maximum=100)
     min_hours: int = setting(12, "judged only with placement for at least this many of the last 24 hours",
                              minimum=2, maximum=24)
 
@@ -58,7 +58,7 @@ class EmptyHours:
     empty_by_hour: tuple[int, ...]  # instances that ran hosting no copy, each hour measured
     running_last: int  # instances running at the last hour measured
     empty_last: int  # of them, hosting no copy
-    empty: int  # k: empty on at least min_empty_share of the hours and at the last
+    empty: int  # k: empty on at least min_empty_percent of the hours and at the last
 
     def as_dict(self) -> dict[str, Any]:
         return {"hours_measured": self.hours, "empty_instances_by_hour": list(self.empty_by_hour),
@@ -92,7 +92,7 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     if any(c.component.accelerators is None or c.component.accelerators < 1 for c in hosted):
         return None
     settings: EmptyInstancesSettings = settings_of(RULE, config)
-    found = empty_hours(placement, settings.min_empty_share)
+    found = empty_hours(placement, settings.min_empty_percent / 100)
     if found is None or found.hours < settings.min_hours or found.empty == 0:
         return None
     # Placement is read from which GPUs carry a component label (an inference from AWS's wording):
@@ -104,9 +104,9 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     count = va.variant.instance_count
     occupied = max(1, found.running_last - found.empty_last, packed)  # instances hosting a copy at the last hour
     evidence: dict[str, Any] = {**found.as_dict(), "current_count": count,
-                                "min_empty_share": settings.min_empty_share}
+                                "min_empty_percent": settings.min_empty_percent}
     where = (f"{found.empty} of the {found.running_last} x {va.variant.instance_type} hosted no inference-component "
-             f"copy on at least {settings.min_empty_share:.0%} of the {found.hours} hours measured (and at the last)")
+             f"copy on at least {settings.min_empty_percent:g}% of the {found.hours} hours measured (and at the last)")
     scaling = va.variant.managed_scaling
     if scaling is not None:
         # Managed instance scaling removes instances with no copy itself, down to MinInstanceCount.
@@ -162,7 +162,7 @@ RULE = VariantRule(
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/inference-monitoring.html",
     kinds=frozenset({ResourceKind.REAL_TIME}),
     settings=EmptyInstancesSettings,
-    threshold_field="min_empty_share",
+    threshold_field="min_empty_percent",
     check=check,
     price=price,
 )
