@@ -103,9 +103,11 @@ def plan_noun(plan: PlanToApply) -> str:
 
 
 def poll(plan: PlanToApply, waiting: Waiting, wait_minutes: float, sleep: Callable[[float], None],
-         clock: Callable[[], float]) -> tuple[str, str, dict[str, Any] | None]:
+         clock: Callable[[], float], wait_source: str = "[apply] wait_minutes"
+         ) -> tuple[str, str, dict[str, Any] | None]:
     """Read the status (0.5 s, doubling to 30 s) until it leaves `in_progress` or the deadline:
-    (outcome, message, last answer)."""
+    (outcome, message, last answer). `wait_source`: where `wait_minutes` came from, as said when it
+    runs out."""
     who = plan_noun(plan)
     deadline = clock() + wait_minutes * 60
     delay = FIRST_POLL_SECONDS
@@ -130,9 +132,27 @@ def poll(plan: PlanToApply, waiting: Waiting, wait_minutes: float, sleep: Callab
         left = deadline - clock()
         if left <= 0:
             return "timed-out", (f"plan {plan.id}: {who} is still {one_line(status)} after {wait_minutes:g} minutes "
-                                 f"([apply] wait_minutes); {waiting.at_deadline}"), answer
+                                 f"({wait_source}); {waiting.at_deadline}"), answer
         sleep(min(delay, left))
         delay = min(delay * 2, MAX_POLL_SECONDS)
+
+
+def deployment_wait(plan: PlanToApply, wait_minutes: float) -> tuple[float, str]:
+    """How long to wait for the plan's UpdateEndpoint, and why: at least as long as the blue/green
+    deployment it starts may take (its MaximumExecutionTimeoutInSeconds plus TerminationWaitInSeconds,
+    as the call says), so that a deployment still going normally is not reported as timed out;
+    `wait_minutes` when that is longer or the call sets no deployment (SageMaker's default update)."""
+    calls = plan.calls_of("sagemaker", "UpdateEndpoint")
+    policy = ((calls[0].params.get("DeploymentConfig") or {}).get("BlueGreenUpdatePolicy") or {}) if calls else {}
+    limit, termination = policy.get("MaximumExecutionTimeoutInSeconds"), policy.get("TerminationWaitInSeconds")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return wait_minutes, "[apply] wait_minutes"
+    termination = termination if isinstance(termination, int) and not isinstance(termination, bool) else 0
+    deployment = (limit + termination) / 60
+    if deployment <= wait_minutes:
+        return wait_minutes, "[apply] wait_minutes"
+    return deployment, (f"the deployment's MaximumExecutionTimeoutInSeconds {limit} + TerminationWaitInSeconds "
+                        f"{termination}")
 
 
 class EndpointTarget(Target):
@@ -179,10 +199,12 @@ class EndpointTarget(Target):
         if not plan.calls_of("sagemaker", "UpdateEndpoint"):
             return "applied", f"plan {plan.id} applied: endpoint {name} stays on {one_line(plan.audited_config or '')}"
         target, old = plan.target_config, plan.audited_config
+        minutes, source = deployment_wait(plan, wait_minutes)
         outcome, message, described = poll(plan, Waiting(
             "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.endpoint), "EndpointStatus",
             done="InService", in_progress=self.in_progress,
-            at_deadline="the deployment goes on and the next audit run checks its shape"), wait_minutes, sleep, clock)
+            at_deadline="the deployment goes on and the next audit run checks its shape"), minutes, sleep, clock,
+            source)
         if outcome != "applied" or described is None:
             return outcome, message
         config = str(described.get("EndpointConfigName") or "")
