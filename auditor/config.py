@@ -245,7 +245,8 @@ class ApplyConfig:
                                          "auditor:apply=allowed tag", check=PATTERN)
     resources: tuple[str, ...] = setting((), "name patterns (fnmatch) opted in besides the tag, for every kind apply "
                                          "changes: endpoints, notebook instances, Studio apps "
-                                         "(domain/space/type/name), HyperPod clusters", check=PATTERN)
+                                         "(domain/space/type/name), Studio domains (by id), HyperPod clusters",
+                                         check=PATTERN)
     profile: str | None = setting(None, "AWS profile for apply (its own least-privilege policy)")
     role_arn: str | None = setting(None, "or a role apply assumes (deploy/iam-apply-policy.json)", check=ROLE_ARN)
     wait_minutes: float = setting(60.0, "how long apply waits for the change to finish (the endpoint InService "

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -53,11 +54,24 @@ TOPIC = "arn:aws:sns:us-east-1:123456789012:ml-oncall"
 runner = CliRunner()
 
 
+DOMAIN = "d-research"  # the emulator names a domain d-<name>
+# The domain's JupyterLab defaults: a resource spec and idle settings users may choose within, but idle
+# shutdown off; no Code Editor settings at all.
+JUPYTER_SETTINGS = {"DefaultResourceSpec": {"InstanceType": "ml.t3.medium"},
+                    "AppLifecycleManagement": {"IdleSettings": {"LifecycleManagement": "DISABLED",
+                                                                "MaxIdleTimeoutInMinutes": 600}}}
+
+
 def seed(emulator: Emulator) -> None:
     now = utc_now()
     seed_fleet(emulator, [s for s in demo_fleet() if s.name in ENDPOINTS], now=now)
     seed_workspaces(emulator, [n for n in demo_notebooks() if n.name in NOTEBOOKS], [], now=now)
     seed_hyperpod(emulator, [c for c in demo_clusters() if c.name == "llm-platform"], now)
+    boto3.client("sagemaker", region_name="us-east-1").create_domain(
+        DomainName="research", AuthMode="IAM", VpcId="vpc-0research", SubnetIds=["subnet-0research"],
+        DefaultUserSettings={"ExecutionRole": "arn:aws:iam::123456789012:role/studio-users",
+                             "JupyterLabAppSettings": JUPYTER_SETTINGS},
+        Tags=[{"Key": "auditor:apply", "Value": "allowed"}])
 
 
 @pytest.fixture(scope="module")
@@ -244,6 +258,69 @@ def test_a_studio_app_is_deleted(fleet: dict[str, Any]) -> None:
     assert sagemaker.describe_app(**keys)["Status"] == "Deleted"
 
 
+def test_a_studio_domain_gets_idle_shutdown_and_keeps_its_other_settings(fleet: dict[str, Any]) -> None:
+    """The audit's own studio-no-idle-shutdown plan: UpdateDomain with each app type's settings
+    copied, idle shutdown on; the domain Updating, then InService with it on."""
+    plan = fleet["plans"][(DOMAIN, "idle-shutdown")]
+    assert plan["resource_type"] == "studio-domain" and plan["risk"]["level"] == "low"
+    sagemaker = fleet["sagemaker"]
+    dry = cli(fleet, plan["id"])
+    assert dry.exit_code == 0, dry.output
+    assert f"plan {plan['id']}: Studio domain {DOMAIN} " in dry.stdout.splitlines()[0]
+    assert "guards pass: would apply as " in dry.stdout
+    applied = cli(fleet, plan["id"], "--yes")
+    assert applied.exit_code == 0, applied.output
+    assert applied.stdout.splitlines()[-1] == (f"plan {plan['id']} applied: Studio domain {DOMAIN} is InService with "
+                                               "idle shutdown on for CodeEditor and JupyterLab apps")
+    described = sagemaker.describe_domain(DomainId=DOMAIN)
+    settings = described["DefaultUserSettings"]
+    assert described["Status"] == "InService"
+    assert settings["ExecutionRole"] == "arn:aws:iam::123456789012:role/studio-users"
+    assert settings["JupyterLabAppSettings"] == {
+        "DefaultResourceSpec": {"InstanceType": "ml.t3.medium"},
+        "AppLifecycleManagement": {"IdleSettings": {"LifecycleManagement": "ENABLED", "IdleTimeoutInMinutes": 120,
+                                                    "MaxIdleTimeoutInMinutes": 600}}}
+    assert settings["CodeEditorAppSettings"] == {"AppLifecycleManagement": {"IdleSettings": {
+        "LifecycleManagement": "ENABLED", "IdleTimeoutInMinutes": 120}}}
+    assert records(fleet)[plan["id"]].outcome == "applied"
+    # Applied again, the plan would overwrite what is there now: refused.
+    assert refusal(fleet, plan) == (f"Studio domain {DOMAIN} changed since the audit: idle shutdown of CodeEditor "
+                                    "apps is on now (120 min); run the audit again")
+
+
+def test_a_studio_domain_whose_settings_changed_since_the_audit_is_refused(fleet: dict[str, Any]) -> None:
+    """Settings the plan copied that are no longer the domain's: the update would put them back."""
+    plan = copy.deepcopy(fleet["plans"][(DOMAIN, "idle-shutdown")])
+    plan["id"] = "p-domain-stale"
+    (call,) = plan["change"]["calls"]
+    del call["params"]["DefaultUserSettings"]["CodeEditorAppSettings"]
+    call["params"]["DefaultUserSettings"]["JupyterLabAppSettings"]["DefaultResourceSpec"] = {
+        "InstanceType": "ml.t3.large"}
+    sagemaker = fleet["sagemaker"]
+    sagemaker.update_domain(DomainId=DOMAIN, DefaultUserSettings={"JupyterLabAppSettings": JUPYTER_SETTINGS})
+    wait_in_service(sagemaker)
+    assert refusal(fleet, plan) == (f"Studio domain {DOMAIN} changed since the audit: its JupyterLabAppSettings are "
+                                    "not the ones the plan copied (the update would overwrite the change); run the "
+                                    "audit again")
+    assert sagemaker.describe_domain(DomainId=DOMAIN)["DefaultUserSettings"]["JupyterLabAppSettings"] == (
+        JUPYTER_SETTINGS)
+    # The settings as the plan copied them again (idle shutdown still off): it applies.
+    sagemaker.update_domain(DomainId=DOMAIN, DefaultUserSettings={"JupyterLabAppSettings": {
+        **JUPYTER_SETTINGS, "DefaultResourceSpec": {"InstanceType": "ml.t3.large"}}})
+    wait_in_service(sagemaker)
+    result = apply_plan(fleet["config"], plan, yes=True)
+    assert result.message == (f"plan p-domain-stale applied: Studio domain {DOMAIN} is InService with idle shutdown "
+                              "on for JupyterLab apps")
+
+
+def wait_in_service(sagemaker: Any) -> None:
+    for _ in range(200):
+        if sagemaker.describe_domain(DomainId=DOMAIN)["Status"] == "InService":
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{DOMAIN} stayed Updating")
+
+
 def test_the_next_run_verifies_each_kind_and_the_digest_counts_them(fleet: dict[str, Any]) -> None:
     """After the changes above (module order): the off-hours schedules fire (what EventBridge Scheduler's universal
     targets would call, from each schedule's own Input), then a run verifies them all."""
@@ -271,7 +348,8 @@ def test_the_next_run_verifies_each_kind_and_the_digest_counts_them(fleet: dict[
         verified = {r.plan_id: r for r in history.applied() if r.verified_run_id == run}
         digest = build_digest(history, iso_week(utc_now()))
     assert outcome.report.errors == (), outcome.report.errors
-    assert {notebook, cluster, alarms, scaling, off_hours, deleted} <= set(verified), sorted(verified)
+    domain = fleet["plans"][(DOMAIN, "idle-shutdown")]["id"]
+    assert {notebook, cluster, alarms, scaling, off_hours, deleted, domain} <= set(verified), sorted(verified)
     assert digest is not None
     realised = {a.change.plan_id: a.realised_monthly_usd for a in digest.applied}
     assert realised[notebook] == done[notebook].monthly_savings_usd > 0
@@ -300,8 +378,8 @@ def refusal(fleet: dict[str, Any], plan: dict[str, Any], option: int = 0, **appl
 def test_a_job_plan_is_refused_apply_never_starts_a_job(fleet: dict[str, Any]) -> None:
     plan = {**notebook_plan(fleet, "feature-eng-m5"), "id": "p-job", "resource_type": "training-job",
             "endpoint": "nightly-train"}
-    assert refusal(fleet, plan) == ("plan p-job (nightly-train): a training-job's change is the next run's request; "
-                                    "apply never starts a job")
+    assert refusal(fleet, plan) == ("plan p-job (nightly-train): a training-job's change is the next run's request "
+                                    "(audit plans show p-job --as cli); apply never starts a job")
 
 
 def test_an_unmeasured_notebook_plan_is_refused(fleet: dict[str, Any]) -> None:
@@ -310,17 +388,18 @@ def test_an_unmeasured_notebook_plan_is_refused(fleet: dict[str, Any]) -> None:
 
 
 def test_a_notebook_not_opted_in_is_refused(fleet: dict[str, Any]) -> None:
-    assert refusal(fleet, notebook_plan(fleet, "feature-eng-m5")) == (
+    assert refusal(fleet, notebook_plan(fleet, "feature-eng-m5"), max_risk="medium") == (
         "notebook instance feature-eng-m5 is not opted in: tag it auditor:apply=allowed or list it in "
         "[apply] resources")
     # [apply] endpoints opts in endpoints only.
-    assert "not opted in" in refusal(fleet, notebook_plan(fleet, "feature-eng-m5"), endpoints=("feature-*",))
+    assert "not opted in" in refusal(fleet, notebook_plan(fleet, "feature-eng-m5"), max_risk="medium",
+                                     endpoints=("feature-*",))
 
 
 def test_a_notebook_changed_since_the_audit_is_refused(fleet: dict[str, Any]) -> None:
     plan = notebook_plan(fleet, "feature-eng-m5")
     plan["proposed"]["instance_type"] = "ml.m5.4xlarge"
-    assert refusal(fleet, plan, resources=("feature-*",)) == (
+    assert refusal(fleet, plan, max_risk="medium", resources=("feature-*",)) == (
         "notebook instance feature-eng-m5 changed since the audit: it runs ml.m5.xlarge, the plan was made on "
         "ml.m5.4xlarge; run the audit again")
 
@@ -342,9 +421,9 @@ def test_nodes_already_gone_are_refused(fleet: dict[str, Any]) -> None:
 
 def test_another_account_and_no_credentials_are_refused(fleet: dict[str, Any]) -> None:
     plan = {**notebook_plan(fleet), "account_id": "210987654321"}
-    assert refusal(fleet, plan) == (f"plan {plan['id']}: the apply credentials act in account 123456789012, "
-                                    "the plan is for account 210987654321")
-    assert refusal(fleet, notebook_plan(fleet), role_arn=None).startswith("no apply credentials")
+    assert refusal(fleet, plan, max_risk="medium") == (f"plan {plan['id']}: the apply credentials act in account "
+                                                       "123456789012, the plan is for account 210987654321")
+    assert refusal(fleet, notebook_plan(fleet), max_risk="medium", role_arn=None).startswith("no apply credentials")
 
 
 def test_an_option_the_plan_does_not_have_is_refused(fleet: dict[str, Any]) -> None:
