@@ -523,3 +523,20 @@ def test_the_next_run_takes_only_what_it_sees_as_done() -> None:
     assert not done(alarms, evidence(replace(ep, queue_alarms=())))
     assert done(alarms, evidence(replace(ep, queue_alarms=("reports-age",))))
     assert not done(alarms, evidence(replace(ep, queue_alarms=None)))  # DescribeAlarms not read: unknown
+
+
+def test_the_next_run_takes_a_domain_as_done_only_with_idle_shutdown_on_for_each_app_type_set() -> None:
+    from auditor.workspaces import StudioDomain
+
+    change = applied_change({"id": "p4", "endpoint": DOMAIN, "resource_type": "studio-domain"}, [
+        {"service": "sagemaker", "operation": "UpdateDomain", "params": {"DomainId": DOMAIN, "DefaultUserSettings": {
+            "JupyterLabAppSettings": {}, "CodeEditorAppSettings": {}}}}])
+
+    def seen(minutes: dict[str, int | None]) -> Evidence:
+        domain = StudioDomain("123456789012", "us-east-1", DOMAIN, "research", "InService", minutes)
+        return replace(evidence(), domains={("123456789012", "us-east-1", DOMAIN): domain})
+
+    done = VERIFIERS["studio-domain"]
+    assert done(change, seen({"JupyterLab": 120, "CodeEditor": 120}))
+    assert not done(change, seen({"JupyterLab": 120, "CodeEditor": None}))  # one app type still off
+    assert not done(change, evidence())  # the run did not audit Studio: unknown
