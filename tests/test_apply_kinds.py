@@ -378,8 +378,8 @@ def refusal(fleet: dict[str, Any], plan: dict[str, Any], option: int = 0, **appl
 def test_a_job_plan_is_refused_apply_never_starts_a_job(fleet: dict[str, Any]) -> None:
     plan = {**notebook_plan(fleet, "feature-eng-m5"), "id": "p-job", "resource_type": "training-job",
             "endpoint": "nightly-train"}
-    assert refusal(fleet, plan) == ("plan p-job (nightly-train): a training-job's change is the next run's request "
-                                    "(audit plans show p-job --as cli); apply never starts a job")
+    assert refusal(fleet, plan) == ("plan p-job (nightly-train): a training-job's change is the next run's request; "
+                                    "apply never starts a job")
 
 
 def test_an_unmeasured_notebook_plan_is_refused(fleet: dict[str, Any]) -> None:
@@ -388,18 +388,17 @@ def test_an_unmeasured_notebook_plan_is_refused(fleet: dict[str, Any]) -> None:
 
 
 def test_a_notebook_not_opted_in_is_refused(fleet: dict[str, Any]) -> None:
-    assert refusal(fleet, notebook_plan(fleet, "feature-eng-m5"), max_risk="medium") == (
+    assert refusal(fleet, notebook_plan(fleet, "feature-eng-m5")) == (
         "notebook instance feature-eng-m5 is not opted in: tag it auditor:apply=allowed or list it in "
         "[apply] resources")
     # [apply] endpoints opts in endpoints only.
-    assert "not opted in" in refusal(fleet, notebook_plan(fleet, "feature-eng-m5"), max_risk="medium",
-                                     endpoints=("feature-*",))
+    assert "not opted in" in refusal(fleet, notebook_plan(fleet, "feature-eng-m5"), endpoints=("feature-*",))
 
 
 def test_a_notebook_changed_since_the_audit_is_refused(fleet: dict[str, Any]) -> None:
     plan = notebook_plan(fleet, "feature-eng-m5")
     plan["proposed"]["instance_type"] = "ml.m5.4xlarge"
-    assert refusal(fleet, plan, max_risk="medium", resources=("feature-*",)) == (
+    assert refusal(fleet, plan, resources=("feature-*",)) == (
         "notebook instance feature-eng-m5 changed since the audit: it runs ml.m5.xlarge, the plan was made on "
         "ml.m5.4xlarge; run the audit again")
 
@@ -421,9 +420,9 @@ def test_nodes_already_gone_are_refused(fleet: dict[str, Any]) -> None:
 
 def test_another_account_and_no_credentials_are_refused(fleet: dict[str, Any]) -> None:
     plan = {**notebook_plan(fleet), "account_id": "210987654321"}
-    assert refusal(fleet, plan, max_risk="medium") == (f"plan {plan['id']}: the apply credentials act in account "
-                                                       "123456789012, the plan is for account 210987654321")
-    assert refusal(fleet, notebook_plan(fleet), max_risk="medium", role_arn=None).startswith("no apply credentials")
+    assert refusal(fleet, plan) == (f"plan {plan['id']}: the apply credentials act in account 123456789012, "
+                                    "the plan is for account 210987654321")
+    assert refusal(fleet, notebook_plan(fleet), role_arn=None).startswith("no apply credentials")
 
 
 def test_an_option_the_plan_does_not_have_is_refused(fleet: dict[str, Any]) -> None:
