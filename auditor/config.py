@@ -245,11 +245,14 @@ class ApplyConfig:
                                          "auditor:apply=allowed tag", check=PATTERN)
     resources: tuple[str, ...] = setting((), "name patterns (fnmatch) opted in besides the tag, for every kind apply "
                                          "changes: endpoints, notebook instances, Studio apps "
-                                         "(domain/space/type/name), HyperPod clusters", check=PATTERN)
+                                         "(domain/space/type/name), Studio domains (by id), HyperPod clusters",
+                                         check=PATTERN)
     profile: str | None = setting(None, "AWS profile for apply (its own least-privilege policy)")
     role_arn: str | None = setting(None, "or a role apply assumes (deploy/iam-apply-policy.json)", check=ROLE_ARN)
     wait_minutes: float = setting(60.0, "how long apply waits for the change to finish (the endpoint InService "
-                                  "again, the notebook Stopped, the app Deleted, the cluster InService)",
+                                  "again, the notebook Stopped, the app Deleted, the cluster InService); a "
+                                  "deployment is waited for at least as long as it may take (its "
+                                  "MaximumExecutionTimeoutInSeconds plus TerminationWaitInSeconds)",
                                   above=0, maximum=24 * 60)
     alarm_topic_arn: str | None = setting(None, "SNS topic the rollback alarms notify", check=SNS_TOPIC_ARN)
     # The blue/green deployment of a plan's UpdateEndpoint (built when the audit makes the plan), bounded

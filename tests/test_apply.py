@@ -362,32 +362,105 @@ def test_a_failed_call_stops_the_change_and_is_recorded(fleet: dict[str, Any]) -
     assert record.outcome == "failed" and [c["operation"] for c in record.calls] == ["PutMetricAlarm"]
 
 
-def test_update_endpoint_is_not_called_without_its_rollback_alarm(fleet: dict[str, Any]) -> None:
+def test_a_rollback_alarm_that_does_not_exist_is_refused_before_anything_is_made(fleet: dict[str, Any]) -> None:
     plan = stored_plan(fleet, "search-embeddings", id="p-no-alarm")
     plan["current"]["endpoint_config_name"] = before = config_of(fleet, fleet["sagemaker"], "search-embeddings")
     plan["change"]["calls"][2]["params"]["DeploymentConfig"]["AutoRollbackConfiguration"]["Alarms"] = [
         {"AlarmName": "never-created"}]
     plan["change"]["calls"][1]["params"]["EndpointConfigName"] += "-b"
     plan["change"]["calls"][2]["params"]["EndpointConfigName"] += "-b"
-    with pytest.raises(ApplyFailed, match="the rollback alarm never-created does not exist: UpdateEndpoint not called"):
-        apply_plan(fleet["config"], plan, yes=True)
+    assert refusal(fleet, plan) == ("plan p-no-alarm: the rollback alarm never-created does not exist: "
+                                    "nothing was changed")
     assert config_of(fleet, fleet["sagemaker"], "search-embeddings") == before
 
 
-def test_a_wait_that_runs_out_says_so_and_the_next_run_can_still_verify(fleet: dict[str, Any]) -> None:
+def test_a_rollback_alarm_in_alarm_is_refused_before_anything_is_made(fleet: dict[str, Any]) -> None:
+    """SageMaker would roll the deployment back at once: refused in the dry run already, and with
+    --yes before the plan's own alarm or endpoint config is made. The plan's own alarm, created new,
+    starts INSUFFICIENT_DATA and is no reason to refuse."""
+    sagemaker, cloudwatch = fleet["sagemaker"], boto3.client("cloudwatch", region_name="us-east-1")
+    cloudwatch.put_metric_alarm(AlarmName="search-embeddings-errors", Namespace="AWS/SageMaker",
+                                MetricName="Invocation5XXErrors", Statistic="Sum", Period=60, EvaluationPeriods=1,
+                                Threshold=1.0, ComparisonOperator="GreaterThanOrEqualToThreshold",
+                                Dimensions=[{"Name": "EndpointName", "Value": "search-embeddings"}])
+    cloudwatch.set_alarm_state(AlarmName="search-embeddings-errors", StateValue="ALARM", StateReason="5XX errors")
+    plan = stored_plan(fleet, "search-embeddings", id="p-firing")
+    plan["current"]["endpoint_config_name"] = before = config_of(fleet, sagemaker, "search-embeddings")
+    own = plan["change"]["calls"][0]["params"]["AlarmName"] = "search-embeddings-apply-5xx-firing"
+    update = plan["change"]["calls"][2]["params"]
+    update["EndpointConfigName"] = plan["change"]["calls"][1]["params"]["EndpointConfigName"] = "se-firing"
+    update["DeploymentConfig"]["AutoRollbackConfiguration"]["Alarms"] = [
+        {"AlarmName": own}, {"AlarmName": "search-embeddings-errors"}]
+    expected = ("plan p-firing: the rollback alarm search-embeddings-errors is in state ALARM: the deployment would "
+                "roll back at once (or the endpoint has a problem now); nothing was changed")
+    with pytest.raises(ApplyRefused, match=r"^plan p-firing: the rollback alarm search-embeddings-errors is in"):
+        apply_plan(fleet["config"], plan, yes=False)
+    assert refusal(fleet, plan) == expected
+    assert cloudwatch.describe_alarms(AlarmNames=[own])["MetricAlarms"] == []
+    assert config_of(fleet, sagemaker, "search-embeddings") == before
+    with History(Path(fleet["config"].history.path)) as history:
+        assert "p-firing" not in {r.plan_id for r in history.applied()}
+    # Once it is OK again, the same plan applies (the plan's own alarm, not there yet, is no reason to refuse).
+    cloudwatch.set_alarm_state(AlarmName="search-embeddings-errors", StateValue="OK", StateReason="quiet")
+    assert apply_plan(fleet["config"], plan, yes=True).outcome == "applied"
+
+
+def fake_time() -> tuple[list[float], Any, Any]:
+    """A clock that moves only when apply sleeps: a wait of hours polls the emulator in a second."""
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    return now, sleep, lambda: now[0]
+
+
+def test_apply_waits_as_long_as_the_deployment_it_started_can_take(fleet: dict[str, Any]) -> None:
+    """The plan's UpdateEndpoint allows its deployment 3600 s plus a 600 s termination wait: apply
+    waits those 70 minutes, not [apply] wait_minutes (1 here, 60 by default), before it says
+    "timed out"; the deployment goes on and the record says timed-out."""
     plan = stored_plan(fleet, "pricing-api")
-    config = replace(fleet["config"], apply=replace(fleet["config"].apply, endpoints=("pricing-*",),
-                                                    wait_minutes=0.001))
-    Emulator.deployments(seconds=3.0)
+    config = replace(fleet["config"], apply=replace(fleet["config"].apply, endpoints=("pricing-*",)))
+    now, sleep, clock = fake_time()
+    Emulator.deployments(seconds=10.0)
     try:
-        with pytest.raises(ApplyFailed, match=r"endpoint pricing-api is still Updating after 0.001 minutes "
-                                              r"\(\[apply\] wait_minutes\)"):
-            apply_plan(config, plan, yes=True)
+        with pytest.raises(ApplyFailed) as failed:
+            apply_plan(config, plan, yes=True, sleep=sleep, clock=clock)
     finally:
         Emulator.deployments(seconds=0.2)
+    assert str(failed.value) == (
+        "plan p-pricing-api: endpoint pricing-api is still Updating after 70 minutes (the deployment's "
+        "MaximumExecutionTimeoutInSeconds 3600 + TerminationWaitInSeconds 600); the deployment goes on and the "
+        "next audit run checks its shape")
+    assert now[0] == 70 * 60
     with History(Path(config.history.path)) as history:
         record = next(r for r in history.applied() if r.plan_id == plan["id"])
     assert record.outcome == "timed-out"
+
+
+def test_wait_minutes_governs_where_it_is_longer_or_no_deployment_is_set(fleet: dict[str, Any]) -> None:
+    """A longer [apply] wait_minutes is kept; an UpdateEndpoint without a DeploymentConfig (a
+    serverless plan: SageMaker's default update) waits [apply] wait_minutes."""
+    from auditor.act.plan import parse_plan
+    from auditor.act.targets import deployment_wait
+
+    plan = stored_plan(fleet, "image-tagger")
+    assert deployment_wait(parse_plan(plan), 90.0) == (90.0, "[apply] wait_minutes")
+    del plan["change"]["calls"][2]["params"]["DeploymentConfig"]
+    assert deployment_wait(parse_plan(plan), 1.0) == (1.0, "[apply] wait_minutes")
+    plan["id"] = "p-image-tagger-all-at-once"
+    plan["current"]["endpoint_config_name"] = config_of(fleet, fleet["sagemaker"], "image-tagger")
+    for call in plan["change"]["calls"][1:]:
+        call["params"]["EndpointConfigName"] = "image-tagger-all-at-once"
+    config = replace(fleet["config"], apply=replace(fleet["config"].apply, wait_minutes=0.5))
+    now, sleep, clock = fake_time()
+    Emulator.deployments(seconds=10.0)
+    try:
+        with pytest.raises(ApplyFailed, match=r"is still Updating after 0.5 minutes \(\[apply\] wait_minutes\)"):
+            apply_plan(config, plan, yes=True, sleep=sleep, clock=clock)
+    finally:
+        Emulator.deployments(seconds=0.2)
+    assert now[0] == 30.0
 
 
 def test_every_operation_a_change_builder_can_emit_is_one_apply_may_make() -> None:

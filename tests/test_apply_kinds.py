@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -53,11 +54,24 @@ TOPIC = "arn:aws:sns:us-east-1:123456789012:ml-oncall"
 runner = CliRunner()
 
 
+DOMAIN = "d-research"  # the emulator names a domain d-<name>
+# The domain's JupyterLab defaults: a resource spec and idle settings users may choose within, but idle
+# shutdown off; no Code Editor settings at all.
+JUPYTER_SETTINGS = {"DefaultResourceSpec": {"InstanceType": "ml.t3.medium"},
+                    "AppLifecycleManagement": {"IdleSettings": {"LifecycleManagement": "DISABLED",
+                                                                "MaxIdleTimeoutInMinutes": 600}}}
+
+
 def seed(emulator: Emulator) -> None:
     now = utc_now()
     seed_fleet(emulator, [s for s in demo_fleet() if s.name in ENDPOINTS], now=now)
     seed_workspaces(emulator, [n for n in demo_notebooks() if n.name in NOTEBOOKS], [], now=now)
     seed_hyperpod(emulator, [c for c in demo_clusters() if c.name == "llm-platform"], now)
+    boto3.client("sagemaker", region_name="us-east-1").create_domain(
+        DomainName="research", AuthMode="IAM", VpcId="vpc-0research", SubnetIds=["subnet-0research"],
+        DefaultUserSettings={"ExecutionRole": "arn:aws:iam::123456789012:role/studio-users",
+                             "JupyterLabAppSettings": JUPYTER_SETTINGS},
+        Tags=[{"Key": "auditor:apply", "Value": "allowed"}])
 
 
 @pytest.fixture(scope="module")
@@ -244,6 +258,69 @@ def test_a_studio_app_is_deleted(fleet: dict[str, Any]) -> None:
     assert sagemaker.describe_app(**keys)["Status"] == "Deleted"
 
 
+def test_a_studio_domain_gets_idle_shutdown_and_keeps_its_other_settings(fleet: dict[str, Any]) -> None:
+    """The audit's own studio-no-idle-shutdown plan: UpdateDomain with each app type's settings
+    copied, idle shutdown on; the domain Updating, then InService with it on."""
+    plan = fleet["plans"][(DOMAIN, "idle-shutdown")]
+    assert plan["resource_type"] == "studio-domain" and plan["risk"]["level"] == "low"
+    sagemaker = fleet["sagemaker"]
+    dry = cli(fleet, plan["id"])
+    assert dry.exit_code == 0, dry.output
+    assert f"plan {plan['id']}: Studio domain {DOMAIN} " in dry.stdout.splitlines()[0]
+    assert "guards pass: would apply as " in dry.stdout
+    applied = cli(fleet, plan["id"], "--yes")
+    assert applied.exit_code == 0, applied.output
+    assert applied.stdout.splitlines()[-1] == (f"plan {plan['id']} applied: Studio domain {DOMAIN} is InService with "
+                                               "idle shutdown on for CodeEditor and JupyterLab apps")
+    described = sagemaker.describe_domain(DomainId=DOMAIN)
+    settings = described["DefaultUserSettings"]
+    assert described["Status"] == "InService"
+    assert settings["ExecutionRole"] == "arn:aws:iam::123456789012:role/studio-users"
+    assert settings["JupyterLabAppSettings"] == {
+        "DefaultResourceSpec": {"InstanceType": "ml.t3.medium"},
+        "AppLifecycleManagement": {"IdleSettings": {"LifecycleManagement": "ENABLED", "IdleTimeoutInMinutes": 120,
+                                                    "MaxIdleTimeoutInMinutes": 600}}}
+    assert settings["CodeEditorAppSettings"] == {"AppLifecycleManagement": {"IdleSettings": {
+        "LifecycleManagement": "ENABLED", "IdleTimeoutInMinutes": 120}}}
+    assert records(fleet)[plan["id"]].outcome == "applied"
+    # Applied again, the plan would overwrite what is there now: refused.
+    assert refusal(fleet, plan) == (f"Studio domain {DOMAIN} changed since the audit: idle shutdown of CodeEditor "
+                                    "apps is on now (120 min); run the audit again")
+
+
+def test_a_studio_domain_whose_settings_changed_since_the_audit_is_refused(fleet: dict[str, Any]) -> None:
+    """Settings the plan copied that are no longer the domain's: the update would put them back."""
+    plan = copy.deepcopy(fleet["plans"][(DOMAIN, "idle-shutdown")])
+    plan["id"] = "p-domain-stale"
+    (call,) = plan["change"]["calls"]
+    del call["params"]["DefaultUserSettings"]["CodeEditorAppSettings"]
+    call["params"]["DefaultUserSettings"]["JupyterLabAppSettings"]["DefaultResourceSpec"] = {
+        "InstanceType": "ml.t3.large"}
+    sagemaker = fleet["sagemaker"]
+    sagemaker.update_domain(DomainId=DOMAIN, DefaultUserSettings={"JupyterLabAppSettings": JUPYTER_SETTINGS})
+    wait_in_service(sagemaker)
+    assert refusal(fleet, plan) == (f"Studio domain {DOMAIN} changed since the audit: its JupyterLabAppSettings are "
+                                    "not the ones the plan copied (the update would overwrite the change); run the "
+                                    "audit again")
+    assert sagemaker.describe_domain(DomainId=DOMAIN)["DefaultUserSettings"]["JupyterLabAppSettings"] == (
+        JUPYTER_SETTINGS)
+    # The settings as the plan copied them again (idle shutdown still off): it applies.
+    sagemaker.update_domain(DomainId=DOMAIN, DefaultUserSettings={"JupyterLabAppSettings": {
+        **JUPYTER_SETTINGS, "DefaultResourceSpec": {"InstanceType": "ml.t3.large"}}})
+    wait_in_service(sagemaker)
+    result = apply_plan(fleet["config"], plan, yes=True)
+    assert result.message == (f"plan p-domain-stale applied: Studio domain {DOMAIN} is InService with idle shutdown "
+                              "on for JupyterLab apps")
+
+
+def wait_in_service(sagemaker: Any) -> None:
+    for _ in range(200):
+        if sagemaker.describe_domain(DomainId=DOMAIN)["Status"] == "InService":
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{DOMAIN} stayed Updating")
+
+
 def test_the_next_run_verifies_each_kind_and_the_digest_counts_them(fleet: dict[str, Any]) -> None:
     """After the changes above (module order): the off-hours schedules fire (what EventBridge Scheduler's universal
     targets would call, from each schedule's own Input), then a run verifies them all."""
@@ -271,7 +348,8 @@ def test_the_next_run_verifies_each_kind_and_the_digest_counts_them(fleet: dict[
         verified = {r.plan_id: r for r in history.applied() if r.verified_run_id == run}
         digest = build_digest(history, iso_week(utc_now()))
     assert outcome.report.errors == (), outcome.report.errors
-    assert {notebook, cluster, alarms, scaling, off_hours, deleted} <= set(verified), sorted(verified)
+    domain = fleet["plans"][(DOMAIN, "idle-shutdown")]["id"]
+    assert {notebook, cluster, alarms, scaling, off_hours, deleted, domain} <= set(verified), sorted(verified)
     assert digest is not None
     realised = {a.change.plan_id: a.realised_monthly_usd for a in digest.applied}
     assert realised[notebook] == done[notebook].monthly_savings_usd > 0
@@ -446,3 +524,20 @@ def test_the_next_run_takes_only_what_it_sees_as_done() -> None:
     assert not done(alarms, evidence(replace(ep, queue_alarms=())))
     assert done(alarms, evidence(replace(ep, queue_alarms=("reports-age",))))
     assert not done(alarms, evidence(replace(ep, queue_alarms=None)))  # DescribeAlarms not read: unknown
+
+
+def test_the_next_run_takes_a_domain_as_done_only_with_idle_shutdown_on_for_each_app_type_set() -> None:
+    from auditor.workspaces import StudioDomain
+
+    change = applied_change({"id": "p4", "endpoint": DOMAIN, "resource_type": "studio-domain"}, [
+        {"service": "sagemaker", "operation": "UpdateDomain", "params": {"DomainId": DOMAIN, "DefaultUserSettings": {
+            "JupyterLabAppSettings": {}, "CodeEditorAppSettings": {}}}}])
+
+    def seen(minutes: dict[str, int | None]) -> Evidence:
+        domain = StudioDomain("123456789012", "us-east-1", DOMAIN, "research", "InService", minutes)
+        return replace(evidence(), domains={("123456789012", "us-east-1", DOMAIN): domain})
+
+    done = VERIFIERS["studio-domain"]
+    assert done(change, seen({"JupyterLab": 120, "CodeEditor": 120}))
+    assert not done(change, seen({"JupyterLab": 120, "CodeEditor": None}))  # one app type still off
+    assert not done(change, evidence())  # the run did not audit Studio: unknown

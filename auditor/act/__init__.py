@@ -36,6 +36,7 @@ APPLY_READS: frozenset[tuple[str, str]] = frozenset({
     ("sagemaker", "ListTags"),
     ("sagemaker", "DescribeNotebookInstance"),
     ("sagemaker", "DescribeApp"),
+    ("sagemaker", "DescribeDomain"),  # a domain's status and settings, before and after UpdateDomain
     ("sagemaker", "DescribeCluster"),
     ("sagemaker", "ListClusterNodes"),  # the nodes a plan deletes must all still exist
     ("cloudwatch", "DescribeAlarms"),

@@ -105,7 +105,7 @@ def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, opt
         raise ApplyRefused(refusal)
     observed = target.observe(clients, plan)
     tags = _tags(sagemaker, observed.arn, region)
-    refusal = resource_refusal(plan, config.apply, observed, tags)
+    refusal = resource_refusal(plan, config.apply, observed, tags) or _rollback_alarm_refusal(clients, plan)
     if refusal:
         raise ApplyRefused(refusal)
     if not yes:
@@ -191,17 +191,61 @@ def _make(clients: AwsClients, region: str, call: ApiCall, made: list[ApiCall],
                           f"{done}") from None
 
 
-def _check_rollback_alarms(clients: AwsClients, region: str, call: ApiCall) -> None:
-    """A blue/green deployment that names alarms rolls back on them: each must exist before it starts."""
+def _rollback_alarm_names(call: ApiCall) -> list[str]:
     rollback = (call.params.get("DeploymentConfig") or {}).get("AutoRollbackConfiguration") or {}
-    names = [a["AlarmName"] for a in rollback.get("Alarms") or [] if a.get("AlarmName")]
+    return [str(a["AlarmName"]) for a in rollback.get("Alarms") or [] if isinstance(a, dict) and a.get("AlarmName")]
+
+
+def _alarm_states(clients: AwsClients, region: str, names: list[str]) -> dict[str, str]:
+    """The state (OK | ALARM | INSUFFICIENT_DATA) of each named alarm that exists."""
+    alarm_api = clients.client("cloudwatch", region)
+    return {str(a["AlarmName"]): str(a.get("StateValue") or "")
+            for page in alarm_api.get_paginator("describe_alarms").paginate(AlarmNames=names)
+            for a in page.get("MetricAlarms", [])}
+
+
+def _alarms_text(names: list[str]) -> str:
+    return f"the rollback alarm{'s' if len(names) > 1 else ''} {', '.join(one_line(n) for n in names)}"
+
+
+def _rollback_alarm_refusal(clients: AwsClients, plan: PlanToApply) -> str | None:
+    """Before any call (so that a refusal leaves nothing made, not even the new endpoint config):
+    each alarm the deployment rolls back on must exist or be one the plan itself creates, and none
+    may be in ALARM, where SageMaker would roll the deployment back at once (or the endpoint has a
+    problem now). An alarm the plan creates starts INSUFFICIENT_DATA; one it puts again keeps its
+    state (PutMetricAlarm on an existing alarm leaves the state as it is), so it is checked too."""
+    created = {str(c.params.get("AlarmName")) for c in plan.calls_of("cloudwatch", "PutMetricAlarm")}
+    for call in plan.calls_of("sagemaker", "UpdateEndpoint"):
+        names = _rollback_alarm_names(call)
+        if not names:
+            continue
+        try:
+            states = _alarm_states(clients, plan.region, names)
+        except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+            return f"plan {plan.id}: {describe_client_error(exc, 'cloudwatch', 'DescribeAlarms', plan.region)}"
+        firing = [n for n in names if states.get(n) == "ALARM"]
+        if firing:
+            return (f"plan {plan.id}: {_alarms_text(firing)} {'is' if len(firing) == 1 else 'are'} in state ALARM: "
+                    "the deployment would roll back at once (or the endpoint has a problem now); nothing was changed")
+        missing = [n for n in names if n not in states and n not in created]
+        if missing:
+            return (f"plan {plan.id}: {_alarms_text(missing)} do{'es' if len(missing) == 1 else ''} not exist: "
+                    "nothing was changed")
+    return None
+
+
+def _check_rollback_alarms(clients: AwsClients, region: str, call: ApiCall) -> None:
+    """Right before UpdateEndpoint (the plan's own alarms made by now): each alarm the deployment
+    rolls back on exists and is not in ALARM."""
+    names = _rollback_alarm_names(call)
     if not names:
         return
-    alarm_api = clients.client("cloudwatch", region)
-    found = {a["AlarmName"] for page in alarm_api.get_paginator("describe_alarms").paginate(AlarmNames=names)
-             for a in page.get("MetricAlarms", [])}
-    missing = [n for n in names if n not in found]
+    states = _alarm_states(clients, region, names)
+    missing = [n for n in names if n not in states]
     if missing:
-        raise ApplyFailed(f"the rollback alarm{'s' if len(missing) > 1 else ''} "
-                          f"{', '.join(one_line(n) for n in missing)} do{'es' if len(missing) == 1 else ''} not "
-                          "exist: UpdateEndpoint not called")
+        raise ApplyFailed(f"{_alarms_text(missing)} do{'es' if len(missing) == 1 else ''} not exist: "
+                          "UpdateEndpoint not called")
+    firing = [n for n in names if states[n] == "ALARM"]
+    if firing:
+        raise ApplyFailed(f"{_alarms_text(firing)} {'is' if len(firing) == 1 else 'are'} in state ALARM: "
+                          "UpdateEndpoint not called")

@@ -10,6 +10,10 @@ and what to wait for once the calls are made.
 - studio-app: DescribeApp (the DeleteApp call's keys); unchanged = InService; waits for Deleted.
 - hyperpod-cluster: DescribeCluster and ListClusterNodes; unchanged = InService with every named
   node still there; the answer's Failed list must be empty; waits for InService.
+- studio-domain: DescribeDomain (the UpdateDomain call's DomainId); unchanged = InService, idle
+  shutdown still off for each app type the plan sets, and those app settings still the ones the plan
+  copied (apart from the idle switch and timeout it sets): otherwise the update would overwrite a
+  change made since; waits for InService with idle shutdown on for those app types.
 
 Schedules, scheduled actions, alarms and scaling policies a change creates are read back after it
 (auditor.act.readback), whatever the resource.
@@ -26,6 +30,7 @@ import botocore.exceptions
 
 from auditor.act.plan import ApplyFailed, ApplyRefused, PlanToApply
 from auditor.collect.session import AwsClients, describe_client_error
+from auditor.discover.studio import IDLE_SETTING_APPS, idle_minutes
 from auditor.report.render import one_line
 
 FIRST_POLL_SECONDS = 0.5
@@ -103,9 +108,11 @@ def plan_noun(plan: PlanToApply) -> str:
 
 
 def poll(plan: PlanToApply, waiting: Waiting, wait_minutes: float, sleep: Callable[[float], None],
-         clock: Callable[[], float]) -> tuple[str, str, dict[str, Any] | None]:
+         clock: Callable[[], float], wait_source: str = "[apply] wait_minutes"
+         ) -> tuple[str, str, dict[str, Any] | None]:
     """Read the status (0.5 s, doubling to 30 s) until it leaves `in_progress` or the deadline:
-    (outcome, message, last answer)."""
+    (outcome, message, last answer). `wait_source`: where `wait_minutes` came from, as said when it
+    runs out."""
     who = plan_noun(plan)
     deadline = clock() + wait_minutes * 60
     delay = FIRST_POLL_SECONDS
@@ -130,9 +137,27 @@ def poll(plan: PlanToApply, waiting: Waiting, wait_minutes: float, sleep: Callab
         left = deadline - clock()
         if left <= 0:
             return "timed-out", (f"plan {plan.id}: {who} is still {one_line(status)} after {wait_minutes:g} minutes "
-                                 f"([apply] wait_minutes); {waiting.at_deadline}"), answer
+                                 f"({wait_source}); {waiting.at_deadline}"), answer
         sleep(min(delay, left))
         delay = min(delay * 2, MAX_POLL_SECONDS)
+
+
+def deployment_wait(plan: PlanToApply, wait_minutes: float) -> tuple[float, str]:
+    """How long to wait for the plan's UpdateEndpoint, and why: at least as long as the blue/green
+    deployment it starts may take (its MaximumExecutionTimeoutInSeconds plus TerminationWaitInSeconds,
+    as the call says), so that a deployment still going normally is not reported as timed out;
+    `wait_minutes` when that is longer or the call sets no deployment (SageMaker's default update)."""
+    calls = plan.calls_of("sagemaker", "UpdateEndpoint")
+    policy = ((calls[0].params.get("DeploymentConfig") or {}).get("BlueGreenUpdatePolicy") or {}) if calls else {}
+    limit, termination = policy.get("MaximumExecutionTimeoutInSeconds"), policy.get("TerminationWaitInSeconds")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return wait_minutes, "[apply] wait_minutes"
+    termination = termination if isinstance(termination, int) and not isinstance(termination, bool) else 0
+    deployment = (limit + termination) / 60
+    if deployment <= wait_minutes:
+        return wait_minutes, "[apply] wait_minutes"
+    return deployment, (f"the deployment's MaximumExecutionTimeoutInSeconds {limit} + TerminationWaitInSeconds "
+                        f"{termination}")
 
 
 class EndpointTarget(Target):
@@ -179,10 +204,12 @@ class EndpointTarget(Target):
         if not plan.calls_of("sagemaker", "UpdateEndpoint"):
             return "applied", f"plan {plan.id} applied: endpoint {name} stays on {one_line(plan.audited_config or '')}"
         target, old = plan.target_config, plan.audited_config
+        minutes, source = deployment_wait(plan, wait_minutes)
         outcome, message, described = poll(plan, Waiting(
             "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.endpoint), "EndpointStatus",
             done="InService", in_progress=self.in_progress,
-            at_deadline="the deployment goes on and the next audit run checks its shape"), wait_minutes, sleep, clock)
+            at_deadline="the deployment goes on and the next audit run checks its shape"), minutes, sleep, clock,
+            source)
         if outcome != "applied" or described is None:
             return outcome, message
         config = str(described.get("EndpointConfigName") or "")
@@ -342,12 +369,100 @@ class ClusterTarget(Target):
         return outcome, message
 
 
+# The keys of IdleSettings an idle-shutdown plan sets (auditor/workspaces_change.py); every other
+# setting of the app type is copied as DescribeDomain answered it for the audit.
+_IDLE_SWITCH = ("LifecycleManagement", "IdleTimeoutInMinutes")
+
+
+def _without_idle_switch(settings: dict[str, Any]) -> dict[str, Any]:
+    """App settings without what the plan sets, and without the empty objects that leaves (an
+    AppLifecycleManagement with nothing else in it is the same as none)."""
+    lifecycle = dict(settings.get("AppLifecycleManagement") or {})
+    idle = {k: v for k, v in (lifecycle.get("IdleSettings") or {}).items() if k not in _IDLE_SWITCH}
+    lifecycle = {k: v for k, v in lifecycle.items() if k != "IdleSettings"} | ({"IdleSettings": idle} if idle else {})
+    rest = {k: v for k, v in settings.items() if k != "AppLifecycleManagement"}
+    return rest | ({"AppLifecycleManagement": lifecycle} if lifecycle else {})
+
+
+class StudioDomainTarget(Target):
+    """A Studio domain's idle shutdown turned on (UpdateDomain with the default settings of its
+    JupyterLab and Code Editor apps, each copied as the audit described it, idle shutdown ENABLED)."""
+
+    noun = "Studio domain"
+
+    @staticmethod
+    def _update(plan: PlanToApply) -> tuple[str, dict[str, dict[str, Any]]]:
+        """The domain id, and the app settings the UpdateDomain sets, by their key."""
+        calls = plan.calls_of("sagemaker", "UpdateDomain")
+        params = calls[0].params if calls else {}
+        defaults = params.get("DefaultUserSettings")
+        settings = {k: v for k, v in defaults.items() if k in IDLE_SETTING_APPS.values() and isinstance(v, dict)
+                    } if isinstance(defaults, dict) else {}
+        return str(params.get("DomainId") or ""), settings
+
+    @staticmethod
+    def _app(key: str) -> str:
+        return next(app for app, setting in IDLE_SETTING_APPS.items() if setting == key)
+
+    def plan_problem(self, plan: PlanToApply) -> str | None:
+        domain, settings = self._update(plan)
+        if not domain or not settings:
+            return ("its change has no UpdateDomain naming the domain and the JupyterLab or Code Editor settings it "
+                    "sets")
+        if domain != plan.endpoint:
+            return f"its UpdateDomain names domain {one_line(domain)}, the plan is for {one_line(plan.endpoint)}"
+        return None
+
+    def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
+        api = clients.client("sagemaker", plan.region)
+        domain, _ = self._update(plan)
+        described = _read(plan, "DescribeDomain", lambda: api.describe_domain(DomainId=domain))
+        return Observed(str(described.get("DomainArn") or ""), str(described.get("Status") or ""), described)
+
+    def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
+        name = one_line(plan.endpoint)
+        if observed.status != "InService":
+            return f"Studio domain {name} is {one_line(observed.status)}, not InService: nothing is changed while it is"
+        _, settings = self._update(plan)
+        now = observed.described.get("DefaultUserSettings") or {}
+        for key, planned in sorted(settings.items()):
+            value = now.get(key)
+            current: dict[str, Any] = value if isinstance(value, dict) else {}
+            minutes = idle_minutes(current)
+            if minutes is not None:
+                return (f"Studio domain {name} changed since the audit: idle shutdown of {self._app(key)} apps is on "
+                        f"now ({minutes} min); run the audit again")
+            if _without_idle_switch(current) != _without_idle_switch(planned):
+                return (f"Studio domain {name} changed since the audit: its {key} are not the ones the plan copied "
+                        "(the update would overwrite the change); run the audit again")
+        return None
+
+    def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
+               sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
+        api = clients.client("sagemaker", plan.region)
+        domain, settings = self._update(plan)
+        outcome, message, described = poll(plan, Waiting(
+            "DescribeDomain", lambda: api.describe_domain(DomainId=domain), "Status", done="InService",
+            in_progress=frozenset({"Updating", "Pending"})), wait_minutes, sleep, clock)
+        if outcome != "applied" or described is None:
+            return outcome, message
+        now = described.get("DefaultUserSettings") or {}
+        apps = [self._app(key) for key in sorted(settings)]
+        off = [self._app(key) for key in sorted(settings) if idle_minutes(now.get(key)) is None]
+        if off:
+            return "failed", (f"plan {plan.id} failed: Studio domain {one_line(domain)} is InService, but idle "
+                              f"shutdown of {' and '.join(off)} apps is not on")
+        return "applied", (f"plan {plan.id} applied: Studio domain {one_line(domain)} is InService with idle shutdown "
+                           f"on for {' and '.join(apps)} apps")
+
+
 # The resource types apply changes, by the plan's resource_type.
 TARGETS: dict[str, Target] = {
     "endpoint": EndpointTarget(),
     "notebook-instance": NotebookTarget(),
     "studio-app": StudioAppTarget(),
     "hyperpod-cluster": ClusterTarget(),
+    "studio-domain": StudioDomainTarget(),
 }
 # A job's change is the next run's request: apply never starts a job.
 JOB_TYPES = frozenset({"training-job", "processing-job", "transform-job"})

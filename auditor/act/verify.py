@@ -10,7 +10,8 @@ the evidence.
   every component at 0 copies (a run in working hours cannot tell);
 - endpoint, queue alarms: the alarms are among the endpoint's queue alarms;
 - endpoint, a scaling policy: the variant is registered with Application Auto Scaling under it;
-- notebook instance: Stopped; Studio app: gone or Deleted; HyperPod cluster: none of the nodes.
+- notebook instance: Stopped; Studio app: gone or Deleted; HyperPod cluster: none of the nodes;
+- Studio domain: idle shutdown on for every app type whose settings the UpdateDomain set.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class Evidence:
     clusters: dict[Key, Any] | None
     blind: frozenset[tuple[str, str]]  # (account, region) with an error: an absence there proves nothing
     complete: bool  # the run was not cut short
+    domains: dict[Key, Any] | None = None  # Studio domains, by domain id
 
     def absent(self, change: AppliedChange, seen: dict[Key, Any] | None) -> bool:
         """Not in the run, where the run read that type in that region without an error."""
@@ -65,6 +67,7 @@ def evidence_of(report: AuditReport) -> Evidence:
                                                 for a in hyperpod.clusters},
         blind=frozenset((e.account_id, e.region) for e in report.errors),
         complete=report.partial is None,
+        domains=None if workspaces is None else {(d.account_id, d.region, d.domain_id): d for d in workspaces.domains},
     )
 
 
@@ -148,12 +151,25 @@ def _nodes_done(change: AppliedChange, evidence: Evidence) -> bool:
     return bool(deleted) and not deleted & {n.instance_id for n in cluster.nodes}
 
 
+def _idle_shutdown_done(change: AppliedChange, evidence: Evidence) -> bool:
+    """The domain the run described has idle shutdown on for each app type the change set."""
+    from auditor.discover.studio import IDLE_SETTING_APPS
+
+    domain = (evidence.domains or {}).get((change.account_id, change.region, change.endpoint))
+    if domain is None:
+        return False
+    keys = {k for p in _params(change, "sagemaker", "UpdateDomain") for k in p.get("DefaultUserSettings") or {}}
+    apps = [app for app, key in IDLE_SETTING_APPS.items() if key in keys]
+    return bool(apps) and all(domain.idle_timeout_minutes.get(app) is not None for app in apps)
+
+
 # What the next run checks, by the plan's resource_type (auditor.act.targets has the same types).
 VERIFIERS: dict[str, Callable[[AppliedChange, Evidence], bool]] = {
     "endpoint": _endpoint_done,
     "notebook-instance": _notebook_done,
     "studio-app": _app_done,
     "hyperpod-cluster": _nodes_done,
+    "studio-domain": _idle_shutdown_done,
 }
 
 

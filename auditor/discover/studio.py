@@ -66,7 +66,7 @@ def discover_studio(sagemaker: BaseClient, region: str, max_workers: int = 8) ->
         defaults = d.get("DefaultUserSettings") or {}
         domains.append(StudioDomain(
             account, region, domain_id, d.get("DomainName", ""), d.get("Status", "Unknown"),
-            {app: _idle_minutes(defaults.get(key)) for app, key in IDLE_SETTING_APPS.items()},
+            {app: idle_minutes(defaults.get(key)) for app, key in IDLE_SETTING_APPS.items()},
             app_settings={key: dict(defaults[key]) for key in IDLE_SETTING_APPS.values()
                           if isinstance(defaults.get(key), dict)}))
 
@@ -79,7 +79,7 @@ def discover_studio(sagemaker: BaseClient, region: str, max_workers: int = 8) ->
             app_type = settings.get("AppType")
             key = IDLE_SETTING_APPS.get(app_type or "")
             return StudioSpace(account, region, domain_id, s["SpaceName"], app_type,
-                               _idle_minutes(settings.get(key)) if key else None)
+                               idle_minutes(settings.get(key)) if key else None)
 
         def app(a: dict[str, Any]) -> StudioApp | None:
             owner = ({"SpaceName": a["SpaceName"]} if a.get("SpaceName")
@@ -111,7 +111,7 @@ def discover_studio(sagemaker: BaseClient, region: str, max_workers: int = 8) ->
     return StudioDiscovery(tuple(domains), tuple(spaces), tuple(apps), tuple(errors))
 
 
-def _idle_minutes(app_settings: dict[str, Any] | None) -> int | None:
+def idle_minutes(app_settings: dict[str, Any] | None) -> int | None:
     """The idle timeout an app's settings set, or None when idle shutdown is not enabled."""
     idle = ((app_settings or {}).get("AppLifecycleManagement") or {}).get("IdleSettings") or {}
     if idle.get("LifecycleManagement") == "DISABLED":

@@ -8,16 +8,22 @@ so that apply runs end to end in the emulator:
 - ListTags on a cluster's ARN: moto looks resources up by the name at the end of the ARN, but a
   HyperPod ARN ends in the cluster's id (auditor.emulator.hyperpod sets it as AWS does).
 - Studio apps (moto has none): CreateApp (to seed one), DescribeApp, DeleteApp (Deleting, then
-  Deleted after `UpdateBehaviour.seconds`: AWS keeps describing a deleted app for a while) and
-  ListTags on the app's ARN. ListApps stays unimplemented: the audit's Studio discovery is tested
-  with botocore's Stubber (tests/test_studio.py).
+  Deleted after `UpdateBehaviour.seconds`: AWS keeps describing a deleted app for a while),
+  ListApps and ListTags on the app's ARN. The audit's Studio discovery of what the emulator cannot
+  hold (spaces, activity timestamps) is tested with botocore's Stubber (tests/test_studio.py).
+- Studio domains (moto has CreateDomain, DescribeDomain and ListDomains): UpdateDomain (each key of
+  DefaultUserSettings and DefaultSpaceSettings given replaces the domain's; the domain is Updating
+  for `UpdateBehaviour.seconds`, then InService, settled when DescribeDomain or ListDomains is
+  answered), and the reads the audit's Studio discovery makes of a domain: ListApps (the apps
+  CreateApp made in it) and ListSpaces (none: the emulator has no CreateSpace, so a domain here has
+  no spaces).
 
 - Application Auto Scaling's scalable dimension of inference components
   (`sagemaker:inference-component:DesiredCopyCount`), which moto's list of dimensions lacks: an
   off-hours plan's RegisterScalableTarget and PutScheduledAction on a component's copies.
 
-StopNotebookInstance and DescribeNotebookInstance, EventBridge Scheduler, scheduled actions,
-scaling policies and alarms are moto's own.
+StopNotebookInstance and DescribeNotebookInstance, CreateDomain, DescribeDomain, EventBridge
+Scheduler, scheduled actions, scaling policies and alarms are moto's own.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from typing import Any
 
 try:  # moto is the `demo` extra
     from moto.core.utils import utcnow
-    from moto.sagemaker.exceptions import ResourceNotFound, ValidationError
+    from moto.sagemaker.exceptions import ResourceInUseException, ResourceNotFound, ValidationError
     from moto.sagemaker.models import SageMakerModelBackend
     from moto.sagemaker.responses import SageMakerResponse
 except ImportError:  # pragma: no cover - exercised only without the extra
@@ -128,6 +134,68 @@ def _delete_app(self: Any) -> Any:
     return EmptyResult()
 
 
+def _list_apps(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    domain = self._get_param("DomainIdEquals")
+    with _LOCK:
+        _settle_apps(self.sagemaker_backend)
+        listed = [{k: v for k, v in app.describe().items() if k != "AppArn"}
+                  for app in _apps(self.sagemaker_backend).values() if domain in (None, app.domain_id)]
+    return ActionResult({"Apps": listed})
+
+
+def _list_spaces(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    return ActionResult({"Spaces": []})
+
+
+# -- Studio domains -------------------------------------------------------------------------------
+
+_DOMAIN_UPDATING: dict[int, float] = {}
+
+
+def _settle_domains(backend: Any) -> None:
+    clock = time.monotonic()
+    for domain in backend.domains.values():
+        due = _DOMAIN_UPDATING.get(id(domain))
+        if due is not None and clock >= due:
+            domain.status = "InService"
+            del _DOMAIN_UPDATING[id(domain)]
+
+
+def _update_domain(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+
+    backend = self.sagemaker_backend
+    domain_id = str(self._get_param("DomainId") or "")
+    with _LOCK:
+        _settle_domains(backend)
+        domain = backend.domains.get(domain_id)
+        if domain is None:
+            raise ResourceNotFound(message=f"Domain {domain_id} does not exist.")
+        if domain.status != "InService":
+            raise ResourceInUseException(message=f"Domain {domain_id} is {domain.status}: it cannot be updated now.")
+        for attribute, param in (("default_user_settings", "DefaultUserSettings"),
+                                 ("default_space_settings", "DefaultSpaceSettings")):
+            given = self._get_param(param)
+            if isinstance(given, dict):
+                setattr(domain, attribute, {**(getattr(domain, attribute) or {}), **given})
+        domain.status = "Updating"
+        domain.last_modified_time = utcnow()
+        _DOMAIN_UPDATING[id(domain)] = time.monotonic() + BEHAVIOUR.seconds
+    return ActionResult({"DomainArn": domain.arn})
+
+
+def _settling_domains(original: Any) -> Any:
+    def wrapped(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with _LOCK:
+            _settle_domains(self)
+        return original(self, *args, **kwargs)
+    return wrapped
+
+
 # -- HyperPod -----------------------------------------------------------------------------------
 
 _UPDATING: dict[int, float] = {}
@@ -185,7 +253,8 @@ def _settling_clusters(original: Any) -> Any:
 
 
 def _resource_by_arn(original: Any) -> Any:
-    """Clusters by their ARN (it ends in the cluster's id, not its name) and Studio apps."""
+    """Clusters by their ARN (it ends in the cluster's id, not its name), Studio apps, and domains
+    created without tags."""
     def lookup(self: Any, arn: str) -> Any:
         if ":cluster/" in arn:
             found = next((c for c in self.clusters.values() if c.arn == arn), None)
@@ -196,7 +265,10 @@ def _resource_by_arn(original: Any) -> Any:
             if app is None:
                 raise ValidationError(message=f"Could not find app {arn}")
             return app
-        return original(self, arn)
+        found = original(self, arn)
+        if ":domain/" in arn and found is not None and found.tags is None:
+            found.tags = []  # moto keeps None for a domain created without tags; AWS lists none
+        return found
     return lookup
 
 
@@ -228,7 +300,12 @@ def install_apply_calls() -> None:
         SageMakerResponse.create_app = _create_app  # type: ignore[attr-defined]
         SageMakerResponse.describe_app = _describe_app  # type: ignore[attr-defined]
         SageMakerResponse.delete_app = _delete_app  # type: ignore[attr-defined]
+        SageMakerResponse.list_apps = _list_apps  # type: ignore[attr-defined]
+        SageMakerResponse.list_spaces = _list_spaces  # type: ignore[attr-defined]
+        SageMakerResponse.update_domain = _update_domain  # type: ignore[attr-defined]
         SageMakerResponse.batch_delete_cluster_nodes = _batch_delete_cluster_nodes  # type: ignore[attr-defined]
+        for read in ("describe_domain", "list_domains"):
+            setattr(SageMakerModelBackend, read, _settling_domains(getattr(SageMakerModelBackend, read)))
         SageMakerModelBackend.describe_cluster = _settling_clusters(  # type: ignore[method-assign]
             SageMakerModelBackend.describe_cluster)
         SageMakerModelBackend._get_resource_from_arn = _resource_by_arn(  # type: ignore[method-assign]
