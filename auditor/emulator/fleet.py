@@ -573,8 +573,9 @@ def _adjust_state(emulator: Emulator, spec: EndpointSpec, now: datetime, region:
     if not spec.delete_config:
         # The emulator stamps the config created now; the config an endpoint runs was created just
         # before the endpoint was created or last updated to it (its shape's data begins then).
+        # Naive UTC, as moto stamps configs: ListEndpointConfigs sorts them with the ones it creates.
         backend.endpoint_configs[f"{spec.name}-config"].creation_time = (
-            endpoint.last_modified_time - timedelta(minutes=CONFIG_LEAD_MINUTES))
+            endpoint.last_modified_time - timedelta(minutes=CONFIG_LEAD_MINUTES)).replace(tzinfo=None)
     shadows = [v for v in spec.variants if v.shadow]
     if shadows:
         # Attributes the emulator serialises as DescribeEndpointConfig's and Search's ShadowProductionVariants.
