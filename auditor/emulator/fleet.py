@@ -274,8 +274,8 @@ def demo_fleet() -> list[EndpointSpec]:
                      enhanced_metrics=True, tags=team("search@example.com")),
         # Inference components (detailed observability on): two copies of a model that takes all
         # four GPUs of an instance fill two of the three instances; the third hosts no copy.
-        EndpointSpec("support-llm", (VariantSpec("ml.g5.12xlarge", 3, cpu=Load(22, 4), memory=Load(55, 2),
-                                                 gpu=Load(58, 6), gpu_memory=Load(66, 1)),),
+        EndpointSpec("support-llm", (VariantSpec("ml.g5.12xlarge", 3, cpu=Load(22, 4), memory=Load(40, 2),
+                                                 gpu=Load(30, 4), gpu_memory=Load(44, 1)),),
                      components=(ComponentSpec("support-llm-70b", copies=2, accelerators=4, cpu_cores=16.0,
                                                memory_mb=131072),),
                      detailed_observability=True, tags=team("assistant@example.com")),
