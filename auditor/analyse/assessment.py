@@ -54,6 +54,9 @@ class VariantAssessment:
     instance_series: dict[str, pd.DataFrame] = field(default_factory=dict)
     # What `utilization.sizing` and `.peak` were read from: the hottest instance, or the variant's series.
     sizing_basis: str | None = None
+    # What a rule worked out from these series once, for the other rules that read it (instance-imbalance
+    # holds back three rules' advice): rule id -> (the config it was worked out with, the result).
+    derived: dict[str, tuple[object, object]] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

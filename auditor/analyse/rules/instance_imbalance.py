@@ -92,14 +92,25 @@ def _load(va: VariantAssessment) -> tuple[Resource, dict[str, pd.Series]] | None
 
 def imbalance(va: VariantAssessment, config: AuditConfig) -> Imbalance | None:
     """Whether one instance ran at `ratio` x every other's daily p95 (and above `min_busy_percent`)
-    on at least `min_share_of_days` of the days with two or more instances measured."""
+    on at least `min_share_of_days` of the days with two or more instances measured. Worked out once
+    per variant and config: three other rules ask it too."""
+    known = va.derived.get(RULE.id)
+    if known is not None and known[0] is config:
+        return known[1]  # type: ignore[return-value]
+    result = _imbalance(va, config)
+    va.derived[RULE.id] = (config, result)
+    return result
+
+
+def _imbalance(va: VariantAssessment, config: AuditConfig) -> Imbalance | None:
     settings: ImbalanceSettings = settings_of(RULE, config)
     found = _load(va)
     if found is None:
         return None
     resource, series = found
-    daily = pd.DataFrame({i: s.groupby(pd.DatetimeIndex(s.index).floor("1D")).quantile(0.95)
-                          for i, s in series.items()})
+    # One groupby over every instance's series (aligned on their periods), not one per instance.
+    aligned = pd.DataFrame(series)
+    daily = aligned.groupby(pd.DatetimeIndex(aligned.index).floor("1D")).quantile(0.95)
     daily = daily[daily.notna().sum(axis=1) >= 2]
     if daily.empty:
         return None

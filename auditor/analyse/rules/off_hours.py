@@ -85,6 +85,11 @@ def quiet_slots(variant: VariantAssessment, ceiling: float, min_weeks: int) -> n
     cpu = normalised["cpu:Maximum"].dropna()
     if cpu.empty:
         return None
+    invocations = raw["Invocations:Sum"].fillna(0.0)
+    called_at = pd.DatetimeIndex(invocations.index[invocations.to_numpy() > 0])
+    called = np.bincount(called_at.day_of_week * 24 + called_at.hour, minlength=HOURS_PER_WEEK)
+    if called.all():
+        return called == 0  # an invocation in every hour of the week: none is quiet (most endpoints)
     seen_at = pd.DatetimeIndex(cpu.index)
     seen = np.bincount(seen_at.day_of_week * 24 + seen_at.hour, minlength=HOURS_PER_WEEK)
     busy = cpu > ceiling
@@ -92,9 +97,6 @@ def quiet_slots(variant: VariantAssessment, ceiling: float, min_weeks: int) -> n
         busy = busy | (normalised["gpu:Maximum"].reindex(cpu.index) > ceiling)
     busy_at = pd.DatetimeIndex(cpu.index[busy.to_numpy()])
     busy_slots = np.bincount(busy_at.day_of_week * 24 + busy_at.hour, minlength=HOURS_PER_WEEK)
-    invocations = raw["Invocations:Sum"].fillna(0.0)
-    called_at = pd.DatetimeIndex(invocations.index[invocations.to_numpy() > 0])
-    called = np.bincount(called_at.day_of_week * 24 + called_at.hour, minlength=HOURS_PER_WEEK)
     return (seen >= min_weeks) & (busy_slots == 0) & (called == 0)
 
 
