@@ -16,7 +16,7 @@ import pytest
 from auditor.catalog import load_catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
 from auditor.collect.plan import align_window, plan_queries
-from auditor.collect.session import AwsClients, _CBORParser
+from auditor.collect.session import AwsClients, _CBORParser, _JSONParser
 from auditor.discover.endpoints import discover_endpoints
 from conftest import utc_now
 
@@ -95,3 +95,17 @@ def test_cbor_arrays_of_mixed_encodings_are_decoded_item_by_item() -> None:
     assert slow == [1] + [2.5] * 8
     parser._arrays = False  # any other answer: botocore's decoding, item by item
     assert parser.parse_data_item(parser.get_peekable_stream_from_bytes(doubles)) == [1.5] * 9
+
+
+def test_get_metric_data_json_is_decoded_by_orjson_and_what_it_refuses_by_botocore() -> None:
+    """The same body decodes to the same values either way; a NaN (json accepts it, orjson does not)
+    falls back to botocore's decoding rather than failing the answer."""
+    parser = _JSONParser()
+    parser._arrays = True  # as while parsing GetMetricData's answer
+    body = b'{"MetricDataResults": [{"Id": "q0", "Timestamps": [1700000000, 1700003600], "Values": [1.5, 2]}]}'
+    assert parser._parse_body_as_json(body) == {"MetricDataResults": [
+        {"Id": "q0", "Timestamps": [1700000000, 1700003600], "Values": [1.5, 2]}]}
+    refused = parser._parse_body_as_json(b'{"Values": [NaN]}')
+    assert np.isnan(refused["Values"][0])
+    parser._arrays = False
+    assert parser._parse_body_as_json(body) == _JSONParser()._parse_body_as_json(body)

@@ -23,6 +23,7 @@ import botocore.parsers
 import botocore.session
 import botocore.utils
 import numpy as np
+import orjson
 from botocore.client import BaseClient
 
 from auditor.errors import AwsAccessError
@@ -121,7 +122,17 @@ def whole_array(node: Any, timestamps: bool, parse_one: Any = None) -> np.ndarra
 
 
 class _JSONParser(_WholeArrays, botocore.parsers.JSONParser):
-    pass
+    """GetMetricData's JSON answer (up to 100,800 datapoints, megabytes of numbers) is decoded with
+    orjson, about four times faster than the standard library; a body orjson refuses (json's NaN,
+    integers beyond 64 bits) falls back to botocore's own decoding, as does every other answer."""
+
+    def _parse_body_as_json(self, body_contents: bytes) -> Any:
+        if self._arrays and body_contents:
+            try:
+                return orjson.loads(body_contents)
+            except orjson.JSONDecodeError:
+                pass
+        return super()._parse_body_as_json(body_contents)
 
 
 class _CBORParser(_WholeArrays, botocore.parsers.RpcV2CBORParser):
