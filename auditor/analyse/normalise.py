@@ -71,7 +71,11 @@ def normalise_accelerator_utilisation(raw: pd.DataFrame) -> pd.DataFrame:
     names = {f"{_RAW_METRIC[r]}:{stat}": f"{r.value}:{stat}" for r in (Resource.GPU, Resource.GPU_MEMORY)
              for stat in STATS}
     present = {k: v for k, v in names.items() if k in raw.columns}
-    return raw[list(present)].rename(columns=present).clip(0.0, 100.0) if present else pd.DataFrame(index=raw.index)
+    if not present:
+        return pd.DataFrame(index=raw.index)
+    # One array operation, as normalise_utilisation: this runs for every GPU of every instance measured.
+    values = np.clip(raw[list(present)].to_numpy(dtype="float64"), 0.0, 100.0)
+    return pd.DataFrame(values, index=raw.index, columns=list(present.values()))
 
 
 def statistic(values: np.ndarray, name: str) -> float:

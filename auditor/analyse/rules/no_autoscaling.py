@@ -66,7 +66,7 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     if "Invocations:Sum" not in va.raw.columns or "cpu:Average" not in va.normalised.columns:
         return None
     cpu_basis = VARIANT_MEAN
-    frame = va.raw[["Invocations:Sum"]].join(va.normalised[["cpu:Average"]], how="inner").dropna()
+    frame = _requests_and_cpu(va.raw["Invocations:Sum"], va.normalised["cpu:Average"])
     hottest = hottest_cpu(va)
     if hottest is not None:
         # The policy tracks the variant's mean invocations per instance; the target must keep the
@@ -124,6 +124,16 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         },
         proposal=AutoscalingProposal(policy, round(average, 2)),
     )
+
+
+def _requests_and_cpu(requests: pd.Series, cpu: pd.Series) -> pd.DataFrame:
+    """The periods with both figures. Both series are usually on the same periods: then a mask on
+    their arrays, not a pandas join (a join per variant was a tenth of this rule's time at scale)."""
+    if not requests.index.equals(cpu.index):
+        return requests.to_frame("Invocations:Sum").join(cpu.to_frame("cpu:Average"), how="inner").dropna()
+    calls, load = requests.to_numpy(dtype="float64"), cpu.to_numpy(dtype="float64")
+    keep = ~(np.isnan(calls) | np.isnan(load))
+    return pd.DataFrame({"Invocations:Sum": calls[keep], "cpu:Average": load[keep]}, index=requests.index[keep])
 
 
 def hottest_cpu(va: VariantAssessment) -> pd.Series | None:
