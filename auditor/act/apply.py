@@ -30,6 +30,7 @@ from auditor.config import AuditConfig
 from auditor.errors import AuditorError
 from auditor.history.store import AppliedChange, History
 from auditor.models import ApiCall
+from auditor.recommend.change import settable_tags
 from auditor.report.render import one_line
 
 
@@ -171,8 +172,7 @@ def _with_source_tags(endpoint_api: Any, call: ApiCall, plan: PlanToApply, regio
     except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
         raise ApplyFailed(f"{describe_client_error(exc, 'sagemaker', 'DescribeEndpointConfig', region)}: "
                           "nothing was changed") from None
-    tags = [{"Key": k, "Value": v} for k, v in _tags(endpoint_api, str(source["EndpointConfigArn"]), region).items()
-            if not k.startswith("aws:")]
+    tags = settable_tags(_tags(endpoint_api, str(source["EndpointConfigArn"]), region))
     return replace(call, params={**call.params, "Tags": tags}) if tags else call
 
 
@@ -204,6 +204,14 @@ def _alarm_states(clients: AwsClients, region: str, names: list[str]) -> dict[st
             for a in page.get("MetricAlarms", [])}
 
 
+def _firing_and_missing(names: list[str], states: dict[str, str],
+                        created: set[str] | frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
+    """Of the alarms a deployment rolls back on: those in ALARM, and those that neither exist nor are
+    made by the plan before it."""
+    return ([n for n in names if states.get(n) == "ALARM"],
+            [n for n in names if n not in states and n not in created])
+
+
 def _alarms_text(names: list[str]) -> str:
     return f"the rollback alarm{'s' if len(names) > 1 else ''} {', '.join(one_line(n) for n in names)}"
 
@@ -223,11 +231,10 @@ def _rollback_alarm_refusal(clients: AwsClients, plan: PlanToApply) -> str | Non
             states = _alarm_states(clients, plan.region, names)
         except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
             return f"plan {plan.id}: {describe_client_error(exc, 'cloudwatch', 'DescribeAlarms', plan.region)}"
-        firing = [n for n in names if states.get(n) == "ALARM"]
+        firing, missing = _firing_and_missing(names, states, created)
         if firing:
             return (f"plan {plan.id}: {_alarms_text(firing)} {'is' if len(firing) == 1 else 'are'} in state ALARM: "
                     "the deployment would roll back at once (or the endpoint has a problem now); nothing was changed")
-        missing = [n for n in names if n not in states and n not in created]
         if missing:
             return (f"plan {plan.id}: {_alarms_text(missing)} do{'es' if len(missing) == 1 else ''} not exist: "
                     "nothing was changed")
@@ -240,12 +247,10 @@ def _check_rollback_alarms(clients: AwsClients, region: str, call: ApiCall) -> N
     names = _rollback_alarm_names(call)
     if not names:
         return
-    states = _alarm_states(clients, region, names)
-    missing = [n for n in names if n not in states]
+    firing, missing = _firing_and_missing(names, _alarm_states(clients, region, names))
     if missing:
         raise ApplyFailed(f"{_alarms_text(missing)} do{'es' if len(missing) == 1 else ''} not exist: "
                           "UpdateEndpoint not called")
-    firing = [n for n in names if states[n] == "ALARM"]
     if firing:
         raise ApplyFailed(f"{_alarms_text(firing)} {'is' if len(firing) == 1 else 'are'} in state ALARM: "
                           "UpdateEndpoint not called")

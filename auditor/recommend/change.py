@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from itertools import zip_longest
 from typing import Any
 
@@ -45,6 +46,11 @@ def plan_id(plan: Plan) -> str:
     if option.details.get("idle_nodes"):  # a HyperPod shrink: other nodes idle are another change
         key.append(sorted(option.details["idle_nodes"]))
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def settable_tags(tags: Mapping[str, str]) -> list[dict[str, str]]:
+    """Tags as a request's `Tags`, without AWS's own `aws:` ones (a request cannot set them)."""
+    return [{"Key": k, "Value": v} for k, v in sorted(tags.items()) if not k.startswith("aws:")]
 
 
 def resource_name(base: str, plan: str, suffix: str = "", limit: int = 63) -> str:

@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from auditor.models import ApiCall, Change, Plan, PlanOption, ProcessingJob, TrainingJob, TransformJob
-from auditor.recommend.change import resource_name
+from auditor.recommend.change import resource_name, settable_tags
 
 Job = TrainingJob | TransformJob | ProcessingJob
 
@@ -100,7 +100,7 @@ def job_change(plan: Plan, job: Job | None) -> Change | None:
         return None
     if changed is None:
         return None
-    tags = [{"Key": k, "Value": v} for k, v in sorted(job.tags.items()) if not k.startswith("aws:")]
+    tags = settable_tags(job.tags)
     if tags:
         body["Tags"] = tags
     tagged = ("; its tags copied" if tags else

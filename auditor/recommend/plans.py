@@ -66,7 +66,6 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
                   for e in endpoints for v in e.variants
                   if e.components or not e.endpoint.inference_components_listed}
     usages = {(e.endpoint.region, e.endpoint.name): price_usage(e.endpoint) for e in endpoints}
-    configs = {(e.endpoint.region, e.endpoint.name): e.endpoint.config_name or None for e in endpoints}
     groups: dict[tuple[str, str, str | None], list[Finding]] = defaultdict(list)
     for finding in findings:
         if finding.recommendation is not None:
@@ -84,8 +83,8 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
         first = group[0]
         endpoint_kind = first.resource_type == "endpoint"
         job = job_costs.get((first.account_id, region, first.resource_type, name))
+        endpoint = by_name.get((region, name)) if endpoint_kind else None
         # Replayed over the endpoint's shape window, the part of the audit window its rules read.
-        endpoint = by_name.get((region, name))
         shaped = window.starting_at(endpoint.config_created_at) if window and endpoint else window
         # Endpoints: the replay; jobs: their next run's facts; other kinds: the level their rule
         # states from the facts it rests on, else the level for changes with nothing to replay.
@@ -114,9 +113,8 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
                                        for o in options if o is not proposed),
                                       key=lambda o: -o.monthly_savings_usd)),
             measured=all(f.measured for f in group if f.rule in proposed.rules),
-            endpoint_config=configs.get((region, name)) if first.resource_type == "endpoint" else None,
+            endpoint_config=(endpoint.config_name or None) if endpoint else None,
         )
-        endpoint = by_name.get((region, name)) if endpoint_kind else None
         plans.append(_finished(plan, risks[id(proposed)], endpoint, variant, config, job))
     # Measured savings first; within them by risk (low first), then by saving; advice on
     # circumstantial evidence after them, whatever its amount.

@@ -32,6 +32,7 @@ from auditor.analyse.rules.base import EndpointRule, RuleSettings, settings_of
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.models import Endpoint, Finding, Recommendation, ResourceKind, Severity, price_usage
+from auditor.recommend.change import settable_tags
 from auditor.recommend.pricing import priced
 from auditor.schema import ACCOUNT_ID_PLACEHOLDER, ROLE_ARN_TEMPLATE, setting
 
@@ -269,7 +270,7 @@ def off_hours_change(endpoint: Endpoint, periods: tuple[OffPeriod, ...], lead_mi
         return {"start_up": start_up,
                 "change_missing": "Schedules need [rules.off-hours] scheduler_role_arn."}
     role = role_template.replace(ACCOUNT_ID_PLACEHOLDER, endpoint.account_id)
-    tags = [{"Key": k, "Value": v} for k, v in sorted(endpoint.tags.items()) if not k.startswith("aws:")]
+    tags = settable_tags(endpoint.tags)
     create_input: dict[str, Any] = {"EndpointName": endpoint.name, "EndpointConfigName": endpoint.config_name}
     if tags:
         create_input["Tags"] = tags
