@@ -297,6 +297,13 @@ def test_audit_plans_show_an_unknown_id_is_one_error_line(report: dict, config: 
     assert "no plan '0000000000'" in result.output and "Traceback" not in result.output
 
 
+def test_audit_apply_an_unknown_hostile_id_is_one_error_line(report: dict, config: str) -> None:
+    result = runner.invoke(app, ["apply", "0000\nx[/b]", "--config", config])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "no plan 0000 x[/b] in the history" in errors[0], result.output
+
+
 def test_the_history_keeps_each_runs_plans_and_finds_a_plan_by_id(tmp_path: Path) -> None:
     import sqlite3
     from datetime import timedelta

@@ -9,6 +9,7 @@ from typing import Any
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError
 from auditor.models import ApiCall, Change, Risk, RiskLevel
+from auditor.report.render import one_line
 
 
 class ApplyRefused(AuditorError):
@@ -68,7 +69,7 @@ def load_plan(config: AuditConfig, plan_id: str) -> dict[str, Any]:
     with History(path, reading=True) as history:
         plan = history.plan(plan_id)
     if plan is None:
-        raise ApplyRefused(f"no plan {plan_id} in the history {path}: `audit plans` lists the stored plans")
+        raise ApplyRefused(f"no plan {one_line(plan_id)} in the history {path}: `audit plans` lists the stored plans")
     return plan
 
 
