@@ -78,7 +78,7 @@ _QUERY_COMPATIBLE = {"cloudwatch"}  # JSON/CBOR on the wire, but AWS's query err
 _IAM_PREFIX = {"sesv2": "ses", "cloudwatch": "cloudwatch", "application-autoscaling": "application-autoscaling"}
 
 
-@dataclass
+@dataclass  # not frozen: `fired` counts its turns as requests take them
 class Arm:
     """One armed fault; `fired` counts the requests it took."""
 
@@ -180,8 +180,11 @@ def _error_answer(response: Any, code: str, status: int, message: str) -> Any:
         _, headers, body = response.serialized(ActionResult(InjectedFault(code, message)))
     headers = {k: v for k, v in headers.items() if k.lower() != "status"}
     headers["status"] = str(status)
+    fault = "Sender" if status < 500 else "Receiver"  # moto marks every code its models lack as the sender's
     if "x-amzn-query-error" in headers:
-        headers["x-amzn-query-error"] = f"{code};{'Sender' if status < 500 else 'Receiver'}"
+        headers["x-amzn-query-error"] = f"{code};{fault}"
+    if isinstance(body, str):
+        body = body.replace("<Type>Sender</Type>", f"<Type>{fault}</Type>")
     headers, body = response._enrich_response(headers, body)
     return status, headers, body
 
