@@ -254,7 +254,7 @@ def _drop(response: Any) -> None:
 
 def _faulting(original: Any) -> Any:
     def call_action(self: Any) -> Any:
-        service, operation = self.boto3_service_name, self._get_action()
+        service, operation = self.boto3_service_name, self._get_action() or ""
         armed, released = FAULTS._take(service, operation)
         if armed is None:
             return original(self)
