@@ -93,12 +93,30 @@ class Window:
 
 
 @dataclass(frozen=True)
+class ReadScalingPolicy:
+    """One scaling policy as DescribeScalingPolicies stated it: what PutScalingPolicy needs to put
+    it back after the target is deregistered and registered again (recommend/change.py)."""
+
+    name: str
+    policy_type: str  # TargetTrackingScaling | StepScaling | PredictiveScaling, as read
+    # The type's configuration as read (TargetTrackingScalingPolicyConfiguration ...; JSON-safe);
+    # None: the answer did not state it.
+    configuration: dict[str, Any] | None
+    # The CloudWatch alarms that trigger it (a step-scaling policy is an alarm's action, by ARN).
+    alarms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class AutoScaling:
-    """A variant's Application Auto Scaling target and the names of its policies."""
+    """A variant's Application Auto Scaling target: its capacities, its policies' names ("name
+    (type)", for the reader) and, where they were read, each policy's settings and the target's
+    SuspendedState (what a change that deregisters the target puts back)."""
 
     min_capacity: int
     max_capacity: int
     policies: tuple[str, ...] = ()
+    read_policies: tuple[ReadScalingPolicy, ...] = ()
+    suspended_state: dict[str, bool] | None = None
 
 
 @dataclass(frozen=True)
