@@ -49,7 +49,7 @@ def check(region: HyperPodRegion, catalog: Catalog, config: AuditConfig) -> Iter
                 yield replace(RULE.finding(
                     assessment.cluster, shrink.group,
                     f"{shrink.shrink_by} of {shrink.current_count} nodes in group {shrink.group} of "
-                    f"{assessment.cluster.name} idle in {days:.1f} days of data; a {RULE.id} verdict needs "
+                    f"{assessment.cluster.name} idle in {days:.1f} days of data; the {RULE.id} verdict needs "
                     f"{needed} (recommend.min_idle_days): no verdict yet.",
                     {"idle_nodes": list(shrink.idle_nodes), "data_days": round(days, 2), "min_idle_days": needed,
                      "withheld_rule": RULE.id}), severity=Severity.INFO)

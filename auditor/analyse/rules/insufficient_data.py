@@ -20,7 +20,7 @@ def withheld_idle_verdict(endpoint: Endpoint, variant: str | None, rule: str, wh
         return None
     return RULE.finding(
         endpoint, variant,
-        f"{what} in {days:.1f} days of data; a {rule} verdict needs {needed} (recommend.min_idle_days): "
+        f"{what} in {days:.1f} days of data; the {rule} verdict needs {needed} (recommend.min_idle_days): "
         "no verdict yet.",
         {"withheld_rule": rule, "data_days": round(days, 2), "min_idle_days": needed},
     )
