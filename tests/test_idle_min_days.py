@@ -89,3 +89,50 @@ def test_min_idle_days_is_typed_and_bounded(value: object) -> None:
     assert AuditConfig().recommend.min_idle_days == 7
     # Not capped at the lookback (unlike min_days): a short audit withholds the verdict instead.
     assert AuditConfig().with_overrides(lookback_days=2).recommend.min_idle_days == 7
+
+
+def test_a_weight_zero_variant_needs_min_idle_days_too() -> None:
+    from auditor.analyse.rules import EndpointAssessment, VariantAssessment, evaluate_endpoint
+    from auditor.catalog import load_catalog
+    from auditor.models import Resource, Variant
+    from helpers import endpoint, utilization
+
+    catalog = load_catalog()
+    live, left = Variant("live", "ml.c5.xlarge", 1, weight=1.0), Variant("left", "ml.c5.xlarge", 1, weight=0.0)
+
+    def verdicts(days: float) -> list:
+        assessment = EndpointAssessment(endpoint(variants=(live, left)), tuple(
+            VariantAssessment(v, catalog.shape("ml.c5.xlarge"),
+                              utilization({Resource.CPU: 60.0 if v is live else 2.0}, days=days,
+                                          invocations=5000.0 if v is live else None),
+                              catalog.monthly_cost("ml.c5.xlarge", 1, "us-east-1")) for v in (live, left)), 60)
+        config = parse_config({"recommend": {"min_days": 3}})  # enough for the other verdicts
+        return [(f.rule, f.evidence.get("withheld_rule")) for f in evaluate_endpoint(assessment, config)
+                if f.variant == "left"]
+
+    assert verdicts(7.0) == [("variant-unused", None)]
+    assert verdicts(6.9) == [("insufficient-data", "variant-unused")]  # and judged no further
+    assert verdicts(3.0) == [("insufficient-data", "variant-unused")]
+
+
+def test_hyperpod_idle_nodes_need_min_idle_days_of_observation() -> None:
+    from auditor.analyse.rules.hyperpod_idle_nodes import check
+    from auditor.catalog import load_catalog
+    from auditor.kinds.hyperpod.idle import GroupShrink, HyperPodAssessment
+    from auditor.kinds.hyperpod.kind import HyperPodRegion
+    from auditor.kinds.hyperpod.models import Cluster, Orchestrator
+
+    cluster = Cluster("arn:aws:sagemaker:us-east-1:123456789012:cluster/abc", "llm", "us-east-1", "InService", None,
+                      Orchestrator.EKS, "arn:aws:eks:us-east-1:123456789012:cluster/e", (), ())
+
+    def findings(window_days: float, observed: int, window: int) -> list:
+        shrink = GroupShrink("llm", cluster.arn, "us-east-1", "eval", "ml.g5.8xlarge", 2, ("i-0a", "i-0b"), 1.0,
+                             1.0, None, "unpriced here", observed, window)
+        region = HyperPodRegion((HyperPodAssessment(cluster, (), None, (shrink,), ()),), 5.0, window_days)
+        return list(check(region, load_catalog(), AuditConfig()))
+
+    judged = findings(14.0, 336, 336)
+    assert [f.severity.value for f in judged] == ["low"]
+    for withheld in (findings(2.0, 48, 48), findings(14.0, 160, 336)):  # a short window; 6.7 days observed
+        assert [(f.severity.value, f.recommendation) for f in withheld] == [("info", None)]
+        assert "no verdict yet" in withheld[0].message and withheld[0].evidence["min_idle_days"] == 7
