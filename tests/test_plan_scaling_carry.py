@@ -64,7 +64,18 @@ def test_target_tracking_policies_are_put_back_as_read_after_the_update() -> Non
         ("invocations", "TargetTrackingScaling", TRACKING), ("cpu", "TargetTrackingScaling", CUSTOM)]
     assert all((p["ResourceId"], p["ScalableDimension"]) == (RESOURCE, DIMENSION) for p in puts)
     assert "by hand" not in " ".join(c.purpose for c in change.calls)
-    # Everything carried: the replay's level stands; the scheduled actions (not read) are named.
+    # Everything carried, but the invocations target was set for ml.m5.4xlarge: medium, and said.
+    risk = scaling_risk(PLANS["resize"].proposed, ranker(target), "AllTraffic", Risk(RiskLevel.LOW))
+    assert risk is not None and risk.level is RiskLevel.MEDIUM
+    assert [line.split(",", 1)[0] for line in risk.basis[:1]] == [
+        "policy invocations is put back with its target of 120.5 SageMakerVariantInvocationsPerInstance"]
+    assert "set for ml.m5.4xlarge: on ml.m5.xlarge" in risk.basis[0]
+    assert len(risk.basis) == 2 and "scheduled actions" in risk.basis[1]
+
+
+def test_a_carried_utilisation_policy_leaves_the_replays_level() -> None:
+    """CPU utilisation is a share of each instance, whatever its type: its target means the same."""
+    target = scaled(ReadScalingPolicy("cpu", "TargetTrackingScaling", CUSTOM))
     risk = scaling_risk(PLANS["resize"].proposed, ranker(target), "AllTraffic", Risk(RiskLevel.LOW))
     assert risk is not None and risk.level is RiskLevel.LOW
     assert len(risk.basis) == 1 and "scheduled actions" in risk.basis[0]
@@ -86,13 +97,13 @@ def test_the_carried_policy_is_a_copy_not_the_models_own() -> None:
 ])
 def test_a_policy_that_cannot_be_carried_makes_the_plan_medium_and_is_named(
         policy: ReadScalingPolicy | None, names: tuple[str, ...] | None, said: str) -> None:
-    kept = ReadScalingPolicy("invocations", "TargetTrackingScaling", TRACKING)
+    kept = ReadScalingPolicy("cpu", "TargetTrackingScaling", CUSTOM)  # carried, leaves the level
     read = (kept, policy) if policy else (kept,)
     target = scaled(*read, names=(*(f"{p.name} ({p.policy_type})" for p in read), *(names or ())))
     change = build_change(PLANS["resize"], ranker(target), 250.0)
     assert change is not None
     puts = [c.params["PolicyName"] for c in change.calls if c.operation == "PutScalingPolicy"]
-    assert puts == ["invocations"]  # only what is carried faithfully is put back
+    assert puts == ["cpu"]  # only what is carried faithfully is put back
     register = next(c for c in change.calls if c.operation == "RegisterScalableTarget")
     assert "re-create by hand" in register.purpose
     for call in change.calls:

@@ -58,6 +58,9 @@ SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
 # The tag on what apply creates (the config, the alarms): the plan's id. IAM conditions creates on
 # it (aws:RequestTag), and leftovers are found by it.
 PLAN_TAG = "auditor:plan"
+# Target-tracking metrics that count requests per instance: their target depends on the instance type.
+PER_INSTANCE_REQUEST_METRICS = ("SageMakerVariantInvocationsPerInstance",
+                                "SageMakerVariantConcurrentRequestsPerModelHighResolution")
 # Changes that move a variant off its instances (or drop it): its scalable target goes with them.
 LEAVES_INSTANCES = ("serverless", "resize-memory", "remove-variant", "end-shadow-test")
 _NAME_RE = re.compile(r"[^A-Za-z0-9-]")
@@ -280,15 +283,32 @@ def scaling_risk(option: PlanOption, endpoint: Endpoint | None, variant: str | N
     if option.action == "resize+autoscale":
         lost = ((f"the policies of {resource} ({_names(scaled)}) are replaced by the plan's own",)
                 if scaled.policies else ())
-        by_hand: tuple[str, ...] = ()
+        medium: tuple[str, ...] = ()
     else:
-        by_hand = lost = uncarried_policies(scaled)
+        current = next((v.instance_type for v in endpoint.variants if v.name == variant), None) if endpoint else None
+        medium = lost = (*uncarried_policies(scaled),
+                         *_per_instance_targets(scaled, current, option.instance_type))
     basis = (*lost, f"scheduled actions on {resource}, if any, are deleted with its scalable target (the audit "
                     "does not read them): re-create them by hand after the change")
     if risk is None:
         return Risk(RiskLevel.MEDIUM, basis=basis)
-    level = RiskLevel.MEDIUM if by_hand and risk.level is RiskLevel.LOW else risk.level
+    level = RiskLevel.MEDIUM if medium and risk.level is RiskLevel.LOW else risk.level
     return replace(risk, level=level, basis=(*risk.basis, *basis))
+
+
+def _per_instance_targets(scaled: AutoScaling, current: str | None, new: str | None) -> tuple[str, ...]:
+    """A carried policy that tracks requests per instance keeps a target set for the current
+    instance type: on another, the same requests per instance are another load (the replay, at a
+    fixed count, does not model the policy). One line each."""
+    lines = []
+    for policy in scaled.read_policies:
+        settings = policy.configuration or {}
+        metric = (settings.get("PredefinedMetricSpecification") or {}).get("PredefinedMetricType")
+        if _carried(policy) and metric in PER_INSTANCE_REQUEST_METRICS:
+            lines.append(f"policy {policy.name} is put back with its target of {settings.get('TargetValue')} "
+                         f"{metric}, set for {current or 'the current type'}: on {new or 'the new type'} the same "
+                         "requests per instance are another load; review its target after the change")
+    return tuple(lines)
 
 
 def _described(option: PlanOption) -> str:
