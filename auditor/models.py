@@ -532,7 +532,8 @@ class Risk:
     load_test_first: tuple[str, ...] = ()  # why a replay cannot predict it (accelerator, architecture...)
     load_test_request: ApiCall | None = None  # Inference Recommender CreateInferenceRecommendationsJob
     # Where no replay applies (a notebook stopped, a Studio app or HyperPod nodes deleted): the
-    # stated facts the level rests on, one line each (docs/plans.md, "Risk levels").
+    # stated facts the level rests on, one line each (docs/plans.md, "Risk levels"); and what a
+    # change that deregisters an autoscaled variant cannot carry across (recommend/change.py).
     basis: tuple[str, ...] = ()
 
 
