@@ -93,6 +93,8 @@ def test_the_carried_policy_is_a_copy_not_the_models_own() -> None:
     (ReadScalingPolicy("backlog", "StepScaling", STEP, ("ranker-backlog-high",)), None,
      "step-scaling policy backlog is deleted"),
     (ReadScalingPolicy("odd", "TargetTrackingScaling", None), None, "its settings were not read"),
+    (ReadScalingPolicy("ahead", "PredictiveScaling", {"MetricSpecifications": []}), None,
+     "PredictiveScaling policy ahead is deleted"),
     (None, ("legacy (TargetTrackingScaling)",), "scaling policy legacy (TargetTrackingScaling)"),
 ])
 def test_a_policy_that_cannot_be_carried_makes_the_plan_medium_and_is_named(

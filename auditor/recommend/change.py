@@ -228,6 +228,9 @@ def uncarried_policies(scaled: AutoScaling) -> tuple[str, ...]:
             lines.append(f"step-scaling policy {name} is deleted with the scalable target and not put back: a "
                          f"policy put again gets a new ARN, and the alarms that trigger it{alarms} would still "
                          "name the deleted one; re-create it by hand after the change and point them at it")
+        elif policy is not None and policy.configuration:
+            lines.append(f"{policy.policy_type} policy {name} is deleted with the scalable target and not put back "
+                         "(only target tracking is put back): re-create it by hand after the change")
         else:
             lines.append(f"scaling policy {listed} is deleted with the scalable target and not put back (its "
                          "settings were not read): re-create it by hand after the change")
