@@ -499,6 +499,9 @@ class Change:
     calls: tuple[ApiCall, ...]
     rollback: str  # how the change is rolled back (automatically by alarms, or by hand: which call)
     waits_for: str | None = None  # e.g. "endpoint <name> InService": what apply waits for after the calls
+    # What puts back, as the audit read it, the protection a call removes before the change is made
+    # (a deregistered scalable target and its policies): for apply to make if a later call fails.
+    restore: tuple[ApiCall, ...] = ()
 
 
 class RiskLevel(enum.StrEnum):

@@ -223,3 +223,30 @@ def test_discovery_keeps_each_policy_and_the_carried_calls_restore_them(aws) -> 
     risk = scaling_risk(PLANS["resize"].proposed, ranker(found), "AllTraffic", Risk(RiskLevel.LOW))
     assert risk is not None and risk.level is RiskLevel.MEDIUM
     assert any(line.startswith("step-scaling policy backlog") for line in risk.basis)
+
+
+@pytest.mark.parametrize("action", ["resize", "resize+autoscale", "remove-variant"])
+def test_the_change_says_how_to_restore_the_target_as_read(action: str) -> None:
+    """What apply makes if a call after the deregister fails: the target and its policies as the
+    audit read them (for a resize under a new policy, or a variant leaving its instances, the calls
+    after the update are not that)."""
+    target = scaled(ReadScalingPolicy("invocations", "TargetTrackingScaling", TRACKING),
+                    suspended={"DynamicScalingInSuspended": True})
+    variant = "Canary" if action == "remove-variant" else "AllTraffic"
+    resource = f"endpoint/ranker/variant/{variant}"
+    endpoint = replace(RANKER, variants=(Variant(variant, "ml.m5.4xlarge", 4, autoscaling=target),))
+    change = build_change(PLANS[action], endpoint, 250.0)
+    assert change is not None and "DeregisterScalableTarget" in [c.operation for c in change.calls]
+    assert [(c.operation, c.params["ResourceId"]) for c in change.restore] == [
+        ("RegisterScalableTarget", resource), ("PutScalingPolicy", resource)]
+    register, put = (c.params for c in change.restore)
+    assert (register["MinCapacity"], register["MaxCapacity"], register["SuspendedState"]) == (
+        2, 6, {"DynamicScalingInSuspended": True})
+    assert (put["PolicyName"], put["TargetTrackingScalingPolicyConfiguration"]) == ("invocations", TRACKING)
+    for call in change.restore:
+        valid(call)
+    from auditor.report.document import change_to_dict
+    assert change_to_dict(change)["restore"][0]["operation"] == "RegisterScalableTarget"
+    # Nothing deregistered, nothing to restore.
+    plain = build_change(PLANS[action], RANKER, 250.0)
+    assert plain is not None and plain.restore == ()

@@ -190,7 +190,10 @@ def build_change(plan: Plan, endpoint: Endpoint | None, latency_threshold_ms: fl
         calls.extend(_autoscaling_calls(endpoint.name, plan.variant, option.autoscaling, plan.id))
     elif scaled is not None and keeps_instances:
         calls.extend(_carried_calls(resource, scaled))
-    return Change(calls=tuple(calls), rollback=rollback, waits_for=f"endpoint {endpoint.name} InService")
+    # If a call after the deregister fails, the variant is still on its old shape: its target as read.
+    restore = tuple(_carried_calls(resource, scaled)) if scaled is not None else ()
+    return Change(calls=tuple(calls), rollback=rollback, waits_for=f"endpoint {endpoint.name} InService",
+                  restore=restore)
 
 
 def deregistered_target(option: PlanOption, endpoint: Endpoint, variant: str | None) -> AutoScaling | None:
