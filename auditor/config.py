@@ -40,6 +40,8 @@ from auditor.schema import (
 MAX_LOOKBACK_DAYS = 455
 SIZING_STATISTICS = ("avg", "p50", "p90", "p95", "p99", "max")
 DEFAULT_MIN_DAYS = 7
+DEFAULT_MIN_IDLE_DAYS = 7  # a whole week: a weekly pattern (quiet weekends) is not idleness
+MAX_MIN_IDLE_DAYS = 90
 PERCENT = {"above": 0, "maximum": 100}  # a threshold or a target: (0, 100]
 CEILING = {"minimum": 0, "maximum": 100}  # a share that may be 0: [0, 100]
 SAVING = {"minimum": 0, "below": 100}  # a saving of 100% or more is not a saving: [0, 100)
@@ -90,6 +92,10 @@ class RecommendConfig:
     min_instances: int | None = setting(None, "unset: never fewer than min(current, 2)", minimum=1, maximum=1000)
     min_days: int = setting(DEFAULT_MIN_DAYS, "less data, or a younger endpoint: no verdict; unset: at most "
                             "the lookback", minimum=1, maximum=MAX_LOOKBACK_DAYS, within_lookback=True)
+    # Not capped at the lookback, unlike min_days: a shorter audit withholds these verdicts instead.
+    min_idle_days: int = setting(DEFAULT_MIN_IDLE_DAYS, "days of data a delete or idle verdict needs (idle, "
+                                 "variant-unused, hyperpod-idle-nodes), whatever the lookback", minimum=1,
+                                 maximum=MAX_MIN_IDLE_DAYS)
     peak_statistic: str = setting("max", "the observed peak the advice must hold", choices=SIZING_STATISTICS)
     allow_architecture_change: bool = setting(False, "true: may advise Graviton")
     allow_burstable: bool = setting(False, "true: may advise t2/t3")

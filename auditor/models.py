@@ -93,12 +93,30 @@ class Window:
 
 
 @dataclass(frozen=True)
+class ReadScalingPolicy:
+    """One scaling policy as DescribeScalingPolicies stated it: what PutScalingPolicy needs to put
+    it back after the target is deregistered and registered again (recommend/change.py)."""
+
+    name: str
+    policy_type: str  # TargetTrackingScaling | StepScaling | PredictiveScaling, as read
+    # The type's configuration as read (TargetTrackingScalingPolicyConfiguration ...; JSON-safe);
+    # None: the answer did not state it.
+    configuration: dict[str, Any] | None
+    # The CloudWatch alarms that trigger it (a step-scaling policy is an alarm's action, by ARN).
+    alarms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class AutoScaling:
-    """A variant's Application Auto Scaling target and the names of its policies."""
+    """A variant's Application Auto Scaling target: its capacities, its policies' names ("name
+    (type)", for the reader) and, where they were read, each policy's settings and the target's
+    SuspendedState (what a change that deregisters the target puts back)."""
 
     min_capacity: int
     max_capacity: int
     policies: tuple[str, ...] = ()
+    read_policies: tuple[ReadScalingPolicy, ...] = ()
+    suspended_state: dict[str, bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -481,6 +499,9 @@ class Change:
     calls: tuple[ApiCall, ...]
     rollback: str  # how the change is rolled back (automatically by alarms, or by hand: which call)
     waits_for: str | None = None  # e.g. "endpoint <name> InService": what apply waits for after the calls
+    # What puts back, as the audit read it, the protection a call removes before the change is made
+    # (a deregistered scalable target and its policies): for apply to make if a later call fails.
+    restore: tuple[ApiCall, ...] = ()
 
 
 class RiskLevel(enum.StrEnum):
@@ -514,7 +535,8 @@ class Risk:
     load_test_first: tuple[str, ...] = ()  # why a replay cannot predict it (accelerator, architecture...)
     load_test_request: ApiCall | None = None  # Inference Recommender CreateInferenceRecommendationsJob
     # Where no replay applies (a notebook stopped, a Studio app or HyperPod nodes deleted): the
-    # stated facts the level rests on, one line each (docs/plans.md, "Risk levels").
+    # stated facts the level rests on, one line each (docs/plans.md, "Risk levels"); and what a
+    # change that deregisters an autoscaled variant cannot carry across (recommend/change.py).
     basis: tuple[str, ...] = ()
 
 

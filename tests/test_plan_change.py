@@ -102,8 +102,10 @@ def test_a_resize_copies_the_config_and_changes_only_the_variant() -> None:
     body = create.params
     assert body["EndpointConfigName"] == f"ranker-{the_plan.id}"
     assert re.fullmatch(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}", body["EndpointConfigName"])
-    for key in ("DataCaptureConfig", "KmsKeyId", "Tags"):
+    for key in ("DataCaptureConfig", "KmsKeyId"):
         assert body[key] == DESCRIPTION[key]
+    # The config's tags, and the plan's own (IAM conditions creates on it; leftovers are found by it).
+    assert body["Tags"] == [*DESCRIPTION["Tags"], {"Key": "auditor:plan", "Value": the_plan.id}]
     changed, canary = body["ProductionVariants"]
     assert changed == {**DESCRIPTION["ProductionVariants"][0], "InstanceType": "ml.m5.xlarge",
                        "InitialInstanceCount": 3}
@@ -153,8 +155,9 @@ def test_an_autoscaled_variant_is_deregistered_before_its_instance_type_changes(
     change = build_change(PLANS["resize"], scaled, 250.0)
     assert change is not None
     ops = [c.operation for c in change.calls]
-    assert ops[0] == "DeregisterScalableTarget" and ops[-1] == "RegisterScalableTarget"
-    assert ops.index("UpdateEndpoint") < ops.index("RegisterScalableTarget")
+    # Made first (the config, the alarms), then the protection removed just before the update.
+    assert ops == ["CreateEndpointConfig", "PutMetricAlarm", "PutMetricAlarm", "DeregisterScalableTarget",
+                   "UpdateEndpoint", "RegisterScalableTarget"]
     assert (change.calls[-1].params["MinCapacity"], change.calls[-1].params["MaxCapacity"]) == (2, 6)
     assert "ranker-invocations" in change.calls[-1].purpose  # to re-create by hand: its settings are not read
     for call in change.calls:
@@ -192,7 +195,7 @@ def test_cloudformation_and_terraform_snippets() -> None:
                      "AWS::CloudWatch::Alarm", "AWS::CloudWatch::Alarm", "AWS::SageMaker::Endpoint",
                      "AWS::SageMaker::EndpointConfig"]
     config = next(r for r in template["Resources"].values() if r["Type"] == "AWS::SageMaker::EndpointConfig")
-    assert config["Properties"]["Tags"] == [{"Key": "team", "Value": HOSTILE}]  # the value intact, not markup
+    assert config["Properties"]["Tags"][0] == {"Key": "team", "Value": HOSTILE}  # the value intact, not markup
     hcl = render_change(data, "terraform")
     assert 'resource "aws_sagemaker_endpoint_configuration"' in hcl
     assert 'resource "aws_appautoscaling_policy"' in hcl
@@ -262,8 +265,10 @@ def test_every_endpoint_plan_shows_its_risk_and_change(report: dict) -> None:
     assert create["operation"] == "CreateEndpointConfig"
     assert create["params"]["DataCaptureConfig"]["DestinationS3Uri"] == "s3://captures/ranker/"
     assert create["params"]["KmsKeyId"] == DESCRIPTION["KmsKeyId"]
-    # The config's tags are not read by the audit (a ListTags a config): apply copies them.
-    assert "Tags" not in create["params"] and "tags are copied from" in create["purpose"]
+    # The config's tags are not read by the audit (a ListTags a config): apply copies them; the
+    # plan's own tag is in the request.
+    assert create["params"]["Tags"] == [{"Key": "auditor:plan", "Value": search["id"]}]
+    assert "tags are copied from" in create["purpose"]
     assert {r["resource"] for r in search["risk"]["replays"]} == {"cpu", "memory"}
 
 

@@ -183,6 +183,71 @@ def test_risk_levels_follow_the_documented_thresholds() -> None:
     assert level([50.0] * (HOURS - 1) + [101.0]) is RiskLevel.HIGH
 
 
+def daily(peak: float, hours_a_day: int, rest: float = 50.0) -> list[float]:
+    """`hours_a_day` hours at `peak` every day of the window, `rest` otherwise."""
+    return ([rest] * (24 - hours_a_day) + [peak] * hours_a_day) * (HOURS // 24)
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    # The issue's case: an hour a day over the target (peak 90%, 14 hours over 70% in 14 days).
+    (daily(90.0, 1), RiskLevel.MEDIUM),
+    # Boundaries of low: at the target in every hour is low; one hour just over it is not.
+    ([70.0] * HOURS, RiskLevel.LOW),
+    ([70.0] * (HOURS - 1) + [70.5], RiskLevel.MEDIUM),
+    # A peak over 90% is medium whatever the target (here a target of 95%: see below).
+    # Boundaries of high: over the target for 5% of the hours (16.8 of 336) is medium, for 17 hours high.
+    ([50.0] * (HOURS - 16) + [80.0] * 16, RiskLevel.MEDIUM),
+    ([50.0] * (HOURS - 17) + [80.0] * 17, RiskLevel.HIGH),
+    # 100% is the last medium peak; over it is high (and never proposed).
+    ([50.0] * (HOURS - 1) + [100.0], RiskLevel.MEDIUM),
+    ([50.0] * (HOURS - 1) + [100.5], RiskLevel.HIGH),
+])
+def test_risk_levels_do_not_overlap(values: list[float], expected: RiskLevel) -> None:
+    """One case, one level (docs/plans.md, "Risk levels"): over the target in any hour is at least medium."""
+    m5 = CATALOG.shape("ml.m5.xlarge")
+    replays = replay(series(values), 3600, m5, 1, m5, 1, target=70.0)
+    assert level_of(replays, 70.0, (), HOURS, scales=False, accelerator_change=False) is expected
+
+
+def test_a_peak_over_90_percent_is_medium_under_a_higher_target() -> None:
+    m5 = CATALOG.shape("ml.m5.xlarge")
+
+    def level(values: list[float]) -> RiskLevel:
+        return level_of(replay(series(values), 3600, m5, 1, m5, 1, target=95.0), 95.0, (), HOURS,
+                        scales=False, accelerator_change=False)
+
+    assert level([50.0] * (HOURS - 1) + [90.0]) is RiskLevel.LOW
+    assert level([50.0] * (HOURS - 1) + [90.5]) is RiskLevel.MEDIUM
+
+
+def test_the_issues_daily_hour_over_the_target_is_a_medium_plan() -> None:
+    """Through build_plans: 2 x ml.m5.2xlarge to 1, replayed at 90% an hour a day (14 h over 70%)."""
+    frame = series(daily(45.0, 1, rest=25.0))  # on half the instances: 90% an hour a day, 50% otherwise
+    plans = build_plans([resize("ml.m5.2xlarge", 1, saving=300.0)], fleet("ml.m5.2xlarge", 2, frame), CATALOG,
+                        AuditConfig(), WINDOW)
+    assert plans and plans[0].risk is not None
+    cpu = next(r for r in plans[0].risk.replays if r.resource is Resource.CPU)
+    assert (cpu.peak, cpu.hours_over_target) == (90.0, 14.0)
+    assert plans[0].risk.level is RiskLevel.MEDIUM
+
+
+def test_a_resize_that_drops_a_step_scaling_policy_is_at_least_medium() -> None:
+    from auditor.models import AutoScaling, ReadScalingPolicy
+
+    step = ReadScalingPolicy("backlog", "StepScaling", {"AdjustmentType": "ChangeInCapacity",
+                                                        "StepAdjustments": [{"ScalingAdjustment": 1}]})
+    scaled = Variant("AllTraffic", "ml.m5.2xlarge", 2, autoscaling=AutoScaling(2, 4, ("backlog (StepScaling)",),
+                                                                                (step,)))
+    described = {"ProductionVariants": [{"VariantName": "AllTraffic", "ModelName": "m",
+                                         "InstanceType": "ml.m5.2xlarge", "InitialInstanceCount": 2}]}
+    ep = replace(endpoint("ep", variants=(scaled,)), config_description=described)
+    reports = (EndpointReport(ep, (VariantReport(scaled, 1000.0, None, series=series(10.0, 20.0)),)),)
+    plan = build_plans([resize("ml.m5.xlarge", 2, saving=300.0)], reports, CATALOG, AuditConfig(), WINDOW)[0]
+    assert plan.risk is not None and plan.risk.level is RiskLevel.MEDIUM  # the replay alone is low
+    assert any(line.startswith("step-scaling policy backlog") for line in plan.risk.basis)
+    assert plan.change is not None and "PutScalingPolicy" not in [c.operation for c in plan.change.calls]
+
+
 def test_plans_have_stable_ids_that_follow_the_proposal() -> None:
     frame = series(10.0, 20.0)
     first = build_plans([resize("ml.m5.xlarge", 2, saving=300.0)], fleet("ml.m5.2xlarge", 2, frame), CATALOG,

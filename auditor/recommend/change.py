@@ -7,6 +7,14 @@
   or linear steps) that rolls back by itself when a CloudWatch alarm fires: the variant's existing
   alarms on its errors or latency (discover/alarms.py), else alarms the plan defines
   (Invocation5XXErrors, ModelLatency p99).
+  Order: everything that can be made first (the config, the alarms), then what removes protection.
+  An autoscaled variant whose instance type changes is deregistered just before the UpdateEndpoint
+  (AWS's "Update endpoints that use auto scaling"), then registered again as read (capacities,
+  SuspendedState) with each target-tracking policy put back as read; what cannot be put back
+  faithfully (a step-scaling policy: its alarms name the deleted policy's ARN; settings not read)
+  makes the plan at least medium, named in its risk basis (`scaling_risk`).
+- What apply creates is tagged `auditor:plan` = the plan id (the config, the alarms); a copied
+  config never carries the opt-in tag `auditor:apply` (only people set it).
 - An autoscaling policy: Application Auto Scaling's RegisterScalableTarget and PutScalingPolicy.
 - A delete: DeleteEndpoint only; the endpoint config is kept, so the endpoint can be re-created.
 """
@@ -16,12 +24,25 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from itertools import zip_longest
 from typing import Any
 
+from auditor.act import OPT_IN_TAG
 from auditor.config import TERMINATION_WAIT_SECONDS, ApplyConfig
-from auditor.models import ApiCall, Change, Endpoint, Plan, PlanOption, RollbackAlarm
+from auditor.models import (
+    ApiCall,
+    AutoScaling,
+    Change,
+    Endpoint,
+    Plan,
+    PlanOption,
+    ReadScalingPolicy,
+    Risk,
+    RiskLevel,
+    RollbackAlarm,
+)
 
 # The fields CreateEndpointConfig takes, in botocore's model (tests/test_plan_change.py holds this
 # to it): a copy carries every one the current config has.
@@ -34,6 +55,14 @@ MAX_ROLLBACK_ALARMS = 10  # AutoRollbackConfiguration.Alarms takes at most 10
 SCALE_IN_COOLDOWN_SECONDS = 300
 SCALE_OUT_COOLDOWN_SECONDS = 60
 SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
+# The tag on what apply creates (the config, the alarms): the plan's id. IAM conditions creates on
+# it (aws:RequestTag), and leftovers are found by it.
+PLAN_TAG = "auditor:plan"
+# Target-tracking metrics that count requests per instance: their target depends on the instance type.
+PER_INSTANCE_REQUEST_METRICS = ("SageMakerVariantInvocationsPerInstance",
+                                "SageMakerVariantConcurrentRequestsPerModelHighResolution")
+# Changes that move a variant off its instances (or drop it): its scalable target goes with them.
+LEAVES_INSTANCES = ("serverless", "resize-memory", "remove-variant", "end-shadow-test")
 _NAME_RE = re.compile(r"[^A-Za-z0-9-]")
 
 
@@ -48,9 +77,28 @@ def plan_id(plan: Plan) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
 
 
-def settable_tags(tags: Mapping[str, str]) -> list[dict[str, str]]:
-    """Tags as a request's `Tags`, without AWS's own `aws:` ones (a request cannot set them)."""
-    return [{"Key": k, "Value": v} for k, v in sorted(tags.items()) if not k.startswith("aws:")]
+def settable_tags(tags: Mapping[str, str], keep_opt_in: bool = False) -> list[dict[str, str]]:
+    """Tags as a request's `Tags`, without AWS's own `aws:` ones (a request cannot set them) and,
+    unless `keep_opt_in` (the same endpoint made again), without the opt-in tag `auditor:apply`:
+    only people set it, so nothing the auditor makes from a copy is opted in."""
+    return [{"Key": k, "Value": v} for k, v in sorted(tags.items())
+            if not k.startswith("aws:") and (keep_opt_in or k != OPT_IN_TAG[0])]
+
+
+def with_source_tags(planned: Sequence[Mapping[str, Any]], source: Mapping[str, str]) -> list[dict[str, str]]:
+    """A copied config's Tags when its source config's tags are read at apply time: those (as
+    `settable_tags` keeps them: read now, they supersede the audit's), with the planned
+    `auditor:plan` over any the source carries (a copy of an earlier plan's copy)."""
+    merged = {t["Key"]: t["Value"] for t in settable_tags(source)}
+    merged.update({str(t["Key"]): str(t["Value"]) for t in planned if t.get("Key") == PLAN_TAG})
+    return [{"Key": k, "Value": v} for k, v in sorted(merged.items())]
+
+
+def tagged(tags: Sequence[Mapping[str, Any]], plan: str) -> list[dict[str, str]]:
+    """`tags` (a request's Tags) without the opt-in tag, with `auditor:plan` = `plan` last."""
+    kept = [{"Key": str(t["Key"]), "Value": str(t["Value"])} for t in tags
+            if t.get("Key") not in (OPT_IN_TAG[0], PLAN_TAG) and not str(t.get("Key", "")).startswith("aws:")]
+    return [*kept, {"Key": PLAN_TAG, "Value": plan}]
 
 
 def resource_name(base: str, plan: str, suffix: str = "", limit: int = 63) -> str:
@@ -85,34 +133,25 @@ def build_change(plan: Plan, endpoint: Endpoint | None, latency_threshold_ms: fl
     if option.action not in CONFIG_ACTIONS or not plan.variant or endpoint.config_description is None:
         return None
     new_config = resource_name(endpoint.name, plan.id)
-    body = _copied_config(endpoint.config_description, plan.variant, option, new_config)
+    body = _copied_config(endpoint.config_description, plan.variant, option, new_config, plan.id)
     if body is None:
         return None
-    # Application Auto Scaling fails an update that changes the instance type of (or removes) a
-    # variant it scales: the target is deregistered first (which deletes its policies) and, where
-    # the variant keeps instances and the plan brings no policy of its own, registered again after.
-    scaled = next((v.autoscaling for v in endpoint.variants if v.name == plan.variant and v.autoscaling), None)
-    current_type = next((v.instance_type for v in endpoint.variants if v.name == plan.variant), None)
-    moves = scaled is not None and (option.action in ("serverless", "resize-memory", "remove-variant",
-                                                      "end-shadow-test") or option.instance_type != current_type)
-    deregister = [ApiCall("application-autoscaling", "DeregisterScalableTarget",
-                          {"ServiceNamespace": "sagemaker", "ResourceId": _resource_id(endpoint.name, plan.variant),
-                           "ScalableDimension": SCALABLE_DIMENSION},
-                          f"deregister {_resource_id(endpoint.name, plan.variant)} from autoscaling (an update that "
-                          f"changes its instance type fails otherwise); its policies "
-                          f"{', '.join(scaled.policies) or '(none)'} are deleted with it")] if moves and scaled else []
+    # Made first: the config and the alarms; only then what removes protection (the scalable
+    # target, where AWS requires it gone), just before the update, and put back right after it.
+    scaled = deregistered_target(option, endpoint, plan.variant)
+    resource = _resource_id(endpoint.name, plan.variant)
     untagged = ("" if endpoint.config_description.get("Tags") is not None
                 else f" (its tags are copied from {endpoint.config_name} when `audit apply` makes it)")
-    calls = [*deregister, ApiCall("sagemaker", "CreateEndpointConfig", body,
+    calls = [ApiCall("sagemaker", "CreateEndpointConfig", body,
                      f"new endpoint config {new_config}: a copy of {endpoint.config_name} with variant "
-                     f"{plan.variant} {_described(option)}{untagged}")]
+                     f"{plan.variant} {_described(option)}{untagged}; tagged {PLAN_TAG}={plan.id}")]
     serverless = option.action in ("serverless", "resize-memory") or _any_serverless(endpoint.config_description)
     update: dict[str, Any] = {"EndpointName": endpoint.name, "EndpointConfigName": new_config}
     if serverless:
         # A canary is a share of the new fleet's instance capacity, which a serverless variant has
         # not: SageMaker's default update (blue/green, all at once), rolled back by hand.
-        calls.append(ApiCall("sagemaker", "UpdateEndpoint", update,
-                             f"switch {endpoint.name} to {new_config} (serverless: all at once, no canary)"))
+        update_call = ApiCall("sagemaker", "UpdateEndpoint", update,
+                              f"switch {endpoint.name} to {new_config} (serverless: all at once, no canary)")
         rollback = f"by hand: UpdateEndpoint EndpointName={endpoint.name} EndpointConfigName={endpoint.config_name}"
     else:
         own, existing, used = _rollback_alarms(endpoint, plan.variant, plan.id, latency_threshold_ms)
@@ -126,25 +165,156 @@ def build_change(plan: Plan, endpoint: Endpoint | None, latency_threshold_ms: fl
             },
             "AutoRollbackConfiguration": {"Alarms": [{"AlarmName": name} for name in names]},
         }
-        calls.append(ApiCall("sagemaker", "UpdateEndpoint", update,
-                             f"blue/green update of {endpoint.name} to {new_config}: {shifting_text(apply)}; "
-                             f"rolls back if {used} fires; at most "
-                             f"{apply.deployment_timeout_seconds // 60} minutes"))
+        update_call = ApiCall("sagemaker", "UpdateEndpoint", update,
+                              f"blue/green update of {endpoint.name} to {new_config}: {shifting_text(apply)}; "
+                              f"rolls back if {used} fires; at most "
+                              f"{apply.deployment_timeout_seconds // 60} minutes")
         rollback = (f"automatic during the deployment (alarms {', '.join(names)}); "
                     f"afterwards by hand: UpdateEndpoint EndpointName={endpoint.name} "
                     f"EndpointConfigName={endpoint.config_name}")
+    keeps_instances = option.action not in LEAVES_INSTANCES
+    if scaled is not None:
+        again = ("; registered again after the update" if keeps_instances and option.action != "resize+autoscale"
+                 else "; the plan's own target and policy are put after the update"
+                 if option.action == "resize+autoscale" else "")
+        calls.append(ApiCall("application-autoscaling", "DeregisterScalableTarget",
+                             {"ServiceNamespace": "sagemaker", "ResourceId": resource,
+                              "ScalableDimension": SCALABLE_DIMENSION},
+                             f"deregister {resource} from autoscaling (an update that changes its instance type "
+                             f"fails otherwise); its policies {_names(scaled) or '(none)'} and scheduled actions "
+                             f"are deleted with it{again}"))
+        if keeps_instances:
+            rollback += f"; autoscaling of {resource} as read: {_as_read(scaled)}"
+    calls.append(update_call)
     if option.action == "resize+autoscale" and option.autoscaling:
         calls.extend(_autoscaling_calls(endpoint.name, plan.variant, option.autoscaling, plan.id))
-    elif deregister and scaled and option.action in ("resize", "scale-out"):
-        resource = _resource_id(endpoint.name, plan.variant)
-        calls.append(ApiCall("application-autoscaling", "RegisterScalableTarget",
-                             {"ServiceNamespace": "sagemaker", "ResourceId": resource,
+    elif scaled is not None and keeps_instances:
+        calls.extend(_carried_calls(resource, scaled))
+    # If a call after the deregister fails, the variant is still on its old shape: its target as read.
+    restore = tuple(_carried_calls(resource, scaled)) if scaled is not None else ()
+    return Change(calls=tuple(calls), rollback=rollback, waits_for=f"endpoint {endpoint.name} InService",
+                  restore=restore)
+
+
+def deregistered_target(option: PlanOption, endpoint: Endpoint, variant: str | None) -> AutoScaling | None:
+    """The scalable target a config change must deregister first: Application Auto Scaling fails
+    an update that changes the instance type of (or removes) a variant it scales. None: none."""
+    found = next((v for v in endpoint.variants if v.name == variant), None)
+    if option.action not in CONFIG_ACTIONS or found is None or found.autoscaling is None:
+        return None
+    if option.action in LEAVES_INSTANCES or option.instance_type != found.instance_type:
+        return found.autoscaling
+    return None
+
+
+def _names(scaled: AutoScaling) -> str:
+    return ", ".join(scaled.policies)
+
+
+def _carried(policy: ReadScalingPolicy) -> bool:
+    """Put back faithfully by PutScalingPolicy: target tracking (its CloudWatch alarms are its
+    own, made again with it) whose settings were read."""
+    return policy.policy_type == "TargetTrackingScaling" and bool(policy.configuration)
+
+
+def uncarried_policies(scaled: AutoScaling) -> tuple[str, ...]:
+    """One line for each policy of the target that a change cannot put back as it was."""
+    read = {p.name: p for p in scaled.read_policies}
+    lines = []
+    for listed in scaled.policies:
+        name = listed.rsplit(" (", 1)[0]
+        policy = read.get(name)
+        if policy is not None and _carried(policy):
+            continue
+        if policy is not None and policy.policy_type == "StepScaling" and policy.configuration:
+            alarms = f" (alarms {', '.join(policy.alarms)})" if policy.alarms else ""
+            lines.append(f"step-scaling policy {name} is deleted with the scalable target and not put back: a "
+                         f"policy put again gets a new ARN, and the alarms that trigger it{alarms} would still "
+                         "name the deleted one; re-create it by hand after the change and point them at it")
+        elif policy is not None and policy.configuration:
+            lines.append(f"{policy.policy_type} policy {name} is deleted with the scalable target and not put back "
+                         "(only target tracking is put back): re-create it by hand after the change")
+        else:
+            lines.append(f"scaling policy {listed} is deleted with the scalable target and not put back (its "
+                         "settings were not read): re-create it by hand after the change")
+    return tuple(lines)
+
+
+def _as_read(scaled: AutoScaling) -> str:
+    parts = [f"{scaled.min_capacity}-{scaled.max_capacity} instances"]
+    suspended = [key for key, value in (scaled.suspended_state or {}).items() if value]
+    if suspended:
+        parts.append(f"suspended: {', '.join(suspended)}")
+    parts.append(f"policies {_names(scaled)}" if scaled.policies else "no policy")
+    return ", ".join(parts)
+
+
+def _carried_calls(resource: str, scaled: AutoScaling) -> list[ApiCall]:
+    """RegisterScalableTarget as the target was read, and each policy that can be carried put back
+    with its settings as read (AWS's procedure: register again, put the policies back)."""
+    target: dict[str, Any] = {"ServiceNamespace": "sagemaker", "ResourceId": resource,
                               "ScalableDimension": SCALABLE_DIMENSION, "MinCapacity": scaled.min_capacity,
-                              "MaxCapacity": scaled.max_capacity},
-                             f"register {resource} again ({scaled.min_capacity}-{scaled.max_capacity} instances); "
-                             f"re-create its policies {', '.join(scaled.policies) or '(none)'} by hand "
-                             "(the auditor reads their names, not their settings)"))
-    return Change(calls=tuple(calls), rollback=rollback, waits_for=f"endpoint {endpoint.name} InService")
+                              "MaxCapacity": scaled.max_capacity}
+    if scaled.suspended_state:
+        target["SuspendedState"] = dict(scaled.suspended_state)
+    by_hand = [line.split(" is deleted", 1)[0] for line in uncarried_policies(scaled)]
+    calls = [ApiCall("application-autoscaling", "RegisterScalableTarget", target,
+                     f"register {resource} again as it was read ({_as_read(scaled)})"
+                     + (f"; not put back, re-create by hand: {'; '.join(by_hand)}" if by_hand else ""))]
+    for policy in scaled.read_policies:
+        if not _carried(policy):
+            continue
+        settings = json.loads(json.dumps(policy.configuration))  # a deep copy
+        metric = ((settings.get("PredefinedMetricSpecification") or {}).get("PredefinedMetricType")
+                  or "a customised metric")
+        calls.append(ApiCall("application-autoscaling", "PutScalingPolicy",
+                             {"PolicyName": policy.name, "ServiceNamespace": "sagemaker", "ResourceId": resource,
+                              "ScalableDimension": SCALABLE_DIMENSION, "PolicyType": policy.policy_type,
+                              "TargetTrackingScalingPolicyConfiguration": settings},
+                             f"put policy {policy.name} back as it was read (target tracking: {metric} at "
+                             f"{settings.get('TargetValue')})"))
+    return calls
+
+
+def scaling_risk(option: PlanOption, endpoint: Endpoint | None, variant: str | None, risk: Risk | None,
+                 ) -> Risk | None:
+    """`risk` with what a change that deregisters the variant's scalable target cannot carry across:
+    a policy it cannot put back as it was makes the plan at least medium, each named in the basis;
+    the target's scheduled actions (the audit does not read them) are named in the basis."""
+    scaled = deregistered_target(option, endpoint, variant) if endpoint is not None else None
+    if scaled is None or option.action in LEAVES_INSTANCES:
+        return risk
+    resource = _resource_id(endpoint.name if endpoint else "", variant or "")
+    lost: tuple[str, ...]
+    if option.action == "resize+autoscale":
+        lost = ((f"the policies of {resource} ({_names(scaled)}) are replaced by the plan's own",)
+                if scaled.policies else ())
+        medium: tuple[str, ...] = ()
+    else:
+        current = next((v.instance_type for v in endpoint.variants if v.name == variant), None) if endpoint else None
+        medium = lost = (*uncarried_policies(scaled),
+                         *_per_instance_targets(scaled, current, option.instance_type))
+    basis = (*lost, f"scheduled actions on {resource}, if any, are deleted with its scalable target (the audit "
+                    "does not read them): re-create them by hand after the change")
+    if risk is None:
+        return Risk(RiskLevel.MEDIUM, basis=basis)
+    level = RiskLevel.MEDIUM if medium and risk.level is RiskLevel.LOW else risk.level
+    return replace(risk, level=level, basis=(*risk.basis, *basis))
+
+
+def _per_instance_targets(scaled: AutoScaling, current: str | None, new: str | None) -> tuple[str, ...]:
+    """A carried policy that tracks requests per instance keeps a target set for the current
+    instance type: on another, the same requests per instance are another load (the replay, at a
+    fixed count, does not model the policy). One line each."""
+    lines = []
+    for policy in scaled.read_policies:
+        settings = policy.configuration or {}
+        metric = (settings.get("PredefinedMetricSpecification") or {}).get("PredefinedMetricType")
+        if _carried(policy) and metric in PER_INSTANCE_REQUEST_METRICS:
+            lines.append(f"policy {policy.name} is put back with its target of {settings.get('TargetValue')} "
+                         f"{metric}, set for {current or 'the current type'}: on {new or 'the new type'} the same "
+                         "requests per instance are another load; review its target after the change")
+    return tuple(lines)
 
 
 def _described(option: PlanOption) -> str:
@@ -162,14 +332,15 @@ def _any_serverless(description: dict[str, Any]) -> bool:
 
 
 def _copied_config(description: dict[str, Any], variant: str, option: PlanOption,
-                   name: str) -> dict[str, Any] | None:
-    """CreateEndpointConfig's body: the current config's fields, only `variant` changed."""
+                   name: str, plan: str) -> dict[str, Any] | None:
+    """CreateEndpointConfig's body: the current config's fields, only `variant` changed; its tags
+    as read without the opt-in tag (apply adds them when the audit did not read them), and
+    `auditor:plan`."""
     body: dict[str, Any] = {"EndpointConfigName": name}
     for key in CREATE_CONFIG_FIELDS:
         if description.get(key) not in (None, [], {}):
             body[key] = json.loads(json.dumps(description[key]))  # a deep copy
-    if description.get("Tags"):
-        body["Tags"] = [{"Key": t["Key"], "Value": t["Value"]} for t in description["Tags"]]
+    body["Tags"] = tagged(description.get("Tags") or [], plan)
     for key in ("ProductionVariants", "ShadowProductionVariants"):
         variants = body.get(key) or []
         found = next((v for v in variants if v.get("VariantName") == variant), None)
@@ -282,7 +453,8 @@ def _alarm_calls(endpoint: str, variant: str, plan: str, latency_threshold_ms: f
             "AlarmDescription": f"Rolls back plan {plan}: the model answers with 5XX errors",
             "Namespace": "AWS/SageMaker", "MetricName": "Invocation5XXErrors", "Dimensions": dimensions,
             "Statistic": "Sum", "Period": 60, "EvaluationPeriods": 2, "DatapointsToAlarm": 2, "Threshold": 0.0,
-            "ComparisonOperator": "GreaterThanThreshold", "TreatMissingData": "notBreaching"},
+            "ComparisonOperator": "GreaterThanThreshold", "TreatMissingData": "notBreaching",
+            "Tags": [{"Key": PLAN_TAG, "Value": plan}]},
             f"alarm {base}-5xx: Invocation5XXErrors in 2 minutes running"))
     if latency and latency_threshold_ms is not None and latency_threshold_ms > 0:
         calls.append(ApiCall("cloudwatch", "PutMetricAlarm", {
@@ -291,6 +463,7 @@ def _alarm_calls(endpoint: str, variant: str, plan: str, latency_threshold_ms: f
             "Namespace": "AWS/SageMaker", "MetricName": "ModelLatency", "Dimensions": dimensions,
             "ExtendedStatistic": "p99", "Period": 60, "EvaluationPeriods": 3, "DatapointsToAlarm": 3,
             "Threshold": round(latency_threshold_ms * 1000.0, 1),  # ModelLatency is in microseconds
-            "ComparisonOperator": "GreaterThanThreshold", "TreatMissingData": "notBreaching"},
+            "ComparisonOperator": "GreaterThanThreshold", "TreatMissingData": "notBreaching",
+            "Tags": [{"Key": PLAN_TAG, "Value": plan}]},
             f"alarm {base}-latency-p99: ModelLatency p99 over {latency_threshold_ms:g} ms for 3 minutes"))
     return calls

@@ -44,7 +44,7 @@ from auditor.models import (
     Window,
     price_usage,
 )
-from auditor.recommend.change import build_change, plan_id
+from auditor.recommend.change import build_change, plan_id, scaling_risk
 from auditor.recommend.demand import minimum_instances
 from auditor.recommend.job_change import job_change
 from auditor.recommend.job_risk import JobCost, job_risk
@@ -165,8 +165,11 @@ def _finished(plan: Plan, risk: Risk | None, endpoint: Endpoint | None, variant:
               or job_change(plan, job.job if job else None))
     # Each alternative gets its own change (`audit apply ID --option N`), named by its own id so
     # that its resources never take the proposed option's names.
-    alternatives = tuple(replace(o, change=_alternative_change(plan, o, endpoint, threshold, config, job))
+    alternatives = tuple(replace(o, change=_alternative_change(plan, o, endpoint, threshold, config, job),
+                                 risk=scaling_risk(o, endpoint, plan.variant, o.risk))
                          for o in plan.alternatives)
+    # A change that deregisters an autoscaled variant: what it cannot carry across raises the risk.
+    risk = scaling_risk(plan.proposed, endpoint, plan.variant, risk)
     return replace(plan, risk=risk, change=change, alternatives=alternatives)
 
 

@@ -31,7 +31,7 @@ from auditor.models import ApiCall, PlanOption, Resource, ResourceReplay, Risk, 
 MEMORY_MARGIN_PERCENT = 80.0
 # ModelLatency's window maximum at or above this share of the objective: its p99 may be near it.
 LATENCY_MARGIN = 0.8
-# Low risk: the projected peak stays at or below this, p95 at or below the target.
+# Low risk: the projected peak stays at or below this, and never over the target in any period.
 LOW_PEAK_PERCENT = 90.0
 # Medium risk at most: the projection is over the target for no more than this share of the hours.
 MEDIUM_HOURS_OVER_TARGET = 0.05
@@ -114,15 +114,17 @@ def load_test_reasons(current: InstanceShape, new: InstanceShape, replays: tuple
 
 def level_of(replays: tuple[ResourceReplay, ...], target: float, load_test_first: tuple[str, ...],
              window_hours: float, scales: bool, accelerator_change: bool) -> RiskLevel:
-    """low: every projected peak <= 90% and p95 <= the target, nothing to load-test, no policy to
-    trust; medium: every peak <= 100% and over the target for at most 5% of the window's hours;
-    high: otherwise, or another accelerator (the replay says nothing of its main resource)."""
+    """The first case that holds (docs/plans.md, "Risk levels": one row each, no overlap):
+    high: another accelerator (the replay says nothing of its main resource), a peak over 100%,
+    or over the target for more than 5% of the window's hours; medium: over the target in any
+    period (a replay over the target in any hour is never low), a peak over 90%, something to
+    load-test first, a policy to trust, or no replay; low: otherwise."""
     if accelerator_change or exceeds_capacity(replays):
         return RiskLevel.HIGH
     if any(r.hours_over_target > window_hours * MEDIUM_HOURS_OVER_TARGET for r in replays):
         return RiskLevel.HIGH
     if (not replays or load_test_first or scales
-            or any(r.peak > LOW_PEAK_PERCENT or r.p95 > target for r in replays)):
+            or any(r.hours_over_target > 0 or r.peak > min(target, LOW_PEAK_PERCENT) for r in replays)):
         return RiskLevel.MEDIUM
     return RiskLevel.LOW
 

@@ -75,7 +75,7 @@ def change_to_dict(change: Change | None) -> dict[str, Any] | None:
     if change is None:
         return None
     return {"calls": [call_to_dict(c) for c in change.calls], "rollback": change.rollback,
-            "waits_for": change.waits_for}
+            "waits_for": change.waits_for, "restore": [call_to_dict(c) for c in change.restore]}
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:

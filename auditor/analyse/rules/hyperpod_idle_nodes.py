@@ -7,7 +7,7 @@ change, rollback and risk (auditor/kinds/hyperpod/change.py) as the recommendati
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from auditor.analyse.rules.base import CollectionRule, RuleSettings
 from auditor.catalog import HOURS_PER_MONTH, Catalog
@@ -38,9 +38,22 @@ class HyperPodIdleSettings(RuleSettings):
 
 
 def check(region: HyperPodRegion, catalog: Catalog, config: AuditConfig) -> Iterator[Finding]:
+    needed = config.recommend.min_idle_days
     for assessment in region.clusters:
         costs = {c.group: c for c in assessment.costs}
         for shrink in assessment.shrinks:
+            # The days the idle nodes were observed (the fewest of them): a delete needs min_idle_days.
+            days = (region.window_days * shrink.observed_periods / shrink.window_periods
+                    if shrink.window_periods else 0.0)
+            if days < needed:
+                yield replace(RULE.finding(
+                    assessment.cluster, shrink.group,
+                    f"{shrink.shrink_by} of {shrink.current_count} nodes in group {shrink.group} of "
+                    f"{assessment.cluster.name} idle in {days:.1f} days of data; the {RULE.id} verdict needs "
+                    f"{needed} (recommend.min_idle_days): no verdict yet.",
+                    {"idle_nodes": list(shrink.idle_nodes), "data_days": round(days, 2), "min_idle_days": needed,
+                     "withheld_rule": RULE.id}), severity=Severity.INFO)
+                continue
             finding = RULE.finding(
                 assessment.cluster, shrink.group, describe_shrink(shrink, region.idle_ceiling_percent,
                                                                    region.window_days),

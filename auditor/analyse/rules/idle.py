@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from auditor.analyse.activity import endpoint_activity
 from auditor.analyse.assessment import EndpointAssessment
 from auditor.analyse.rules.base import INSTANCE_KINDS, EndpointRule, Phase, RuleSettings, settings_of
+from auditor.analyse.rules.insufficient_data import withheld_idle_verdict
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, Recommendation, Resource, Severity
@@ -41,6 +42,11 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None
     invocations = activity.requests or 0.0
     noun = "processed requests" if activity.requests_metric == "TotalProcessingTime" else "invocations"
     what = f"No {noun}" if not invocations else f"Only {invocations:,.0f} {noun}"
+    # A delete on a short window (a quiet weekend, a short --lookback-days) is no verdict.
+    withheld = withheld_idle_verdict(endpoint, None, RULE.id, f"{what}, CPU and GPU under "
+                                     f"{settings.idle_ceiling_percent:g}%", days, config)
+    if withheld is not None:
+        return withheld
     queue = ", nothing waiting in its queue" if activity.queue else ""
     return RULE.finding(
         endpoint, None,

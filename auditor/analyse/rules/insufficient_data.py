@@ -1,12 +1,29 @@
 """insufficient-data: an endpoint too young, one whose config (its shape) is too young, or a variant
-with too few days of instance metrics, gets this note and no other verdict."""
+with too few days of instance metrics, gets this note and no other verdict. A delete or idle
+verdict (idle, variant-unused) on fewer than recommend.min_idle_days of data gets it instead too
+(`withheld_idle_verdict`), whatever the lookback."""
 
 from __future__ import annotations
 
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
 from auditor.analyse.rules.base import ENDPOINT_KINDS, Gate, GateRule
 from auditor.config import AuditConfig
-from auditor.models import EndpointKind, Finding, Severity
+from auditor.models import Endpoint, EndpointKind, Finding, Severity
+
+
+def withheld_idle_verdict(endpoint: Endpoint, variant: str | None, rule: str, what: str, days: float,
+                          config: AuditConfig) -> Finding | None:
+    """The note that stands for a delete or idle verdict (`rule`'s: `what` it saw) judged on fewer
+    than recommend.min_idle_days of data; None when there are enough."""
+    needed = config.recommend.min_idle_days
+    if days >= needed:
+        return None
+    return RULE.finding(
+        endpoint, variant,
+        f"{what} in {days:.1f} days of data; the {rule} verdict needs {needed} (recommend.min_idle_days): "
+        "no verdict yet.",
+        {"withheld_rule": rule, "data_days": round(days, 2), "min_idle_days": needed},
+    )
 
 
 def _variant_note(assessment: EndpointAssessment, va: VariantAssessment, config: AuditConfig) -> Finding | None:

@@ -270,7 +270,7 @@ def off_hours_change(endpoint: Endpoint, periods: tuple[OffPeriod, ...], lead_mi
         return {"start_up": start_up,
                 "change_missing": "Schedules need [rules.off-hours] scheduler_role_arn."}
     role = role_template.replace(ACCOUNT_ID_PLACEHOLDER, endpoint.account_id)
-    tags = settable_tags(endpoint.tags)
+    tags = settable_tags(endpoint.tags, keep_opt_in=True)  # the same endpoint made again, as it was
     create_input: dict[str, Any] = {"EndpointName": endpoint.name, "EndpointConfigName": endpoint.config_name}
     if tags:
         create_input["Tags"] = tags

@@ -9,6 +9,7 @@ from dataclasses import replace
 from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
 from auditor.analyse.pricing_steps import variant_of
 from auditor.analyse.rules.base import Phase, RuleSettings, VariantRule
+from auditor.analyse.rules.insufficient_data import withheld_idle_verdict
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, Recommendation, ResourceKind, Severity
@@ -29,6 +30,10 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     if not served:
         return None  # nothing served at all: the endpoint is judged as a whole (idle)
     days = va.utilization.instance_metric_days
+    withheld = withheld_idle_verdict(assessment.endpoint, variant.name, RULE.id,
+                                     f"Variant {variant.name} (weight 0) served no invocation", days, config)
+    if withheld is not None:
+        return withheld  # no verdict: the variant is judged no further
     others = ", ".join(f"{name} served {count:,.0f}" for name, count in sorted(served.items()))
     return RULE.finding(
         assessment.endpoint, variant.name,
