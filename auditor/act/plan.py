@@ -36,6 +36,13 @@ class PlanToApply:
     proposed: dict[str, Any]
     monthly_savings_usd: float
     raw: dict[str, Any]
+    # The plan id recomputed from the stored content (auditor.recommend.change.plan_id; None: the
+    # proposed option cannot be read), and the id the applied option's names derive from (the
+    # alternative's own id for --option N).
+    content_id: str | None = None
+    names_id: str = ""
+    # What an endpoint plan was computed from (plan_to_dict's `basis`); None: not recorded.
+    basis: dict[str, Any] | None = None
 
     @property
     def option(self) -> int:
@@ -100,8 +107,10 @@ def with_option(plan: dict[str, Any], option: int) -> dict[str, Any]:
 def parse_plan(plan: dict[str, Any], option: int = 0) -> PlanToApply:
     """The plan JSON as typed values; ApplyRefused naming the key when it is not a plan apply can read.
     `option`: an alternative instead of the proposed option (see `with_option`)."""
+    content_id = recomputed_id(plan, plan.get("proposed"))
     plan = with_option(plan, option)
     plan_id = str(plan.get("id") or "?")
+    names_id = content_id if option == 0 else recomputed_id(plan, plan.get("proposed"))
 
     def need(key: str, kind: type, where: dict[str, Any] = plan) -> Any:
         value = where.get(key)
@@ -128,7 +137,32 @@ def parse_plan(plan: dict[str, Any], option: int = 0) -> PlanToApply:
         proposed=proposed,
         monthly_savings_usd=float(plan.get("monthly_savings_usd") or proposed.get("monthly_savings_usd") or 0.0),
         raw=plan,
+        content_id=content_id,
+        names_id=names_id or "",
+        basis=plan.get("basis") if isinstance(plan.get("basis"), dict) else None,
     )
+
+
+def recomputed_id(plan: dict[str, Any], option: Any) -> str | None:
+    """The id `build_plans` gives a plan of this resource proposing `option` (plan_id: a digest of
+    the resource and the option's action, shape, count, policy and settings); None when the
+    stored JSON does not hold them."""
+    from auditor.models import Plan, PlanOption
+    from auditor.recommend.change import plan_id
+
+    if not isinstance(option, dict) or not isinstance(option.get("action"), str):
+        return None
+    details = option.get("details") if isinstance(option.get("details"), dict) else {}
+    try:
+        stated = PlanOption(rules=(), action=option["action"], instance_type=option.get("instance_type"),
+                            instance_count=option.get("instance_count"), autoscaling=option.get("autoscaling"),
+                            monthly_cost_usd=0.0, monthly_savings_usd=0.0, advice="", details=dict(details))
+        return plan_id(Plan(account_id=str(plan.get("account_id")), region=str(plan.get("region")),
+                            endpoint=str(plan.get("endpoint")), variant=plan.get("variant"),
+                            resource_type=str(plan.get("resource_type")), current_instance_type=None,
+                            current_instance_count=0, current_monthly_usd=0.0, proposed=stated))
+    except (TypeError, ValueError):
+        return None
 
 
 def _risk(plan_id: str, risk: Any) -> Risk | None:
