@@ -24,6 +24,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import botocore.exceptions
@@ -190,13 +191,16 @@ def _scaling(clients: AwsClients, plan: PlanToApply,
         resource = str(target.get("ResourceId"))
         if resource not in ids:
             continue
-        policies = _listed(plan, "DescribeScalingPolicies", lambda resource=resource: sorted(
-            f"{p.get('PolicyName')} ({p.get('PolicyType', 'unknown')})"
-            for page in api.get_paginator("describe_scaling_policies").paginate(
-                ServiceNamespace="sagemaker", ResourceId=resource, ScalableDimension=SCALABLE_DIMENSION)
-            for p in page.get("ScalingPolicies", [])))
+        pages = api.get_paginator("describe_scaling_policies").paginate(
+            ServiceNamespace="sagemaker", ResourceId=resource, ScalableDimension=SCALABLE_DIMENSION)
+        policies: list[str] = _listed(plan, "DescribeScalingPolicies", partial(_policy_names, pages))
         found[ids[resource]] = (int(target.get("MinCapacity", 0)), int(target.get("MaxCapacity", 0)), tuple(policies))
     return found
+
+
+def _policy_names(pages: Any) -> list[str]:
+    return sorted(f"{p.get('PolicyName')} ({p.get('PolicyType', 'unknown')})"
+                  for page in pages for p in page.get("ScalingPolicies", []))
 
 
 def _number(value: Any) -> float | None:
