@@ -20,6 +20,7 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -569,3 +570,47 @@ def test_the_next_run_takes_a_domain_as_done_only_with_idle_shutdown_on_for_each
     assert done(change, seen({"JupyterLab": 120, "CodeEditor": 120}))
     assert not done(change, seen({"JupyterLab": 120, "CodeEditor": None}))  # one app type still off
     assert not done(change, evidence())  # the run did not audit Studio: unknown
+
+
+# --- fresh evidence where no metric exists ------------------------------------------------------------
+
+
+def test_a_notebook_started_stopped_or_updated_since_the_audit_is_not_stopped(fleet: dict[str, Any]) -> None:
+    """Notebook instances publish no usage metric: a LastModifiedTime after the audit's window ended
+    (a start, stop or update since) refuses; a plan that does not say when that window ended refuses."""
+    plan = notebook_plan(fleet, "feature-eng-m5")
+    modified = fleet["sagemaker"].describe_notebook_instance(NotebookInstanceName="feature-eng-m5")["LastModifiedTime"]
+    window_end = (modified - timedelta(hours=1)).astimezone(UTC)
+    plan[AUDITED_IN] = {"run_id": 1, "started_at": window_end.isoformat(), "window_end": window_end.isoformat()}
+    assert refusal(fleet, plan, resources=("feature-*",), max_risk="medium") == (
+        "notebook instance feature-eng-m5 was started, stopped or updated at "
+        f"{modified.astimezone(UTC):%Y-%m-%d %H:%M} UTC, since the audit's window ended at "
+        f"{window_end:%Y-%m-%d %H:%M} UTC; run the audit again")
+    del plan[AUDITED_IN]
+    assert refusal(fleet, plan, resources=("feature-*",), max_risk="medium") == (
+        "notebook instance feature-eng-m5: the plan does not say when its audit's window ended, so its activity since "
+        "cannot be read; apply it from the history (`audit apply ID`)")
+
+
+def test_a_studio_app_used_since_the_audit_is_not_deleted() -> None:
+    """Studio apps publish no metric: DescribeApp's LastUserActivityTimestamp after the window ended
+    refuses, unless it is only the last health check (the emulator's DescribeApp has neither: the
+    answer is AWS's shape, given here)."""
+    from auditor.act.evidence import Since, app_since
+    from auditor.act.targets import Observed
+
+    window_end = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
+    plan = parse_plan({"id": "p", "account_id": "123456789012", "region": "us-east-1", "resource_type": "studio-app",
+                       "endpoint": "d-1/research/JupyterLab/default", "current": {}, "proposed": {}})
+
+    def seen(active: datetime, health: datetime) -> str | None:
+        described = {"Status": "InService", "LastUserActivityTimestamp": active, "LastHealthCheckTimestamp": health}
+        return app_since(Since(None, plan, Observed("arn", "InService", described), window_end,  # type: ignore[arg-type]
+                               window_end + timedelta(hours=3), None))  # type: ignore[arg-type]
+
+    used = window_end + timedelta(hours=1)
+    assert seen(used, used + timedelta(minutes=5)) == (
+        "Studio app d-1/research/JupyterLab/default had user activity at 2026-12-01 07:00 UTC, since the audit's "
+        "window ended at 2026-12-01 06:00 UTC; run the audit again")
+    assert seen(used, used) is None  # only the health check
+    assert seen(window_end - timedelta(hours=2), used) is None  # used before the window ended

@@ -156,12 +156,14 @@ RUN_REGIONS_SCHEMA = 7  # the version that added run_regions
 
 
 def read_cleanly(report: AuditReport) -> list[tuple[str, str]]:
-    """The (account, region) pairs the run read without an error ('' for the caller's own account
-    when the run did not need its id); none for a partial or interrupted run."""
+    """The (account, region) pairs the run read without an error of the region's own ('' for the
+    caller's own account when the run did not need its id); none for a partial or interrupted run.
+    An error of one endpoint leaves the region read: that endpoint gets no plan from the run, so an
+    older plan for it is superseded (refused), never taken as the latest."""
     if report.partial:
         return []
     accounts = report.accounts or (AccountInfo("", "", True, tuple(report.settings.regions)),)
-    blind = {(e.account_id or "", e.region) for e in report.errors}
+    blind = {(e.account_id or "", e.region) for e in report.errors if not e.endpoint}
     return sorted({(a.id, region) for a in accounts if a.audited for region in a.regions
                    if (a.id, region) not in blind and ("", region) not in blind and (a.id, "-") not in blind})
 
