@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from dataclasses import replace
 from datetime import UTC, timedelta
 from pathlib import Path
 from typing import Any
@@ -238,3 +239,33 @@ def test_a_run_that_could_not_read_the_region_does_not_supersede_but_a_plan_only
     assert line == (f"plan only-in-run-2 is from run 2 ({run.started_at + timedelta(minutes=5):%Y-%m-%d %H:%M} UTC); "
                     "that run did not read account 123456789012 us-east-1 without an error (partial, interrupted or "
                     "failed there); run the audit again")
+
+
+def test_off_hours_evidence_reads_only_the_hours_the_schedules_would_have_it_off() -> None:
+    from auditor.act.evidence import off_hours_of_week
+    from auditor.act.plan import parse_plan
+
+    plan = parse_plan({"id": "p", "account_id": "123456789012", "region": "us-east-1", "resource_type": "endpoint",
+                       "endpoint": "reports", "current": {}, "proposed": {"action": "off-hours", "details": {
+                           "off_periods_utc": [{"from": "Sat 00:00", "to": "Mon 00:00", "hours": 48},
+                                               {"from": "Mon 20:00", "to": "Tue 06:00", "hours": 10}]}}})
+    hours = off_hours_of_week(plan)
+    assert hours == set(range(120, 168)) | set(range(20, 30))
+    assert off_hours_of_week(parse_plan({**plan.raw, "proposed": {"action": "delete"}})) is None
+
+
+def test_a_run_reads_a_region_cleanly_unless_the_region_itself_failed() -> None:
+    """An error of one endpoint leaves its region read; an error of the region (no endpoint) or of the
+    account does not; a partial run reads none."""
+    from auditor.history.store import read_cleanly
+    from auditor.models import AccountInfo, AuditError
+    from fleet_report import synthetic_report
+
+    report = synthetic_report(count=2)
+    accounts = (AccountInfo("111111111111", "a", True, ("us-east-1", "eu-west-1")),
+                AccountInfo("222222222222", "b", False, ("us-east-1",), error="AccessDenied"))
+    endpoint_error = AuditError("us-east-1", "orphaned", "discover", "config deleted", "111111111111")
+    region_error = AuditError("eu-west-1", None, "collect", "region not audited", "111111111111")
+    replaced = replace(report, accounts=accounts, errors=(endpoint_error, region_error), partial=None)
+    assert read_cleanly(replaced) == [("111111111111", "us-east-1")]
+    assert read_cleanly(replace(replaced, partial="interrupted by SIGTERM")) == []
