@@ -26,6 +26,7 @@ from typing import Any
 
 import boto3
 import pytest
+import time_machine
 from typer.testing import CliRunner
 
 from auditor.act.apply import apply_clients, apply_plan, dry_run_lines
@@ -243,6 +244,28 @@ def test_a_notebook_instance_is_stopped(fleet: dict[str, Any]) -> None:
     assert result.message == f"plan {plan['id']} applied: notebook instance cv-research-gpu is Stopped"
     assert sagemaker.describe_notebook_instance(NotebookInstanceName="cv-research-gpu")[
         "NotebookInstanceStatus"] == "Stopped"
+
+
+def test_an_idle_node_busy_since_the_audit_is_not_deleted(fleet: dict[str, Any]) -> None:
+    """A node the plan deletes that ran at 90% CPU an hour after the audit's window ended (its
+    Container Insights series, found by InstanceId as the hyperpod kind finds it): refused, nothing
+    deleted. Apply runs two hours after the window ended (time-machine)."""
+    plan = cluster_plan(fleet)
+    node = plan["change"]["calls"][0]["params"]["NodeIds"][0]
+    window_end = datetime.fromisoformat(plan[AUDITED_IN]["window_end"])
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    (series,) = [m for m in cloudwatch.list_metrics(Namespace="ContainerInsights", MetricName="node_cpu_utilization")[
+        "Metrics"] if {"Name": "InstanceId", "Value": node} in m["Dimensions"]]
+    cloudwatch.put_metric_data(Namespace="ContainerInsights", MetricData=[{
+        "MetricName": "node_cpu_utilization", "Dimensions": series["Dimensions"], "Value": 90.0,
+        "Timestamp": window_end + timedelta(hours=1)}])
+    with time_machine.travel(window_end + timedelta(hours=2), tick=True):
+        assert refusal(fleet, plan, max_risk="medium") == (
+            f"HyperPod cluster llm-platform's node {node} ran up to 90.0% CPU since the audit's window ended at "
+            f"{window_end.astimezone(UTC):%Y-%m-%d %H:%M} UTC (idle: at most 5%); run the audit again")
+    nodes = {n["InstanceId"] for n in fleet["sagemaker"].list_cluster_nodes(ClusterName="llm-platform")[
+        "ClusterNodeSummaries"]}
+    assert node in nodes
 
 
 def test_idle_hyperpod_nodes_are_deleted_and_the_cluster_is_in_service_again(fleet: dict[str, Any]) -> None:
