@@ -269,3 +269,41 @@ def test_a_run_reads_a_region_cleanly_unless_the_region_itself_failed() -> None:
     replaced = replace(report, accounts=accounts, errors=(endpoint_error, region_error), partial=None)
     assert read_cleanly(replaced) == [("111111111111", "us-east-1")]
     assert read_cleanly(replace(replaced, partial="interrupted by SIGTERM")) == []
+
+
+def test_each_call_must_name_the_plans_endpoint_its_variants_or_names_from_its_id() -> None:
+    """The name checks on their own (read from the plan alone): a policy carried across under the name
+    the audit saw on the variant is the variant's own; any other name, an alarm watching another
+    endpoint, a config named otherwise, a variant of another endpoint are refused, naming the call."""
+    from auditor.act.binding import call_refusal
+    from auditor.act.plan import parse_plan, recomputed_id
+
+    resource = "endpoint/reports/variant/AllTraffic"
+    base = {"account_id": "123456789012", "region": "us-east-1", "resource_type": "endpoint", "endpoint": "reports",
+            "variant": "AllTraffic", "current": {"endpoint_config_name": "reports-config"},
+            "proposed": {"action": "resize", "instance_type": "ml.m5.large", "instance_count": 2},
+            "basis": {"variants": [{"name": "AllTraffic", "autoscaling": {
+                "min_capacity": 1, "max_capacity": 4, "policies": ["reports-scaling (TargetTrackingScaling)"]}}]}}
+    plan_id = recomputed_id(base, base["proposed"])
+    policy = {"PolicyName": "reports-scaling", "ServiceNamespace": "sagemaker", "ResourceId": resource,
+              "ScalableDimension": "sagemaker:variant:DesiredInstanceCount", "PolicyType": "TargetTrackingScaling"}
+
+    def verdict(*calls: tuple[str, str, dict[str, Any]]) -> str | None:
+        plan = {**base, "id": plan_id, "change": {"calls": [
+            {"service": s, "operation": o, "params": p} for s, o, p in calls]}}
+        return call_refusal(parse_plan(plan))
+
+    assert verdict(("application-autoscaling", "PutScalingPolicy", policy)) is None
+    assert verdict(("application-autoscaling", "PutScalingPolicy", {**policy, "PolicyName": "other"})) == (
+        "call 1 (application-autoscaling:PutScalingPolicy) names scaling policy other, not the plan's reports")
+    assert verdict(("application-autoscaling", "RegisterScalableTarget", {
+        **policy, "ResourceId": "endpoint/billing/variant/AllTraffic"})) == (
+        "call 1 (application-autoscaling:RegisterScalableTarget) names resource endpoint/billing/variant/AllTraffic, "
+        "not the plan's reports")
+    assert verdict(("sagemaker", "CreateEndpointConfig", {"EndpointConfigName": "billing-config"})) == (
+        "call 1 (sagemaker:CreateEndpointConfig) names endpoint config billing-config, not the plan's reports")
+    assert verdict(("cloudwatch", "PutMetricAlarm", {
+        "AlarmName": f"reports-AllTraffic-{plan_id}-5xx", "Dimensions": [{"Name": "EndpointName", "Value": "billing"}]
+    })) == "call 1 (cloudwatch:PutMetricAlarm) watches billing, not the plan's reports"
+    assert verdict(("sagemaker", "StopNotebookInstance", {"NotebookInstanceName": "reports"})) == (
+        "call 1 (sagemaker:StopNotebookInstance) is not a call endpoint plans make")

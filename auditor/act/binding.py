@@ -60,7 +60,7 @@ def call_refusal(plan: PlanToApply) -> str | None:
     for number, call in enumerate(plan.change.calls if plan.change else (), start=1):
         which = f"call {number} ({one_line(call.service)}:{one_line(call.operation)})"
         if (call.service, call.operation) not in allowed:
-            return f"{which} is not one a {one_line(plan.resource_type)} plan makes"
+            return f"{which} is not a call {one_line(plan.resource_type)} plans make"
         problem = check(plan, call.operation, call.params) if check else "no check for this resource type"
         if problem:
             return f"{which} {problem}, not the plan's {one_line(plan.endpoint)}"
@@ -129,8 +129,11 @@ def _scaling_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> 
         if params.get("ScalableDimension") != SCALABLE_DIMENSION:
             return f"names scalable dimension {one_line(str(params.get('ScalableDimension')))}"
         if operation == "PutScalingPolicy":
+            # The plan's own policy, or one of the variant's policies as the audit saw them (a plan that
+            # deregisters the variant's target carries its policies across under their own names).
             expected = f"{resource_name(plan.endpoint, plan.names_id, limit=200)}-{variant}"[:256]
-            return _names(params.get("PolicyName"), expected, "scaling policy")
+            name = params.get("PolicyName")
+            return None if name in _basis_policies(plan, variant) else _names(name, expected, "scaling policy")
         if operation == "PutScheduledAction":
             return "puts a scheduled action on a variant (an off-hours plan schedules inference components)"
         return None
@@ -144,6 +147,15 @@ def _scaling_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> 
                 return f"names scheduled action {one_line(name)}"
         return None  # the component is held to the endpoint by observed_refusal
     return f"names resource {one_line(resource)}"
+
+
+def _basis_policies(plan: PlanToApply, variant: str) -> set[str]:
+    """The names of the variant's scaling policies in the plan's basis ("name (type)" there)."""
+    for seen in (plan.basis or {}).get("variants") or []:
+        scaling = seen.get("autoscaling") if isinstance(seen, dict) and seen.get("name") == variant else None
+        if isinstance(scaling, dict):
+            return {str(p).rsplit(" (", 1)[0] for p in scaling.get("policies") or []}
+    return set()
 
 
 def _derived(name: str, make: Callable[[str, int], str], prefixes: tuple[str, ...]) -> bool:
