@@ -637,3 +637,34 @@ def test_a_studio_app_used_since_the_audit_is_not_deleted() -> None:
         "window ended at 2026-12-01 06:00 UTC; run the audit again")
     assert seen(used, used) is None  # only the health check
     assert seen(window_end - timedelta(hours=2), used) is None  # used before the window ended
+
+
+def test_an_async_endpoint_that_processed_or_queued_requests_since_the_audit_is_not_deleted(
+        fleet: dict[str, Any]) -> None:
+    """Async endpoints publish no Invocations: the requests they processed (TotalProcessingTime's
+    SampleCount) and their queue (ApproximateBacklogSize) since the audit's window ended refuse a delete."""
+    delete = {"service": "sagemaker", "operation": "DeleteEndpoint",
+              "params": {"EndpointName": "video-transcode-async"}, "purpose": "delete endpoint video-transcode-async"}
+    plan = audited(fleet, own_id({
+        "account_id": "123456789012", "region": "us-east-1", "endpoint": "video-transcode-async", "variant": None,
+        "resource_type": "endpoint", "current": {"endpoint_config_name": "video-transcode-async-config"},
+        "proposed": {"action": "delete", "instance_type": None, "instance_count": 0}, "measured": True,
+        "risk": {"level": "low", "load_test_first": []}, "basis": live_basis("video-transcode-async"),
+        "change": {"calls": [delete], "rollback": "CreateEndpoint", "waits_for": None}}))
+    window_end = datetime.fromisoformat(plan[AUDITED_IN]["window_end"])
+    ended = f"since the audit's window ended at {window_end.astimezone(UTC):%Y-%m-%d %H:%M} UTC; run the audit again"
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    with time_machine.travel(window_end + timedelta(hours=3), tick=True):
+        cloudwatch.put_metric_data(Namespace="AWS/SageMaker", MetricData=[{
+            "MetricName": "ApproximateBacklogSize", "Timestamp": window_end + timedelta(hours=1), "Value": 12.0,
+            "Dimensions": [{"Name": "EndpointName", "Value": "video-transcode-async"}]}])
+        assert refusal(fleet, plan, resources=("video-*",)) == (
+            f"endpoint video-transcode-async had 12 requests queued {ended}")
+        cloudwatch.put_metric_data(Namespace="AWS/SageMaker", MetricData=[{
+            "MetricName": "TotalProcessingTime", "Timestamp": window_end + timedelta(hours=2),
+            "StatisticValues": {"SampleCount": 40, "Sum": 52000.0, "Minimum": 900.0, "Maximum": 2100.0},
+            "Dimensions": [{"Name": "EndpointName", "Value": "video-transcode-async"},
+                           {"Name": "VariantName", "Value": "AllTraffic"}]}])
+        assert refusal(fleet, plan, resources=("video-*",)) == (
+            f"endpoint video-transcode-async served 40 requests {ended}")
+    assert fleet["sagemaker"].describe_endpoint(EndpointName="video-transcode-async")["EndpointStatus"] == "InService"
