@@ -307,3 +307,21 @@ def test_each_call_must_name_the_plans_endpoint_its_variants_or_names_from_its_i
     })) == "call 1 (cloudwatch:PutMetricAlarm) watches billing, not the plan's reports"
     assert verdict(("sagemaker", "StopNotebookInstance", {"NotebookInstanceName": "reports"})) == (
         "call 1 (sagemaker:StopNotebookInstance) is not a call endpoint plans make")
+
+
+def test_an_idle_endpoint_whose_instances_got_busy_since_the_audit_is_not_deleted(fleet: dict[str, Any]) -> None:
+    """CPU per vCPU (CPUUtilization is summed over them: 300% on the 8 vCPUs of an ml.m5.2xlarge) over
+    the idle rule's ceiling since the audit's window ended refuses a delete, whatever the requests say."""
+    plan = fleet["plans"][("churn-model-legacy", "delete")]
+    with History(fleet["history"]) as history:
+        window_end = history.runs(limit=1)[0].window_end
+    with time_machine.travel(window_end + timedelta(hours=2), tick=True):
+        boto3.client("cloudwatch", region_name="us-east-1").put_metric_data(
+            Namespace="/aws/sagemaker/Endpoints", MetricData=[{
+                "MetricName": "CPUUtilization", "Timestamp": window_end + timedelta(hours=1), "Value": 300.0,
+                "Dimensions": [{"Name": "EndpointName", "Value": "churn-model-legacy"},
+                               {"Name": "VariantName", "Value": "AllTraffic"}]}])
+        line = refused(fleet, plan["id"])
+    assert line == ("endpoint churn-model-legacy's variant AllTraffic ran up to 37.5% CPU per vCPU since the audit's "
+                    f"window ended at {window_end.astimezone(UTC):%Y-%m-%d %H:%M} UTC (idle: at most 5%); run the "
+                    "audit again")
