@@ -70,8 +70,9 @@ def call_refusal(plan: PlanToApply) -> str | None:
 def named_variants(plan: PlanToApply) -> set[str]:
     """The variants the plan's calls name (ResourceId endpoint/<endpoint>/variant/<name>)."""
     prefix = f"{VARIANT_PREFIX}{plan.endpoint}/variant/"
-    return {str(c.params.get("ResourceId"))[len(prefix):] for c in plan.change.calls if plan.change
-            and str(c.params.get("ResourceId") or "").startswith(prefix)} if plan.change else set()
+    calls = plan.change.calls if plan.change else ()
+    return {str(c.params.get("ResourceId"))[len(prefix):] for c in calls
+            if str(c.params.get("ResourceId") or "").startswith(prefix)}
 
 
 def named_components(plan: PlanToApply) -> set[str]:
@@ -179,8 +180,7 @@ def _alarm_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
 
 
 def _schedule_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
-    target = params.get("Target") if isinstance(params.get("Target"), dict) else {}
-    assert isinstance(target, dict)
+    target: dict[str, Any] = params["Target"] if isinstance(params.get("Target"), dict) else {}
     action = next((a for a in SCHEDULE_PREFIXES if target.get("Arn") == UNIVERSAL_TARGET.format(action=a)), None)
     if action is None:
         return f"targets {one_line(str(target.get('Arn')))}"
