@@ -261,6 +261,11 @@ class ApplyConfig:
                                   "MaximumExecutionTimeoutInSeconds plus TerminationWaitInSeconds)",
                                   above=0, maximum=24 * 60)
     alarm_topic_arn: str | None = setting(None, "SNS topic the rollback alarms notify", check=SNS_TOPIC_ARN)
+    # 26: a nightly run's plan stays applicable until the next night's run is recorded (24 h, one
+    # more across a daylight-saving change of [schedule] timezone, and an hour for that run itself).
+    max_plan_age_hours: float = setting(26.0, "a plan is applied only from the latest run that read its account and "
+                                        "region without an error, started less than this many hours ago",
+                                        above=0, maximum=24 * 14)
     # The blue/green deployment of a plan's UpdateEndpoint (built when the audit makes the plan), bounded
     # by what SageMaker takes: a canary of at most 50% of the new fleet, linear steps of 10-50%, a
     # wait (baking period) of at most 3600 s; 0 is not offered, as no alarm can fire in no time.

@@ -541,6 +541,17 @@ class Risk:
 
 
 @dataclass(frozen=True)
+class PlanBasis:
+    """What an endpoint plan was computed from, as the audit saw it: `audit apply` reads the same
+    live and refuses when any of it differs (auditor/act/targets.py)."""
+
+    endpoint_config_name: str
+    status: str
+    variants: tuple[Variant, ...]  # production and shadow, with count, weight, serverless, scaling
+    autoscaling_read: bool  # False: Application Auto Scaling was not read (a variant's target unknown)
+
+
+@dataclass(frozen=True)
 class Plan:
     """What to change on one variant (or endpoint, or job): the cheapest option its findings
     together support, and the others as alternatives."""
@@ -561,6 +572,7 @@ class Plan:
     change: Change | None = None  # None: no change the auditor can express as API calls
     # The endpoint config the audit saw: `audit apply` refuses once the endpoint runs another.
     endpoint_config: str | None = None
+    basis: PlanBasis | None = None  # an endpoint plan's: what it was computed from
 
     @property
     def monthly_savings_usd(self) -> float:

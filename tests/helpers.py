@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,3 +43,29 @@ def utilization(peak: dict[Resource, float], sizing: dict[Resource, float] | Non
         by_resource={r: ResourceUtilization(avg=v / 2, p95=sizing.get(r, v), max=v) for r, v in peak.items()},
         instance_metric_days=days, invocations=invocations, sizing=dict(sizing), peak=dict(peak),
     )
+
+
+def live_basis(endpoint_name: str, region: str = "us-east-1") -> dict[str, Any]:
+    """The `basis` an audit run now would record for an endpoint in the emulator (its config, its
+    variants and their scalable targets as they are), for a plan a test makes rather than the audit."""
+    import boto3
+
+    sagemaker = boto3.client("sagemaker", region_name=region)
+    autoscaling = boto3.client("application-autoscaling", region_name=region)
+    described = sagemaker.describe_endpoint(EndpointName=endpoint_name)
+    config = sagemaker.describe_endpoint_config(EndpointConfigName=described["EndpointConfigName"])
+    variants = []
+    for variant in config["ProductionVariants"]:
+        running = next(v for v in described["ProductionVariants"] if v["VariantName"] == variant["VariantName"])
+        resource = f"endpoint/{endpoint_name}/variant/{variant['VariantName']}"
+        targets = autoscaling.describe_scalable_targets(ServiceNamespace="sagemaker", ResourceIds=[resource])
+        policies = autoscaling.describe_scaling_policies(ServiceNamespace="sagemaker", ResourceId=resource)
+        scaled = [{"min_capacity": t["MinCapacity"], "max_capacity": t["MaxCapacity"],
+                   "policies": [f"{p['PolicyName']} ({p['PolicyType']})" for p in policies["ScalingPolicies"]]}
+                  for t in targets["ScalableTargets"]]
+        variants.append({"name": variant["VariantName"], "instance_type": variant.get("InstanceType"),
+                         "instance_count": running.get("CurrentInstanceCount"), "weight": running.get("CurrentWeight"),
+                         "shadow": False, "serverless": None, "managed_instance_scaling": None,
+                         "autoscaling": scaled[0] if scaled else None})
+    return {"endpoint_config_name": described["EndpointConfigName"], "status": described["EndpointStatus"],
+            "autoscaling_read": True, "variants": variants}

@@ -33,10 +33,12 @@ from auditor.emulator.server import Emulator
 from auditor.history.store import History
 from auditor.history.weekly import build_digest, iso_week
 from auditor.models import Plan
+from auditor.recommend.change import plan_id, resource_name
 from auditor.report.document import plan_to_dict
 from auditor.report.weekly import render_weekly_text
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from conftest import seeded_emulator, utc_now
+from helpers import live_basis
 
 ROOT = Path(__file__).parent.parent
 ENDPOINTS = ("search-embeddings", "image-tagger", "pricing-api")
@@ -69,11 +71,17 @@ def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Itera
         Emulator.deployments(seconds=2.0, fail_instance_types=())
 
 
+def config_of(fleet: dict[str, Any], sagemaker: Any, endpoint: str) -> str:
+    return str(sagemaker.describe_endpoint(EndpointName=endpoint)["EndpointConfigName"])
+
+
 def blue_green_change(plan: Plan, sagemaker: Any) -> dict[str, Any]:
-    """What the change builders emit for a resize: a copy of the audited config with the variant
-    resized, a rollback alarm, and UpdateEndpoint blue/green (canary 10%) rolling back on it."""
-    assert plan.endpoint_config and plan.variant
-    described = sagemaker.describe_endpoint_config(EndpointConfigName=plan.endpoint_config)
+    """What the change builders emit for a resize: a copy of the config the endpoint runs with the
+    variant resized, a rollback alarm, and UpdateEndpoint blue/green (canary 10%) rolling back on it;
+    named as apply requires, from the endpoint, the variant and the plan id."""
+    assert plan.variant
+    running = config_of({}, sagemaker, plan.endpoint)
+    described = sagemaker.describe_endpoint_config(EndpointConfigName=running)
     kept = ("VariantName", "ModelName", "InstanceType", "InitialInstanceCount", "InitialVariantWeight")
     variants = []
     for variant in described["ProductionVariants"]:
@@ -81,8 +89,8 @@ def blue_green_change(plan: Plan, sagemaker: Any) -> dict[str, Any]:
         if copied["VariantName"] == plan.variant:
             copied.update(InstanceType=plan.proposed.instance_type, InitialInstanceCount=plan.proposed.instance_count)
         variants.append(copied)
-    new_config = f"{plan.endpoint_config}-{plan.proposed.instance_type.replace('.', '-')}"
-    alarm = f"{plan.endpoint}-apply-5xx"
+    new_config = resource_name(plan.endpoint, plan.id)
+    alarm = f"{plan.endpoint}-{plan.variant}-{plan.id}-5xx"
     return {
         "calls": [
             {"service": "cloudwatch", "operation": "PutMetricAlarm",
@@ -106,16 +114,22 @@ def blue_green_change(plan: Plan, sagemaker: Any) -> dict[str, Any]:
                                 "TerminationWaitInSeconds": 600, "MaximumExecutionTimeoutInSeconds": 3600},
                             "AutoRollbackConfiguration": {"Alarms": [{"AlarmName": alarm}]}}}},
         ],
-        "rollback": f"automatic: SageMaker returns to {plan.endpoint_config} when {alarm} fires",
+        "rollback": f"automatic: SageMaker returns to {running} when {alarm} fires",
         "waits_for": f"endpoint {plan.endpoint} InService",
     }
 
 
-def stored_plan(fleet: dict[str, Any], endpoint: str, **changes: Any) -> dict[str, Any]:
-    """The plan's JSON as the history keeps it (plan_to_dict, with its id, risk and change)."""
-    plan = replace(fleet["plans"][endpoint], id=f"p-{endpoint}")
-    stored = {**plan_to_dict(plan), "id": plan.id, "risk": {"level": "low", "load_test_first": []},
-              "change": blue_green_change(plan, fleet["sagemaker"])}
+def stored_plan(fleet: dict[str, Any], endpoint: str, count: int | None = None, **changes: Any) -> dict[str, Any]:
+    """The plan's JSON as the history keeps it (plan_to_dict, with its id, risk and change), made on
+    the endpoint as it is now (its config and basis); `count`: another proposed count, for a plan
+    (and names) of its own."""
+    plan = fleet["plans"][endpoint]
+    if count is not None:
+        plan = replace(plan, proposed=replace(plan.proposed, instance_count=count))
+    plan = replace(plan, id=plan_id(plan))
+    stored = {**plan_to_dict(plan), "risk": {"level": "low", "load_test_first": []},
+              "change": blue_green_change(plan, fleet["sagemaker"]), "basis": live_basis(endpoint)}
+    stored["current"]["endpoint_config_name"] = config_of(fleet, fleet["sagemaker"], endpoint)
     for key, value in changes.items():
         stored[key] = value
     return stored
@@ -137,10 +151,6 @@ def plans_in_history(monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, Any
 
 def error_lines(result: Any) -> list[str]:
     return [line for line in result.stderr.splitlines() if line.startswith("error:")]
-
-
-def config_of(fleet: dict[str, Any], sagemaker: Any, endpoint: str) -> str:
-    return str(sagemaker.describe_endpoint(EndpointName=endpoint)["EndpointConfigName"])
 
 
 # --- the guards, each one line, nothing changed ------------------------------------------------
@@ -208,9 +218,10 @@ def test_a_call_botocore_would_reject_is_refused(fleet: dict[str, Any]) -> None:
 
 def test_the_cli_refusal_is_one_error_line_and_exit_1(fleet: dict[str, Any],
                                                       plans_in_history: dict[str, dict[str, Any]]) -> None:
-    plans_in_history["p-pricing-api"] = stored_plan(fleet, "pricing-api")
+    plan = stored_plan(fleet, "pricing-api")
+    plans_in_history[plan["id"]] = plan
     for flags in ([], ["--yes"]):
-        result = runner.invoke(app, ["apply", "p-pricing-api", *flags])
+        result = runner.invoke(app, ["apply", plan["id"], *flags])
         assert result.exit_code == 1, result.output
         assert error_lines(result) == ["error: endpoint pricing-api is not opted in: tag it auditor:apply=allowed "
                                        "or list it in [apply] endpoints or [apply] resources"]
@@ -294,7 +305,7 @@ def test_a_deployment_that_fails_rolls_back_and_apply_says_so(
     assert result.exit_code == 1, result.output
     (line,) = error_lines(result)
     assert line.startswith(f"error: plan {plan['id']} rolled back: endpoint image-tagger is InService on "
-                           "image-tagger-config, not image-tagger-config-ml-g4dn-xlarge: The primary container")
+                           f"image-tagger-config, not image-tagger-{plan['id']}: The primary container")
     assert config_of(fleet, sagemaker, "image-tagger") == "image-tagger-config"
     with History(Path(fleet["config"].history.path)) as history:
         record = next(r for r in history.applied() if r.plan_id == plan["id"])
@@ -349,30 +360,25 @@ def test_every_change_a_plan_carries_uses_only_apply_operations(fleet: dict[str,
 
 
 def test_a_failed_call_stops_the_change_and_is_recorded(fleet: dict[str, Any]) -> None:
-    plan = stored_plan(fleet, "search-embeddings", id="p-bad-model")
-    plan["current"]["endpoint_config_name"] = config_of(fleet, fleet["sagemaker"], "search-embeddings")
+    # A plan of its own (another count): its own id and config name (AWS refuses a name that exists).
+    plan = stored_plan(fleet, "search-embeddings", count=5)
     plan["change"]["calls"][1]["params"]["ProductionVariants"][0]["ModelName"] = "no-such-model"
-    # A config name of its own: an earlier test made the plan's (AWS refuses a name that exists).
-    plan["change"]["calls"][1]["params"]["EndpointConfigName"] += "-bad-model"
-    plan["change"]["calls"][2]["params"]["EndpointConfigName"] += "-bad-model"
     with pytest.raises(ApplyFailed) as failed:
         apply_plan(fleet["config"], plan, yes=True)
-    assert str(failed.value).startswith("plan p-bad-model: sagemaker:CreateEndpointConfig in us-east-1 failed: "
+    assert str(failed.value).startswith(f"plan {plan['id']}: sagemaker:CreateEndpointConfig in us-east-1 failed: "
                                         "ValidationException: Could not find model")
     assert str(failed.value).endswith("; 1 of 3 calls made before it")
     with History(Path(fleet["config"].history.path)) as history:
-        record = next(r for r in history.applied() if r.plan_id == "p-bad-model")
+        record = next(r for r in history.applied() if r.plan_id == plan["id"])
     assert record.outcome == "failed" and [c["operation"] for c in record.calls] == ["PutMetricAlarm"]
 
 
 def test_a_rollback_alarm_that_does_not_exist_is_refused_before_anything_is_made(fleet: dict[str, Any]) -> None:
-    plan = stored_plan(fleet, "search-embeddings", id="p-no-alarm")
-    plan["current"]["endpoint_config_name"] = before = config_of(fleet, fleet["sagemaker"], "search-embeddings")
+    plan = stored_plan(fleet, "search-embeddings", count=6)
+    before = plan["current"]["endpoint_config_name"]
     plan["change"]["calls"][2]["params"]["DeploymentConfig"]["AutoRollbackConfiguration"]["Alarms"] = [
         {"AlarmName": "never-created"}]
-    plan["change"]["calls"][1]["params"]["EndpointConfigName"] += "-b"
-    plan["change"]["calls"][2]["params"]["EndpointConfigName"] += "-b"
-    assert refusal(fleet, plan) == ("plan p-no-alarm: the rollback alarm never-created does not exist: "
+    assert refusal(fleet, plan) == (f"plan {plan['id']}: the rollback alarm never-created does not exist: "
                                     "nothing was changed")
     assert config_of(fleet, fleet["sagemaker"], "search-embeddings") == before
 
@@ -387,22 +393,21 @@ def test_a_rollback_alarm_in_alarm_is_refused_before_anything_is_made(fleet: dic
                                 Threshold=1.0, ComparisonOperator="GreaterThanOrEqualToThreshold",
                                 Dimensions=[{"Name": "EndpointName", "Value": "search-embeddings"}])
     cloudwatch.set_alarm_state(AlarmName="search-embeddings-errors", StateValue="ALARM", StateReason="5XX errors")
-    plan = stored_plan(fleet, "search-embeddings", id="p-firing")
-    plan["current"]["endpoint_config_name"] = before = config_of(fleet, sagemaker, "search-embeddings")
-    own = plan["change"]["calls"][0]["params"]["AlarmName"] = "search-embeddings-apply-5xx-firing"
+    plan = stored_plan(fleet, "search-embeddings", count=7)
+    before = plan["current"]["endpoint_config_name"]
+    own = plan["change"]["calls"][0]["params"]["AlarmName"]
     update = plan["change"]["calls"][2]["params"]
-    update["EndpointConfigName"] = plan["change"]["calls"][1]["params"]["EndpointConfigName"] = "se-firing"
     update["DeploymentConfig"]["AutoRollbackConfiguration"]["Alarms"] = [
         {"AlarmName": own}, {"AlarmName": "search-embeddings-errors"}]
-    expected = ("plan p-firing: the rollback alarm search-embeddings-errors is in state ALARM: the deployment would "
-                "roll back at once (or the endpoint has a problem now); nothing was changed")
-    with pytest.raises(ApplyRefused, match=r"^plan p-firing: the rollback alarm search-embeddings-errors is in"):
+    expected = (f"plan {plan['id']}: the rollback alarm search-embeddings-errors is in state ALARM: the deployment "
+                "would roll back at once (or the endpoint has a problem now); nothing was changed")
+    with pytest.raises(ApplyRefused, match=rf"^plan {plan['id']}: the rollback alarm search-embeddings-errors is in"):
         apply_plan(fleet["config"], plan, yes=False)
     assert refusal(fleet, plan) == expected
     assert cloudwatch.describe_alarms(AlarmNames=[own])["MetricAlarms"] == []
     assert config_of(fleet, sagemaker, "search-embeddings") == before
     with History(Path(fleet["config"].history.path)) as history:
-        assert "p-firing" not in {r.plan_id for r in history.applied()}
+        assert plan["id"] not in {r.plan_id for r in history.applied()}
     # Once it is OK again, the same plan applies (the plan's own alarm, not there yet, is no reason to refuse).
     cloudwatch.set_alarm_state(AlarmName="search-embeddings-errors", StateValue="OK", StateReason="quiet")
     assert apply_plan(fleet["config"], plan, yes=True).outcome == "applied"
@@ -432,7 +437,7 @@ def test_apply_waits_as_long_as_the_deployment_it_started_can_take(fleet: dict[s
     finally:
         Emulator.deployments(seconds=0.2)
     assert str(failed.value) == (
-        "plan p-pricing-api: endpoint pricing-api is still Updating after 70 minutes (the deployment's "
+        f"plan {plan['id']}: endpoint pricing-api is still Updating after 70 minutes (the deployment's "
         "MaximumExecutionTimeoutInSeconds 3600 + TerminationWaitInSeconds 600); the deployment goes on and the "
         "next audit run checks its shape")
     assert now[0] == 70 * 60
@@ -451,10 +456,8 @@ def test_wait_minutes_governs_where_it_is_longer_or_no_deployment_is_set(fleet: 
     assert deployment_wait(parse_plan(plan), 90.0) == (90.0, "[apply] wait_minutes")
     del plan["change"]["calls"][2]["params"]["DeploymentConfig"]
     assert deployment_wait(parse_plan(plan), 1.0) == (1.0, "[apply] wait_minutes")
-    plan["id"] = "p-image-tagger-all-at-once"
-    plan["current"]["endpoint_config_name"] = config_of(fleet, fleet["sagemaker"], "image-tagger")
-    for call in plan["change"]["calls"][1:]:
-        call["params"]["EndpointConfigName"] = "image-tagger-all-at-once"
+    plan = stored_plan(fleet, "image-tagger", count=5)  # a plan of its own: its own config name
+    del plan["change"]["calls"][2]["params"]["DeploymentConfig"]
     config = replace(fleet["config"], apply=replace(fleet["config"].apply, wait_minutes=0.5))
     now, sleep, clock = fake_time()
     Emulator.deployments(seconds=10.0)

@@ -14,26 +14,30 @@ gives them theirs), the test adds it in the shape the brief fixes (StopNotebookI
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
+import time_machine
 from typer.testing import CliRunner
 
 from auditor.act.apply import apply_clients, apply_plan, dry_run_lines
-from auditor.act.plan import ApplyRefused, parse_plan
+from auditor.act.plan import AUDITED_IN, ApplyRefused, parse_plan, recomputed_id
 from auditor.act.readback import missing_after
 from auditor.act.targets import TARGETS
 from auditor.act.verify import VERIFIERS, Evidence
 from auditor.analyse.rules.off_hours import OffPeriod, off_hours_change
 from auditor.cli import app
 from auditor.config_file import load_config
+from auditor.emulator.components import add_component
 from auditor.emulator.fleet import demo_fleet, seed_fleet
 from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor.emulator.server import Emulator
@@ -46,6 +50,7 @@ from auditor.report.weekly import render_weekly_text
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from conftest import seeded_emulator, utc_now
 from helpers import endpoint as helper_endpoint
+from helpers import live_basis
 
 ENDPOINTS = ("internal-reports", "pricing-api", "video-transcode-async", "churn-model-legacy")
 NOTEBOOKS = ("cv-research-gpu", "feature-eng-m5")
@@ -102,6 +107,22 @@ def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Itera
         Emulator.deployments(seconds=2.0)
 
 
+def own_id(plan: dict[str, Any]) -> dict[str, Any]:
+    """The plan with the id its content gives it (apply refuses one whose id is not its content's)."""
+    plan["id"] = recomputed_id(plan, plan["proposed"])
+    return plan
+
+
+def audited(fleet: dict[str, Any], plan: dict[str, Any]) -> dict[str, Any]:
+    """The plan as `load_plan` gives it: with the run it is applied from (the fleet's latest), whose
+    window end the fresh-evidence checks read from."""
+    with History(Path(fleet["config"].history.path)) as history:
+        run = history.runs(limit=1)[0]
+    plan[AUDITED_IN] = {"run_id": run.id, "started_at": run.started_at.isoformat(),
+                        "window_end": run.window_end.isoformat()}
+    return plan
+
+
 def option_of(plan: dict[str, Any], action: str) -> int:
     return next(i for i, a in enumerate(plan["alternatives"], start=1) if a["action"] == action)
 
@@ -120,13 +141,13 @@ def notebook_plan(fleet: dict[str, Any], name: str = "cv-research-gpu") -> dict[
     The rule rests on timestamps (unmeasured): marked measured here, as a measured rule's would be."""
     plan = copy.deepcopy(fleet["plans"][("cv-research-gpu", "stop")])
     if name != "cv-research-gpu":  # the same plan for another notebook (m5.xlarge, running 2 days: no plan)
-        plan.update(id=f"p-{name}", endpoint=name, change=None)
+        plan.update(endpoint=name, change=None)
         plan["proposed"]["instance_type"] = "ml.m5.xlarge"
     plan["change"] = plan["change"] or {
         "calls": [{"service": "sagemaker", "operation": "StopNotebookInstance",
                    "params": {"NotebookInstanceName": name}, "purpose": f"stop {name} (its volume is kept)"}],
         "rollback": f"StartNotebookInstance {name}", "waits_for": f"notebook instance {name} Stopped"}
-    return {**plan, "measured": True}
+    return audited(fleet, own_id({**plan, "measured": True}))
 
 
 def cluster_plan(fleet: dict[str, Any]) -> dict[str, Any]:
@@ -137,7 +158,7 @@ def cluster_plan(fleet: dict[str, Any]) -> dict[str, Any]:
                    "params": {"ClusterName": "llm-platform", "NodeIds": finding["idle_nodes"]},
                    "purpose": "delete the idle nodes"}],
         "rollback": "UpdateCluster with the group's count raised again", "waits_for": "cluster InService"}
-    return plan
+    return audited(fleet, plan)
 
 
 # --- end to end ---------------------------------------------------------------------------------
@@ -225,6 +246,28 @@ def test_a_notebook_instance_is_stopped(fleet: dict[str, Any]) -> None:
         "NotebookInstanceStatus"] == "Stopped"
 
 
+def test_an_idle_node_busy_since_the_audit_is_not_deleted(fleet: dict[str, Any]) -> None:
+    """A node the plan deletes that ran at 90% CPU an hour after the audit's window ended (its
+    Container Insights series, found by InstanceId as the hyperpod kind finds it): refused, nothing
+    deleted. Apply runs two hours after the window ended (time-machine)."""
+    plan = cluster_plan(fleet)
+    node = plan["change"]["calls"][0]["params"]["NodeIds"][0]
+    window_end = datetime.fromisoformat(plan[AUDITED_IN]["window_end"])
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    (series,) = [m for m in cloudwatch.list_metrics(Namespace="ContainerInsights", MetricName="node_cpu_utilization")[
+        "Metrics"] if {"Name": "InstanceId", "Value": node} in m["Dimensions"]]
+    cloudwatch.put_metric_data(Namespace="ContainerInsights", MetricData=[{
+        "MetricName": "node_cpu_utilization", "Dimensions": series["Dimensions"], "Value": 90.0,
+        "Timestamp": window_end + timedelta(hours=1)}])
+    with time_machine.travel(window_end + timedelta(hours=2), tick=True):
+        assert refusal(fleet, plan, max_risk="medium") == (
+            f"HyperPod cluster llm-platform's node {node} ran up to 90.0% CPU since the audit's window ended at "
+            f"{window_end.astimezone(UTC):%Y-%m-%d %H:%M} UTC (idle: at most 5%); run the audit again")
+    nodes = {n["InstanceId"] for n in fleet["sagemaker"].list_cluster_nodes(ClusterName="llm-platform")[
+        "ClusterNodeSummaries"]}
+    assert node in nodes
+
+
 def test_idle_hyperpod_nodes_are_deleted_and_the_cluster_is_in_service_again(fleet: dict[str, Any]) -> None:
     plan = cluster_plan(fleet)
     nodes = plan["change"]["calls"][0]["params"]["NodeIds"]
@@ -253,8 +296,9 @@ def test_a_studio_app_is_deleted(fleet: dict[str, Any]) -> None:
             "change": {"calls": [{"service": "sagemaker", "operation": "DeleteApp", "params": keys,
                                   "purpose": "delete the idle app (the space and its storage are kept)"}],
                        "rollback": "CreateApp", "waits_for": None}}
-    result = apply_plan(fleet["config"], plan, yes=True)
-    assert result.message == "plan p-app applied: Studio app d-emulated01/research/JupyterLab/default is Deleted"
+    result = apply_plan(fleet["config"], audited(fleet, own_id(plan)), yes=True)
+    assert result.message == (f"plan {plan['id']} applied: Studio app d-emulated01/research/JupyterLab/default is "
+                              "Deleted")
     assert sagemaker.describe_app(**keys)["Status"] == "Deleted"
 
 
@@ -291,7 +335,6 @@ def test_a_studio_domain_gets_idle_shutdown_and_keeps_its_other_settings(fleet: 
 def test_a_studio_domain_whose_settings_changed_since_the_audit_is_refused(fleet: dict[str, Any]) -> None:
     """Settings the plan copied that are no longer the domain's: the update would put them back."""
     plan = copy.deepcopy(fleet["plans"][(DOMAIN, "idle-shutdown")])
-    plan["id"] = "p-domain-stale"
     (call,) = plan["change"]["calls"]
     del call["params"]["DefaultUserSettings"]["CodeEditorAppSettings"]
     call["params"]["DefaultUserSettings"]["JupyterLabAppSettings"]["DefaultResourceSpec"] = {
@@ -309,7 +352,7 @@ def test_a_studio_domain_whose_settings_changed_since_the_audit_is_refused(fleet
         **JUPYTER_SETTINGS, "DefaultResourceSpec": {"InstanceType": "ml.t3.large"}}})
     wait_in_service(sagemaker)
     result = apply_plan(fleet["config"], plan, yes=True)
-    assert result.message == (f"plan p-domain-stale applied: Studio domain {DOMAIN} is InService with idle shutdown "
+    assert result.message == (f"plan {plan['id']} applied: Studio domain {DOMAIN} is InService with idle shutdown "
                               "on for JupyterLab apps")
 
 
@@ -400,6 +443,7 @@ def test_a_notebook_not_opted_in_is_refused(fleet: dict[str, Any]) -> None:
 def test_a_notebook_changed_since_the_audit_is_refused(fleet: dict[str, Any]) -> None:
     plan = notebook_plan(fleet, "feature-eng-m5")
     plan["proposed"]["instance_type"] = "ml.m5.4xlarge"
+    own_id(plan)
     assert refusal(fleet, plan, resources=("feature-*",), max_risk="medium") == (
         "notebook instance feature-eng-m5 changed since the audit: it runs ml.m5.xlarge, the plan was made on "
         "ml.m5.4xlarge; run the audit again")
@@ -415,13 +459,15 @@ def test_a_plan_to_load_test_first_or_above_max_risk_is_refused(fleet: dict[str,
 def test_nodes_already_gone_are_refused(fleet: dict[str, Any]) -> None:
     plan = cluster_plan(fleet)
     plan["change"]["calls"][0]["params"]["NodeIds"] = ["i-0000000000000dead"]
+    plan["proposed"]["details"]["idle_nodes"] = ["i-0000000000000dead"]
+    own_id(plan)
     assert refusal(fleet, plan, max_risk="medium") == (
         "HyperPod cluster llm-platform changed since the audit: node i-0000000000000dead no longer exists; "
         "run the audit again")
 
 
 def test_another_account_and_no_credentials_are_refused(fleet: dict[str, Any]) -> None:
-    plan = {**notebook_plan(fleet), "account_id": "210987654321"}
+    plan = own_id({**notebook_plan(fleet), "account_id": "210987654321"})
     assert refusal(fleet, plan, max_risk="medium") == (
         f"plan {plan['id']}: the apply credentials act in account 123456789012, the plan is for account 210987654321")
     assert refusal(fleet, notebook_plan(fleet), role_arn=None, max_risk="medium").startswith("no apply credentials")
@@ -431,10 +477,13 @@ def test_an_option_the_plan_does_not_have_is_refused(fleet: dict[str, Any]) -> N
     plan = fleet["plans"][("video-transcode-async", "queue-alarm")]
     assert refusal(fleet, plan, option=1) == (f"plan {plan['id']} has no alternative: --option 1 names none "
                                               "(`audit plans --format json` lists each plan's alternatives)")
-    result = cli(fleet, plan["id"], "--option", "3")
+    # Through the CLI: a plan of the latest run (the one above was applied, and a later run no longer proposes it).
+    with History(Path(fleet["config"].history.path)) as history:
+        latest = next(p for p in history.latest_plans() if not p["alternatives"])
+    result = cli(fleet, latest["id"], "--option", "3")
     assert result.exit_code == 1
     assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [
-        f"error: plan {plan['id']} has no alternative: --option 3 names none (`audit plans --format json` "
+        f"error: plan {latest['id']} has no alternative: --option 3 names none (`audit plans --format json` "
         "lists each plan's alternatives)"]
 
 
@@ -455,12 +504,12 @@ def test_a_read_back_that_finds_nothing_says_which(fleet: dict[str, Any]) -> Non
     """A schedule that is not there when read back (deleted meanwhile) is named."""
     plan = copy.deepcopy(fleet["plans"][("internal-reports", "serverless")])
     option = option_of(plan, "off-hours")
-    for call in plan["alternatives"][option - 1]["change"]["calls"]:
-        call["params"]["Name"] += "-again"
-    plan["id"] = "p-read-back"
-    assert apply_plan(fleet["config"], plan, yes=True, option=option).outcome == "applied"
     calls = parse_plan(plan, option).change.calls  # type: ignore[union-attr]
     scheduler = boto3.client("scheduler", region_name="us-east-1")
+    for call in calls:  # made by the first test of the module: made again here
+        with contextlib.suppress(scheduler.exceptions.ResourceNotFoundException):
+            scheduler.delete_schedule(Name=call.params["Name"])
+    assert apply_plan(fleet["config"], audited(fleet, plan), yes=True, option=option).outcome == "applied"
     scheduler.delete_schedule(Name=calls[0].params["Name"])
     problem = missing_after(apply_clients(fleet["config"], "us-east-1"), "us-east-1", list(calls))
     assert problem == f"the calls were made, but schedule {calls[0].params['Name']} is not found when read back"
@@ -473,6 +522,8 @@ def test_off_hours_scheduled_actions_on_inference_components_are_read_back(fleet
     """The rule's own change for an endpoint that hosts a component (moto has no inference components:
     pricing-api stands in for the endpoint; Application Auto Scaling takes the component's ResourceId
     without one, as the emulator's dimension for copies lets it)."""
+    add_component("123456789012", "us-east-1", "pricing-api", "AllTraffic", "pricing-ic", 2, 1.0, 0.0, 1024,
+                  utc_now())
     hosting = replace(helper_endpoint("pricing-api"), config_name="pricing-api-config", inference_components=(
         InferenceComponent("pricing-ic", "AllTraffic", "InService", copy_count=2),))
     change = off_hours_change(hosting, (OffPeriod(18, 14), OffPeriod(42, 14)), 60, None)
@@ -482,9 +533,10 @@ def test_off_hours_scheduled_actions_on_inference_components_are_read_back(fleet
                         "endpoint_config_name": "pricing-api-config"},
             "proposed": {"action": "off-hours", "monthly_savings_usd": 60.0}, "monthly_savings_usd": 60.0,
             "measured": True, "risk": {"level": "medium", "load_test_first": []},
-            "change": {"calls": change["change"], "rollback": change["rollback"], "waits_for": None}}
-    result = apply_plan(fleet["config"], plan, yes=True)
-    assert result.message == "plan p-ic-off-hours applied: endpoint pricing-api stays on pricing-api-config"
+            "change": {"calls": change["change"], "rollback": change["rollback"], "waits_for": None},
+            "basis": live_basis("pricing-api")}
+    result = apply_plan(fleet["config"], audited(fleet, own_id(plan)), yes=True)
+    assert result.message == f"plan {plan['id']} applied: endpoint pricing-api stays on pricing-api-config"
     autoscaling = boto3.client("application-autoscaling", region_name="us-east-1")
     actions = autoscaling.describe_scheduled_actions(ServiceNamespace="sagemaker",
                                                      ResourceId="inference-component/pricing-ic")["ScheduledActions"]
@@ -541,3 +593,78 @@ def test_the_next_run_takes_a_domain_as_done_only_with_idle_shutdown_on_for_each
     assert done(change, seen({"JupyterLab": 120, "CodeEditor": 120}))
     assert not done(change, seen({"JupyterLab": 120, "CodeEditor": None}))  # one app type still off
     assert not done(change, evidence())  # the run did not audit Studio: unknown
+
+
+# --- fresh evidence where no metric exists ------------------------------------------------------------
+
+
+def test_a_notebook_started_stopped_or_updated_since_the_audit_is_not_stopped(fleet: dict[str, Any]) -> None:
+    """Notebook instances publish no usage metric: a LastModifiedTime after the audit's window ended
+    (a start, stop or update since) refuses; a plan that does not say when that window ended refuses."""
+    plan = notebook_plan(fleet, "feature-eng-m5")
+    modified = fleet["sagemaker"].describe_notebook_instance(NotebookInstanceName="feature-eng-m5")["LastModifiedTime"]
+    window_end = (modified - timedelta(hours=1)).astimezone(UTC)
+    plan[AUDITED_IN] = {"run_id": 1, "started_at": window_end.isoformat(), "window_end": window_end.isoformat()}
+    assert refusal(fleet, plan, resources=("feature-*",), max_risk="medium") == (
+        "notebook instance feature-eng-m5 was started, stopped or updated at "
+        f"{modified.astimezone(UTC):%Y-%m-%d %H:%M} UTC, since the audit's window ended at "
+        f"{window_end:%Y-%m-%d %H:%M} UTC; run the audit again")
+    del plan[AUDITED_IN]
+    assert refusal(fleet, plan, resources=("feature-*",), max_risk="medium") == (
+        "notebook instance feature-eng-m5: the plan does not say when its audit's window ended, so its activity since "
+        "cannot be read; apply it from the history (`audit apply ID`)")
+
+
+def test_a_studio_app_used_since_the_audit_is_not_deleted() -> None:
+    """Studio apps publish no metric: DescribeApp's LastUserActivityTimestamp after the window ended
+    refuses, unless it is only the last health check (the emulator's DescribeApp has neither: the
+    answer is AWS's shape, given here)."""
+    from auditor.act.evidence import Since, app_since
+    from auditor.act.targets import Observed
+
+    window_end = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
+    plan = parse_plan({"id": "p", "account_id": "123456789012", "region": "us-east-1", "resource_type": "studio-app",
+                       "endpoint": "d-1/research/JupyterLab/default", "current": {}, "proposed": {}})
+
+    def seen(active: datetime, health: datetime) -> str | None:
+        described = {"Status": "InService", "LastUserActivityTimestamp": active, "LastHealthCheckTimestamp": health}
+        return app_since(Since(None, plan, Observed("arn", "InService", described), window_end,  # type: ignore[arg-type]
+                               window_end + timedelta(hours=3), None))  # type: ignore[arg-type]
+
+    used = window_end + timedelta(hours=1)
+    assert seen(used, used + timedelta(minutes=5)) == (
+        "Studio app d-1/research/JupyterLab/default had user activity at 2026-12-01 07:00 UTC, since the audit's "
+        "window ended at 2026-12-01 06:00 UTC; run the audit again")
+    assert seen(used, used) is None  # only the health check
+    assert seen(window_end - timedelta(hours=2), used) is None  # used before the window ended
+
+
+def test_an_async_endpoint_that_processed_or_queued_requests_since_the_audit_is_not_deleted(
+        fleet: dict[str, Any]) -> None:
+    """Async endpoints publish no Invocations: the requests they processed (TotalProcessingTime's
+    SampleCount) and their queue (ApproximateBacklogSize) since the audit's window ended refuse a delete."""
+    delete = {"service": "sagemaker", "operation": "DeleteEndpoint",
+              "params": {"EndpointName": "video-transcode-async"}, "purpose": "delete endpoint video-transcode-async"}
+    plan = audited(fleet, own_id({
+        "account_id": "123456789012", "region": "us-east-1", "endpoint": "video-transcode-async", "variant": None,
+        "resource_type": "endpoint", "current": {"endpoint_config_name": "video-transcode-async-config"},
+        "proposed": {"action": "delete", "instance_type": None, "instance_count": 0}, "measured": True,
+        "risk": {"level": "low", "load_test_first": []}, "basis": live_basis("video-transcode-async"),
+        "change": {"calls": [delete], "rollback": "CreateEndpoint", "waits_for": None}}))
+    window_end = datetime.fromisoformat(plan[AUDITED_IN]["window_end"])
+    ended = f"since the audit's window ended at {window_end.astimezone(UTC):%Y-%m-%d %H:%M} UTC; run the audit again"
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    with time_machine.travel(window_end + timedelta(hours=3), tick=True):
+        cloudwatch.put_metric_data(Namespace="AWS/SageMaker", MetricData=[{
+            "MetricName": "ApproximateBacklogSize", "Timestamp": window_end + timedelta(hours=1), "Value": 12.0,
+            "Dimensions": [{"Name": "EndpointName", "Value": "video-transcode-async"}]}])
+        assert refusal(fleet, plan, resources=("video-*",)) == (
+            f"endpoint video-transcode-async had 12 requests queued {ended}")
+        cloudwatch.put_metric_data(Namespace="AWS/SageMaker", MetricData=[{
+            "MetricName": "TotalProcessingTime", "Timestamp": window_end + timedelta(hours=2),
+            "StatisticValues": {"SampleCount": 40, "Sum": 52000.0, "Minimum": 900.0, "Maximum": 2100.0},
+            "Dimensions": [{"Name": "EndpointName", "Value": "video-transcode-async"},
+                           {"Name": "VariantName", "Value": "AllTraffic"}]}])
+        assert refusal(fleet, plan, resources=("video-*",)) == (
+            f"endpoint video-transcode-async served 40 requests {ended}")
+    assert fleet["sagemaker"].describe_endpoint(EndpointName="video-transcode-async")["EndpointStatus"] == "InService"

@@ -207,7 +207,7 @@ def test_a_full_disk_at_the_end_falls_back_to_the_data_directory_and_still_sends
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and "No space left on device" in errors[0] and "instead" in errors[0]
     fallback = Path(errors[0].split("written to ")[1].split(" instead")[0])
-    assert json.loads(fallback.read_text())["schema_version"] == 7
+    assert json.loads(fallback.read_text())["schema_version"] == 8
     assert eml.exists()  # the mail did not depend on the report file
 
 

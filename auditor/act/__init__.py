@@ -43,6 +43,10 @@ APPLY_READS: frozenset[tuple[str, str]] = frozenset({
     ("scheduler", "GetSchedule"),
     ("application-autoscaling", "DescribeScheduledActions"),
     ("application-autoscaling", "DescribeScalingPolicies"),
+    ("application-autoscaling", "DescribeScalableTargets"),  # the variants' targets, as the plan saw them
+    ("sagemaker", "ListInferenceComponents"),  # the components a plan's call names are the endpoint's
+    ("cloudwatch", "GetMetricData"),  # a destructive plan's fresh evidence (auditor.act.evidence)
+    ("cloudwatch", "ListMetrics"),  # a HyperPod node's series (Container Insights names them by NodeName)
 })
 # A schedule runs its target as a role EventBridge Scheduler assumes: creating one passes that role.
 APPLY_PASS_ROLE = "iam:PassRole"

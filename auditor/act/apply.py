@@ -21,6 +21,7 @@ from typing import Any
 import botocore.exceptions
 from botocore import xform_name
 
+from auditor.act.evidence import evidence_refusal
 from auditor.act.guards import account_refusal, credentials_refusal, plan_refusal, resource_refusal
 from auditor.act.plan import ApplyFailed, ApplyRefused, PlanToApply, call_to_dict, parse_plan
 from auditor.act.readback import missing_after
@@ -106,7 +107,8 @@ def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, opt
         raise ApplyRefused(refusal)
     observed = target.observe(clients, plan)
     tags = _tags(sagemaker, observed.arn, region)
-    refusal = resource_refusal(plan, config.apply, observed, tags) or _rollback_alarm_refusal(clients, plan)
+    refusal = (resource_refusal(plan, config.apply, observed, tags) or _rollback_alarm_refusal(clients, plan)
+               or evidence_refusal(clients, plan, observed, config, now()))
     if refusal:
         raise ApplyRefused(refusal)
     if not yes:

@@ -4,6 +4,7 @@ its change as the models' ApiCalls, its risk, and the endpoint config it was aud
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from auditor.config import AuditConfig
@@ -36,6 +37,16 @@ class PlanToApply:
     proposed: dict[str, Any]
     monthly_savings_usd: float
     raw: dict[str, Any]
+    # The plan id recomputed from the stored content (auditor.recommend.change.plan_id; None: the
+    # proposed option cannot be read), and the id the applied option's names derive from (the
+    # alternative's own id for --option N).
+    content_id: str | None = None
+    names_id: str = ""
+    # What an endpoint plan was computed from (plan_to_dict's `basis`); None: not recorded.
+    basis: dict[str, Any] | None = None
+    # When the audit's metric window ended (the run the plan is applied from); None: not known
+    # (a plan not read from the history by load_plan).
+    window_end: datetime | None = None
 
     @property
     def option(self) -> int:
@@ -57,20 +68,55 @@ class PlanToApply:
         return None
 
 
-def load_plan(config: AuditConfig, plan_id: str) -> dict[str, Any]:
-    """The stored plan `plan_id` as `plan_to_dict` wrote it (the history's plans table, the latest
-    run that holds that id). The one place apply reads plans."""
+AUDITED_IN = "audited_in"  # the key load_plan adds: the run the plan is applied from (not the stored JSON's)
+
+
+def load_plan(config: AuditConfig, plan_id: str, now: datetime | None = None) -> dict[str, Any]:
+    """The stored plan `plan_id` as `plan_to_dict` wrote it, from the latest run that read its
+    account and region without an error (neither partial nor interrupted), when that run holds it
+    and started less than [apply] max_plan_age_hours ago; with `audited_in` added: that run's id,
+    start and window end (what the fresh-evidence checks read from). The one place apply reads plans."""
     from auditor.history.store import History
     from auditor.tasks.audit import history_path
 
+    now = now or datetime.now(UTC)
     path = history_path(config)
     if not path.exists():
         raise ApplyRefused(f"no history database at {path} (history.path): run `audit run` first")
     with History(path, reading=True) as history:
-        plan = history.plan(plan_id)
-    if plan is None:
-        raise ApplyRefused(f"no plan {one_line(plan_id)} in the history {path}: `audit plans` lists the stored plans")
-    return plan
+        found = history.plan_and_run(plan_id)
+        if found is None:
+            raise ApplyRefused(f"no plan {one_line(plan_id)} in the history {path}: `audit plans` lists the stored "
+                               "plans")
+        plan, holder = found
+        account, region = str(plan.get("account_id") or ""), str(plan.get("region") or "")
+        where = f"account {one_line(account)} {one_line(region)}"
+        latest = history.latest_clean_run(account, region)
+        if latest is None:
+            raise ApplyRefused(f"plan {one_line(plan_id)}: no run read {where} without an error (run {holder.id} "
+                               f"holds the plan); run the audit again")
+        if latest.id != holder.id:
+            held = history.plan_in_run(latest.id, plan_id)
+            if held is None:
+                newer = latest.started_at > holder.started_at
+                raise ApplyRefused(
+                    f"plan {one_line(plan_id)} is from run {holder.id} ({_when(holder.started_at)}); "
+                    + (f"run {latest.id} ({_when(latest.started_at)}) superseded it: it read {where} and does not "
+                       "propose it; `audit plans` lists its plans" if newer else
+                       f"that run did not read {where} without an error (partial, interrupted or failed there); "
+                       "run the audit again"))
+            plan = held
+    age = (now - latest.started_at).total_seconds() / 3600
+    if age >= config.apply.max_plan_age_hours:
+        raise ApplyRefused(f"plan {one_line(plan_id)} is from run {latest.id}, started {age:.1f} hours ago "
+                           f"({_when(latest.started_at)}), over [apply] max_plan_age_hours = "
+                           f"{config.apply.max_plan_age_hours:g}; run the audit again")
+    return {**plan, AUDITED_IN: {"run_id": latest.id, "started_at": latest.started_at.isoformat(),
+                                 "window_end": latest.window_end.isoformat()}}
+
+
+def _when(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def with_option(plan: dict[str, Any], option: int) -> dict[str, Any]:
@@ -100,8 +146,10 @@ def with_option(plan: dict[str, Any], option: int) -> dict[str, Any]:
 def parse_plan(plan: dict[str, Any], option: int = 0) -> PlanToApply:
     """The plan JSON as typed values; ApplyRefused naming the key when it is not a plan apply can read.
     `option`: an alternative instead of the proposed option (see `with_option`)."""
+    content_id = recomputed_id(plan, plan.get("proposed"))
     plan = with_option(plan, option)
     plan_id = str(plan.get("id") or "?")
+    names_id = content_id if option == 0 else recomputed_id(plan, plan.get("proposed"))
 
     def need(key: str, kind: type, where: dict[str, Any] = plan) -> Any:
         value = where.get(key)
@@ -128,7 +176,43 @@ def parse_plan(plan: dict[str, Any], option: int = 0) -> PlanToApply:
         proposed=proposed,
         monthly_savings_usd=float(plan.get("monthly_savings_usd") or proposed.get("monthly_savings_usd") or 0.0),
         raw=plan,
+        content_id=content_id,
+        names_id=names_id or "",
+        basis=plan.get("basis") if isinstance(plan.get("basis"), dict) else None,
+        window_end=_window_end(plan.get(AUDITED_IN)),
     )
+
+
+def _window_end(audited_in: Any) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(str(audited_in["window_end"]))
+    except (TypeError, KeyError, ValueError):
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def recomputed_id(plan: dict[str, Any], option: Any) -> str | None:
+    """The id `build_plans` gives a plan of this resource proposing `option` (plan_id: a digest of
+    the resource and the option's action, shape, count, policy and settings); None when the
+    stored JSON does not hold them."""
+    from auditor.models import Plan, PlanOption
+    from auditor.recommend.change import plan_id
+
+    if not isinstance(option, dict) or not isinstance(option.get("action"), str):
+        return None
+    details: dict[str, Any] = option["details"] if isinstance(option.get("details"), dict) else {}
+    try:
+        # As stored (an int, or None where the option has no count): the digest reads it as it is.
+        count: Any = option.get("instance_count")
+        stated = PlanOption(rules=(), action=option["action"], instance_type=option.get("instance_type"),
+                            instance_count=count, autoscaling=option.get("autoscaling"),
+                            monthly_cost_usd=0.0, monthly_savings_usd=0.0, advice="", details=dict(details))
+        return plan_id(Plan(account_id=str(plan.get("account_id")), region=str(plan.get("region")),
+                            endpoint=str(plan.get("endpoint")), variant=plan.get("variant"),
+                            resource_type=str(plan.get("resource_type")), current_instance_type=None,
+                            current_instance_count=0, current_monthly_usd=0.0, proposed=stated))
+    except (TypeError, ValueError):
+        return None
 
 
 def _risk(plan_id: str, risk: Any) -> Risk | None:

@@ -24,13 +24,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import botocore.exceptions
 
+from auditor.act.binding import named_components, observed_refusal
 from auditor.act.plan import ApplyFailed, ApplyRefused, PlanToApply
 from auditor.collect.session import AwsClients, describe_client_error
 from auditor.discover.studio import IDLE_SETTING_APPS, idle_minutes
+from auditor.recommend.change import SCALABLE_DIMENSION
 from auditor.report.render import one_line
 
 FIRST_POLL_SECONDS = 0.5
@@ -42,11 +45,14 @@ _NOT_FOUND = ("ResourceNotFound", "ValidationException")
 
 @dataclass(frozen=True)
 class Observed:
-    """A resource as apply reads it now: its ARN (for ListTags), its status, and the answer."""
+    """A resource as apply reads it now: its ARN (for ListTags), its status, and the answer; for an
+    endpoint also its variants' scalable targets and policies and the inference components it hosts."""
 
     arn: str
     status: str
     described: dict[str, Any]
+    scaling: dict[str, tuple[int, int, tuple[str, ...]]] | None = None  # variant -> (min, max, policies)
+    components: set[str] | None = None  # None: not read (no call names one)
 
 
 @dataclass(frozen=True)
@@ -160,6 +166,118 @@ def deployment_wait(plan: PlanToApply, wait_minutes: float) -> tuple[float, str]
                         f"{termination}")
 
 
+def _listed(plan: PlanToApply, operation: str, call: Callable[[], Any]) -> Any:
+    service = "sagemaker" if operation == "ListInferenceComponents" else "application-autoscaling"
+    try:
+        return call()
+    except _ERRORS as exc:
+        raise ApplyRefused(f"{plan_noun(plan)}: {describe_client_error(exc, service, operation, plan.region)}"
+                           ) from None
+
+
+def _scaling(clients: AwsClients, plan: PlanToApply,
+             variants: list[str]) -> dict[str, tuple[int, int, tuple[str, ...]]]:
+    """Each variant's scalable target now: (min, max, its policies as "name (type)", sorted)."""
+    if not variants:
+        return {}
+    api = clients.client("application-autoscaling", plan.region)
+    ids = {f"endpoint/{plan.endpoint}/variant/{v}": v for v in variants}
+    targets = _listed(plan, "DescribeScalableTargets", lambda: [
+        t for page in api.get_paginator("describe_scalable_targets").paginate(
+            ServiceNamespace="sagemaker", ResourceIds=sorted(ids), ScalableDimension=SCALABLE_DIMENSION)
+        for t in page.get("ScalableTargets", [])])
+    found: dict[str, tuple[int, int, tuple[str, ...]]] = {}
+    for target in targets:
+        resource = str(target.get("ResourceId"))
+        if resource not in ids:
+            continue
+        pages = api.get_paginator("describe_scaling_policies").paginate(
+            ServiceNamespace="sagemaker", ResourceId=resource, ScalableDimension=SCALABLE_DIMENSION)
+        policies: list[str] = _listed(plan, "DescribeScalingPolicies", partial(_policy_names, pages))
+        found[ids[resource]] = (int(target.get("MinCapacity", 0)), int(target.get("MaxCapacity", 0)), tuple(policies))
+    return found
+
+
+def _policy_names(pages: Any) -> list[str]:
+    return sorted(f"{p.get('PolicyName')} ({p.get('PolicyType', 'unknown')})"
+                  for page in pages for p in page.get("ScalingPolicies", []))
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None or isinstance(value, bool) or not isinstance(value, int | float) else float(value)
+
+
+def basis_drift(basis: dict[str, Any], observed: Observed) -> str | None:
+    """What differs between the endpoint as the plan was computed from it (its `basis`) and the
+    endpoint now, as one phrase; None when nothing does. Compared per variant: that it is there,
+    its instance count (Current and Desired; for a variant under autoscaling or managed instance
+    scaling, whose count moves by design, the scalable target's or the managed scaling's min and
+    max instead), its weight (Current and Desired), its serverless memory and concurrency, its
+    managed instance scaling, its scalable target and policies (names and types). The instance
+    type is held by the config name (DescribeEndpoint does not say it; only a new config changes it)."""
+    live = {str(v.get("VariantName")): v for key in ("ProductionVariants", "ShadowProductionVariants")
+            for v in observed.described.get(key) or []}
+    audited = [v for v in basis.get("variants") or [] if isinstance(v, dict)]
+    names = {str(v.get("name")) for v in audited}
+    if names != set(live):
+        return (f"its variants are now {', '.join(sorted(one_line(n) for n in live)) or 'none'} "
+                f"(the plan was made on {', '.join(sorted(one_line(n) for n in names)) or 'none'})")
+    scaling = observed.scaling or {}
+    for variant in audited:
+        name = str(variant.get("name"))
+        now = live[name]
+        who = f"variant {one_line(name)}"
+        target = variant.get("autoscaling") if isinstance(variant.get("autoscaling"), dict) else None
+        managed = variant.get("managed_instance_scaling") if isinstance(variant.get("managed_instance_scaling"),
+                                                                        dict) else None
+        serverless = variant.get("serverless") if isinstance(variant.get("serverless"), dict) else None
+        found = scaling.get(name)
+        if target is None and found is not None and basis.get("autoscaling_read") is not False:
+            return f"{who} is under autoscaling now ({found[0]}-{found[1]} instances)"
+        if target is not None:
+            planned = (target.get("min_capacity"), target.get("max_capacity"),
+                       tuple(sorted(str(p) for p in target.get("policies") or [])))
+            if found is None:
+                return f"{who} is no longer under autoscaling (it was {planned[0]}-{planned[1]} instances)"
+            if found[:2] != planned[:2]:
+                return (f"{who}'s scalable target is now {found[0]}-{found[1]} instances "
+                        f"(the plan was made on {planned[0]}-{planned[1]})")
+            if found[2] != planned[2]:
+                return (f"{who}'s scaling policies are now {', '.join(one_line(p) for p in found[2]) or 'none'} "
+                        f"(the plan was made on {', '.join(one_line(p) for p in planned[2]) or 'none'})")
+        live_managed = now.get("ManagedInstanceScaling") or {}
+        live_managed = (live_managed.get("MinInstanceCount"), live_managed.get("MaxInstanceCount")) \
+            if live_managed.get("Status") == "ENABLED" else None
+        planned_managed = (managed.get("min_instances"), managed.get("max_instances")) if managed else None
+        if "ManagedInstanceScaling" in now and live_managed != planned_managed:
+            return (f"{who}'s managed instance scaling is now {_managed_text(live_managed)} "
+                    f"(the plan was made on {_managed_text(planned_managed)})")
+        if serverless is not None:
+            config = now.get("DesiredServerlessConfig") or now.get("CurrentServerlessConfig") or {}
+            shown = (config.get("MemorySizeInMB"), config.get("MaxConcurrency"))
+            planned_serverless = (serverless.get("memory_size_mb"), serverless.get("max_concurrency"))
+            if shown != planned_serverless:
+                return (f"{who}'s serverless settings are now {shown[0]} MB, concurrency {shown[1]} (the plan was made "
+                        f"on {planned_serverless[0]} MB, concurrency {planned_serverless[1]})")
+        elif target is None and managed is None:
+            for key in ("DesiredInstanceCount", "CurrentInstanceCount"):
+                count = _number(now.get(key))
+                if count is not None and count != _number(variant.get("instance_count")):
+                    words = "desired" if key.startswith("Desired") else "current"
+                    return (f"{who}'s {words} instance count is now {count:g} "
+                            f"(the plan was made on {variant.get('instance_count')})")
+        weight = _number(variant.get("weight"))
+        for key in ("DesiredWeight", "CurrentWeight"):
+            value = _number(now.get(key))
+            if value is not None and weight is not None and abs(value - weight) > 1e-9:
+                return f"{who}'s weight is now {value:g} (the plan was made on {weight:g})"
+    return None
+
+
+def _managed_text(scaling: tuple[Any, Any] | None) -> str:
+    return "off" if scaling is None else f"{scaling[0]}-{scaling[1]} instances"
+
+
 class EndpointTarget(Target):
     """An endpoint: a deployment (UpdateEndpoint), a delete, or settings around it (schedules,
     scheduled actions, alarms, scaling policies) that leave it as it is."""
@@ -176,10 +294,22 @@ class EndpointTarget(Target):
         return None
 
     def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
+        """DescribeEndpoint; the scalable targets and scaling policies of its variants
+        (DescribeScalableTargets, DescribeScalingPolicies); the inference components it hosts
+        (ListInferenceComponents) when a call names one."""
         api = clients.client("sagemaker", plan.region)
         described = _read(plan, "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.endpoint))
+        variants = [str(v.get("VariantName")) for key in ("ProductionVariants", "ShadowProductionVariants")
+                    for v in described.get(key) or []]
+        scaling = _scaling(clients, plan, variants)
+        components = None
+        if named_components(plan):
+            components = _listed(plan, "ListInferenceComponents", lambda: {
+                str(c.get("InferenceComponentName"))
+                for page in api.get_paginator("list_inference_components").paginate(EndpointNameEquals=plan.endpoint)
+                for c in page.get("InferenceComponents", [])})
         return Observed(str(described.get("EndpointArn") or ""), str(described.get("EndpointStatus") or ""),
-                        described)
+                        described, scaling, components)
 
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
         name = one_line(plan.endpoint)
@@ -189,7 +319,15 @@ class EndpointTarget(Target):
                     f"made on {one_line(plan.audited_config or '')!r}; run the audit again")
         if observed.status != "InService":
             return f"endpoint {name} is {one_line(observed.status)}, not InService: nothing is changed while it is"
-        return None
+        if plan.basis is None:
+            return (f"endpoint {name}: the plan does not record what it was computed from (a history written before "
+                    "plans carried their basis); run the audit again")
+        drift = basis_drift(plan.basis, observed)
+        if drift:
+            return f"endpoint {name} changed since the audit: {drift}; run the audit again"
+        variants = {str(v.get("VariantName")) for key in ("ProductionVariants", "ShadowProductionVariants")
+                    for v in observed.described.get(key) or []}
+        return observed_refusal(plan, variants, observed.components)
 
     def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
                sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:

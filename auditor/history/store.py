@@ -27,7 +27,7 @@ from urllib.parse import quote
 import platformdirs
 
 from auditor.errors import AuditorError
-from auditor.models import AuditReport, Finding, Resource, VariantUtilization
+from auditor.models import AccountInfo, AuditReport, Finding, Resource, VariantUtilization
 from auditor.recommend.wording import advice_text
 from auditor.report.document import plan_to_dict
 
@@ -138,9 +138,34 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX IF NOT EXISTS applied_endpoint ON applied (account_id, region, endpoint);
     """,
+    # The accounts and regions each run read without an error (account_id '': the caller's own,
+    # whose id the run did not need): `audit apply` applies a plan only from the latest run that read
+    # its account and region so. Each run recorded since has a ('-', '-') row, even one that read none.
+    """
+    CREATE TABLE IF NOT EXISTS run_regions (
+        run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL,
+        region TEXT NOT NULL,
+        PRIMARY KEY (run_id, account_id, region)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 PLANS_SCHEMA = 5  # the version that added the plans table (a read-only older file has none)
+RUN_REGIONS_SCHEMA = 7  # the version that added run_regions
+
+
+def read_cleanly(report: AuditReport) -> list[tuple[str, str]]:
+    """The (account, region) pairs the run read without an error of the region's own ('' for the
+    caller's own account when the run did not need its id); none for a partial or interrupted run.
+    An error of one endpoint leaves the region read: that endpoint gets no plan from the run, so an
+    older plan for it is superseded (refused), never taken as the latest."""
+    if report.partial:
+        return []
+    accounts = report.accounts or (AccountInfo("", "", True, tuple(report.settings.regions)),)
+    blind = {(e.account_id or "", e.region) for e in report.errors if not e.endpoint}
+    return sorted({(a.id, region) for a in accounts if a.audited for region in a.regions
+                   if (a.id, region) not in blind and ("", region) not in blind and (a.id, "-") not in blind})
 
 
 def run_status(report: AuditReport, fatal: bool) -> str:
@@ -382,6 +407,8 @@ class History:
                         for f in report.findings
                     ],
                 )
+                db.executemany("INSERT OR IGNORE INTO run_regions VALUES (?, ?, ?)",
+                               [(run_id, account, region) for account, region in [("-", "-"), *read_cleanly(report)]])
                 db.executemany(
                     "INSERT OR REPLACE INTO plans VALUES (?, ?, ?, ?)",
                     [(run_id, p.id, position, json.dumps(plan_to_dict(p), sort_keys=True))
@@ -448,6 +475,41 @@ class History:
                 "SELECT p.body FROM plans p JOIN runs r ON r.id = p.run_id WHERE p.plan_id = ?"
                 " ORDER BY r.started_at DESC, r.id DESC LIMIT 1", (plan_id,)).fetchone()
         return None if row is None else dict(json.loads(row[0]))
+
+    def plan_and_run(self, plan_id: str) -> tuple[dict[str, Any], RunSummary] | None:
+        """The plan with this id and the newest run that holds it."""
+        if self.schema_version < PLANS_SCHEMA:
+            return None
+        with self._guard("read the plans from"):
+            row = self._db.execute(
+                "SELECT p.body, r.* FROM plans p JOIN runs r ON r.id = p.run_id WHERE p.plan_id = ?"
+                " ORDER BY r.started_at DESC, r.id DESC LIMIT 1", (plan_id,)).fetchone()
+            return None if row is None else (dict(json.loads(row[0])), _run(row[1:]))
+
+    def plan_in_run(self, run_id: int, plan_id: str) -> dict[str, Any] | None:
+        if self.schema_version < PLANS_SCHEMA:
+            return None
+        with self._guard("read the plans from"):
+            row = self._db.execute("SELECT body FROM plans WHERE run_id = ? AND plan_id = ?",
+                                   (run_id, plan_id)).fetchone()
+            return None if row is None else dict(json.loads(row[0]))
+
+    def latest_clean_run(self, account_id: str, region: str) -> RunSummary | None:
+        """The newest run, neither partial nor interrupted, that read this account and region without
+        an error. A run recorded before run_regions existed counts when it did not end partial or
+        interrupted and its regions name the region (or "all"): what it read is not known finer."""
+        with self._guard("read"):
+            if self.schema_version < RUN_REGIONS_SCHEMA:
+                return None
+            row = self._db.execute(
+                "SELECT r.* FROM runs r WHERE r.status NOT IN ('partial', 'interrupted') AND ("
+                " EXISTS (SELECT 1 FROM run_regions s WHERE s.run_id = r.id AND s.region = ?"
+                "  AND s.account_id IN (?, ''))"
+                " OR (NOT EXISTS (SELECT 1 FROM run_regions s WHERE s.run_id = r.id)"
+                "  AND (r.regions LIKE ? OR r.regions LIKE '%\"all\"%')))"
+                " ORDER BY r.started_at DESC, r.id DESC LIMIT 1",
+                (region, account_id, f'%"{region}"%')).fetchone()
+            return _run(row) if row else None
 
     def latest_plans(self) -> list[dict[str, Any]]:
         """The latest run's plans, in the report's order ([] when it had none, or no run is recorded)."""

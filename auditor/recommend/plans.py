@@ -33,6 +33,7 @@ from auditor.models import (
     EndpointReport,
     Finding,
     Plan,
+    PlanBasis,
     PlanOption,
     ProcessingCost,
     Recommendation,
@@ -114,6 +115,8 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
                                       key=lambda o: -o.monthly_savings_usd)),
             measured=all(f.measured for f in group if f.rule in proposed.rules),
             endpoint_config=(endpoint.config_name or None) if endpoint else None,
+            basis=PlanBasis(endpoint.config_name, endpoint.status, endpoint.variants, endpoint.autoscaling_known)
+            if endpoint else None,
         )
         plans.append(_finished(plan, risks[id(proposed)], endpoint, variant, config, job))
     # Measured savings first; within them by risk (low first), then by saving; advice on

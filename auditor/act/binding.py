@@ -1,0 +1,240 @@
+"""Every call of a stored plan names the plan's own resource (stored plans are data from disk:
+untrusted). The guards check one resource (its tag, its state); a call that acts on another one
+would bypass them, so each call is held, before the first is made, to what the plan is for:
+
+- its operation is one apply makes for the plan's resource type (an endpoint plan never stops a
+  notebook, a notebook plan never deletes an endpoint);
+- the names it carries are the plan's resource, its variants, or names derived from the plan id
+  (auditor.recommend.change.resource_name and the rules' own naming);
+- the plan id is the digest of the plan's content (auditor.recommend.change.plan_id), so the names
+  derived from it cannot be pointed elsewhere by editing the id.
+
+`call_refusal` reads the plan alone (the dry run says it without credentials); `observed_refusal`
+what only the resource as it is now can say: that each variant a call names is one of the
+endpoint's, and each inference component one it hosts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from auditor.act.plan import PlanToApply
+from auditor.analyse.rules.no_queue_alarm import AGE_METRIC, STRANDED_METRIC
+from auditor.analyse.rules.off_hours import UNIVERSAL_TARGET
+from auditor.analyse.rules.off_hours import _name as schedule_name
+from auditor.recommend.change import SCALABLE_DIMENSION, resource_name
+from auditor.report.render import one_line
+
+# The operations each resource type's plans make (APPLY_OPERATIONS by resource type).
+OPERATIONS_BY_TYPE: dict[str, frozenset[tuple[str, str]]] = {
+    "endpoint": frozenset({
+        ("sagemaker", "CreateEndpointConfig"), ("sagemaker", "UpdateEndpoint"), ("sagemaker", "DeleteEndpoint"),
+        ("application-autoscaling", "RegisterScalableTarget"), ("application-autoscaling", "DeregisterScalableTarget"),
+        ("application-autoscaling", "PutScalingPolicy"), ("application-autoscaling", "PutScheduledAction"),
+        ("cloudwatch", "PutMetricAlarm"), ("scheduler", "CreateSchedule")}),
+    "notebook-instance": frozenset({("sagemaker", "StopNotebookInstance")}),
+    "studio-app": frozenset({("sagemaker", "DeleteApp")}),
+    "hyperpod-cluster": frozenset({("sagemaker", "BatchDeleteClusterNodes")}),
+    "studio-domain": frozenset({("sagemaker", "UpdateDomain")}),
+}
+VARIANT_PREFIX = "endpoint/"
+COMPONENT_PREFIX = "inference-component/"
+# The scheduled actions an off-hours plan puts on an inference component's copies (analyse/rules/off_hours.py).
+SCHEDULED_ACTION_PREFIXES = ("auditor-zero", "auditor-back")
+SCHEDULE_PREFIXES = {"deleteEndpoint": "auditor-stop", "createEndpoint": "auditor-start"}
+MAX_NAMED_INDEX = 168  # a schedule per hour of the week at most
+
+
+def call_refusal(plan: PlanToApply) -> str | None:
+    """The first call that does not name the plan's resource (one line naming the call and the
+    name), or a plan id that is not its content's; None when every call is the plan's."""
+    if plan.content_id is not None and plan.content_id != plan.id:
+        return (f"its id does not match its content (recomputed {plan.content_id}): the stored plan was edited or "
+                "written by another version; run the audit again")
+    if plan.content_id is None:
+        return "its id cannot be recomputed from its content (proposed option unreadable); run the audit again"
+    allowed = OPERATIONS_BY_TYPE.get(plan.resource_type, frozenset())
+    check = _CHECKS.get(plan.resource_type)
+    for number, call in enumerate(plan.change.calls if plan.change else (), start=1):
+        which = f"call {number} ({one_line(call.service)}:{one_line(call.operation)})"
+        if (call.service, call.operation) not in allowed:
+            return f"{which} is not a call {one_line(plan.resource_type)} plans make"
+        problem = check(plan, call.operation, call.params) if check else "no check for this resource type"
+        if problem:
+            return f"{which} {problem}, not the plan's {one_line(plan.endpoint)}"
+    return None
+
+
+def named_variants(plan: PlanToApply) -> set[str]:
+    """The variants the plan's calls name (ResourceId endpoint/<endpoint>/variant/<name>)."""
+    prefix = f"{VARIANT_PREFIX}{plan.endpoint}/variant/"
+    calls = plan.change.calls if plan.change else ()
+    return {str(c.params.get("ResourceId"))[len(prefix):] for c in calls
+            if str(c.params.get("ResourceId") or "").startswith(prefix)}
+
+
+def named_components(plan: PlanToApply) -> set[str]:
+    """The inference components the plan's calls name (ResourceId inference-component/<name>)."""
+    calls = plan.change.calls if plan.change else ()
+    return {str(c.params.get("ResourceId"))[len(COMPONENT_PREFIX):] for c in calls
+            if str(c.params.get("ResourceId") or "").startswith(COMPONENT_PREFIX)}
+
+
+def observed_refusal(plan: PlanToApply, variants: set[str], components: set[str] | None) -> str | None:
+    """Each variant the calls name is one of the endpoint's now, each inference component one it
+    hosts (`components`: ListInferenceComponents' answer for the endpoint; None when not read)."""
+    for variant in sorted(named_variants(plan) - variants):
+        return (f"a call names variant {one_line(variant)}, which endpoint {one_line(plan.endpoint)} does not have; "
+                "run the audit again")
+    for component in sorted(named_components(plan) - (components or set())):
+        return (f"a call names inference component {one_line(component)}, which endpoint "
+                f"{one_line(plan.endpoint)} does not host; run the audit again")
+    return None
+
+
+# --- each resource type's calls ---------------------------------------------------------------
+
+
+def _names(value: Any, expected: str, what: str) -> str | None:
+    return None if value == expected else f"names {what} {one_line(str(value))}"
+
+
+def _endpoint_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
+    endpoint, config = plan.endpoint, resource_name(plan.endpoint, plan.names_id)
+    if operation == "DeleteEndpoint":
+        return _names(params.get("EndpointName"), endpoint, "endpoint")
+    if operation == "UpdateEndpoint":
+        return (_names(params.get("EndpointName"), endpoint, "endpoint")
+                or _names(params.get("EndpointConfigName"), config, "endpoint config"))
+    if operation == "CreateEndpointConfig":
+        return _names(params.get("EndpointConfigName"), config, "endpoint config")
+    if operation in ("RegisterScalableTarget", "DeregisterScalableTarget", "PutScalingPolicy", "PutScheduledAction"):
+        return _scaling_call(plan, operation, params)
+    if operation == "PutMetricAlarm":
+        return _alarm_call(plan, params)
+    if operation == "CreateSchedule":
+        return _schedule_call(plan, params)
+    return "is not checked"
+
+
+def _scaling_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
+    resource = str(params.get("ResourceId") or "")
+    if params.get("ServiceNamespace") != "sagemaker":
+        return f"names service namespace {one_line(str(params.get('ServiceNamespace')))}"
+    variant_prefix = f"{VARIANT_PREFIX}{plan.endpoint}/variant/"
+    if resource.startswith(variant_prefix) and "/" not in resource[len(variant_prefix):] \
+            and resource[len(variant_prefix):]:
+        variant = resource[len(variant_prefix):]
+        if params.get("ScalableDimension") != SCALABLE_DIMENSION:
+            return f"names scalable dimension {one_line(str(params.get('ScalableDimension')))}"
+        if operation == "PutScalingPolicy":
+            # The plan's own policy, or one of the variant's policies as the audit saw them (a plan that
+            # deregisters the variant's target carries its policies across under their own names).
+            expected = f"{resource_name(plan.endpoint, plan.names_id, limit=200)}-{variant}"[:256]
+            name = params.get("PolicyName")
+            return None if name in _basis_policies(plan, variant) else _names(name, expected, "scaling policy")
+        if operation == "PutScheduledAction":
+            return "puts a scheduled action on a variant (an off-hours plan schedules inference components)"
+        return None
+    if resource.startswith(COMPONENT_PREFIX) and resource[len(COMPONENT_PREFIX):] \
+            and operation in ("RegisterScalableTarget", "PutScheduledAction"):
+        component = resource[len(COMPONENT_PREFIX):]
+        if operation == "PutScheduledAction":
+            name = str(params.get("ScheduledActionName") or "")
+            if not _derived(name, lambda prefix, index: schedule_name(prefix, component, index),
+                            SCHEDULED_ACTION_PREFIXES):
+                return f"names scheduled action {one_line(name)}"
+        return None  # the component is held to the endpoint by observed_refusal
+    return f"names resource {one_line(resource)}"
+
+
+def _basis_policies(plan: PlanToApply, variant: str) -> set[str]:
+    """The names of the variant's scaling policies in the plan's basis ("name (type)" there)."""
+    for seen in (plan.basis or {}).get("variants") or []:
+        scaling = seen.get("autoscaling") if isinstance(seen, dict) and seen.get("name") == variant else None
+        if isinstance(scaling, dict):
+            return {str(p).rsplit(" (", 1)[0] for p in scaling.get("policies") or []}
+    return set()
+
+
+def _derived(name: str, make: Callable[[str, int], str], prefixes: tuple[str, ...]) -> bool:
+    return any(name == make(prefix, index) for prefix in prefixes for index in range(MAX_NAMED_INDEX))
+
+
+def _alarm_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
+    dimensions = params.get("Dimensions")
+    named = [d.get("Value") for d in dimensions if isinstance(d, dict) and d.get("Name") == "EndpointName"] \
+        if isinstance(dimensions, list) else []
+    if not named or any(value != plan.endpoint for value in named):
+        shown = ", ".join(one_line(str(v)) for v in named) or "no endpoint"
+        return f"watches {shown}"
+    name = str(params.get("AlarmName") or "")
+    base = f"{plan.endpoint}-{plan.variant or ''}-{plan.names_id}"[:200]
+    rollback = {f"{base}-5xx", f"{base}-latency-p99"} if plan.variant else set()
+    queue = {f"{plan.endpoint}-{metric}"[:255] for metric in (AGE_METRIC, STRANDED_METRIC)}
+    if name not in rollback | queue:
+        return f"names alarm {one_line(name)}"
+    return None
+
+
+def _schedule_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
+    target: dict[str, Any] = params["Target"] if isinstance(params.get("Target"), dict) else {}
+    action = next((a for a in SCHEDULE_PREFIXES if target.get("Arn") == UNIVERSAL_TARGET.format(action=a)), None)
+    if action is None:
+        return f"targets {one_line(str(target.get('Arn')))}"
+    name = str(params.get("Name") or "")
+    if not _derived(name, lambda prefix, index: schedule_name(prefix, plan.endpoint, index),
+                    (SCHEDULE_PREFIXES[action],)):
+        return f"names schedule {one_line(name)}"
+    try:
+        body = json.loads(str(target.get("Input") or ""))
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        return "has a target input that is not a JSON object"
+    if body.get("EndpointName") != plan.endpoint:
+        return f"targets endpoint {one_line(str(body.get('EndpointName')))}"
+    if action == "createEndpoint" and body.get("EndpointConfigName") != plan.audited_config:
+        return f"creates the endpoint on config {one_line(str(body.get('EndpointConfigName')))}"
+    return None
+
+
+def _notebook_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
+    return _names(params.get("NotebookInstanceName"), plan.endpoint, "notebook instance")
+
+
+def _app_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
+    owner = params.get("SpaceName") or params.get("UserProfileName")
+    name = f"{params.get('DomainId')}/{owner}/{params.get('AppType')}/{params.get('AppName')}"
+    if params.get("SpaceName") and params.get("UserProfileName"):
+        return "names both a space and a user profile"
+    return _names(name, plan.endpoint, "app")
+
+
+def _cluster_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
+    problem = _names(params.get("ClusterName"), plan.endpoint, "cluster")
+    if problem:
+        return problem
+    idle = plan.proposed.get("details", {}).get("idle_nodes") if isinstance(plan.proposed.get("details"), dict) \
+        else None
+    nodes = params.get("NodeIds")
+    outside = sorted(str(n) for n in nodes if n not in (idle or ())) if isinstance(nodes, list) else ["?"]
+    if outside:
+        return f"names node{'s' if len(outside) > 1 else ''} {', '.join(one_line(n) for n in outside)} the audit did " \
+               "not find idle (proposed.details.idle_nodes) in cluster"
+    return None
+
+
+def _domain_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
+    return _names(params.get("DomainId"), plan.endpoint, "domain")
+
+
+_CHECKS: dict[str, Callable[[PlanToApply, str, dict[str, Any]], str | None]] = {
+    "endpoint": _endpoint_call,
+    "notebook-instance": _notebook_call,
+    "studio-app": _app_call,
+    "hyperpod-cluster": _cluster_call,
+    "studio-domain": _domain_call,
+}
