@@ -97,7 +97,7 @@ def _check_value(value: Any, kind: Any, where: str) -> list[str]:
         return [f"{where}: a literal string with an unescaped template sequence: {value}"]
     if isinstance(kind, list) and kind[0] == "map":
         if not isinstance(value, dict) or value.get("__is_block__"):
-            return [f"{where}: a map attribute written as {type(value).__name__} (expected `{where.split('.')[-1]} = {{...}}`)"]
+            return [f"{where}: a map attribute written as a {'block' if _is_block(value) else type(value).__name__}"]
         return [p for v in value.values() for p in _check_value(v, kind[1], f"{where}[]")]
     if isinstance(kind, list) and kind[0] in ("list", "set"):
         if not isinstance(value, list) or _is_block(value):
