@@ -10,7 +10,6 @@ and writes a bare expression (a reference) as `${...}`; the checks read those fo
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,6 @@ import hcl2
 SCHEMA_FILE = Path(__file__).parent / "data" / "terraform-aws-5.100.0-schema-subset.json"
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_FILE.read_text())["resource_schemas"]
 _META = {"__is_block__", "__start_line__", "__end_line__", "__comments__", "__inline_comments__"}
-# A template sequence left unescaped in a quoted string: `${` or `%{` not preceded by its escape.
-_TEMPLATE = re.compile(r"(?<![$%])(?:\$\$|%%)*[$%]\{")
 _ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
 
 
@@ -83,6 +80,22 @@ def string_value(value: Any) -> str:
     return "".join(out)
 
 
+def _opens_template(quoted: str) -> bool:
+    """Whether a quoted string has an unescaped `${` or `%{` (an interpolation or directive), read
+    left to right as HCL's scanner does: `$${` and `%%{` are literal, a lone `$` or `%` too."""
+    index = 0
+    while index < len(quoted):
+        if quoted[index] == "\\":
+            index += 2
+        elif quoted.startswith(("$${", "%%{"), index):
+            index += 3
+        elif quoted.startswith(("${", "%{"), index):
+            return True
+        else:
+            index += 1
+    return False
+
+
 def _is_block(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, dict) and v.get("__is_block__")
                                                            for v in value)
@@ -93,7 +106,7 @@ def _check_value(value: Any, kind: Any, where: str) -> list[str]:
     primitive is a scalar or a reference; a literal string never opens a template sequence."""
     if isinstance(value, str) and value.startswith("${"):
         return []  # a reference to another resource's attribute: its type is that attribute's
-    if isinstance(value, str) and value.startswith('"') and _TEMPLATE.search(value):
+    if isinstance(value, str) and value.startswith('"') and _opens_template(value):
         return [f"{where}: a literal string with an unescaped template sequence: {value}"]
     if isinstance(kind, list) and kind[0] == "map":
         if not isinstance(value, dict) or value.get("__is_block__"):
