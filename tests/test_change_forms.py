@@ -111,6 +111,13 @@ def _rule_plan(details: dict[str, Any], name: str = "ranker") -> dict[str, Any]:
             "change": change_to_dict(change)}
 
 
+# A config whose variant hosts inference components: no ModelName, which the provider requires.
+COMPONENT_CONFIG = replace(RANKER, config_description={
+    "EndpointConfigName": "ranker-config", "ProductionVariants": [
+        {"VariantName": "AllTraffic", "InstanceType": "ml.m5.4xlarge", "InitialInstanceCount": 4,
+         "ManagedInstanceScaling": {"Status": "ENABLED", "MinInstanceCount": 0, "MaxInstanceCount": 4},
+         "RoutingConfig": {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}}],
+    "ExecutionRoleArn": "arn:aws:iam::123456789012:role/sagemaker"})
 COMPONENTS = replace(endpoint("llm"), inference_components=(
     InferenceComponent("llm-ic", "AllTraffic", "InService", copy_count=2),
     InferenceComponent("llm-ic-2", "AllTraffic", "InService", copy_count=1)),
@@ -125,6 +132,7 @@ HAND_BUILT = {
     "autoscale": lambda: _built("autoscale", "ml.m5.4xlarge", 2, autoscaling=POLICY),
     "delete": lambda: _built("delete", None, 0, variant=None),
     "serverless": lambda: _built("serverless", None, 0, details={"memory_size_mb": 2048, "max_concurrency": 7}),
+    "resize-components": lambda: _built("resize", on=COMPONENT_CONFIG),
     "resize-memory": lambda: _built("resize-memory", None, 0, on=SERVERLESS, details={"memory_size_mb": 2048}),
     "remove-variant": lambda: _built("remove-variant", "ml.m5.xlarge", 0, variant="Canary"),
     "end-shadow-test": lambda: _built("end-shadow-test", None, 0, variant="Shadow"),
@@ -192,6 +200,17 @@ def test_fields_the_provider_has_no_argument_for_are_named_not_dropped_silently(
     ((_, _, config),) = [r for r in resources(text) if r[0] == "aws_sagemaker_endpoint_configuration"]
     assert {string_value(v["variant_name"]) for v in config["production_variants"]} == {"AllTraffic", "Canary"}
     assert string_value(config["tags"]['"team"']) == "search"
+
+
+def test_a_config_the_provider_cannot_declare_is_said_and_the_endpoint_names_it() -> None:
+    text = render_change(HAND_BUILT["resize-components"](), "terraform")
+    (line,) = [line for line in text.splitlines() if "not declared" in line]
+    assert line.startswith("# CreateEndpointConfig: not declared: hashicorp/aws 5.100.0's "
+                           "aws_sagemaker_endpoint_configuration requires an argument the request lacks "
+                           "(ProductionVariants has no ModelName)")
+    assert "aws_sagemaker_endpoint_configuration" not in {kind for kind, _, _ in resources(text)}
+    ((_, _, endpoint_body),) = [r for r in resources(text) if r[0] == "aws_sagemaker_endpoint"]
+    assert string_value(endpoint_body["endpoint_config_name"]).startswith("ranker-")  # the config by its name
 
 
 def test_the_checker_refuses_what_terraform_validate_refuses() -> None:

@@ -173,4 +173,9 @@ def test_the_calls_own_tags_are_kept_and_win_over_the_copied_ones(as_: str) -> N
     assert READ[as_](text) == [{"Key": "team", "Value": "a"}, {"Key": "auditor:plan", "Value": "0123456789"}]
     shown = render_change(plan_with_a_copy([{"Key": "auditor:plan", "Value": "0123456789"}]), as_)
     assert READ[as_](shown) == [{"Key": "auditor:plan", "Value": "0123456789"}]  # without a read: as stored
+    refused = CopiedTags("ranker-config", datetime(2026, 12, 1, tzinfo=UTC), problem="access denied")
+    text = render_change(plan_with_a_copy([{"Key": "auditor:plan", "Value": "0123456789"}]), as_, refused)
+    assert READ[as_](text) == [{"Key": "auditor:plan", "Value": "0123456789"}]
+    assert "# tags of endpoint config ranker-config not read (access denied): only the request's own are written " \
+           "below; add them by hand" in text
 

@@ -77,7 +77,10 @@ def _with_copied_tags(change: dict[str, Any], copied: CopiedTags) -> tuple[dict[
     and the comment saying where they came from or why there are none."""
     source = _line(copied.source_config)
     if copied.problem is not None:
-        return change, (f"tags of endpoint config {source} not read ({_line(copied.problem)}): none are written "
+        tagged = any(c.get("operation") == "CreateEndpointConfig" and c["params"].get("Tags")
+                     for c in change.get("calls") or [])
+        written = "only the request's own are" if tagged else "none are"
+        return change, (f"tags of endpoint config {source} not read ({_line(copied.problem)}): {written} written "
                         "below; add them by hand (`audit apply` copies them when it makes the config)")
     calls = []
     for call in change.get("calls") or []:
@@ -584,8 +587,8 @@ def _terraform(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any
         try:
             body = _hcl_body(params, block, 1, "", left_out)
         except _Undeclarable as exc:
-            lines.append(f"# {_line(operation)}: not declared: {TERRAFORM_PROVIDER}'s {kind} requires what the "
-                         f"request has not ({_line(exc)}); the request: --as cli")
+            lines.append(f"# {_line(operation)}: not declared: {TERRAFORM_PROVIDER}'s {kind} requires an argument "
+                         f"the request lacks ({_line(exc)}); the request: --as cli")
             continue
         if operation == "CreateEndpointConfig":
             config_refs[str(params.get("EndpointConfigName"))] = f"{kind}.{name}.name"
