@@ -7,9 +7,6 @@ hand-built changes of each kind of action."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -31,6 +28,7 @@ from auditor.recommend.change import build_change, plan_id
 from auditor.recommend.rule_changes import change_from_details
 from auditor.report.change_text import render_change
 from auditor.report.document import change_to_dict, plan_to_dict
+from cfn_lint_snippets import lint_all
 from conftest import seeded_emulator, utc_now
 from helpers import endpoint
 from terraform_schema import SCHEMA, problems, resources, string_value
@@ -142,28 +140,6 @@ HAND_BUILT = {
     "off-hours-components": lambda: _rule_plan(off_hours_change(COMPONENTS, (OffPeriod(18, 14),), 60, None), "llm"),
     "queue-alarms": lambda: _rule_plan(queue_alarm_change(RANKER, 600.0, TOPIC)),
 }
-
-
-def lint_all(snippets: dict[str, str], tmp: Path) -> dict[str, str]:
-    """cfn-lint once over many snippets (it starts slowly): what it says about each, by name."""
-    paths = {}
-    for name, text in snippets.items():
-        parsed = yaml.safe_load(text)
-        if not (isinstance(parsed, dict) and parsed.get("Resources")):
-            continue
-        path = tmp / f"{name}.yaml"
-        path.write_text(yaml.safe_dump({"AWSTemplateFormatVersion": "2010-09-09", **parsed}, sort_keys=False))
-        paths[name] = path
-    if not paths:
-        return {}
-    linter = shutil.which("cfn-lint", path=str(Path(sys.executable).parent))
-    assert linter, "cfn-lint is a dev dependency"
-    result = subprocess.run([linter, "--format", "parseable", *map(str, paths.values())], capture_output=True,
-                            text=True, timeout=600)
-    said = {name: "\n".join(line for line in result.stdout.splitlines() if line.startswith(str(path)))
-            for name, path in paths.items()}
-    assert result.returncode == 0 or any(said.values()), result.stdout + result.stderr
-    return {name: text for name, text in said.items() if text}
 
 
 @pytest.mark.parametrize("kind", sorted(HAND_BUILT))

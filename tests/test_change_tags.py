@@ -23,6 +23,7 @@ from auditor.config import AuditConfig
 from auditor.emulator.fleet import demo_fleet, seed_fleet
 from auditor.emulator.server import Emulator
 from auditor.report.change_text import CopiedTags, render_change
+from cfn_lint_snippets import lint_all
 from conftest import utc_now
 from faultproxy import FaultProxy, Faults
 from terraform_schema import problems, resources, string_value
@@ -92,6 +93,8 @@ def test_every_form_carries_the_copied_configs_tags_and_says_where_they_came_fro
     before = datetime.now(UTC).replace(microsecond=0)
     for as_, read in READ.items():
         text = show(config, plan, as_)
+        if as_ == "cloudformation":
+            assert lint_all({"shown": text}, tmp_path) == {}
         assert sorted(read(text), key=lambda t: t["Key"]) == COPIED, text
         (note,) = [line for line in text.splitlines() if "ListTags" in line]
         assert note.startswith(f"# tags copied from endpoint config {SOURCE}, read with ListTags at ")
