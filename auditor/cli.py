@@ -541,18 +541,27 @@ def plans_show_command(
         ChangeFormat.CLI,
     config_path: ConfigOption = None,
 ) -> None:
-    """Print one plan's change: AWS CLI commands, a CloudFormation or Terraform snippet, or JSON requests."""
+    """Print one plan's change: AWS CLI commands, a CloudFormation or Terraform snippet, or JSON requests.
+    A new endpoint config gets the tags of the config it copies, read now (ListTags)."""
     from auditor.history.store import History
-    from auditor.report.change_text import render_change
+    from auditor.report.change_text import copied_config, render_change
 
     try:
+        config = load_config(config_path)
         with History(_history_for_plans(config_path), reading=True) as history:
             plan = history.plan(plan_id)
     except AuditorError as exc:
         raise fail(*problem_lines(exc)) from None
     if plan is None:
         raise fail(f"no plan {plan_id!r} in the history database: `audit plans` lists the latest run's")
-    typer.echo(render_change(plan, as_.value), nl=False)
+    copied_tags = None
+    source = copied_config(plan)
+    if source is not None and as_ is not ChangeFormat.JSON:
+        from auditor.collect.config_tags import read_copied_tags
+
+        copied_tags = read_copied_tags(config, str(plan.get("account_id") or ""), str(plan.get("region") or ""),
+                                       source)
+    typer.echo(render_change(plan, as_.value, copied_tags), nl=False)
 
 
 prices_app = typer.Typer(help="The price cache: refresh it from AWS's Price List, or import an offer file.",

@@ -1,8 +1,9 @@
 """A fault-injecting HTTP proxy in front of the local AWS emulator, on a loopback port.
 
 Each request is forwarded to the emulator unless a fault takes it first: hang (accept, never
-answer), delay, connection reset, a 5xx answer, or a ThrottlingException for SageMaker's JSON
-API. Counts are per fault, so a test can say "the first 4 calls are throttled".
+answer), delay, connection reset, a 5xx answer, a ThrottlingException for SageMaker's JSON
+API, or AccessDeniedException for named JSON-API operations. Counts are per fault, so a test can
+say "the first 4 calls are throttled".
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Faults:
     resets: int = 0  # the next N connections are reset without an answer
     server_errors: int = 0  # the next N requests get 503
     throttles: int = 0  # the next N SageMaker requests get ThrottlingException
+    denied: tuple[str, ...] = ()  # these JSON-API operations (X-Amz-Target, e.g. "SageMaker.ListTags") AccessDenied
     seen: dict[str, int] = field(default_factory=dict)
     calls: list[str] = field(default_factory=list)  # each request's operation (X-Amz-Target or Action), in order
     released: threading.Event = field(default_factory=threading.Event)
@@ -76,6 +78,11 @@ class FaultProxy:
                     self._answer(503, b"Service Unavailable", {"Content-Type": "text/plain"})
                     return
                 target_header = self.headers.get("X-Amz-Target", "")
+                if target_header and target_header in faults_ref.denied:
+                    self._answer(400, b'{"__type":"AccessDeniedException","message":"User is not authorized"}',
+                                 {"Content-Type": "application/x-amz-json-1.1",
+                                  "x-amzn-ErrorType": "AccessDeniedException"})
+                    return
                 if "SageMaker" in target_header and faults_ref.take("throttles"):
                     self._answer(400, b'{"__type":"ThrottlingException","message":"Rate exceeded"}',
                                  {"Content-Type": "application/x-amz-json-1.1",

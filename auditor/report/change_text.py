@@ -3,6 +3,10 @@ JSON request bodies (`audit plans show ID --as ...`). Reads the plan as stored (
 
 Every value comes from AWS or the config (tag values are anyone's text): the CLI commands quote them
 for a POSIX shell, the YAML and HCL write them as escaped double-quoted strings, never bare.
+
+The audit does not read an endpoint config's tags (one ListTags a config), so a plan's new config
+may carry none: `audit plans show` reads them when it shows the change (CopiedTags) and they are
+written into every form, with a comment line saying where they came from, or why they were not read.
 """
 
 from __future__ import annotations
@@ -10,7 +14,9 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 FORMATS = ("cli", "cloudformation", "terraform", "json")
@@ -19,8 +25,30 @@ JOB_RUNS = ("CreateTrainingJob", "CreateProcessingJob", "CreateTransformJob")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
 
 
-def render_change(plan: dict[str, Any], as_: str) -> str:
-    """The plan's change in one of FORMATS; a line saying why when it has none."""
+@dataclass(frozen=True)
+class CopiedTags:
+    """The tags of the endpoint config a plan's new config copies, read when the change is shown:
+    settable ones only (no `aws:` tag, no `auditor:apply`: the opt-in is set by people, per resource)."""
+
+    source_config: str
+    read_at: datetime
+    tags: tuple[tuple[str, str], ...] = ()
+    problem: str | None = None  # why they could not be read (then none are written, and the text says so)
+
+
+def copied_config(plan: dict[str, Any]) -> str | None:
+    """The endpoint config whose copy the plan's change creates (CreateEndpointConfig), else None."""
+    calls = (plan.get("change") or {}).get("calls") or []
+    if not any(c.get("operation") == "CreateEndpointConfig" for c in calls):
+        return None
+    name = (plan.get("current") or {}).get("endpoint_config_name")
+    return str(name) if name else None
+
+
+def render_change(plan: dict[str, Any], as_: str, copied_tags: CopiedTags | None = None) -> str:
+    """The plan's change in one of FORMATS; a line saying why when it has none. `copied_tags`: the
+    copied config's tags, read now, written into its new config (not into the JSON: that is the
+    change as stored)."""
     change = plan.get("change")
     risk = plan.get("risk") or {}
     if as_ == "json":
@@ -36,8 +64,37 @@ def render_change(plan: dict[str, Any], as_: str) -> str:
         tool = "CloudFormation" if as_ == "cloudformation" else "Terraform"
         return (f"# plan {_line(plan.get('id'))}: {tool} has no resource for a one-off job run; its change is the "
                 f"next run's {_line(runs[0])} request: see --as cli or --as json\n")
+    notes: list[str] = []
+    if copied_tags is not None:
+        change, note = _with_copied_tags(change, copied_tags)
+        notes.append(note)
     renderer = {"cli": _cli, "cloudformation": _cloudformation, "terraform": _terraform}[as_]
-    return renderer(plan, change, risk)
+    return renderer(plan, change, risk, notes)
+
+
+def _with_copied_tags(change: dict[str, Any], copied: CopiedTags) -> tuple[dict[str, Any], str]:
+    """The change with the copied tags in its new config's Tags (a tag the call sets itself wins),
+    and the comment saying where they came from or why there are none."""
+    source = _line(copied.source_config)
+    if copied.problem is not None:
+        tagged = any(c.get("operation") == "CreateEndpointConfig" and c["params"].get("Tags")
+                     for c in change.get("calls") or [])
+        written = "only the request's own are" if tagged else "none are"
+        return change, (f"tags of endpoint config {source} not read ({_line(copied.problem)}): {written} written "
+                        "below; add them by hand (`audit apply` copies them when it makes the config)")
+    calls = []
+    for call in change.get("calls") or []:
+        if call.get("operation") == "CreateEndpointConfig":
+            own = [t for t in call["params"].get("Tags") or [] if isinstance(t, Mapping)]
+            named = {t.get("Key") for t in own}
+            tags = [{"Key": k, "Value": v} for k, v in copied.tags if k not in named] + own
+            if tags:
+                call = {**call, "params": {**call["params"], "Tags": tags}}
+        calls.append(call)
+    when = copied.read_at.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
+    count = f"{len(copied.tags)} tag{'s' if len(copied.tags) != 1 else ''}" if copied.tags else "it has none"
+    return {**change, "calls": calls}, (f"tags copied from endpoint config {source}, read with ListTags at {when} "
+                                        f"({count})")
 
 
 def plans_text(plans: list[dict[str, Any]]) -> str:
@@ -61,7 +118,8 @@ def _line(value: Any) -> str:
     return _CONTROL.sub(" ", str(value))
 
 
-def _header(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], comment: str) -> list[str]:
+def _header(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], comment: str,
+            notes: list[str]) -> list[str]:
     proposed = plan.get("proposed") or {}
     lines = [f"{comment} plan {_line(plan.get('id'))}: {_line(plan.get('endpoint'))}"
              f"{'/' + _line(plan['variant']) if plan.get('variant') else ''} in {_line(plan.get('region'))}: "
@@ -74,6 +132,7 @@ def _header(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], 
         lines.append(f"{comment} risk rests on: {_line(fact)}")
     if change.get("waits_for"):
         lines.append(f"{comment} then wait for {_line(change['waits_for'])}")
+    lines.extend(f"{comment} {_line(note)}" for note in notes)
     return lines
 
 
@@ -81,8 +140,8 @@ def _kebab(operation: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", operation).lower()
 
 
-def _cli(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any]) -> str:
-    lines = _header(plan, change, risk, "#")
+def _cli(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], notes: list[str]) -> str:
+    lines = _header(plan, change, risk, "#", notes)
     region = str(plan.get("region") or "")
     request = risk.get("load_test_request")
     calls = ([request] if request else []) + list(change.get("calls") or [])
@@ -132,7 +191,13 @@ def _one_off(operation: str, tool: str) -> str | None:
 _CFN_TYPES = {"CreateEndpointConfig": "AWS::SageMaker::EndpointConfig", "UpdateEndpoint": "AWS::SageMaker::Endpoint",
               "PutMetricAlarm": "AWS::CloudWatch::Alarm",
               "RegisterScalableTarget": "AWS::ApplicationAutoScaling::ScalableTarget",
-              "PutScalingPolicy": "AWS::ApplicationAutoScaling::ScalingPolicy"}
+              "PutScalingPolicy": "AWS::ApplicationAutoScaling::ScalingPolicy",
+              "CreateSchedule": "AWS::Scheduler::Schedule"}
+# Request fields the resource type has no property for (cfn-lint's schemas): left out and named.
+_CFN_LEFT_OUT = {"CreateEndpointConfig": ("CrossRegionTrafficConfig",), "CreateSchedule": ("ActionAfterCompletion",)}
+_CFN_VARIANT_LEFT_OUT = ("AcceleratorPartitionLayouts",)
+# A scheduled action is a property of its scalable target (ScheduledActions), not a resource.
+_CFN_SCHEDULED_ACTION = ("ScheduledActionName", "Schedule", "Timezone", "StartTime", "EndTime", "ScalableTargetAction")
 
 
 def _logical_id(*parts: Any) -> str:
@@ -140,43 +205,76 @@ def _logical_id(*parts: Any) -> str:
     return text[:255] or "Resource"
 
 
-def _cloudformation(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any]) -> str:
-    lines = _header(plan, change, risk, "#")
+def _cfn_properties(operation: str, params: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The resource's properties from the request, and the request fields it has none for."""
+    left_out = [key for key in _CFN_LEFT_OUT.get(operation, ()) if key in params]
+    properties = {k: v for k, v in params.items() if k not in left_out and k not in _REQUEST_ONLY}
+    if operation == "CreateEndpointConfig":
+        for key in ("ProductionVariants", "ShadowProductionVariants"):
+            variants = []
+            for variant in properties.get(key) or []:
+                dropped = [f for f in _CFN_VARIANT_LEFT_OUT if isinstance(variant, dict) and f in variant]
+                left_out += [f"{key}.{f}" for f in dropped]
+                variants.append({k: v for k, v in variant.items() if k not in dropped})
+            if key in properties:
+                properties[key] = variants
+    return properties, left_out
+
+
+def _cloudformation(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], notes: list[str]) -> str:
+    lines = _header(plan, change, risk, "#", notes)
     resources: dict[str, Any] = {}
     said: list[str] = []  # the one-off actions, one line each
-    config_id = target_id = None
+    config_ids: dict[str, str] = {}  # the configs the plan defines, by name: the endpoint refers to them
     alarm_ids: dict[str, str] = {}  # the alarms the plan defines: the endpoint refers to them (and waits for them)
+    target_ids: dict[tuple[str, str], str] = {}  # (ResourceId, ScalableDimension) -> the target's logical id
     for index, call in enumerate(change.get("calls") or []):
         operation, params = call["operation"], dict(call["params"])
         if operation == "DeleteEndpoint":
             lines.append(f"# delete: remove the AWS::SageMaker::Endpoint of {_line(params.get('EndpointName'))} "
                          "from its stack and keep its AWS::SageMaker::EndpointConfig")
             continue
-        kind = _CFN_TYPES.get(operation)
         if (one_off := _one_off(operation, "CloudFormation")) is not None:
             if one_off not in said:
                 said.append(one_off)
             continue
+        target = (str(params.get("ResourceId")), str(params.get("ScalableDimension")))
+        if operation == "PutScheduledAction":
+            if target in target_ids:
+                resources[target_ids[target]]["Properties"].setdefault("ScheduledActions", []).append(
+                    {k: params[k] for k in _CFN_SCHEDULED_ACTION if k in params})
+            else:
+                lines.append(f"# PutScheduledAction {_line(params.get('ScheduledActionName'))}: add it to the "
+                             f"ScheduledActions of the AWS::ApplicationAutoScaling::ScalableTarget of "
+                             f"{_line(params.get('ResourceId'))}; the request: --as cli")
+            continue
+        kind = _CFN_TYPES.get(operation)
         if kind is None:
-            lines.append(f"# {_line(operation)}: no CloudFormation resource; see --as cli")
+            lines.append(_undeclared(operation, params, "CloudFormation", "AWS::ApplicationAutoScaling::ScalableTarget",
+                                     "stack"))
             continue
         logical = _logical_id(plan.get("id"), operation, index)
+        params, left_out = _cfn_properties(operation, params)
         if operation == "CreateEndpointConfig":
-            config_id = logical
+            config_ids[str(params.get("EndpointConfigName"))] = logical
         elif operation == "PutMetricAlarm":
             alarm_ids[str(params.get("AlarmName"))] = logical
         elif operation == "UpdateEndpoint":
-            params["EndpointConfigName"] = {"Fn::GetAtt": [config_id, "EndpointConfigName"]} if config_id else \
-                params["EndpointConfigName"]
             params = _refer_to_alarms(params, lambda name: {"Ref": alarm_ids[name]} if name in alarm_ids else name)
+            config = str(params.get("EndpointConfigName"))
+            if config in config_ids:
+                params["EndpointConfigName"] = {"Fn::GetAtt": [config_ids[config], "EndpointConfigName"]}
             lines.append("# UpdateEndpoint: the endpoint's resource in its stack, with the new config and the "
                          "deployment policy (a stack update then deploys blue/green)")
         elif operation == "RegisterScalableTarget":
-            target_id = logical
-        elif operation == "PutScalingPolicy":
+            target_ids[target] = logical
+        elif operation == "PutScalingPolicy" and target in target_ids:
             for key in ("ServiceNamespace", "ResourceId", "ScalableDimension"):
                 params.pop(key, None)
-            params["ScalingTargetId"] = {"Ref": target_id} if target_id else ""
+            params["ScalingTargetId"] = {"Ref": target_ids[target]}
+        if left_out:
+            lines.append(f"# {_line(operation)}: {kind} has no property for {_line(', '.join(left_out))}: left out "
+                         "here, so what the stack makes lacks them; the request (--as cli) has them")
         resources[logical] = {"Type": kind, "Properties": params}
     lines.extend(said)
     if resources or not said:
@@ -227,20 +325,166 @@ def _scalar(value: Any) -> str:
     return json.dumps(value)
 
 
-# Terraform (hashicorp/aws): the resource each request stands for.
-_TF_TYPES = {"CreateEndpointConfig": "aws_sagemaker_endpoint_configuration", "UpdateEndpoint": "aws_sagemaker_endpoint",
-             "PutMetricAlarm": "aws_cloudwatch_metric_alarm", "RegisterScalableTarget": "aws_appautoscaling_target",
-             "PutScalingPolicy": "aws_appautoscaling_policy"}
-# Where the provider's argument is not the request field's snake_case name.
-_TF_NAMES = {"EndpointConfigName": "name", "EndpointName": "name", "KmsKeyId": "kms_key_arn",
-             "ProductionVariants": "production_variants", "ShadowProductionVariants": "shadow_production_variants",
-             "PolicyName": "name", "MemorySizeInMB": "memory_size_in_mb", "VolumeSizeInGB": "volume_size_in_gb"}
+# Terraform: every resource and argument as hashicorp/aws declares it in TERRAFORM_PROVIDER
+# (tests/test_change_forms.py checks the text against that version's own schema). A request field
+# the resource has no argument for is left out and named in a comment line; a request that lacks an
+# argument the provider requires is not declared (a comment says why).
+TERRAFORM_PROVIDER = "hashicorp/aws 5.100.0"
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A nested block (or the resource itself): the request field's object, or each object of its
+    list, as `name { ... }`; `fields` maps its request fields to arguments."""
+
+    name: str
+    fields: Mapping[str, Any]  # request field -> argument name | _Block | _Map | _Text
+    required: tuple[str, ...] = ()  # request fields without which the provider refuses it
+
+
+@dataclass(frozen=True)
+class _Map:
+    """A map attribute from a request's list of pairs (Tags: Key/Value, Dimensions: Name/Value) or object."""
+
+    name: str
+    key: str = "Key"
+    value: str = "Value"
+
+
+@dataclass(frozen=True)
+class _Text:
+    """A string attribute from a number (the provider types scheduled capacities as strings)."""
+
+    name: str
+
+
+class _Undeclarable(Exception):
+    """The request lacks an argument the resource requires: it cannot be declared as it is."""
 
 
 def _snake(name: str) -> str:
-    if name in _TF_NAMES:
-        return _TF_NAMES[name]
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
+
+
+def _same(*fields: str) -> dict[str, str]:
+    """Request fields whose argument is their snake_case name."""
+    return {f: _snake(f) for f in fields}
+
+
+_TAGS = _Map("tags")
+_VARIANT_FIELDS: dict[str, Any] = {
+    **_same("VariantName", "ModelName", "InitialInstanceCount", "InstanceType", "InitialVariantWeight",
+            "AcceleratorType", "ModelDataDownloadTimeoutInSeconds", "ContainerStartupHealthCheckTimeoutInSeconds",
+            "EnableSSMAccess", "InferenceAmiVersion"),
+    "VolumeSizeInGB": "volume_size_in_gb",
+    "CoreDumpConfig": _Block("core_dump_config", _same("DestinationS3Uri", "KmsKeyId"), ("DestinationS3Uri",)),
+    "ServerlessConfig": _Block("serverless_config", {"MemorySizeInMB": "memory_size_in_mb",
+                                                     **_same("MaxConcurrency", "ProvisionedConcurrency")},
+                               ("MemorySizeInMB", "MaxConcurrency")),
+    "ManagedInstanceScaling": _Block("managed_instance_scaling",
+                                     _same("Status", "MinInstanceCount", "MaxInstanceCount")),
+    "RoutingConfig": _Block("routing_config", _same("RoutingStrategy"), ("RoutingStrategy",)),
+}
+_SHADOW_FIELDS = {**_VARIANT_FIELDS, "CoreDumpConfig": _Block("core_dump_config", _same("DestinationS3Uri", "KmsKeyId"),
+                                                              ("DestinationS3Uri", "KmsKeyId"))}
+_CAPACITY_STEP = _same("Type", "Value")
+_METRIC_DIMENSIONS = _Block("dimensions", _same("Name", "Value"), ("Name", "Value"))
+
+# The resource each request stands for, with the arguments it has.
+_TF_RESOURCES: dict[str, _Block] = {
+    "CreateEndpointConfig": _Block("aws_sagemaker_endpoint_configuration", {
+        "EndpointConfigName": "name", "KmsKeyId": "kms_key_arn", "Tags": _TAGS,
+        "ProductionVariants": _Block("production_variants", _VARIANT_FIELDS, ("ModelName",)),
+        "ShadowProductionVariants": _Block("shadow_production_variants", _SHADOW_FIELDS, ("ModelName",)),
+        "DataCaptureConfig": _Block("data_capture_config", {
+            **_same("EnableCapture", "InitialSamplingPercentage", "DestinationS3Uri", "KmsKeyId"),
+            "CaptureOptions": _Block("capture_options", _same("CaptureMode"), ("CaptureMode",)),
+            "CaptureContentTypeHeader": _Block("capture_content_type_header",
+                                               _same("CsvContentTypes", "JsonContentTypes")),
+        }, ("DestinationS3Uri", "InitialSamplingPercentage", "CaptureOptions")),
+        "AsyncInferenceConfig": _Block("async_inference_config", {
+            "ClientConfig": _Block("client_config", _same("MaxConcurrentInvocationsPerInstance")),
+            "OutputConfig": _Block("output_config", {
+                **_same("S3OutputPath", "S3FailurePath", "KmsKeyId"),
+                "NotificationConfig": _Block("notification_config",
+                                             _same("SuccessTopic", "ErrorTopic", "IncludeInferenceResponseIn")),
+            }, ("S3OutputPath",)),
+        }, ("OutputConfig",)),
+    }, ("ProductionVariants",)),
+    "UpdateEndpoint": _Block("aws_sagemaker_endpoint", {
+        "EndpointName": "name", "EndpointConfigName": "endpoint_config_name", "Tags": _TAGS,
+        "DeploymentConfig": _Block("deployment_config", {
+            "BlueGreenUpdatePolicy": _Block("blue_green_update_policy", {
+                "TrafficRoutingConfiguration": _Block("traffic_routing_configuration", {
+                    **_same("Type", "WaitIntervalInSeconds"),
+                    "CanarySize": _Block("canary_size", _CAPACITY_STEP, ("Type", "Value")),
+                    "LinearStepSize": _Block("linear_step_size", _CAPACITY_STEP, ("Type", "Value")),
+                }, ("Type", "WaitIntervalInSeconds")),
+                **_same("TerminationWaitInSeconds", "MaximumExecutionTimeoutInSeconds"),
+            }, ("TrafficRoutingConfiguration",)),
+            "AutoRollbackConfiguration": _Block("auto_rollback_configuration", {
+                "Alarms": _Block("alarms", _same("AlarmName"), ("AlarmName",))}),
+            "RollingUpdatePolicy": _Block("rolling_update_policy", {
+                "MaximumBatchSize": _Block("maximum_batch_size", _CAPACITY_STEP, ("Type", "Value")),
+                "RollbackMaximumBatchSize": _Block("rollback_maximum_batch_size", _CAPACITY_STEP, ("Type", "Value")),
+                **_same("WaitIntervalInSeconds", "MaximumExecutionTimeoutInSeconds"),
+            }, ("MaximumBatchSize", "WaitIntervalInSeconds")),
+        }),
+    }, ("EndpointConfigName",)),
+    "PutMetricAlarm": _Block("aws_cloudwatch_metric_alarm", {
+        **_same("AlarmName", "AlarmDescription", "ActionsEnabled", "AlarmActions", "InsufficientDataActions",
+                "MetricName", "Namespace", "Statistic", "ExtendedStatistic", "Period", "Unit", "EvaluationPeriods",
+                "DatapointsToAlarm", "Threshold", "ComparisonOperator", "TreatMissingData", "ThresholdMetricId"),
+        "OKActions": "ok_actions", "EvaluateLowSampleCountPercentile": "evaluate_low_sample_count_percentiles",
+        "Dimensions": _Map("dimensions", "Name", "Value"), "Tags": _TAGS,
+    }, ("AlarmName", "ComparisonOperator", "EvaluationPeriods")),
+    "RegisterScalableTarget": _Block("aws_appautoscaling_target", {
+        **_same("ServiceNamespace", "ResourceId", "ScalableDimension", "MinCapacity", "MaxCapacity"),
+        "RoleARN": "role_arn", "Tags": _TAGS,
+        "SuspendedState": _Block("suspended_state", _same("DynamicScalingInSuspended", "DynamicScalingOutSuspended",
+                                                          "ScheduledScalingSuspended")),
+    }, ("ServiceNamespace", "ResourceId", "ScalableDimension", "MinCapacity", "MaxCapacity")),
+    "PutScalingPolicy": _Block("aws_appautoscaling_policy", {
+        "PolicyName": "name", **_same("ServiceNamespace", "ResourceId", "ScalableDimension", "PolicyType"),
+        "TargetTrackingScalingPolicyConfiguration": _Block("target_tracking_scaling_policy_configuration", {
+            **_same("TargetValue", "DisableScaleIn", "ScaleInCooldown", "ScaleOutCooldown"),
+            "PredefinedMetricSpecification": _Block("predefined_metric_specification",
+                                                    _same("PredefinedMetricType", "ResourceLabel"),
+                                                    ("PredefinedMetricType",)),
+            "CustomizedMetricSpecification": _Block("customized_metric_specification", {
+                **_same("MetricName", "Namespace", "Statistic", "Unit"), "Dimensions": _METRIC_DIMENSIONS}),
+        }, ("TargetValue",)),
+        "StepScalingPolicyConfiguration": _Block("step_scaling_policy_configuration", {
+            **_same("AdjustmentType", "Cooldown", "MetricAggregationType", "MinAdjustmentMagnitude"),
+            "StepAdjustments": _Block("step_adjustment", {
+                "MetricIntervalLowerBound": _Text("metric_interval_lower_bound"),
+                "MetricIntervalUpperBound": _Text("metric_interval_upper_bound"),
+                **_same("ScalingAdjustment")}, ("ScalingAdjustment",)),
+        }),
+    }, ("PolicyName", "ServiceNamespace", "ResourceId", "ScalableDimension")),
+    "PutScheduledAction": _Block("aws_appautoscaling_scheduled_action", {
+        "ScheduledActionName": "name",
+        **_same("ServiceNamespace", "ResourceId", "ScalableDimension", "Schedule", "Timezone", "StartTime", "EndTime"),
+        "ScalableTargetAction": _Block("scalable_target_action", {"MinCapacity": _Text("min_capacity"),
+                                                                  "MaxCapacity": _Text("max_capacity")}),
+    }, ("ScheduledActionName", "ServiceNamespace", "ResourceId", "ScalableDimension", "Schedule",
+        "ScalableTargetAction")),
+    "CreateSchedule": _Block("aws_scheduler_schedule", {
+        **_same("Name", "GroupName", "ScheduleExpression", "ScheduleExpressionTimezone", "Description", "State",
+                "StartDate", "EndDate", "KmsKeyArn"),
+        "FlexibleTimeWindow": _Block("flexible_time_window", _same("Mode", "MaximumWindowInMinutes"), ("Mode",)),
+        "Target": _Block("target", {
+            **_same("Arn", "RoleArn", "Input"),
+            "RetryPolicy": _Block("retry_policy", _same("MaximumEventAgeInSeconds", "MaximumRetryAttempts")),
+            "DeadLetterConfig": _Block("dead_letter_config", _same("Arn"), ("Arn",)),
+        }, ("Arn", "RoleArn")),
+    }, ("ScheduleExpression", "FlexibleTimeWindow", "Target")),
+}
+# Fields of the request itself, not of the resource (an idempotency token): never declared, nothing to say.
+_REQUEST_ONLY = frozenset({"ClientToken"})
+# The attributes a scalable target exports that a policy or a scheduled action of it refers to.
+_TARGET_KEYS = {"ResourceId": "resource_id", "ScalableDimension": "scalable_dimension",
+                "ServiceNamespace": "service_namespace"}
 
 
 def _hcl_string(value: str) -> str:
@@ -264,76 +508,111 @@ def _hcl_value(value: Any) -> str:
     return _hcl_string(str(value))
 
 
-def _hcl_body(params: dict[str, Any], indent: int) -> list[str]:
+def _number_text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _hcl_body(params: Mapping[str, Any], block: _Block, indent: int, where: str, left_out: list[str]) -> list[str]:
+    """The block's arguments from the request's fields; a field it has no argument for is added to
+    `left_out` (by its path in the request). _Undeclarable when a required field is missing."""
+    missing = [key for key in block.required if params.get(key) in (None, "", [], {})]
+    if missing:
+        raise _Undeclarable(f"{where or block.name} has no {', '.join(missing)}")
     pad = "  " * indent
-    lines = []
+    lines: list[str] = []
     for key, value in params.items():
-        name = _snake(key)
-        if key == "Tags" and isinstance(value, list):
-            lines.append(f"{pad}tags = {{")
-            lines.extend(f"{pad}  {_hcl_string(str(t['Key']))} = {_hcl_string(str(t['Value']))}" for t in value)
-            lines.append(f"{pad}}}")
-        elif key == "Dimensions" and isinstance(value, list):
-            lines.append(f"{pad}dimensions = {{")
-            lines.extend(f"{pad}  {_hcl_string(str(d['Name']))} = {_hcl_string(str(d['Value']))}" for d in value)
-            lines.append(f"{pad}}}")
-        elif isinstance(value, dict):
-            lines.append(f"{pad}{name} {{")
-            lines.extend(_hcl_body(value, indent + 1))
-            lines.append(f"{pad}}}")
-        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            for item in value:  # a repeated nested block
-                lines.append(f"{pad}{name} {{")
-                lines.extend(_hcl_body(item, indent + 1))
+        path = f"{where}.{key}" if where else key
+        field = block.fields.get(key)
+        if key in _REQUEST_ONLY or value is None:
+            continue
+        if field is None:
+            left_out.append(path)
+        elif isinstance(field, _Block):
+            for item in value if isinstance(value, list) else [value]:
+                if not isinstance(item, Mapping):
+                    left_out.append(path)
+                    break
+                lines.append(f"{pad}{field.name} {{")
+                lines.extend(_hcl_body(item, field, indent + 1, path, left_out))
                 lines.append(f"{pad}}}")
+        elif isinstance(field, _Map):
+            pairs = (value.items() if isinstance(value, Mapping)
+                     else [(pair[field.key], pair[field.value]) for pair in value])
+            lines.append(f"{pad}{field.name} = {{")
+            lines.extend(f"{pad}  {_hcl_string(str(k))} = {_hcl_string(str(v))}" for k, v in pairs)
+            lines.append(f"{pad}}}")
+        elif isinstance(field, _Text):
+            lines.append(f"{pad}{field.name} = {_hcl_string(_number_text(value))}")
         elif isinstance(value, list):
-            lines.append(f"{pad}{name} = [{', '.join(_hcl_value(v) for v in value)}]")
+            lines.append(f"{pad}{field} = [{', '.join(_hcl_value(v) for v in value)}]")
         else:
-            lines.append(f"{pad}{name} = {_hcl_value(value)}")
+            lines.append(f"{pad}{field} = {_hcl_value(value)}")
     return lines
 
 
-def _terraform(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any]) -> str:
-    lines = _header(plan, change, risk, "#")
-    config_ref = target_ref = None
+def _terraform(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], notes: list[str]) -> str:
+    lines = [*_header(plan, change, risk, "#", notes), f"# for {TERRAFORM_PROVIDER}"]
+    config_refs: dict[str, str] = {}  # the configs the plan defines, by name: the endpoint refers to them
     alarm_refs: dict[str, str] = {}  # the alarms the plan defines: the endpoint refers to them
+    target_refs: dict[tuple[str, str], str] = {}  # (ResourceId, ScalableDimension) -> the target's address
     for index, call in enumerate(change.get("calls") or []):
         operation, params = call["operation"], dict(call["params"])
         if operation == "DeleteEndpoint":
             lines.append(f"# delete: remove the aws_sagemaker_endpoint of {_line(params.get('EndpointName'))} "
                          "and keep its aws_sagemaker_endpoint_configuration")
             continue
-        kind = _TF_TYPES.get(operation)
         if (one_off := _one_off(operation, "Terraform")) is not None:
             if one_off not in lines:
                 lines.append(one_off)
             continue
-        if kind is None:
-            lines.append(f"# {_line(operation)}: no Terraform resource; see --as cli")
+        block = _TF_RESOURCES.get(operation)
+        if block is None:
+            lines.append(_undeclared(operation, params, "Terraform", "aws_appautoscaling_target", "module"))
             continue
+        kind = block.name
         name = re.sub(r"[^a-z0-9_]", "_", f"plan_{plan.get('id')}_{_snake(operation)}_{index}".lower())
-        body = _hcl_body(params, 1)
+        if operation == "UpdateEndpoint":
+            params = _refer_to_alarms(params, lambda alarm: _Expression(alarm_refs[alarm]) if alarm in alarm_refs
+                                      else alarm)
+            config = str(params.get("EndpointConfigName"))
+            if config in config_refs:
+                params["EndpointConfigName"] = _Expression(config_refs[config])
+        elif operation in ("PutScalingPolicy", "PutScheduledAction"):
+            target = target_refs.get((str(params.get("ResourceId")), str(params.get("ScalableDimension"))))
+            if target:  # declared after its target: Terraform orders them by the reference
+                params.update({key: _Expression(f"{target}.{attribute}") for key, attribute in _TARGET_KEYS.items()})
+        left_out: list[str] = []
+        try:
+            body = _hcl_body(params, block, 1, "", left_out)
+        except _Undeclarable as exc:
+            lines.append(f"# {_line(operation)}: not declared: {TERRAFORM_PROVIDER}'s {kind} requires an argument "
+                         f"the request lacks ({_line(exc)}); the request: --as cli")
+            continue
         if operation == "CreateEndpointConfig":
-            config_ref = f"{kind}.{name}.name"
+            config_refs[str(params.get("EndpointConfigName"))] = f"{kind}.{name}.name"
         elif operation == "PutMetricAlarm":
             alarm_refs[str(params.get("AlarmName"))] = f"{kind}.{name}.alarm_name"
+        elif operation == "RegisterScalableTarget":
+            target_refs[(str(params.get("ResourceId")), str(params.get("ScalableDimension")))] = f"{kind}.{name}"
         elif operation == "UpdateEndpoint":
             lines.append("# UpdateEndpoint: the endpoint's resource in its module, with the new config and the "
                          "deployment policy")
-            params.pop("EndpointConfigName", None)
-            params = _refer_to_alarms(params, lambda alarm: _Expression(alarm_refs[alarm]) if alarm in alarm_refs
-                                      else alarm)
-            body = _hcl_body(params, 1)
-            body.insert(1, f"  endpoint_config_name = {config_ref}" if config_ref else "")
-        elif operation == "RegisterScalableTarget":
-            target_ref = f"{kind}.{name}"
-        elif operation == "PutScalingPolicy" and target_ref:
-            for key in ("ResourceId", "ScalableDimension", "ServiceNamespace"):
-                params.pop(key, None)
-            body = _hcl_body(params, 1)
-            body[1:1] = [f"  {a} = {target_ref}.{a}" for a in ("resource_id", "scalable_dimension",
-                                                                "service_namespace")]
+        if left_out:
+            lines.append(f"# {_line(operation)}: {TERRAFORM_PROVIDER}'s {kind} has no argument for "
+                         f"{_line(', '.join(dict.fromkeys(left_out)))}: left out here, so what Terraform makes lacks "
+                         "them; the request (--as cli) has them")
         lines.append(f'resource "{kind}" "{name}" {{')
-        lines.extend(line for line in body if line)
+        lines.extend(body)
         lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _undeclared(operation: str, params: dict[str, Any], tool: str, target_kind: str, home: str) -> str:
+    """The line for a call no resource of the tool declares."""
+    if operation == "DeregisterScalableTarget":
+        return (f"# DeregisterScalableTarget {_line(params.get('ResourceId'))}: a one-off call before the update "
+                f"(where the target is declared in a {home}, remove its {target_kind} and policies there); the "
+                "request: --as cli")
+    return f"# {_line(operation)}: no {tool} resource; see --as cli"
