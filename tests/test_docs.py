@@ -405,7 +405,7 @@ def test_every_recommendation_action_is_in_the_schema() -> None:
 
 # --- (e) IAM actions ---------------------------------------------------------------------------
 
-ACTION = re.compile(r"\b(?:sagemaker|cloudwatch|ec2|pricing|ce|sts|organizations|ses|application-autoscaling|iam"
+ACTION = re.compile(r"\b(?:sagemaker|cloudwatch|ec2|eks|pricing|ce|sts|organizations|ses|application-autoscaling|iam"
                     r"|scheduler):[A-Z][A-Za-z]+\b")
 # In a policy's Condition: not actions.
 CONDITION_KEYS = {"iam:PassedToService", "iam:AWSServiceName", "sagemaker:TaggingAction", "ses:FromAddress"}

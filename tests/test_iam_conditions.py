@@ -562,3 +562,27 @@ def test_the_scheduler_role_stops_and_starts_only_opted_in_endpoints_and_tags_on
         for resource in (ENDPOINT, sagemaker_arn("endpoint/payments"), sagemaker_arn("endpoint-config/ranker-config")):
             assert not allowed(document, Request("sagemaker:AddTags", resource, request_tags(tags)))
         assert not allowed(document, Request("sagemaker:DeleteTags", ENDPOINT, {"aws:TagKeys": [tags[0]["Key"]]}))
+
+
+# --- the docs say what the policy does ----------------------------------------------------------
+
+
+def test_the_apply_page_states_the_conditions_the_policy_has() -> None:
+    page = (ROOT / "docs" / "apply.md").read_text()
+    section = page[page.index("## IAM\n"):page.index("## Credentials")]
+    first = section[section.index("- every write"):section.index("- `UpdateEndpoint` may")]
+    named = set(re.findall(r"`([A-Z][A-Za-z]+)`", first))
+    assert named == {"UpdateEndpoint", "DeleteEndpoint", "StopNotebookInstance", "DeleteApp", "UpdateDomain",
+                     "BatchDeleteClusterNodes"}
+    for operation in named:  # each is allowed on an existing resource only with the opt-in tag
+        statements = [s for s in APPLY_POLICY["Statement"]
+                      if s["Effect"] == "Allow" and f"sagemaker:{operation}" in s["Action"]]
+        existing = [s for s in statements if ":endpoint-config/" not in json.dumps(s["Resource"])]
+        assert existing and all(s["Condition"] == {"StringEquals": {f"aws:ResourceTag/{OPT_IN_KEY}": OPT_IN_VALUE}}
+                                for s in existing), operation
+    (schedules,) = [s for s in APPLY_POLICY["Statement"] if "scheduler:CreateSchedule" in s["Action"]]
+    assert "`auditor-*`" in section and schedules["Resource"].endswith("/auditor-*")
+    assert "`ApplyPrincipalArn`" in section
+    assert all(template(name)["Resources"]["ApplyRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"][0][
+        "Principal"] == {"AWS": "ApplyPrincipalArn"} for name in TEMPLATES)
+    assert f"`{PLAN_TAG}`" in section and "`<endpoint>-<plan id>`" in section
