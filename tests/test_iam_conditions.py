@@ -502,15 +502,12 @@ def test_scaling_writes_only_for_sagemaker_variants_and_components(policy: str) 
             context = {"application-autoscaling:service-namespace": namespace,
                        "application-autoscaling:scalable-dimension": dimension}
             assert not allowed(document, Request(f"application-autoscaling:{action}", SCALABLE_TARGET, context))
-        # Only what plans make: no scheduled action on a variant, no policy on a component.
-        variant = {"application-autoscaling:service-namespace": "sagemaker",
-                   "application-autoscaling:scalable-dimension": "sagemaker:variant:DesiredInstanceCount"}
-        component = {**variant, "application-autoscaling:scalable-dimension":
-                     "sagemaker:inference-component:DesiredCopyCount"}
-        assert allowed(document, Request(f"application-autoscaling:{action}", SCALABLE_TARGET, variant)) == (
-            action != "PutScheduledAction")
-        assert allowed(document, Request(f"application-autoscaling:{action}", SCALABLE_TARGET, component)) == (
-            action in ("RegisterScalableTarget", "PutScheduledAction"))
+        # SageMaker's variants and inference components, each write: what plans make, and what a
+        # failed resize puts back (the target, its policies and scheduled actions as read before).
+        for dimension in ("sagemaker:variant:DesiredInstanceCount", "sagemaker:inference-component:DesiredCopyCount"):
+            context = {"application-autoscaling:service-namespace": "sagemaker",
+                       "application-autoscaling:scalable-dimension": dimension}
+            assert allowed(document, Request(f"application-autoscaling:{action}", SCALABLE_TARGET, context))
 
 
 @pytest.mark.parametrize("policy", sorted(APPLY_POLICIES))
