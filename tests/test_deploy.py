@@ -41,13 +41,27 @@ CloudFormationLoader.add_multi_constructor(
 )
 
 
-def policy_actions(document: dict) -> set[str]:
+def policy_actions(document: dict, effect: str = "Allow") -> set[str]:
+    """The actions of the policy's statements of that effect (its Allow ones by default)."""
     actions: set[str] = set()
     for statement in document["Statement"]:
-        assert statement["Effect"] == "Allow"
+        assert statement["Effect"] in ("Allow", "Deny")
+        if statement["Effect"] != effect:
+            continue
         listed = statement["Action"]
         actions.update([listed] if isinstance(listed, str) else listed)
     return actions
+
+
+def denied_actions() -> set[str]:
+    """What the shipped apply and Scheduler policies deny outright (tagging: the opt-in tag is only
+    ever set by people)."""
+    documents = [json.loads((DEPLOY / "iam-apply-policy.json").read_text())]
+    for name in ("sagemaker-auditor.yaml", "member-role.yaml"):
+        resources = yaml.load((DEPLOY / "cloudformation" / name).read_text(), Loader=CloudFormationLoader)["Resources"]
+        documents += [p["PolicyDocument"] for role in ("ApplyRole", "OffHoursSchedulerRole")
+                      for p in resources[role]["Properties"]["Policies"]]
+    return set().union(*(policy_actions(d, "Deny") for d in documents))
 
 
 def operations_called_by_the_code() -> set[str]:
@@ -83,7 +97,7 @@ def test_policy_allows_exactly_what_the_code_calls() -> None:
     assert "ses:SendRawEmail" in called
     assert "pricing:GetProducts" in called and "ce:GetCostAndUsage" in called
     assert policy_actions(policy) == called
-    assert all(s["Resource"] == "*" for s in policy["Statement"])
+    assert all(s["Resource"] == "*" and s["Effect"] == "Allow" for s in policy["Statement"])
 
 
 def test_policy_is_what_the_resource_kinds_declare() -> None:
@@ -109,6 +123,14 @@ def test_cloudformation_template_parses_and_its_task_role_is_the_policy() -> Non
     resources = template["Resources"]
     task_policy = resources["TaskRole"]["Properties"]["Policies"][0]["PolicyDocument"]
     assert policy_actions(task_policy) == policy_actions(json.loads((DEPLOY / "iam-policy.json").read_text()))
+    # Mail only as the configured sender: its SES identity (the address or its domain) and From address.
+    (mail,) = [s for s in task_policy["Statement"] if "ses:SendRawEmail" in s["Action"]]
+    assert mail["Action"] == ["ses:SendRawEmail"]
+    address, (domain, names) = mail["Resource"]
+    assert address.endswith(":identity/${MailFrom}") and domain.endswith(":identity/${Domain}")
+    assert names == {"Domain": [1, ["@", "MailFrom"]]}  # !Select [1, !Split ["@", !Ref MailFrom]]
+    assert mail["Condition"] == {"StringEquals": {"ses:FromAddress": "MailFrom"}}
+    assert "Default" not in template["Parameters"]["MailFrom"]  # required: every schedule mails
     schedules = [r for r in resources.values() if r["Type"] == "AWS::Scheduler::Schedule"]
     assert len(schedules) == 2
     for schedule in schedules:
@@ -277,6 +299,13 @@ def test_the_apply_role_is_opt_in_and_holds_exactly_the_apply_actions(name: str)
     assert pass_role["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}
     allow, deny = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
     assert allow["Effect"] == "Allow" and allow["Action"] == "sts:AssumeRole"
+    # A named principal only (never an account's root), required whenever the role is made.
+    assert allow["Principal"] == {"AWS": "ApplyPrincipalArn"}  # !Ref
+    (rule,) = template["Rules"].values()
+    assert rule["RuleCondition"] == ["EnableApply", "true"]
+    (assertion,) = rule["Assertions"]
+    assert assertion["Assert"] == [["ApplyPrincipalArn", ""]]  # !Not [!Equals [!Ref ApplyPrincipalArn, ""]]
+    assert ":root" not in json.dumps(role)
     assert deny["Effect"] == "Deny" and deny["Action"] == "sts:AssumeRole"
     # The audit's own role (the hub's task role) never becomes the apply role.
     denied = deny["Principal"]["AWS"]
@@ -301,14 +330,18 @@ def test_the_scheduler_role_may_only_stop_and_start_opted_in_endpoints(name: str
     assert policy_actions(document) == scheduler_role_actions() == {
         "sagemaker:DeleteEndpoint", "sagemaker:CreateEndpoint", "sagemaker:AddTags"}
     key, value = OPT_IN_TAG
-    for statement in document["Statement"]:
+    allows = {s["Sid"]: s for s in document["Statement"] if s["Effect"] == "Allow"}
+    for statement in allows.values():
         resources = [statement["Resource"]] if isinstance(statement["Resource"], str) else statement["Resource"]
         assert resources and all(":${AWS::AccountId}:endpoint" in r for r in resources), resources
-        (condition,) = statement["Condition"]["StringEquals"].items()
-        actions = [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
-        # DeleteEndpoint reads the endpoint's tag; CreateEndpoint (and tagging on create) the request's.
-        expected = "aws:ResourceTag" if actions == ["sagemaker:DeleteEndpoint"] else "aws:RequestTag"
-        assert condition == (f"{expected}/{key}", value), statement
+    # DeleteEndpoint reads the endpoint's tag; CreateEndpoint the request's; AddTags only on create.
+    assert allows["StopOptedInEndpoints"]["Condition"] == {"StringEquals": {f"aws:ResourceTag/{key}": value}}
+    assert allows["StartOptedInEndpoints"]["Condition"] == {"StringEquals": {f"aws:RequestTag/{key}": value}}
+    assert allows["TagOnlyTheEndpointItCreates"]["Condition"] == {"StringEquals": {
+        "sagemaker:TaggingAction": "CreateEndpoint", f"aws:RequestTag/{key}": value}}
+    (deny,) = [s for s in document["Statement"] if s["Effect"] == "Deny"]
+    assert deny["Condition"] == {"Null": {"sagemaker:TaggingAction": "true"}}  # never an existing resource
+    # tests/test_iam_conditions.py evaluates these statements against the schedules' own requests.
 
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))

@@ -22,7 +22,7 @@ from auditor.analyse.rules.base import RuleSettings
 from auditor.cli import app
 from auditor.kinds.registry import KINDS, audit_actions
 from auditor.report.document import report_to_dict
-from test_deploy import scheduler_role_actions
+from test_deploy import denied_actions, scheduler_role_actions
 
 # The config's sections (named `_SECTIONS` before the config reading moved to config_file.py).
 _SECTIONS: dict[str, type] = getattr(auditor.config, "SECTIONS", None) or auditor.config._SECTIONS
@@ -405,9 +405,10 @@ def test_every_recommendation_action_is_in_the_schema() -> None:
 
 # --- (e) IAM actions ---------------------------------------------------------------------------
 
-ACTION = re.compile(r"\b(?:sagemaker|cloudwatch|ec2|pricing|ce|sts|organizations|ses|application-autoscaling|iam"
+ACTION = re.compile(r"\b(?:sagemaker|cloudwatch|ec2|eks|pricing|ce|sts|organizations|ses|application-autoscaling|iam"
                     r"|scheduler):[A-Z][A-Za-z]+\b")
-CONDITION_KEYS = {"iam:PassedToService"}  # in a policy's Condition: not actions
+# In a policy's Condition: not actions.
+CONDITION_KEYS = {"iam:PassedToService", "iam:AWSServiceName", "sagemaker:TaggingAction", "ses:FromAddress"}
 
 
 def actions_named(text: str) -> set[str]:
@@ -421,12 +422,13 @@ def test_the_deployment_page_shows_the_policies_and_they_are_what_the_code_decla
     apply_policy = json.loads((ROOT / "deploy" / "iam-apply-policy.json").read_text())
     shown = [json.loads(b) for b in blocks(page, "json") if '"Version"' in b]
     assert shown == [policy, apply_policy], "deployment.md shows both policies as they are"
-    assert actions_named(page) == set(audit_actions()) | apply_policy_actions() | scheduler_role_actions()
+    assert actions_named(page) == (set(audit_actions()) | apply_policy_actions() | scheduler_role_actions()
+                                   | denied_actions())
 
 
 @pytest.mark.parametrize("name", sorted(EVERYWHERE))
 def test_every_iam_action_the_docs_name_is_needed(name: str) -> None:
-    needed = set(audit_actions()) | apply_policy_actions() | scheduler_role_actions()
+    needed = set(audit_actions()) | apply_policy_actions() | scheduler_role_actions() | denied_actions()
     assert actions_named(EVERYWHERE[name]) <= needed, name
 
 

@@ -20,6 +20,7 @@ APPLY_OPERATIONS: frozenset[tuple[str, str]] = frozenset({
     ("application-autoscaling", "PutScalingPolicy"),
     ("application-autoscaling", "PutScheduledAction"),  # off-hours for inference components
     ("cloudwatch", "PutMetricAlarm"),
+    ("cloudwatch", "DeleteAlarms"),  # its own rollback alarms, once the change is verified or rolled back
     ("scheduler", "CreateSchedule"),  # off-hours for a single-model endpoint
     ("sagemaker", "StopNotebookInstance"),  # a notebook left running (its volume is kept)
     ("sagemaker", "DeleteApp"),  # an idle Studio app (the space's storage is kept)
@@ -43,17 +44,30 @@ APPLY_READS: frozenset[tuple[str, str]] = frozenset({
     ("scheduler", "GetSchedule"),
     ("application-autoscaling", "DescribeScheduledActions"),
     ("application-autoscaling", "DescribeScalingPolicies"),
-    ("application-autoscaling", "DescribeScalableTargets"),  # the variants' targets, as the plan saw them
+    # the variants' targets, as the plan saw them (drift), and as read before a deregister (restore)
+    ("application-autoscaling", "DescribeScalableTargets"),
     ("sagemaker", "ListInferenceComponents"),  # the components a plan's call names are the endpoint's
     ("cloudwatch", "GetMetricData"),  # a destructive plan's fresh evidence (auditor.act.evidence)
     ("cloudwatch", "ListMetrics"),  # a HyperPod node's series (Container Insights names them by NodeName)
 })
 # A schedule runs its target as a role EventBridge Scheduler assumes: creating one passes that role.
 APPLY_PASS_ROLE = "iam:PassRole"
+# Actions IAM also checks when apply's calls run, though apply calls none of them itself (each the
+# Service Authorization Reference's "dependent action" or a check the service documents):
+APPLY_AUTHORIZED_ALSO: frozenset[str] = frozenset({
+    "sagemaker:AddTags",  # CreateEndpointConfig with Tags (tag on create, sagemaker:TaggingAction)
+    # Application Auto Scaling checks the caller may change a variant's count, and put and delete
+    # alarms, before it registers or deregisters a SageMaker variant or puts a policy on it.
+    "sagemaker:UpdateEndpointWeightsAndCapacities",
+    "iam:CreateServiceLinkedRole",  # its SageMaker role, the first time any variant is registered
+    "eks:DescribeCluster",  # BatchDeleteClusterNodes on a HyperPod cluster that EKS orchestrates
+})
 # The tag that opts an endpoint in (besides [apply] endpoints).
 OPT_IN_TAG = ("auditor:apply", "allowed")
 
 
 def apply_policy_actions() -> set[str]:
-    """The IAM actions apply needs: its writes, its reads and iam:PassRole (for schedules)."""
-    return {f"{service}:{operation}" for service, operation in APPLY_OPERATIONS | APPLY_READS} | {APPLY_PASS_ROLE}
+    """The IAM actions apply needs: its writes, its reads, iam:PassRole (for schedules) and what
+    IAM checks besides them (APPLY_AUTHORIZED_ALSO)."""
+    return ({f"{service}:{operation}" for service, operation in APPLY_OPERATIONS | APPLY_READS}
+            | {APPLY_PASS_ROLE} | APPLY_AUTHORIZED_ALSO)
