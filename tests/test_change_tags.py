@@ -52,7 +52,8 @@ def audited(aws: Emulator, tmp_path: Path) -> tuple[str, str]:
     assert result.exit_code == 0, result.output
     (plan,) = [p for p in json.loads((tmp_path / "report.json").read_text())["plans"] if p["endpoint"] == ENDPOINT]
     create = next(c for c in plan["change"]["calls"] if c["operation"] == "CreateEndpointConfig")
-    assert "Tags" not in create["params"]  # the audit did not read them: the forms must
+    # The audit did not read the source's tags (only the plan's own auditor:plan is set): the forms must
+    assert create["params"]["Tags"] == [{"Key": "auditor:plan", "Value": plan["id"]}]
     return str(config), plan["id"]
 
 
@@ -95,12 +96,14 @@ def test_every_form_carries_the_copied_configs_tags_and_says_where_they_came_fro
         text = show(config, plan, as_)
         if as_ == "cloudformation":
             assert lint_all({"shown": text}, tmp_path) == {}
-        assert sorted(read(text), key=lambda t: t["Key"]) == COPIED, text
+        own = {"Key": "auditor:plan", "Value": plan}  # the plan's own tag, set by the request itself
+        assert sorted(read(text), key=lambda t: t["Key"]) == sorted([own, *COPIED], key=lambda t: t["Key"]), text
         (note,) = [line for line in text.splitlines() if "ListTags" in line]
         assert note.startswith(f"# tags copied from endpoint config {SOURCE}, read with ListTags at ")
         read_at = datetime.strptime(note.split(" at ")[1].split(" (")[0], "%Y-%m-%d %H:%M:%S UTC")
         assert read_at.replace(tzinfo=UTC) >= before and note.endswith("(2 tags)")
-    assert "Tags" not in json.loads(show(config, plan, "json"))["change"]["calls"][0]["params"]  # as stored
+    stored = json.loads(show(config, plan, "json"))["change"]["calls"][0]["params"]
+    assert stored["Tags"] == [{"Key": "auditor:plan", "Value": plan}]  # as stored: no copied tag
 
 
 def test_a_refused_listtags_or_no_credentials_is_one_line_and_the_rest_is_printed(
@@ -110,10 +113,10 @@ def test_a_refused_listtags_or_no_credentials_is_one_line_and_the_rest_is_printe
         monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
         for as_, read in READ.items():
             text = show(config, plan, as_)
-            assert read(text) is None, text  # nothing made up
+            assert read(text) == [{"Key": "auditor:plan", "Value": plan}], text  # nothing made up
             (note,) = [line for line in text.splitlines() if "not read" in line]
             assert note == (f"# tags of endpoint config {SOURCE} not read (access denied: sagemaker:ListTags in "
-                            "us-east-1 (AccessDeniedException)): none are written below; add them by hand "
+                            "us-east-1 (AccessDeniedException)): only the request's own are written below; add them by hand "
                             "(`audit apply` copies them when it makes the config)")
         assert "SageMaker.ListTags" in proxy.faults.calls
     for variable in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
@@ -121,7 +124,7 @@ def test_a_refused_listtags_or_no_credentials_is_one_line_and_the_rest_is_printe
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     for as_, read in READ.items():
         text = show(config, plan, as_)
-        assert read(text) is None
+        assert read(text) == [{"Key": "auditor:plan", "Value": plan}]
         (note,) = [line for line in text.splitlines() if "not read" in line]
         assert "(no AWS credentials found: set aws.profile, AWS_PROFILE or AWS_ACCESS_KEY_ID)" in note
         assert CONFIG_IN[as_] in text  # the change itself is printed
