@@ -20,6 +20,7 @@ APPLY_OPERATIONS: frozenset[tuple[str, str]] = frozenset({
     ("application-autoscaling", "PutScalingPolicy"),
     ("application-autoscaling", "PutScheduledAction"),  # off-hours for inference components
     ("cloudwatch", "PutMetricAlarm"),
+    ("cloudwatch", "DeleteAlarms"),  # only the rollback alarms an apply made (auditor.act.cleanup)
     ("scheduler", "CreateSchedule"),  # off-hours for a single-model endpoint
     ("sagemaker", "StopNotebookInstance"),  # a notebook left running (its volume is kept)
     ("sagemaker", "DeleteApp"),  # an idle Studio app (the space's storage is kept)
@@ -43,6 +44,7 @@ APPLY_READS: frozenset[tuple[str, str]] = frozenset({
     ("scheduler", "GetSchedule"),
     ("application-autoscaling", "DescribeScheduledActions"),
     ("application-autoscaling", "DescribeScalingPolicies"),
+    ("application-autoscaling", "DescribeScalableTargets"),  # read before a deregister, to restore it
 })
 # A schedule runs its target as a role EventBridge Scheduler assumes: creating one passes that role.
 APPLY_PASS_ROLE = "iam:PassRole"
