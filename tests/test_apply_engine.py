@@ -1,0 +1,418 @@
+"""`audit apply --yes` from the first write to the recorded outcome, through the CLI against the
+emulator: the journal, SIGINT and SIGTERM, transient errors, a call that failed but landed, an
+autoscaled variant's target and policies put back after a failure, a retry that reuses its config,
+leftovers named, rollback alarms cleaned up, and the next run verifying whatever landed.
+
+Each test has its own copy of the demo's search-embeddings endpoint (4 x ml.m5.4xlarge, idle:
+a resize plan), audited once; its plan's change is built here as the change builders build it
+(a copy of the audited config resized, a rollback alarm named after the plan id, UpdateEndpoint
+blue/green rolling back on it).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from typer.testing import CliRunner
+
+from auditor.act.plan import ApplyRefused
+from auditor.cli import app
+from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
+from auditor.emulator.fleet import demo_fleet, seed_fleet
+from auditor.emulator.server import Emulator
+from auditor.history.store import AppliedChange, History
+from auditor.models import Plan
+from auditor.report.document import plan_to_dict
+from auditor.tasks.audit import deliver_outcome, execute_audit
+from conftest import seeded_emulator, utc_now
+
+APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
+SCENARIOS = ("se-sigint", "se-sigterm", "se-killed", "se-scaled", "se-retry", "se-rollback", "se-verified")
+SCALED = "se-scaled"
+RESOURCE = f"endpoint/{SCALED}/variant/AllTraffic"
+DIMENSION = "sagemaker:variant:DesiredInstanceCount"
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A copy of search-embeddings per scenario, tagged auditor:apply=allowed and audited once;
+    se-scaled is under autoscaling (2-6 instances, a target-tracking policy, a scheduled action)."""
+    base = next(s for s in demo_fleet() if s.name == "search-embeddings")
+    specs = [replace(base, name=name) for name in SCENARIOS]
+    home = tmp_path_factory.mktemp("engine-home")
+    with seeded_emulator(emulator, home, lambda emu: seed_fleet(emu, specs, now=utc_now())):
+        Emulator.deployments(seconds=0.2, fail_instance_types=())
+        sagemaker = boto3.client("sagemaker", region_name="us-east-1")
+        for name in SCENARIOS:
+            arn = sagemaker.describe_endpoint(EndpointName=name)["EndpointArn"]
+            sagemaker.add_tags(ResourceArn=arn, Tags=[{"Key": "auditor:apply", "Value": "allowed"}])
+        scaling = boto3.client("application-autoscaling", region_name="us-east-1")
+        scaling.register_scalable_target(ServiceNamespace="sagemaker", ResourceId=RESOURCE,
+                                         ScalableDimension=DIMENSION, MinCapacity=2, MaxCapacity=6)
+        scaling.put_scaling_policy(
+            PolicyName="se-scaled-invocations", ServiceNamespace="sagemaker", ResourceId=RESOURCE,
+            ScalableDimension=DIMENSION, PolicyType="TargetTrackingScaling",
+            TargetTrackingScalingPolicyConfiguration={
+                "TargetValue": 300.0, "ScaleInCooldown": 600, "ScaleOutCooldown": 120,
+                "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"}})
+        scaling.put_scheduled_action(
+            ServiceNamespace="sagemaker", ScheduledActionName="se-scaled-nights", ResourceId=RESOURCE,
+            ScalableDimension=DIMENSION, Schedule="cron(0 22 * * ? *)",
+            ScalableTargetAction={"MinCapacity": 2, "MaxCapacity": 3})
+        config = AuditConfig(aws=AwsConfig(regions=("us-east-1",)),
+                             history=HistoryConfig(path=str(home / "history.sqlite3")),
+                             apply=ApplyConfig(role_arn=APPLY_ROLE, wait_minutes=1.0))
+        outcome = execute_audit(config)
+        assert not deliver_outcome(config, outcome).problems
+        plans = {p.endpoint: p for p in outcome.report.plans if p.endpoint in SCENARIOS and p.proposed.instance_type}
+        assert set(plans) == set(SCENARIOS), [p.endpoint for p in outcome.report.plans]
+        (home / "auditor.toml").write_text(
+            f'[history]\npath = "{home / "history.sqlite3"}"\n[apply]\nrole_arn = "{APPLY_ROLE}"\nwait_minutes = 1\n')
+        yield {"config": config, "plans": plans, "home": home, "sagemaker": sagemaker, "scaling": scaling,
+               "cloudwatch": boto3.client("cloudwatch", region_name="us-east-1")}
+        Emulator.deployments(seconds=2.0, fail_instance_types=())
+
+
+@pytest.fixture(autouse=True)
+def quick_deployments() -> Iterator[None]:
+    Emulator.deployments(seconds=0.2, fail_instance_types=())
+    yield
+    Emulator.deployments(seconds=0.2, fail_instance_types=())
+    faults = getattr(Emulator, "faults", None)
+    if faults is not None:
+        faults.reset()
+
+
+def alarm_of(plan_id: str) -> str:
+    return f"{plan_id}-AllTraffic-5xx"
+
+
+def change_of(plan: Plan, sagemaker: Any, *, scaled: bool = False) -> dict[str, Any]:
+    """A resize's change: (for an autoscaled variant, DeregisterScalableTarget first,) the copy of the
+    audited config resized, a rollback alarm named after the plan, UpdateEndpoint blue/green rolling
+    back on it (and RegisterScalableTarget and PutScalingPolicy after it, as read by the audit)."""
+    assert plan.endpoint_config and plan.variant
+    described = sagemaker.describe_endpoint_config(EndpointConfigName=plan.endpoint_config)
+    kept = ("VariantName", "ModelName", "InstanceType", "InitialInstanceCount", "InitialVariantWeight")
+    variants = []
+    for variant in described["ProductionVariants"]:
+        copied = {k: variant[k] for k in kept if k in variant}
+        if copied["VariantName"] == plan.variant:
+            copied.update(InstanceType=plan.proposed.instance_type, InitialInstanceCount=plan.proposed.instance_count)
+        variants.append(copied)
+    new_config = f"{plan.endpoint}-{plan.id}"
+    alarm = alarm_of(plan.id)
+    calls: list[dict[str, Any]] = [
+        {"service": "sagemaker", "operation": "CreateEndpointConfig", "purpose": "the copy, resized",
+         "params": {"EndpointConfigName": new_config, "ProductionVariants": variants,
+                    "Tags": [{"Key": "auditor:plan", "Value": plan.id}]}},
+        {"service": "cloudwatch", "operation": "PutMetricAlarm", "purpose": "the alarm the deployment rolls back on",
+         "params": {"AlarmName": alarm, "Namespace": "AWS/SageMaker", "MetricName": "Invocation5XXErrors",
+                    "Dimensions": [{"Name": "EndpointName", "Value": plan.endpoint},
+                                   {"Name": "VariantName", "Value": plan.variant}],
+                    "Statistic": "Sum", "Period": 60, "EvaluationPeriods": 2, "Threshold": 1.0,
+                    "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+                    "Tags": [{"Key": "auditor:plan", "Value": plan.id}]}},
+        {"service": "sagemaker", "operation": "UpdateEndpoint", "purpose": "blue/green, rolls back on the alarm",
+         "params": {"EndpointName": plan.endpoint, "EndpointConfigName": new_config,
+                    "DeploymentConfig": {
+                        "BlueGreenUpdatePolicy": {
+                            "TrafficRoutingConfiguration": {"Type": "ALL_AT_ONCE", "WaitIntervalInSeconds": 60},
+                            "TerminationWaitInSeconds": 0, "MaximumExecutionTimeoutInSeconds": 600},
+                        "AutoRollbackConfiguration": {"Alarms": [{"AlarmName": alarm}]}}}},
+    ]
+    if scaled:
+        keys = {"ServiceNamespace": "sagemaker", "ResourceId": f"endpoint/{plan.endpoint}/variant/{plan.variant}",
+                "ScalableDimension": DIMENSION}
+        calls.insert(2, {"service": "application-autoscaling", "operation": "DeregisterScalableTarget",
+                         "purpose": "an instance type change fails otherwise", "params": keys})
+        calls += [
+            {"service": "application-autoscaling", "operation": "RegisterScalableTarget", "purpose": "again",
+             "params": {**keys, "MinCapacity": 2, "MaxCapacity": 6}},
+            {"service": "application-autoscaling", "operation": "PutScalingPolicy", "purpose": "as read",
+             "params": {**keys, "PolicyName": "se-scaled-invocations", "PolicyType": "TargetTrackingScaling",
+                        "TargetTrackingScalingPolicyConfiguration": {
+                            "TargetValue": 300.0, "ScaleInCooldown": 600, "ScaleOutCooldown": 120,
+                            "PredefinedMetricSpecification": {
+                                "PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"}}}},
+        ]
+    return {"calls": calls, "rollback": f"automatic: back to {plan.endpoint_config} when {alarm} fires",
+            "waits_for": f"endpoint {plan.endpoint} InService"}
+
+
+@pytest.fixture
+def stored(fleet: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
+    """Each scenario's plan as the history keeps it; `load_plan` reads these."""
+    plans = {}
+    for name, plan in fleet["plans"].items():
+        plans[plan.id] = {**plan_to_dict(plan), "id": plan.id, "risk": {"level": "low", "load_test_first": []},
+                          "measured": True, "change": change_of(plan, fleet["sagemaker"], scaled=name == SCALED)}
+
+    def load(config: AuditConfig, plan_id: str) -> dict[str, Any]:
+        if plan_id not in plans:
+            raise ApplyRefused(f"no plan {plan_id} in the history")
+        return copy.deepcopy(plans[plan_id])
+
+    monkeypatch.setattr("auditor.act.plan.load_plan", load)
+    return plans
+
+
+def plan_of(fleet: dict[str, Any], endpoint: str) -> str:
+    return str(fleet["plans"][endpoint].id)
+
+
+def record(fleet: dict[str, Any], plan_id: str) -> AppliedChange:
+    with History(Path(fleet["config"].history.path)) as history:
+        return next(r for r in history.applied() if r.plan_id == plan_id)
+
+
+def error_lines(result: Any) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("error:")]
+
+
+def statuses(change: AppliedChange) -> list[tuple[str, str]]:
+    return [(s["operation"], s["status"]) for s in change.steps if s.get("step") == "call"]
+
+
+def needs_faults() -> Any:
+    if getattr(Emulator, "faults", None) is None:
+        pytest.skip("the emulator's fault injection (branch emu) is not merged yet")
+    return Emulator.faults
+
+
+# --- interrupted ---------------------------------------------------------------------------------
+
+
+def signal_when_updating(endpoint: str, sig: signal.Signals, sent: list[float]) -> None:
+    """Send `sig` to this process once the endpoint is Updating (apply is waiting then)."""
+    sagemaker = boto3.client("sagemaker", region_name="us-east-1")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if sagemaker.describe_endpoint(EndpointName=endpoint)["EndpointStatus"] == "Updating":
+            time.sleep(0.3)
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), sig)
+            return
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(("endpoint", "sig", "code"), [("se-sigint", signal.SIGINT, 130),
+                                                       ("se-sigterm", signal.SIGTERM, 143)])
+def test_a_signal_during_the_wait_is_recorded_said_and_exits_as_a_stopped_process(
+        fleet: dict[str, Any], stored: dict[str, dict[str, Any]], endpoint: str, sig: signal.Signals,
+        code: int) -> None:
+    """The deployment takes 3 s; the signal arrives 0.5 s into the wait: apply ends at once, says on
+    stderr what it made and that the deployment goes on, records "interrupted", and puts the
+    handlers back. The next run, after the deployment ended, verifies the change."""
+    plan_id = plan_of(fleet, endpoint)
+    name = sig.name
+    Emulator.deployments(seconds=3.0)
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    sent: list[float] = []
+    signaller = threading.Thread(target=signal_when_updating, args=(endpoint, sig, sent), daemon=True)
+    signaller.start()
+    result = runner.invoke(app, ["apply", plan_id, "--yes"])
+    ended = time.monotonic()
+    signaller.join(timeout=10)
+    assert result.exit_code == code, result.output
+    assert sent and ended - sent[0] < 1.0, (sent, ended)  # the wait ended at the signal, not after the 3 s
+    assert {s: signal.getsignal(s) for s in before} == before
+    assert len(error_lines(result)) == 1, (result.stdout, result.stderr)
+    (line,) = error_lines(result)
+    new_config = f"{endpoint}-{plan_id}"
+    assert line == (f"error: plan {plan_id} interrupted by {name} after 3 of 3 calls (CreateEndpointConfig, "
+                    f"PutMetricAlarm, UpdateEndpoint); endpoint {endpoint} is Updating to config {new_config}; "
+                    "the deployment goes on")
+    change = record(fleet, plan_id)
+    assert change.outcome == "interrupted" and change.message == line.removeprefix("error: ")
+    assert statuses(change) == [("CreateEndpointConfig", "made"), ("PutMetricAlarm", "made"),
+                                ("UpdateEndpoint", "made")]
+
+    listed = runner.invoke(app, ["history", "--applied", "--format", "json"])
+    shown = next(c for c in json.loads(listed.stdout) if c["plan_id"] == plan_id)
+    assert shown["outcome"] == "interrupted" and [c["operation"] for c in shown["calls"]] == [
+        "CreateEndpointConfig", "PutMetricAlarm", "UpdateEndpoint"]
+    table = runner.invoke(app, ["history", "--applied"])
+    assert any(plan_id[:16] in row and "interrupted" in row for row in table.stdout.splitlines())
+
+    # The deployment goes on and ends; the next run sees the new shape and verifies the change.
+    time.sleep(3.0)
+    assert fleet["sagemaker"].describe_endpoint(EndpointName=endpoint)["EndpointConfigName"] == new_config
+    outcome = execute_audit(fleet["config"])
+    assert not deliver_outcome(fleet["config"], outcome).problems
+    assert record(fleet, plan_id).verified_run_id is not None
+
+
+def test_an_apply_killed_outright_stays_in_progress_in_the_history(
+        fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
+    """The journal row is written before the first call: a process that dies in the wait (here the
+    sleep hook raises what no handler catches) leaves it in-progress with the calls it made."""
+    from auditor.act.apply import apply_plan
+
+    plan_id = plan_of(fleet, "se-killed")
+    Emulator.deployments(seconds=5.0)
+
+    class Killed(BaseException):
+        pass
+
+    def die(_seconds: float) -> None:
+        raise Killed
+
+    with pytest.raises(Killed):
+        apply_plan(fleet["config"], stored[plan_id], yes=True, sleep=die)
+    change = record(fleet, plan_id)
+    assert change.outcome == "in-progress"
+    assert [c["operation"] for c in change.calls] == ["CreateEndpointConfig", "PutMetricAlarm", "UpdateEndpoint"]
+    table = runner.invoke(app, ["history", "--applied"])
+    assert any(plan_id[:16] in row and "in-progress" in row for row in table.stdout.splitlines())
+
+
+# --- failures undone or named --------------------------------------------------------------------
+
+
+def scaling_state(fleet: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    scaling = fleet["scaling"]
+    keys = {"ServiceNamespace": "sagemaker", "ScalableDimension": DIMENSION}
+    targets = [{k: t[k] for k in ("ResourceId", "MinCapacity", "MaxCapacity")}
+               for t in scaling.describe_scalable_targets(**keys, ResourceIds=[RESOURCE])["ScalableTargets"]]
+    policies = [{k: p[k] for k in ("PolicyName", "PolicyType", "TargetTrackingScalingPolicyConfiguration")}
+                for p in scaling.describe_scaling_policies(**keys, ResourceId=RESOURCE)["ScalingPolicies"]]
+    actions = [{k: a[k] for k in ("ScheduledActionName", "Schedule", "ScalableTargetAction")}
+               for a in scaling.describe_scheduled_actions(**keys, ResourceId=RESOURCE)["ScheduledActions"]]
+    return targets, policies, actions
+
+
+def test_an_autoscaled_resize_whose_update_fails_gets_its_target_and_policies_back(
+        fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
+    """DeregisterScalableTarget deletes the target's policies and scheduled actions (AWS); the
+    UpdateEndpoint after it is denied: the target is registered again and every policy and
+    scheduled action put back as read right before the deregister."""
+    faults = needs_faults()
+    plan_id = plan_of(fleet, SCALED)
+    before = scaling_state(fleet)
+    assert before[0] and before[1] and before[2]
+    faults.arm("sagemaker", "UpdateEndpoint", "access_denied")
+    result = runner.invoke(app, ["apply", plan_id, "--yes"])
+    assert result.exit_code == 1, result.output
+    (line,) = error_lines(result)
+    assert f"access denied: sagemaker:UpdateEndpoint in us-east-1" in line
+    assert (f"the scalable target {RESOURCE} (2-6 instances, policies se-scaled-invocations, 1 scheduled actions) "
+            "was registered again as read before the change") in line
+    assert scaling_state(fleet) == before
+    change = record(fleet, plan_id)
+    assert change.outcome == "failed"
+    assert statuses(change) == [("CreateEndpointConfig", "made"), ("PutMetricAlarm", "made"),
+                                ("DeregisterScalableTarget", "made"), ("UpdateEndpoint", "failed")]
+    (read,) = [s for s in change.steps if s["step"] == "read"]
+    assert read["scaling"]["policies"][0]["PolicyName"] == "se-scaled-invocations"
+    (restored,) = [s for s in change.steps if s["step"] == "restore"]
+    assert restored["made"] == ["RegisterScalableTarget", "PutScalingPolicy", "PutScheduledAction"]
+    assert restored["error"] is None
+
+    # The retry reuses the config the first attempt made, deregisters again and completes; the target
+    # is registered again after the deployment, with its policy.
+    retry = runner.invoke(app, ["apply", plan_id, "--yes"])
+    assert retry.exit_code == 0, retry.output
+    assert statuses(record(fleet, plan_id))[:2] == [("CreateEndpointConfig", "reused"), ("PutMetricAlarm", "made")]
+    targets, policies, _ = scaling_state(fleet)
+    assert targets == before[0] and policies == before[1]
+
+
+def test_a_failed_apply_names_its_leftovers_and_a_retry_reuses_them(
+        fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
+    """UpdateEndpoint denied: the message names the config and the alarm the attempt made, each with
+    the command that removes it. The retry skips CreateEndpointConfig (the config exists as the call
+    makes it: AWS would refuse the name) and applies. A config of that name with other settings is
+    refused, named, with nothing made."""
+    faults = needs_faults()
+    plan_id = plan_of(fleet, "se-retry")
+    config_name, alarm = f"se-retry-{plan_id}", alarm_of(plan_id)
+    faults.arm("sagemaker", "UpdateEndpoint", "access_denied")
+    result = runner.invoke(app, ["apply", plan_id, "--yes"])
+    assert result.exit_code == 1, result.output
+    (line,) = error_lines(result)
+    assert line.endswith(
+        f"; left behind: endpoint config {config_name} (aws sagemaker delete-endpoint-config --endpoint-config-name "
+        f"{config_name} --region us-east-1); alarm {alarm} (aws cloudwatch delete-alarms --alarm-names {alarm} "
+        f"--region us-east-1); a retry of plan {plan_id} reuses them")
+
+    different = copy.deepcopy(stored[plan_id])
+    different["change"]["calls"][0]["params"]["ProductionVariants"][0]["InitialInstanceCount"] = 5
+    stored["p-different"] = {**different, "id": "p-different"}
+    refused = runner.invoke(app, ["apply", "p-different", "--yes"])
+    assert refused.exit_code == 1
+    (line,) = error_lines(refused)
+    assert line == (f"error: plan p-different: endpoint config {config_name} exists and is not the one this plan "
+                    "makes (its settings differ); 0 of 3 calls made before it; remove it if nothing uses it: aws "
+                    f"sagemaker delete-endpoint-config --endpoint-config-name {config_name} --region us-east-1")
+
+    retry = runner.invoke(app, ["apply", plan_id, "--yes"])
+    assert retry.exit_code == 0, retry.output
+    assert statuses(record(fleet, plan_id)) == [("CreateEndpointConfig", "reused"), ("PutMetricAlarm", "made"),
+                                                ("UpdateEndpoint", "made")]
+
+
+# --- rollback alarms cleaned up ------------------------------------------------------------------
+
+
+def alarms_named(fleet: dict[str, Any], *names: str) -> list[str]:
+    return [a["AlarmName"] for a in fleet["cloudwatch"].describe_alarms(AlarmNames=list(names))["MetricAlarms"]]
+
+
+def test_a_rollback_deletes_the_rollback_alarms_the_apply_made(
+        fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
+    plan_id = plan_of(fleet, "se-rollback")
+    new_type = fleet["plans"]["se-rollback"].proposed.instance_type
+    Emulator.deployments(seconds=0.2, fail_instance_types=(new_type,))
+    result = runner.invoke(app, ["apply", plan_id, "--yes"])
+    assert result.exit_code == 1, result.output
+    (line,) = error_lines(result)
+    alarm = alarm_of(plan_id)
+    assert line.startswith(f"error: plan {plan_id} rolled back: endpoint se-rollback is InService on ")
+    assert f"; rollback alarms {alarm} deleted; left behind: endpoint config se-rollback-{plan_id} (" in line
+    assert alarms_named(fleet, alarm) == []
+
+
+def test_the_rollback_alarms_of_a_verified_change_are_deleted_by_cleanup(
+        fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
+    """Applied, then verified by the next run: `audit apply --cleanup` lists the plan's rollback
+    alarm, `--cleanup --yes` deletes it (and no other alarm), and the journal says when."""
+    plan_id = plan_of(fleet, "se-verified")
+    alarm = alarm_of(plan_id)
+    cloudwatch = fleet["cloudwatch"]
+    cloudwatch.put_metric_alarm(AlarmName="se-verified-own-errors", Namespace="AWS/SageMaker",
+                                MetricName="Invocation5XXErrors", Statistic="Sum", Period=60, EvaluationPeriods=1,
+                                Threshold=1.0, ComparisonOperator="GreaterThanOrEqualToThreshold")
+    applied = runner.invoke(app, ["apply", plan_id, "--yes"])
+    assert applied.exit_code == 0, applied.output
+    assert alarms_named(fleet, alarm) == [alarm]
+    nothing = runner.invoke(app, ["apply", "--cleanup"])
+    assert f"plan {plan_id}" not in nothing.stdout  # not verified yet: the alarm still guards
+
+    outcome = execute_audit(fleet["config"])
+    assert not deliver_outcome(fleet["config"], outcome).problems
+    assert record(fleet, plan_id).verified_run_id is not None
+    dry = runner.invoke(app, ["apply", "--cleanup"])
+    assert dry.exit_code == 0, dry.output
+    assert f"plan {plan_id} (verified by run " in dry.stdout and f"would delete rollback alarms {alarm}" in dry.stdout
+    assert dry.stdout.splitlines()[-1] == "nothing was changed (--yes does it)"
+    assert alarms_named(fleet, alarm) == [alarm]
+    done = runner.invoke(app, ["apply", "--cleanup", "--yes"])
+    assert done.exit_code == 0, done.output
+    assert f"plan {plan_id} (verified by run " in done.stdout and f"rollback alarms {alarm} deleted" in done.stdout
+    assert alarms_named(fleet, alarm, "se-verified-own-errors") == ["se-verified-own-errors"]
+    assert record(fleet, plan_id).cleaned_at is not None
+    again = runner.invoke(app, ["apply", "--cleanup", "--yes"])
+    assert f"plan {plan_id}" not in again.stdout
