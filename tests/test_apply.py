@@ -352,6 +352,7 @@ def test_a_failed_call_stops_the_change_and_is_recorded(fleet: dict[str, Any]) -
     plan = stored_plan(fleet, "search-embeddings", id="p-bad-model")
     plan["current"]["endpoint_config_name"] = config_of(fleet, fleet["sagemaker"], "search-embeddings")
     plan["change"]["calls"][1]["params"]["ProductionVariants"][0]["ModelName"] = "no-such-model"
+    # A config name of its own: an earlier test made the plan's (AWS refuses a name that exists).
     plan["change"]["calls"][1]["params"]["EndpointConfigName"] += "-bad-model"
     plan["change"]["calls"][2]["params"]["EndpointConfigName"] += "-bad-model"
     with pytest.raises(ApplyFailed) as failed:

@@ -307,7 +307,7 @@ def test_an_autoscaled_resize_whose_update_fails_gets_its_target_and_policies_ba
     result = runner.invoke(app, ["apply", plan_id, "--yes"])
     assert result.exit_code == 1, result.output
     (line,) = error_lines(result)
-    assert f"access denied: sagemaker:UpdateEndpoint in us-east-1" in line
+    assert "access denied: sagemaker:UpdateEndpoint in us-east-1" in line
     assert (f"the scalable target {RESOURCE} (2-6 instances, policies se-scaled-invocations, 1 scheduled actions) "
             "was registered again as read before the change") in line
     assert scaling_state(fleet) == before

@@ -15,7 +15,13 @@ changed inside the emulator process, not in the auditor:
 - moto has no ListInferenceComponents nor DescribeInferenceComponent: auditor.emulator.components
   answers them for the components the fleet seeder adds.
 - moto has no UpdateEndpoint: auditor.emulator.updates adds it (Updating, then InService on the new
-  config, or rolled back), so that `audit apply` runs against the emulator.
+  config, or rolled back), so that `audit apply` runs against the emulator; it also makes
+  UpdateEndpointWeightsAndCapacities a deployment (Updating, then InService with the new counts).
+- auditor.emulator.writes makes the writes apply's guards and undo depend on behave as AWS's:
+  CreateEndpointConfig refuses an existing name, DeregisterScalableTarget deletes the target's
+  policies and scheduled actions, scaling policies need a registered target.
+- auditor.emulator.faults lets a test arm a fault on any call (throttle, a 500 before or after the
+  change, a hang, AccessDenied) and lists the calls made: `Emulator.faults`.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
+from auditor.emulator.faults import FAULTS
 from auditor.errors import EmulatorUnavailable
 
 ACCOUNT_ID = "123456789012"
@@ -219,7 +226,10 @@ def _free_loopback_port() -> int:
 
 
 class Emulator:
-    """A running moto server on 127.0.0.1; `environment()` points boto3 at it."""
+    """A running moto server on 127.0.0.1; `environment()` points boto3 at it. `Emulator.faults` arms
+    faults on its calls and lists the calls made (auditor.emulator.faults)."""
+
+    faults = FAULTS
 
     def __init__(self) -> None:
         if ThreadedMotoServer is None:
@@ -234,9 +244,13 @@ class Emulator:
 
         install_update_endpoint()
         from auditor.emulator.components import install_inference_components
+        from auditor.emulator.faults import install_faults
+        from auditor.emulator.writes import install_writes
 
         install_inference_components()
         install_apply_calls()
+        install_writes()
+        install_faults()
         self.port = _free_loopback_port()
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self.url = f"http://127.0.0.1:{self.port}"
@@ -295,6 +309,7 @@ class Emulator:
 
         promql.reset()
         components.reset()
+        FAULTS.reset()
 
     @staticmethod
     @contextlib.contextmanager

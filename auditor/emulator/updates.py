@@ -9,6 +9,13 @@ runs end to end in the demo and the tests.
   (`fail_instance_types`) turns RollingBack, then InService on the OLD config with FailureReason
   set: what SageMaker shows after an automatic rollback.
 
+- `RetainAllVariantProperties=True` keeps each variant's live DesiredInstanceCount and weight (for
+  variants of the same name), as SageMaker does; otherwise the new config's counts apply.
+- UpdateEndpointWeightsAndCapacities (moto's changes the counts at once and never refuses): needs an
+  InService endpoint and variants it runs; the endpoint is Updating for `UpdateBehaviour.seconds`
+  with each named variant's DesiredInstanceCount / DesiredWeight set and its Current ones unchanged,
+  then InService with Current = Desired. The EndpointConfigName stays the same (no new config).
+
 State advances when DescribeEndpoint or Search is answered (no timer threads). Also: moto checks
 instance types against an old list; configs may use any type the bundled catalog prices.
 """
@@ -46,6 +53,8 @@ class _Deployment:
     fails: bool
     due: float
     rolling_back: bool = False
+    retain_variant_properties: bool = False
+    capacities_only: bool = False  # UpdateEndpointWeightsAndCapacities: the config stays, Current = Desired
 
 
 _PENDING: dict[int, _Deployment] = {}
@@ -53,16 +62,22 @@ _LOCK = threading.RLock()
 _INSTALLED: list[bool] = []
 
 
+def _updatable_endpoint(backend: Any, endpoint_name: str) -> Any:
+    """The endpoint, if it exists and is InService (SageMaker refuses an update of one that is not)."""
+    endpoint = backend.endpoints.get(endpoint_name)
+    if endpoint is None:
+        arn = FakeEndpoint.arn_formatter(endpoint_name, backend.account_id, backend.region_name)
+        raise ValidationError(message=f"Could not find endpoint '{arn}'.")
+    if endpoint.endpoint_status != "InService":
+        raise ValidationError(message=f'Cannot update in-progress endpoint "{endpoint.arn}".')
+    return endpoint
+
+
 def _update_endpoint(self: Any, endpoint_name: str, endpoint_config_name: str,
-                     deployment_config: dict[str, Any] | None) -> str:
+                     deployment_config: dict[str, Any] | None, retain_all_variant_properties: bool = False) -> str:
     with _LOCK:
         _settle(self)
-        endpoint = self.endpoints.get(endpoint_name)
-        if endpoint is None:
-            arn = FakeEndpoint.arn_formatter(endpoint_name, self.account_id, self.region_name)
-            raise ValidationError(message=f"Could not find endpoint '{arn}'.")
-        if endpoint.endpoint_status != "InService":
-            raise ValidationError(message=f'Cannot update in-progress endpoint "{endpoint.arn}".')
+        endpoint = _updatable_endpoint(self, endpoint_name)
         config = self.endpoint_configs.get(endpoint_config_name)
         if config is None:
             arn = FakeEndpointConfig.arn_formatter(endpoint_config_name, self.account_id, self.region_name)
@@ -87,7 +102,42 @@ def _update_endpoint(self: Any, endpoint_name: str, endpoint_config_name: str,
             endpoint.last_deployment_config = deployment_config
         fails = any(v.get("InstanceType") in BEHAVIOUR.fail_instance_types for v in variants)
         _PENDING[id(endpoint)] = _Deployment(endpoint, self, endpoint_config_name, fails,
-                                             time.monotonic() + BEHAVIOUR.seconds)
+                                             time.monotonic() + BEHAVIOUR.seconds,
+                                             retain_variant_properties=retain_all_variant_properties)
+        return str(endpoint.arn)
+
+
+def _update_endpoint_weights_and_capacities(self: Any, endpoint_name: str,
+                                            desired_weights_and_capacities: list[dict[str, Any]]) -> str:
+    with _LOCK:
+        _settle(self)
+        endpoint = _updatable_endpoint(self, endpoint_name)
+        by_name = {v["VariantName"]: v for v in endpoint.production_variants}
+        named = [str(change.get("VariantName")) for change in desired_weights_and_capacities]
+        if len(set(named)) != len(named):
+            duplicate = next(n for n in named if named.count(n) > 1)
+            raise ValidationError(message=f'The variant name "{duplicate}" was non-unique within the request.')
+        unknown = [n for n in named if n not in by_name]
+        if unknown:
+            raise ValidationError(message=f'The variant name(s) "{", ".join(unknown)}" is/are not present within '
+                                          f'endpoint configuration "{endpoint.endpoint_config_name}".')
+        for change in desired_weights_and_capacities:
+            if change.get("DesiredWeight") is None and change.get("DesiredInstanceCount") is None:
+                raise ValidationError(message="Either DesiredWeight or DesiredInstanceCount must be specified for "
+                                              f"variant {change['VariantName']}.")
+        for change in desired_weights_and_capacities:
+            variant = by_name[change["VariantName"]]
+            variant.setdefault("CurrentWeight", 1.0)
+            variant.setdefault("DesiredWeight", variant["CurrentWeight"])
+            if change.get("DesiredWeight") is not None:
+                variant["DesiredWeight"] = float(change["DesiredWeight"])
+            if change.get("DesiredInstanceCount") is not None:
+                variant["DesiredInstanceCount"] = int(change["DesiredInstanceCount"])
+        endpoint.endpoint_status = "Updating"
+        endpoint.failure_reason = None
+        endpoint.last_modified_time = utcnow()
+        _PENDING[id(endpoint)] = _Deployment(endpoint, self, endpoint.endpoint_config_name, False,
+                                             time.monotonic() + BEHAVIOUR.seconds, capacities_only=True)
         return str(endpoint.arn)
 
 
@@ -111,6 +161,12 @@ def _settle(backend: Any) -> None:
             endpoint.pending_deployment_summary = None
             endpoint.endpoint_status = "InService"
             endpoint.last_modified_time = utcnow()
+            if deployment.capacities_only:
+                for variant in endpoint.production_variants:
+                    for field_name in ("InstanceCount", "Weight"):
+                        if f"Desired{field_name}" in variant:
+                            variant[f"Current{field_name}"] = variant[f"Desired{field_name}"]
+                continue
             if deployment.fails:
                 failing = next(v for v in backend.endpoint_configs[deployment.config_name].production_variants
                                if v.get("InstanceType") in BEHAVIOUR.fail_instance_types)
@@ -122,7 +178,16 @@ def _settle(backend: Any) -> None:
             config = backend.endpoint_configs.get(deployment.config_name)
             endpoint.endpoint_config_name = deployment.config_name
             if config is not None:
-                endpoint.production_variants = endpoint._process_production_variants(config.production_variants)
+                live = {v["VariantName"]: v for v in endpoint.production_variants}
+                variants = endpoint._process_production_variants(config.production_variants)
+                if deployment.retain_variant_properties:
+                    for variant in variants:
+                        kept = live.get(variant["VariantName"], {})
+                        for field_name in ("InstanceCount", "Weight"):
+                            if f"Desired{field_name}" in kept:
+                                variant[f"Desired{field_name}"] = variant[f"Current{field_name}"] = \
+                                    kept[f"Desired{field_name}"]
+                endpoint.production_variants = variants
 
 
 def _update_endpoint_response(self: Any) -> Any:
@@ -132,6 +197,7 @@ def _update_endpoint_response(self: Any) -> Any:
         endpoint_name=self._get_param("EndpointName"),
         endpoint_config_name=self._get_param("EndpointConfigName"),
         deployment_config=self._get_param("DeploymentConfig"),
+        retain_all_variant_properties=bool(self._get_param("RetainAllVariantProperties")),
     )
     return ActionResult({"EndpointArn": arn})
 
@@ -160,6 +226,8 @@ def install_update_endpoint() -> None:
         if _INSTALLED:
             return
         SageMakerModelBackend.update_endpoint = _update_endpoint  # type: ignore[attr-defined]
+        SageMakerModelBackend.update_endpoint_weights_and_capacities = (  # type: ignore[method-assign]
+            _update_endpoint_weights_and_capacities)
         SageMakerModelBackend.describe_endpoint = _settling(  # type: ignore[method-assign]
             SageMakerModelBackend.describe_endpoint)
         SageMakerModelBackend.search = _settling(SageMakerModelBackend.search)  # type: ignore[method-assign]
