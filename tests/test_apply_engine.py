@@ -38,7 +38,8 @@ from auditor.tasks.audit import deliver_outcome, execute_audit
 from conftest import seeded_emulator, utc_now
 
 APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
-SCENARIOS = ("se-sigint", "se-sigterm", "se-killed", "se-scaled", "se-retry", "se-rollback", "se-verified")
+SCENARIOS = ("se-sigint", "se-sigterm", "se-killed", "se-scaled", "se-retry", "se-rollback", "se-verified", "se-500",
+             "se-outage")
 SCALED = "se-scaled"
 RESOURCE = f"endpoint/{SCALED}/variant/AllTraffic"
 DIMENSION = "sagemaker:variant:DesiredInstanceCount"
@@ -277,6 +278,59 @@ def test_an_apply_killed_outright_stays_in_progress_in_the_history(
     assert [c["operation"] for c in change.calls] == ["CreateEndpointConfig", "PutMetricAlarm", "UpdateEndpoint"]
     table = runner.invoke(app, ["history", "--applied"])
     assert any(plan_id[:16] in row and "in-progress" in row for row in table.stdout.splitlines())
+
+
+# --- transient errors are not outcomes ------------------------------------------------------------
+
+
+def test_a_500_on_update_endpoint_after_the_change_was_made_is_applied(
+        fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
+    """SageMaker made the change and answered 500; botocore's retry is refused ("Cannot update
+    in-progress endpoint"). The endpoint is Updating to the plan's own config: the call landed, the
+    wait goes on, and the change is applied."""
+    faults = needs_faults()
+    plan_id = plan_of(fleet, "se-500")
+    faults.arm("sagemaker", "UpdateEndpoint", "server_error_after")
+    result = runner.invoke(app, ["apply", plan_id, "--yes"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == (f"plan {plan_id} applied: endpoint se-500 is InService on "
+                                              f"se-500-{plan_id} (was se-500-config)")
+    change = record(fleet, plan_id)
+    assert change.outcome == "applied"
+    (update,) = [s for s in change.steps if s.get("operation") == "UpdateEndpoint"]
+    assert update["status"] == "landed" and "Cannot update in-progress endpoint" in update["error"]
+    assert update["evidence"] == f"endpoint se-500 is Updating to se-500-{plan_id}"
+    assert [c["operation"] for c in change.calls] == ["CreateEndpointConfig", "PutMetricAlarm", "UpdateEndpoint"]
+
+
+def test_a_6_second_describe_endpoint_outage_during_the_wait_does_not_fail_the_apply(
+        fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
+    """Once UpdateEndpoint is made, DescribeEndpoint answers 500 for 6 s (botocore's retries
+    included): the wait goes on through it, the deployment ends, and the message names the outage
+    in one clause."""
+    faults = needs_faults()
+    plan_id = plan_of(fleet, "se-outage")
+    Emulator.deployments(seconds=8.0)
+
+    def outage_after_the_update() -> None:
+        deadline = time.monotonic() + 20
+        while ("sagemaker", "UpdateEndpoint") not in faults.calls() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        faults.arm("sagemaker", "DescribeEndpoint", "server_error", times=None, for_seconds=6)
+
+    arming = threading.Thread(target=outage_after_the_update, daemon=True)
+    arming.start()
+    result = runner.invoke(app, ["apply", plan_id, "--yes"])
+    arming.join(timeout=5)
+    assert result.exit_code == 0, result.output
+    last = result.stdout.splitlines()[-1]
+    assert last.startswith(f"plan {plan_id} applied: endpoint se-outage is InService on se-outage-{plan_id} "
+                           "(was se-outage-config); DescribeEndpoint did not answer for ")
+    assert last.endswith("s (sagemaker:DescribeEndpoint in us-east-1 failed: InternalFailure: The request "
+                         "processing has failed because of an unknown error, exception or failure.); kept waiting")
+    assert last.count("did not answer") == 1  # one clause per outage, not one per failed read
+    assert ("sagemaker", "DescribeEndpoint", "server_error") in faults.faulted()
+    assert record(fleet, plan_id).outcome == "applied"
 
 
 # --- failures undone or named --------------------------------------------------------------------
