@@ -39,7 +39,7 @@ from conftest import seeded_emulator, utc_now
 
 APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
 SCENARIOS = ("se-sigint", "se-sigterm", "se-killed", "se-scaled", "se-retry", "se-rollback", "se-verified", "se-500",
-             "se-outage")
+             "se-outage", "se-mid-call", "se-landed")
 SCALED = "se-scaled"
 RESOURCE = f"endpoint/{SCALED}/variant/AllTraffic"
 DIMENSION = "sagemaker:variant:DesiredInstanceCount"
@@ -256,6 +256,33 @@ def test_a_signal_during_the_wait_is_recorded_said_and_exits_as_a_stopped_proces
     assert record(fleet, plan_id).verified_run_id is not None
 
 
+def test_a_signal_during_a_write_call_is_acted_on_once_the_call_returned(
+        fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
+    """UpdateEndpoint is held 1.5 s by the emulator; SIGTERM arrives meanwhile. The call is not cut
+    in half: it returns, is journaled as made, and only then does apply stop (exit 143)."""
+    faults = needs_faults()
+    plan_id = plan_of(fleet, "se-mid-call")
+    Emulator.deployments(seconds=3.0)
+    faults.arm("sagemaker", "UpdateEndpoint", "hang", seconds=1.5)
+
+    def signal_during_the_call() -> None:
+        deadline = time.monotonic() + 20
+        while ("sagemaker", "UpdateEndpoint") not in faults.calls() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    signaller = threading.Thread(target=signal_during_the_call, daemon=True)
+    signaller.start()
+    result = runner.invoke(app, ["apply", plan_id, "--yes"])
+    signaller.join(timeout=10)
+    assert result.exit_code == 143, result.output
+    (line,) = error_lines(result)
+    assert line.startswith(f"error: plan {plan_id} interrupted by SIGTERM after 3 of 3 calls (")
+    assert line.endswith(f"endpoint se-mid-call is Updating to config se-mid-call-{plan_id}; the deployment goes on")
+    assert statuses(record(fleet, plan_id))[-1] == ("UpdateEndpoint", "made")
+
+
 def test_an_apply_killed_outright_stays_in_progress_in_the_history(
         fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
     """The journal row is written before the first call: a process that dies in the wait (here the
@@ -331,6 +358,34 @@ def test_a_6_second_describe_endpoint_outage_during_the_wait_does_not_fail_the_a
     assert last.count("did not answer") == 1  # one clause per outage, not one per failed read
     assert ("sagemaker", "DescribeEndpoint", "server_error") in faults.faulted()
     assert record(fleet, plan_id).outcome == "applied"
+
+
+def test_a_change_recorded_failed_that_landed_is_verified_by_the_next_run(
+        fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
+    """UpdateEndpoint answers 500 after making the change and the read that would show it landed is
+    denied: the record says failed. The next run sees the endpoint on the plan's config and
+    verifies it all the same."""
+    faults = needs_faults()
+    plan_id = plan_of(fleet, "se-landed")
+    faults.arm("sagemaker", "UpdateEndpoint", "server_error_after")
+
+    def deny_the_check() -> None:
+        deadline = time.monotonic() + 20
+        while ("sagemaker", "UpdateEndpoint") not in faults.calls() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        faults.arm("sagemaker", "DescribeEndpoint", "access_denied")
+
+    arming = threading.Thread(target=deny_the_check, daemon=True)
+    arming.start()
+    result = runner.invoke(app, ["apply", plan_id, "--yes"])
+    arming.join(timeout=5)
+    assert result.exit_code == 1, result.output
+    change = record(fleet, plan_id)
+    assert change.outcome == "failed" and statuses(change)[-1] == ("UpdateEndpoint", "failed")
+    time.sleep(0.5)  # the deployment (0.2 s) ends
+    outcome = execute_audit(fleet["config"])
+    assert not deliver_outcome(fleet["config"], outcome).problems
+    assert record(fleet, plan_id).verified_run_id is not None
 
 
 # --- failures undone or named --------------------------------------------------------------------
