@@ -39,8 +39,9 @@ from conftest import seeded_emulator, utc_now
 
 APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
 SCENARIOS = ("se-sigint", "se-sigterm", "se-killed", "se-scaled", "se-retry", "se-rollback", "se-verified", "se-500",
-             "se-outage", "se-mid-call", "se-landed")
+             "se-outage", "se-mid-call", "se-landed", "se-scaled-wait")
 SCALED = "se-scaled"
+SCALED_WAIT = "se-scaled-wait"
 RESOURCE = f"endpoint/{SCALED}/variant/AllTraffic"
 DIMENSION = "sagemaker:variant:DesiredInstanceCount"
 runner = CliRunner()
@@ -60,18 +61,8 @@ def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Itera
             arn = sagemaker.describe_endpoint(EndpointName=name)["EndpointArn"]
             sagemaker.add_tags(ResourceArn=arn, Tags=[{"Key": "auditor:apply", "Value": "allowed"}])
         scaling = boto3.client("application-autoscaling", region_name="us-east-1")
-        scaling.register_scalable_target(ServiceNamespace="sagemaker", ResourceId=RESOURCE,
-                                         ScalableDimension=DIMENSION, MinCapacity=2, MaxCapacity=6)
-        scaling.put_scaling_policy(
-            PolicyName="se-scaled-invocations", ServiceNamespace="sagemaker", ResourceId=RESOURCE,
-            ScalableDimension=DIMENSION, PolicyType="TargetTrackingScaling",
-            TargetTrackingScalingPolicyConfiguration={
-                "TargetValue": 300.0, "ScaleInCooldown": 600, "ScaleOutCooldown": 120,
-                "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"}})
-        scaling.put_scheduled_action(
-            ServiceNamespace="sagemaker", ScheduledActionName="se-scaled-nights", ResourceId=RESOURCE,
-            ScalableDimension=DIMENSION, Schedule="cron(0 22 * * ? *)",
-            ScalableTargetAction={"MinCapacity": 2, "MaxCapacity": 3})
+        for name in (SCALED, SCALED_WAIT):
+            register_scaling(scaling, name)
         config = AuditConfig(aws=AwsConfig(regions=("us-east-1",)),
                              history=HistoryConfig(path=str(home / "history.sqlite3")),
                              apply=ApplyConfig(role_arn=APPLY_ROLE, wait_minutes=1.0))
@@ -84,6 +75,23 @@ def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Itera
         yield {"config": config, "plans": plans, "home": home, "sagemaker": sagemaker, "scaling": scaling,
                "cloudwatch": boto3.client("cloudwatch", region_name="us-east-1")}
         Emulator.deployments(seconds=2.0, fail_instance_types=())
+
+
+def register_scaling(scaling: Any, endpoint: str) -> None:
+    """2-6 instances, a target-tracking policy, a scheduled action at night."""
+    resource = f"endpoint/{endpoint}/variant/AllTraffic"
+    scaling.register_scalable_target(ServiceNamespace="sagemaker", ResourceId=resource,
+                                     ScalableDimension=DIMENSION, MinCapacity=2, MaxCapacity=6)
+    scaling.put_scaling_policy(
+        PolicyName=f"{endpoint}-invocations", ServiceNamespace="sagemaker", ResourceId=resource,
+        ScalableDimension=DIMENSION, PolicyType="TargetTrackingScaling",
+        TargetTrackingScalingPolicyConfiguration={
+            "TargetValue": 300.0, "ScaleInCooldown": 600, "ScaleOutCooldown": 120,
+            "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"}})
+    scaling.put_scheduled_action(
+        ServiceNamespace="sagemaker", ScheduledActionName=f"{endpoint}-nights", ResourceId=resource,
+        ScalableDimension=DIMENSION, Schedule="cron(0 22 * * ? *)",
+        ScalableTargetAction={"MinCapacity": 2, "MaxCapacity": 3})
 
 
 @pytest.fixture(autouse=True)
@@ -143,7 +151,7 @@ def change_of(plan: Plan, sagemaker: Any, *, scaled: bool = False) -> dict[str, 
             {"service": "application-autoscaling", "operation": "RegisterScalableTarget", "purpose": "again",
              "params": {**keys, "MinCapacity": 2, "MaxCapacity": 6}},
             {"service": "application-autoscaling", "operation": "PutScalingPolicy", "purpose": "as read",
-             "params": {**keys, "PolicyName": "se-scaled-invocations", "PolicyType": "TargetTrackingScaling",
+             "params": {**keys, "PolicyName": f"{plan.endpoint}-invocations", "PolicyType": "TargetTrackingScaling",
                         "TargetTrackingScalingPolicyConfiguration": {
                             "TargetValue": 300.0, "ScaleInCooldown": 600, "ScaleOutCooldown": 120,
                             "PredefinedMetricSpecification": {
@@ -158,8 +166,9 @@ def stored(fleet: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     """Each scenario's plan as the history keeps it; `load_plan` reads these."""
     plans = {}
     for name, plan in fleet["plans"].items():
+        change = change_of(plan, fleet["sagemaker"], scaled=name in (SCALED, SCALED_WAIT))
         plans[plan.id] = {**plan_to_dict(plan), "id": plan.id, "risk": {"level": "low", "load_test_first": []},
-                          "measured": True, "change": change_of(plan, fleet["sagemaker"], scaled=name == SCALED)}
+                          "measured": True, "change": change}
 
     def load(config: AuditConfig, plan_id: str) -> dict[str, Any]:
         if plan_id not in plans:
@@ -391,15 +400,17 @@ def test_a_change_recorded_failed_that_landed_is_verified_by_the_next_run(
 # --- failures undone or named --------------------------------------------------------------------
 
 
-def scaling_state(fleet: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+def scaling_state(fleet: dict[str, Any], endpoint: str = SCALED
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     scaling = fleet["scaling"]
+    resource = f"endpoint/{endpoint}/variant/AllTraffic"
     keys = {"ServiceNamespace": "sagemaker", "ScalableDimension": DIMENSION}
     targets = [{k: t[k] for k in ("ResourceId", "MinCapacity", "MaxCapacity")}
-               for t in scaling.describe_scalable_targets(**keys, ResourceIds=[RESOURCE])["ScalableTargets"]]
+               for t in scaling.describe_scalable_targets(**keys, ResourceIds=[resource])["ScalableTargets"]]
     policies = [{k: p[k] for k in ("PolicyName", "PolicyType", "TargetTrackingScalingPolicyConfiguration")}
-                for p in scaling.describe_scaling_policies(**keys, ResourceId=RESOURCE)["ScalingPolicies"]]
+                for p in scaling.describe_scaling_policies(**keys, ResourceId=resource)["ScalingPolicies"]]
     actions = [{k: a[k] for k in ("ScheduledActionName", "Schedule", "ScalableTargetAction")}
-               for a in scaling.describe_scheduled_actions(**keys, ResourceId=RESOURCE)["ScheduledActions"]]
+               for a in scaling.describe_scheduled_actions(**keys, ResourceId=resource)["ScheduledActions"]]
     return targets, policies, actions
 
 
@@ -437,6 +448,41 @@ def test_an_autoscaled_resize_whose_update_fails_gets_its_target_and_policies_ba
     assert statuses(record(fleet, plan_id))[:2] == [("CreateEndpointConfig", "reused"), ("PutMetricAlarm", "made")]
     targets, policies, _ = scaling_state(fleet)
     assert targets == before[0] and policies == before[1]
+
+
+def test_an_autoscaled_resize_interrupted_during_its_deployment_is_registered_again_by_cleanup(
+        fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
+    """Interrupted while the deployment goes on: the target cannot be registered during it (AWS's
+    procedure registers it after), so the message says it stays deregistered and what registers it;
+    `audit apply --cleanup --yes` waits for InService, then puts back the target, its policy and its
+    scheduled action as the journal read them."""
+    plan_id = plan_of(fleet, SCALED_WAIT)
+    before = scaling_state(fleet, SCALED_WAIT)
+    Emulator.deployments(seconds=3.0)
+    sent: list[float] = []
+    signaller = threading.Thread(target=signal_when_updating, args=(SCALED_WAIT, signal.SIGINT, sent), daemon=True)
+    signaller.start()
+    result = runner.invoke(app, ["apply", plan_id, "--yes"])
+    signaller.join(timeout=10)
+    assert result.exit_code == 130, result.output
+    (line,) = error_lines(result)
+    assert line.endswith(
+        f"; the deployment goes on; not made: RegisterScalableTarget, PutScalingPolicy; the scalable target "
+        f"endpoint/{SCALED_WAIT}/variant/AllTraffic (2-6 instances, policies {SCALED_WAIT}-invocations, 1 scheduled "
+        "actions) stays deregistered while the deployment goes on: once the endpoint is InService, `audit apply "
+        "--cleanup --yes` registers it again with its policies as read before the change")
+    assert scaling_state(fleet, SCALED_WAIT) == ([], [], [])  # AWS: the deregister deleted them
+
+    waiting = runner.invoke(app, ["apply", "--cleanup", "--yes"])
+    assert f"plan {plan_id} (interrupted): endpoint {SCALED_WAIT} is Updating: its scalable target" in waiting.stdout
+    assert scaling_state(fleet, SCALED_WAIT) == ([], [], [])
+    time.sleep(3.0)
+    done = runner.invoke(app, ["apply", "--cleanup", "--yes"])
+    assert done.exit_code == 0, done.output
+    assert f"plan {plan_id} (interrupted): the scalable target endpoint/{SCALED_WAIT}/variant/AllTraffic" in done.stdout
+    assert scaling_state(fleet, SCALED_WAIT) == before
+    again = runner.invoke(app, ["apply", "--cleanup"])
+    assert f"plan {plan_id}" not in again.stdout
 
 
 def test_a_failed_apply_names_its_leftovers_and_a_retry_reuses_them(
