@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import signal
 import threading
 import time
@@ -571,3 +572,38 @@ def test_the_rollback_alarms_of_a_verified_change_are_deleted_by_cleanup(
     assert record(fleet, plan_id).cleaned_at is not None
     again = runner.invoke(app, ["apply", "--cleanup", "--yes"])
     assert f"plan {plan_id}" not in again.stdout
+
+
+# --- docs/apply.md held to the code --------------------------------------------------------------
+
+
+def section(title: str) -> str:
+    text = (Path(__file__).parent.parent / "docs" / "apply.md").read_text()
+    return text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def first_column(table_text: str) -> list[str]:
+    rows = [line for line in table_text.splitlines() if line.startswith("| `")]
+    return [cell for line in rows for cell in re.findall(r"`([^`]+)`", line.split("|")[1])]
+
+
+def test_the_journal_statuses_the_docs_list_are_the_ones_apply_writes() -> None:
+    from auditor.act.journal import CALL_STATUSES
+
+    assert first_column(section("The journal")) == list(CALL_STATUSES)
+    source = (Path(__file__).parent.parent / "auditor" / "act" / "execute.py").read_text()
+    written = set(re.findall(r'self\.journal\.call\(call, "([a-z]+)"', source))
+    assert written == set(CALL_STATUSES)
+
+
+def test_the_calls_the_docs_say_are_checked_for_landing_are_the_ones_apply_checks() -> None:
+    from auditor.act.execute import LANDED_CHECKED
+
+    assert set(first_column(section("When a call fails"))) == {op for _, op in LANDED_CHECKED}
+
+
+def test_the_exit_statuses_the_docs_give_for_signals_are_the_clis() -> None:
+    from auditor.cli import EXIT_SIGINT, EXIT_SIGTERM
+
+    text = section("Interrupted")
+    assert f"The exit status is {EXIT_SIGINT} after SIGINT and {EXIT_SIGTERM} after SIGTERM" in " ".join(text.split())

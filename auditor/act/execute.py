@@ -46,6 +46,13 @@ from auditor.report.render import one_line
 
 _ERRORS = (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError)
 _SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
+# The calls whose error apply checks against what AWS shows (`Execution.landed`; docs/apply.md
+# "When a call fails" has one row each).
+LANDED_CHECKED = frozenset({
+    ("sagemaker", "UpdateEndpoint"), ("sagemaker", "CreateEndpointConfig"), ("sagemaker", "DeleteEndpoint"),
+    ("application-autoscaling", "DeregisterScalableTarget"), ("application-autoscaling", "RegisterScalableTarget"),
+    *READERS,
+})
 
 
 class Interrupt(Exception):

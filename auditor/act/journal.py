@@ -20,6 +20,8 @@ from auditor.history.store import AppliedChange, History
 from auditor.models import ApiCall
 
 IN_PROGRESS = "in-progress"
+# What became of a write call (docs/apply.md "The journal" lists each).
+CALL_STATUSES = ("made", "landed", "reused", "skipped", "failed")
 # The answer fields worth keeping per operation (the rest is noise or large).
 _KEPT = ("EndpointConfigArn", "EndpointArn", "PolicyARN", "ScalableTargetARN", "ScheduleArn", "DomainArn",
          "ClusterArn", "Failed", "Successful", "Alarms")
