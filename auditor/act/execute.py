@@ -331,7 +331,17 @@ class Execution:
     # --- after the outcome ------------------------------------------------------------------------
 
     def _deployment_going(self) -> bool:
-        return bool(self.journal.made("sagemaker", "UpdateEndpoint"))
+        """UpdateEndpoint was made and the endpoint is still deploying (or cannot be read: then it
+        may be). Nothing is registered again during a deployment."""
+        if not self.journal.made("sagemaker", "UpdateEndpoint"):
+            return False
+        from auditor.act.targets import EndpointTarget
+
+        try:
+            described = self.clients.client("sagemaker", self.region).describe_endpoint(EndpointName=self.plan.endpoint)
+        except _ERRORS:
+            return True
+        return str(described.get("EndpointStatus") or "") in EndpointTarget.in_progress
 
     def _interrupted(self, signal_name: str, calls: tuple[ApiCall, ...]) -> str:
         made = self.journal.calls
@@ -346,8 +356,8 @@ class Execution:
         notes: list[str] = []
         deregistered = self.snapshot is not None and bool(
             self.journal.made("application-autoscaling", "DeregisterScalableTarget"))
+        going = outcome != "applied" and self._deployment_going()
         if deregistered and self.snapshot is not None:
-            going = outcome in ("interrupted", "timed-out") and self._deployment_going()
             if outcome == "applied":
                 pass
             elif going:
@@ -365,7 +375,8 @@ class Execution:
                 notes.append(f"rollback alarms {', '.join(names)} deleted" if problem is None else
                              f"the rollback alarms could not be deleted ({problem}): "
                              f"aws cloudwatch delete-alarms --alarm-names {' '.join(names)} --region {self.region}")
-        if outcome != "applied" and not (outcome in ("interrupted", "timed-out") and self._deployment_going()):
+        deployed = bool(self.journal.made("sagemaker", "UpdateEndpoint")) and outcome != "rolled-back"
+        if outcome != "applied" and not deployed:  # a config (and alarms) a deployment runs on is no leftover
             left = leftovers_text(self.plan, self.journal.calls, deleted_alarms=outcome == "rolled-back")
             if left:
                 notes.append(left)
