@@ -98,14 +98,15 @@ class Cleanable:
 
 
 def pending_scaling(change: AppliedChange) -> ScalingSnapshot | None:
-    """The target an unfinished apply deregistered and has not registered again, as it read it."""
-    if change.outcome not in _UNFINISHED:
-        return None
+    """The target an apply deregistered and has not registered again, as it read it: an unfinished
+    apply's (the deployment went on without it), or any whose own restore failed."""
     if not made_params(change, "application-autoscaling", "DeregisterScalableTarget"):
         return None
-    if made_params(change, "application-autoscaling", "RegisterScalableTarget"):
-        return None
-    if any(s.get("step") == "restore" and not s.get("error") for s in change.steps):
+    restores = [s for s in change.steps if s.get("step") == "restore"]
+    if restores:
+        if not restores[-1].get("error"):
+            return None
+    elif change.outcome not in _UNFINISHED or made_params(change, "application-autoscaling", "RegisterScalableTarget"):
         return None
     read = [s for s in change.steps if s.get("step") == "read" and isinstance(s.get("scaling"), dict)]
     return ScalingSnapshot.from_dict(read[-1]["scaling"]) if read else None

@@ -389,5 +389,6 @@ class Execution:
         if problem is None:
             return f"the scalable target {snapshot.describe()} was registered again as read before the change"
         return (f"the scalable target {snapshot.describe()} could not be registered again ({problem}): "
+                "`audit apply --cleanup --yes` tries again, or by hand: "
                 f"{by_hand(snapshot, self.region)}, then its policies as `audit history --applied --format json` "
                 "shows them")
