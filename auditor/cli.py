@@ -255,6 +255,8 @@ def run(
     # The history and the mail do not depend on the report file: a full disk still sends the mail.
     delivered = deliver_outcome(config, outcome, history=not no_history and history.usable, email=email,
                                 email_to_file=email_to_file, chat=chat)
+    if delivered.cleanup:
+        typer.echo(delivered.cleanup, err=True)
     if delivered.posted:
         typer.echo(f"summary posted to {', '.join(delivered.posted)}", err=True)
     for path in delivered.written:

@@ -33,6 +33,7 @@ from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
 from auditor.emulator.fleet import demo_fleet, seed_fleet
 from auditor.emulator.server import Emulator
 from auditor.history.store import AppliedChange, History
+from auditor.history.weekly import build_digest, iso_week
 from auditor.models import Plan
 from auditor.report.document import plan_to_dict
 from auditor.tasks.audit import deliver_outcome, execute_audit
@@ -264,6 +265,9 @@ def test_a_signal_during_the_wait_is_recorded_said_and_exits_as_a_stopped_proces
     outcome = execute_audit(fleet["config"])
     assert not deliver_outcome(fleet["config"], outcome).problems
     assert record(fleet, plan_id).verified_run_id is not None
+    with History(Path(fleet["config"].history.path)) as history:  # and the week's digest counts it
+        digest = build_digest(history, iso_week(utc_now()))
+    assert digest is not None and plan_id in {a.change.plan_id for a in digest.applied}
 
 
 def test_a_signal_during_a_write_call_is_acted_on_once_the_call_returned(
@@ -539,6 +543,7 @@ def test_a_rollback_deletes_the_rollback_alarms_the_apply_made(
     assert line.startswith(f"error: plan {plan_id} rolled back: endpoint se-rollback is InService on ")
     assert f"; rollback alarms {alarm} deleted; left behind: endpoint config se-rollback-{plan_id} (" in line
     assert alarms_named(fleet, alarm) == []
+    assert record(fleet, plan_id).cleaned_at is not None  # nothing left for `audit apply --cleanup`
 
 
 def test_the_rollback_alarms_of_a_verified_change_are_deleted_by_cleanup(
@@ -558,8 +563,12 @@ def test_the_rollback_alarms_of_a_verified_change_are_deleted_by_cleanup(
     assert f"plan {plan_id}" not in nothing.stdout  # not verified yet: the alarm still guards
 
     outcome = execute_audit(fleet["config"])
-    assert not deliver_outcome(fleet["config"], outcome).problems
+    delivered = deliver_outcome(fleet["config"], outcome)
+    assert not delivered.problems
     assert record(fleet, plan_id).verified_run_id is not None
+    # The run only reads: it says what the cleanup would do.
+    assert delivered.cleanup is not None and delivered.cleanup.endswith(
+        " of verified or rolled-back changes can be deleted: audit apply --cleanup --yes")
     dry = runner.invoke(app, ["apply", "--cleanup"])
     assert dry.exit_code == 0, dry.output
     assert f"plan {plan_id} (verified by run " in dry.stdout and f"would delete rollback alarms {alarm}" in dry.stdout

@@ -221,10 +221,10 @@ class Execution:
         self.flag.check()  # a signal during the call is acted on now that it is journaled
 
     def _with_source_tags(self, call: ApiCall) -> ApiCall:
-        """A copy of the endpoint config (CreateEndpointConfig without Tags: the audit does not read a
-        config's tags) gets the tags of the config it copies, read now; AWS's own `aws:` tags cannot
-        be set and are left out."""
-        if (call.service, call.operation) != ("sagemaker", "CreateEndpointConfig") or "Tags" in call.params:
+        """A copy of the endpoint config gets the tags of the config it copies, read now (the audit
+        does not read a config's tags), besides the plan's own (`auditor:plan`), which win; AWS's
+        own `aws:` tags cannot be set and are left out."""
+        if (call.service, call.operation) != ("sagemaker", "CreateEndpointConfig") or not self.plan.audited_config:
             return call
         from auditor.act.apply import _tags
 
@@ -235,8 +235,11 @@ class Execution:
             raise ApplyFailed(f"plan {self.plan.id}: "
                               f"{describe_client_error(exc, 'sagemaker', 'DescribeEndpointConfig', self.region)}; "
                               f"{len(self.journal.calls)} of {len(self.calls)} calls made before it") from None
-        tags = settable_tags(_tags(api, str(source["EndpointConfigArn"]), self.region))
-        return replace(call, params={**call.params, "Tags": tags}) if tags else call
+        own = [t for t in call.params.get("Tags") or [] if isinstance(t, dict)]
+        keys = {t.get("Key") for t in own}
+        copied = [t for t in settable_tags(_tags(api, str(source["EndpointConfigArn"]), self.region))
+                  if t["Key"] not in keys]
+        return replace(call, params={**call.params, "Tags": [*own, *copied]}) if copied else call
 
     def _reused(self, call: ApiCall) -> bool:
         """AWS refuses CreateEndpointConfig for a name that exists: a retry of this plan finds the
@@ -372,6 +375,8 @@ class Execution:
             if names:
                 problem = delete_alarms(self.clients, self.region, names)
                 self.journal.record({"step": "cleanup", "alarms": names, "error": problem})
+                if problem is None:
+                    self.journal.history.mark_cleaned(self.journal.id, self.journal.now())
                 notes.append(f"rollback alarms {', '.join(names)} deleted" if problem is None else
                              f"the rollback alarms could not be deleted ({problem}): "
                              f"aws cloudwatch delete-alarms --alarm-names {' '.join(names)} --region {self.region}")
