@@ -41,7 +41,7 @@ from conftest import seeded_emulator, utc_now
 
 APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
 SCENARIOS = ("se-sigint", "se-sigterm", "se-killed", "se-scaled", "se-retry", "se-rollback", "se-verified", "se-500",
-             "se-outage", "se-mid-call", "se-landed", "se-scaled-wait")
+             "se-outage", "se-mid-call", "se-landed", "se-scaled-wait", "se-no-journal")
 SCALED = "se-scaled"
 SCALED_WAIT = "se-scaled-wait"
 RESOURCE = f"endpoint/{SCALED}/variant/AllTraffic"
@@ -202,6 +202,51 @@ def needs_faults() -> Any:
     if getattr(Emulator, "faults", None) is None:
         pytest.skip("the emulator's fault injection (branch emu) is not merged yet")
     return Emulator.faults
+
+
+# --- the journal ---------------------------------------------------------------------------------
+
+
+def test_a_change_that_cannot_be_journaled_is_not_made_and_one_whose_journal_breaks_stops(
+        fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
+    """The history refuses the journal's row (a trigger stands in for a full disk): apply refuses,
+    nothing is made. It accepts the row but not its updates: apply stops after the first call and
+    the error line names the call it made."""
+    import sqlite3
+
+    plan_id = plan_of(fleet, "se-no-journal")
+    path = fleet["config"].history.path
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TRIGGER no_journal BEFORE INSERT ON applied BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    try:
+        refused = runner.invoke(app, ["apply", plan_id, "--yes"])
+    finally:
+        with sqlite3.connect(path) as db:
+            db.execute("DROP TRIGGER no_journal")
+    assert refused.exit_code == 1, refused.output
+    (line,) = error_lines(refused)
+    assert line.endswith("disk full: the apply journal cannot be written, so nothing was changed"), line
+    configs = {c["EndpointConfigName"] for c in fleet["sagemaker"].list_endpoint_configs()["EndpointConfigs"]}
+    assert f"se-no-journal-{plan_id}" not in configs
+
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TRIGGER no_update BEFORE UPDATE ON applied BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    try:
+        broken = runner.invoke(app, ["apply", plan_id, "--yes"])
+    finally:
+        with sqlite3.connect(path) as db:
+            db.execute("DROP TRIGGER no_update")
+    assert broken.exit_code == 1, broken.output
+    (line,) = error_lines(broken)
+    cannot = f"cannot write the apply journal to the history database {path}: disk full"
+    config_name = f"se-no-journal-{plan_id}"
+    assert line == (f"error: plan {plan_id}: {cannot}: stopped; calls made: CreateEndpointConfig; left behind: "
+                    f"endpoint config {config_name} (aws sagemaker delete-endpoint-config --endpoint-config-name "
+                    f"{config_name} --region us-east-1); a retry of plan {plan_id} reuses it; the apply journal could "
+                    f"not be finished ({cannot}): calls made: CreateEndpointConfig")
+    assert fleet["sagemaker"].describe_endpoint(EndpointName="se-no-journal")["EndpointConfigName"] == \
+        "se-no-journal-config"
+    assert record(fleet, plan_id).outcome == "in-progress"  # what the history could keep
 
 
 # --- interrupted ---------------------------------------------------------------------------------

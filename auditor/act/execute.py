@@ -175,7 +175,11 @@ class Execution:
             outcome, message = "failed", (f"plan {self.plan.id}: {exc}: stopped; calls made: "
                                           f"{self._names(self.journal.calls) or 'none'}")
         message = self._after(outcome, message)
-        self.journal.finish(outcome, message)
+        try:
+            self.journal.finish(outcome, message)
+        except HistoryError as exc:  # said, not lost: the message is the record now
+            raise ApplyFailed(f"{message}; the apply journal could not be finished ({exc}): calls made: "
+                              f"{self._names(self.journal.calls) or 'none'}") from None
         return outcome, message
 
     @staticmethod
@@ -355,7 +359,8 @@ class Execution:
                 f"{f'; not made: {self._names(not_made)}' if not_made else ''}")
 
     def _after(self, outcome: str, message: str) -> str:
-        """Undo what can be undone, name what is left."""
+        """Undo what can be undone, name what is left (also when the journal cannot be written:
+        the undo is made all the same, and the message says it)."""
         notes: list[str] = []
         deregistered = self.snapshot is not None and bool(
             self.journal.made("application-autoscaling", "DeregisterScalableTarget"))

@@ -41,6 +41,7 @@ class Journal:
         self.now = now
         self.calls: list[ApiCall] = []
         self.steps: list[dict[str, Any]] = []
+        self.broken: AuditorError | None = None  # the journal write that failed
 
     @classmethod
     def begin(cls, history: History, plan: PlanToApply, caller: str, now: Callable[[], datetime]) -> Journal:
@@ -69,9 +70,17 @@ class Journal:
                      **detail})
 
     def record(self, step: dict[str, Any]) -> None:
+        """Append a step and write the row; once a write failed, the steps are kept here only (the
+        apply stops making calls, and `finish` tries the row once more)."""
         self.steps.append({**step, "at": self.now().isoformat()})
-        self.history.update_applied(self.id, calls=tuple(call_to_dict(c) for c in self.calls),
-                                    steps=tuple(self.steps), at=self.now())
+        if self.broken is not None and step.get("step") != "call":
+            return
+        try:
+            self.history.update_applied(self.id, calls=tuple(call_to_dict(c) for c in self.calls),
+                                        steps=tuple(self.steps), at=self.now())
+        except AuditorError as exc:
+            self.broken = exc
+            raise
 
     def finish(self, outcome: str, message: str) -> None:
         self.steps.append({"step": "outcome", "outcome": outcome, "at": self.now().isoformat()})
