@@ -661,3 +661,37 @@ def test_the_exit_statuses_the_docs_give_for_signals_are_the_clis() -> None:
 
     text = section("Interrupted")
     assert f"The exit status is {EXIT_SIGINT} after SIGINT and {EXIT_SIGTERM} after SIGTERM" in " ".join(text.split())
+
+
+def test_an_applied_row_from_before_the_journal_reads_as_it_did(tmp_path: Path) -> None:
+    """Migration 7 adds the journal's columns: a row written before reads with no steps, whether the
+    file is upgraded or (not as root) opened read-only as it is."""
+    import sqlite3
+
+    from auditor.history.store import JOURNAL_SCHEMA, MIGRATIONS
+
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as db:
+        for number, script in enumerate(MIGRATIONS[:JOURNAL_SCHEMA - 1], start=1):
+            db.executescript(script)
+            db.execute(f"PRAGMA user_version = {number}")
+        db.execute("INSERT INTO applied (plan_id, account_id, region, endpoint, variant, caller, calls, plan, "
+                   "started_at, finished_at, outcome, message, previous_config, new_config, monthly_savings_usd) "
+                   "VALUES ('p1', '123456789012', 'us-east-1', 'ep', 'AllTraffic', 'arn:caller', '[]', '{}', "
+                   "'2026-11-30T10:00:00+00:00', '2026-11-30T10:05:00+00:00', 'applied', 'plan p1 applied', "
+                   "'c1', 'c2', 10.0)")
+    if os.geteuid() != 0:  # root writes a read-only file all the same
+        path.chmod(0o444)
+        try:
+            with History(path, reading=True) as history:  # read-only, as it is
+                assert history.schema_version == JOURNAL_SCHEMA - 1
+                (old,) = history.applied()
+            assert (old.plan_id, old.outcome, old.steps, old.cleaned_at) == ("p1", "applied", (), None)
+        finally:
+            path.chmod(0o644)
+    with History(path) as history:  # upgraded
+        assert history.schema_version == len(MIGRATIONS)
+        (upgraded,) = history.applied()
+    assert (upgraded.plan_id, upgraded.outcome, upgraded.message, upgraded.new_config) == (
+        "p1", "applied", "plan p1 applied", "c2")
+    assert (upgraded.steps, upgraded.cleaned_at) == ((), None)
