@@ -231,6 +231,33 @@ def test_policies_and_scheduled_actions_need_a_registered_target(sagemaker: Any)
                                            "ScheduledScalingSuspended": False}
 
 
+def test_an_autoscaled_variant_changes_instance_type_only_once_deregistered(sagemaker: Any) -> None:
+    autoscaling = client("application-autoscaling")
+    register_with_policies(autoscaling)
+    config(sagemaker, "smaller", "ml.m5.xlarge", 3)
+    error = error_of(sagemaker.update_endpoint, EndpointName="ep", EndpointConfigName="smaller")
+    assert error["Code"] == "ValidationException"
+    assert error["Message"].startswith(f'The variant(s) "AllTraffic" of endpoint "{ENDPOINT_ARN}" are registered with '
+                                       "Application Auto Scaling")
+    config(sagemaker, "renamed", "ml.m5.4xlarge", 4, variant="Blue")  # dropping the registered variant
+    assert error_of(sagemaker.update_endpoint, EndpointName="ep", EndpointConfigName="renamed")["Code"] == \
+        "ValidationException"
+    assert sagemaker.describe_endpoint(EndpointName="ep")["EndpointStatus"] == "InService"
+    config(sagemaker, "same-type", "ml.m5.4xlarge", 2)  # another model or count on the same type is allowed
+    sagemaker.update_endpoint(EndpointName="ep", EndpointConfigName="same-type")
+    settled(sagemaker)
+    autoscaling.deregister_scalable_target(**TARGET)
+    sagemaker.update_endpoint(EndpointName="ep", EndpointConfigName="smaller")
+    assert settled(sagemaker)["EndpointConfigName"] == "smaller"
+
+
+def test_deleting_an_endpoint_deregisters_its_targets(sagemaker: Any) -> None:
+    autoscaling = client("application-autoscaling")
+    register_with_policies(autoscaling)
+    sagemaker.delete_endpoint(EndpointName="ep")
+    assert read_scaling(autoscaling) == ([], [], [])
+
+
 # -- faults ---------------------------------------------------------------------------------------
 
 def test_a_throttle_is_retried_by_botocore_and_the_calls_are_recorded_in_order(sagemaker: Any) -> None:
@@ -313,6 +340,8 @@ def test_each_service_answers_a_fault_in_its_own_protocol(aws: Emulator, service
         Emulator.faults.arm(service, operation, kind)
         error = error_of(lambda: call(api))
         assert (error["Code"], error["Status"]) == expected
+        if service != "application-autoscaling":  # JSON errors carry no fault type; query ones do
+            assert error["Type"] == ("Sender" if expected[1] < 500 else "Receiver")
     call(api)  # disarmed once taken
     assert Emulator.faults.calls() == [(service, operation)] * 3
 

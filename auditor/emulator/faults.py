@@ -75,10 +75,10 @@ _THROTTLE_BY_PROTOCOL = {
 }
 _THROTTLE_DEFAULT = ("ThrottlingException", 400, "Rate exceeded")  # JSON services: SageMaker, Auto Scaling
 _QUERY_COMPATIBLE = {"cloudwatch"}  # JSON/CBOR on the wire, but AWS's query error codes (awsQueryCompatible)
-_IAM_PREFIX = {"sesv2": "ses", "cloudwatch": "cloudwatch", "application-autoscaling": "application-autoscaling"}
+_IAM_PREFIX = {"sesv2": "ses"}  # IAM's service prefix where it is not boto3's client name
 
 
-@dataclass
+@dataclass  # not frozen: `fired` counts its turns as requests take them
 class Arm:
     """One armed fault; `fired` counts the requests it took."""
 
@@ -111,12 +111,15 @@ class Faults:
     def arm(self, service: str, operation: str, kind: Kind, times: int | None = 1, *, seconds: float = 5.0,
             then: Literal["answer", "drop"] = "answer", status: int = 500,
             for_seconds: float | None = None) -> Arm:
+        """Fail the next `times` requests for (service, operation) with `kind` (see the module's text)."""
         if kind not in KINDS:
             raise ValueError(f"unknown fault {kind!r}: one of {', '.join(KINDS)}")
         if times is not None and times < 1:
             raise ValueError("times must be at least 1 (or None: every matching request)")
         if times is None and for_seconds is None:
             raise ValueError("a fault for every request needs for_seconds (or disarm it with reset())")
+        if then not in ("answer", "drop"):
+            raise ValueError("then must be 'answer' or 'drop'")
         if status not in (500, 503):
             raise ValueError("status must be 500 or 503")
         if not 0 <= seconds <= HANG_LIMIT_SECONDS:
@@ -180,8 +183,11 @@ def _error_answer(response: Any, code: str, status: int, message: str) -> Any:
         _, headers, body = response.serialized(ActionResult(InjectedFault(code, message)))
     headers = {k: v for k, v in headers.items() if k.lower() != "status"}
     headers["status"] = str(status)
+    fault = "Sender" if status < 500 else "Receiver"  # moto marks every code its models lack as the sender's
     if "x-amzn-query-error" in headers:
-        headers["x-amzn-query-error"] = f"{code};{'Sender' if status < 500 else 'Receiver'}"
+        headers["x-amzn-query-error"] = f"{code};{fault}"
+    if isinstance(body, str):
+        body = body.replace("<Type>Sender</Type>", f"<Type>{fault}</Type>")
     headers, body = response._enrich_response(headers, body)
     return status, headers, body
 
@@ -248,7 +254,7 @@ def _drop(response: Any) -> None:
 
 def _faulting(original: Any) -> Any:
     def call_action(self: Any) -> Any:
-        service, operation = self.boto3_service_name, self._get_action()
+        service, operation = self.boto3_service_name, self._get_action() or ""
         armed, released = FAULTS._take(service, operation)
         if armed is None:
             return original(self)

@@ -9,6 +9,12 @@ runs end to end in the demo and the tests.
   (`fail_instance_types`) turns RollingBack, then InService on the OLD config with FailureReason
   set: what SageMaker shows after an automatic rollback.
 
+- An update that changes the instance type of a variant registered with Application Auto Scaling,
+  or drops such a variant, fails (ValidationException; AWS's guide "Update endpoints that use auto
+  scaling" says the call fails, not with which words: the message here is the emulator's). Changing
+  only its model or count is allowed.
+- DeleteEndpoint deregisters the endpoint's scalable targets (and so their policies), as AWS does
+  for a caller who may.
 - `RetainAllVariantProperties=True` keeps each variant's live DesiredInstanceCount and weight (for
   variants of the same name), as SageMaker does; otherwise the new config's counts apply.
 - UpdateEndpointWeightsAndCapacities (moto's changes the counts at once and never refuses): needs an
@@ -82,6 +88,7 @@ def _update_endpoint(self: Any, endpoint_name: str, endpoint_config_name: str,
         if config is None:
             arn = FakeEndpointConfig.arn_formatter(endpoint_config_name, self.account_id, self.region_name)
             raise ValidationError(message=f"Could not find endpoint configuration '{arn}'.")
+        _refuse_autoscaled_type_change(self, endpoint, config)
         now = utcnow()
         variants = config.production_variants or []
         endpoint.endpoint_status = "Updating"
@@ -105,6 +112,46 @@ def _update_endpoint(self: Any, endpoint_name: str, endpoint_config_name: str,
                                              time.monotonic() + BEHAVIOUR.seconds,
                                              retain_variant_properties=retain_all_variant_properties)
         return str(endpoint.arn)
+
+
+VARIANT_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
+
+
+def _scalable_variants(backend: Any, endpoint_name: str) -> list[tuple[str, str]]:
+    """(variant name, resource id) of this endpoint's variants registered with Application Auto Scaling."""
+    from moto.applicationautoscaling.models import applicationautoscaling_backends
+
+    scaling = applicationautoscaling_backends[backend.account_id][backend.region_name]
+    prefix = f"endpoint/{endpoint_name}/variant/"
+    return [(resource_id[len(prefix):], resource_id)
+            for resource_id, target in scaling.targets.get(VARIANT_DIMENSION, {}).items()
+            if resource_id.startswith(prefix) and target.service_namespace == "sagemaker"]
+
+
+def _refuse_autoscaled_type_change(backend: Any, endpoint: Any, config: Any) -> None:
+    current = backend.endpoint_configs.get(endpoint.endpoint_config_name)
+    if current is None:
+        return  # the live config was deleted: its instance types are unknown here
+    old = {v["VariantName"]: v.get("InstanceType") for v in current.production_variants or []}
+    new = {v["VariantName"]: v.get("InstanceType") for v in config.production_variants or []}
+    changed = [name for name, _ in _scalable_variants(backend, endpoint.endpoint_name)
+               if name in old and new.get(name, "") != old[name]]
+    if changed:
+        raise ValidationError(message=(
+            f'The variant(s) "{", ".join(sorted(changed))}" of endpoint "{endpoint.arn}" are registered with '
+            "Application Auto Scaling: deregister them (DeregisterScalableTarget) before changing their instance "
+            "type or removing them."))
+
+
+def _deregistering_delete(original: Any) -> Any:
+    def delete_endpoint(self: Any, endpoint_name: str) -> None:
+        original(self, endpoint_name)
+        from moto.applicationautoscaling.models import applicationautoscaling_backends
+
+        scaling = applicationautoscaling_backends[self.account_id][self.region_name]
+        for _, resource_id in _scalable_variants(self, endpoint_name):
+            scaling.deregister_scalable_target("sagemaker", resource_id, VARIANT_DIMENSION)
+    return delete_endpoint
 
 
 def _update_endpoint_weights_and_capacities(self: Any, endpoint_name: str,
@@ -226,6 +273,8 @@ def install_update_endpoint() -> None:
         if _INSTALLED:
             return
         SageMakerModelBackend.update_endpoint = _update_endpoint  # type: ignore[attr-defined]
+        SageMakerModelBackend.delete_endpoint = _deregistering_delete(  # type: ignore[method-assign]
+            SageMakerModelBackend.delete_endpoint)
         SageMakerModelBackend.update_endpoint_weights_and_capacities = (  # type: ignore[method-assign]
             _update_endpoint_weights_and_capacities)
         SageMakerModelBackend.describe_endpoint = _settling(  # type: ignore[method-assign]
