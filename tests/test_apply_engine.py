@@ -567,6 +567,12 @@ def test_a_failed_apply_names_its_leftovers_and_a_retry_reuses_them(
     assert retry.exit_code == 0, retry.output
     assert statuses(record(fleet, plan_id)) == [("CreateEndpointConfig", "reused"), ("PutMetricAlarm", "made"),
                                                 ("UpdateEndpoint", "made")]
+    # The next run verifies the retry; the failed attempt before it is not counted a second time.
+    outcome = execute_audit(fleet["config"])
+    assert not deliver_outcome(fleet["config"], outcome).problems
+    with History(Path(fleet["config"].history.path)) as history:
+        attempts = [r for r in history.applied() if r.plan_id == plan_id]
+    assert [(r.outcome, r.verified_run_id is not None) for r in attempts] == [("applied", True), ("failed", False)]
 
 
 # --- rollback alarms cleaned up ------------------------------------------------------------------

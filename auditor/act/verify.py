@@ -79,14 +79,17 @@ def verify_applied(history: History, report: AuditReport, run_id: int, at: datet
     """Mark each unverified applied change the run sees done; returns them."""
     evidence = evidence_of(report)
     verified = []
-    latest: dict[Key, datetime] = {}
+    latest: dict[Key, datetime] = {}  # the last apply on each resource that made a call
     for change in history.applied():
+        if not change.calls:
+            continue
         key = (change.account_id, change.region, change.endpoint)
         latest[key] = max(latest.get(key, change.started_at), change.started_at)
     for change in history.applied(unverified=True):
         if change.outcome not in VERIFIABLE:
             continue
-        superseded = latest[(change.account_id, change.region, change.endpoint)] > change.started_at
+        superseded = latest.get((change.account_id, change.region, change.endpoint), change.started_at) > \
+            change.started_at
         if change.outcome in _UNSURE and superseded:
             continue
         done = VERIFIERS.get(str(change.plan.get("resource_type")))
