@@ -204,6 +204,15 @@ def needs_faults() -> Any:
     return Emulator.faults
 
 
+def test_apply_without_a_plan_id_or_with_both_says_so_on_one_line(fleet: dict[str, Any]) -> None:
+    alone = runner.invoke(app, ["apply"])
+    assert alone.exit_code == 1
+    assert error_lines(alone) == ["error: audit apply needs a plan id (audit plans lists them), or --cleanup"]
+    both = runner.invoke(app, ["apply", "p-x", "--cleanup"])
+    assert both.exit_code == 1
+    assert error_lines(both) == ["error: audit apply --cleanup takes no plan id"]
+
+
 # --- the journal ---------------------------------------------------------------------------------
 
 

@@ -174,7 +174,7 @@ class Execution:
         except HistoryError as exc:  # the journal could not be written: no further call is made
             outcome, message = "failed", (f"plan {self.plan.id}: {exc}: stopped; calls made: "
                                           f"{self._names(self.journal.calls) or 'none'}")
-        message = self._after(outcome, message)
+        message = one_line(self._after(outcome, message))  # names from the plan and AWS: never a second line
         try:
             self.journal.finish(outcome, message)
         except HistoryError as exc:  # said, not lost: the message is the record now
