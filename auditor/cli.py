@@ -255,6 +255,8 @@ def run(
     # The history and the mail do not depend on the report file: a full disk still sends the mail.
     delivered = deliver_outcome(config, outcome, history=not no_history and history.usable, email=email,
                                 email_to_file=email_to_file, chat=chat)
+    if delivered.cleanup:
+        typer.echo(delivered.cleanup, err=True)
     if delivered.posted:
         typer.echo(f"summary posted to {', '.join(delivered.posted)}", err=True)
     for path in delivered.written:
@@ -347,7 +349,8 @@ def _print_applied(changes: list[AppliedChange], output_format: HistoryFormat) -
              "previous_config": c.previous_config, "new_config": c.new_config,
              "monthly_savings_usd": c.monthly_savings_usd, "calls": list(c.calls),
              "verified_run_id": c.verified_run_id,
-             "verified_at": c.verified_at.isoformat() if c.verified_at else None}
+             "verified_at": c.verified_at.isoformat() if c.verified_at else None, "steps": list(c.steps),
+             "cleaned_at": c.cleaned_at.isoformat() if c.cleaned_at else None}
             for c in changes
         ], indent=2))
         return
@@ -365,28 +368,46 @@ def _print_applied(changes: list[AppliedChange], output_format: HistoryFormat) -
 
 @app.command("apply")
 def apply_command(
-    plan_id: Annotated[str, typer.Argument(help="The plan's id (audit plans lists them).")],
+    plan_id: Annotated[str | None, typer.Argument(help="The plan's id (audit plans lists them).")] = None,
     config_path: ConfigOption = None,
     yes: Annotated[bool, typer.Option(
         "--yes", help="Make the calls. Without it: a dry run that prints them and the guards' verdict.")] = False,
     option: Annotated[int, typer.Option(
         "--option", min=0, help="Apply the plan's Nth alternative (1 = the first in its `alternatives`) instead of "
                                 "its proposed option (0).")] = 0,
+    cleanup: Annotated[bool, typer.Option(
+        "--cleanup", help="Instead of a plan: delete the rollback alarms of verified (or rolled back) changes and "
+                          "register again the scalable targets an interrupted apply left deregistered; a dry run "
+                          "unless --yes.")] = False,
 ) -> None:
     """Apply one stored plan to its resource, guarded ([apply]); a dry run unless --yes."""
-    from auditor.act.apply import apply_plan, dry_run_lines
-    from auditor.act.plan import load_plan
+    from auditor.act.apply import apply_plan, cleanup_lines, dry_run_lines
+    from auditor.act.plan import ApplyInterrupted, load_plan
 
     secrets: list[str] = []
     try:
         config = load_config(config_path)
         secrets = secret_values(config)
+        if cleanup:
+            if plan_id is not None:
+                raise ConfigError("audit apply --cleanup takes no plan id")
+            for line in cleanup_lines(config, yes=yes):
+                typer.echo(line)
+            return
+        if plan_id is None:
+            raise ConfigError("audit apply needs a plan id (audit plans lists them), or --cleanup")
         plan = load_plan(config, plan_id)
         for line in dry_run_lines(plan, option):
             typer.echo(line)
         result = apply_plan(config, plan, yes=yes, option=option)
+    except ApplyInterrupted as exc:
+        # Stopped by a signal: the journal says what was made; exit as a stopped process does.
+        typer.echo(f"error: {scrub(str(exc), secrets)}", err=True)
+        raise typer.Exit(EXIT_SIGTERM if exc.signal_name == "SIGTERM" else EXIT_SIGINT) from None
     except AuditorError as exc:
         raise fail(*problem_lines(exc), secrets=secrets) from None
+    for note in result.notes:
+        typer.echo(note, err=True)
     typer.echo(result.message)
 
 

@@ -176,6 +176,10 @@ def _commands() -> dict[tuple[str, ...], set[str]]:
 COMMANDS = _commands()
 BENCH_FLAGS = set(re.findall(r"\"(--[a-z-]+)\"", "".join(p.read_text() for p in (ROOT / "bench").glob("*.py"))))
 OTHER_TOOLS = {"--strict", "--help"}  # mkdocs build --strict; every command's --help
+# The AWS CLI commands apply prints to remove what a failed apply left (auditor.act): their options.
+OTHER_TOOLS |= {flag for module in ("cleanup", "execute", "restore")
+                for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*",
+                                       (ROOT / "auditor" / "act" / f"{module}.py").read_text())}
 
 
 def _snippets(text: str) -> list[str]:
@@ -448,6 +452,7 @@ NOT_MEASURED = {
                                     ['"ApproximateAgeOfOldestRequest": 60.0']),
     '("rose from 12 s to 448 s")': ("auditor/analyse/rules/rising_queue_latency.py", ["rose from"]),
     "an allowance of 40 minutes": ("auditor/config.py", ["PROVISIONING_ALLOWANCE_SECONDS = 2400"]),
+    "in-progress in the last 10 minutes": ("auditor/act/cleanup.py", ["RUNNING_APPLY = timedelta(minutes=10)"]),
 }
 
 

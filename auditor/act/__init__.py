@@ -2,9 +2,11 @@
 
 Everything else in the auditor only reads. Here a stored plan's change (ApiCalls, in order) is made
 with apply's own credentials ([apply] profile or role_arn, deploy/iam-apply-policy.json), after
-every guard (auditor.act.guards) has passed; the endpoint is watched until it is InService again on
-the new config (or rolled back), and who applied what and when is recorded in the history. The next
-audit run checks that the endpoint now has the new shape (auditor.act.verify).
+every guard (auditor.act.guards) has passed, journaled before the first call and after each
+(auditor.act.journal, auditor.act.execute); the endpoint is watched until it is InService again on
+the new config (or rolled back); what a failure removed is put back (auditor.act.restore) and what it
+left is named or cleaned up (auditor.act.cleanup). The next audit run checks that the endpoint now
+has the new shape (auditor.act.verify).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ APPLY_OPERATIONS: frozenset[tuple[str, str]] = frozenset({
     ("application-autoscaling", "PutScalingPolicy"),
     ("application-autoscaling", "PutScheduledAction"),  # off-hours for inference components
     ("cloudwatch", "PutMetricAlarm"),
-    ("cloudwatch", "DeleteAlarms"),  # its own rollback alarms, once the change is verified or rolled back
+    ("cloudwatch", "DeleteAlarms"),  # only the rollback alarms an apply made (auditor.act.cleanup)
     ("scheduler", "CreateSchedule"),  # off-hours for a single-model endpoint
     ("sagemaker", "StopNotebookInstance"),  # a notebook left running (its volume is kept)
     ("sagemaker", "DeleteApp"),  # an idle Studio app (the space's storage is kept)

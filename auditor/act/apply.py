@@ -14,24 +14,24 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import botocore.exceptions
-from botocore import xform_name
 
+from auditor.act.cleanup import clean, to_clean
 from auditor.act.evidence import evidence_refusal
+from auditor.act.execute import Execution, StopFlag, stop_on_signals
 from auditor.act.guards import account_refusal, credentials_refusal, plan_refusal, resource_refusal
-from auditor.act.plan import ApplyFailed, ApplyRefused, PlanToApply, call_to_dict, parse_plan
-from auditor.act.readback import missing_after
+from auditor.act.journal import Journal
+from auditor.act.plan import ApplyFailed, ApplyInterrupted, ApplyRefused, PlanToApply, parse_plan
 from auditor.act.targets import TARGETS, plan_noun
 from auditor.collect.session import AwsClients, client_config, describe_client_error
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError
-from auditor.history.store import AppliedChange, History
+from auditor.history.store import History
 from auditor.models import ApiCall
-from auditor.recommend.change import settable_tags
 from auditor.report.render import one_line
 
 
@@ -41,6 +41,7 @@ class ApplyResult:
     outcome: str  # would-apply (dry run, guards pass) | applied
     message: str
     caller: str | None = None
+    notes: tuple[str, ...] = ()  # what the cleanup before the change did (auditor.act.cleanup)
 
 
 def dry_run_lines(plan_json: dict[str, Any], option: int = 0) -> list[str]:
@@ -116,33 +117,65 @@ def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, opt
                                                    "(--yes makes the calls)", caller_arn)
     from auditor.tasks.audit import history_path
 
-    try:  # opened first: a change that cannot be recorded is not made
+    try:  # opened first: a change that cannot be journaled is not made
         history = History(history_path(config))
     except AuditorError as exc:
         raise ApplyRefused(f"{exc}: nothing was changed") from None
     with history:
-        started = now()
-        made: list[ApiCall] = []
-        answers: list[dict[str, Any]] = []
-        try:
-            for planned in plan.change.calls if plan.change else ():
-                call = _with_source_tags(sagemaker, planned, plan, region)
-                answers.append(_make(clients, region, call, made, plan))
-                made.append(call)
-            outcome, message = target.settle(clients, plan, answers, config.apply.wait_minutes, sleep, clock)
-            missing = missing_after(clients, region, made) if outcome == "applied" else None
-            if missing:
-                outcome, message = "failed", f"plan {plan.id}: {missing}"
-        except ApplyFailed as exc:
-            outcome, message = "failed", str(exc)
-        history.record_applied(AppliedChange(
-            plan_id=plan.id, account_id=plan.account_id, region=region, endpoint=plan.endpoint, variant=plan.variant,
-            caller=caller_arn, calls=tuple(call_to_dict(c) for c in made), plan=plan.raw, started_at=started,
-            finished_at=now(), outcome=outcome, message=message, previous_config=plan.audited_config,
-            new_config=plan.target_config, monthly_savings_usd=plan.monthly_savings_usd))
+        notes = tuple(_cleanup_first(history, clients, plan, caller_account, now))
+        flag = StopFlag()
+        with stop_on_signals(flag):
+            journal = Journal.begin(history, plan, caller_arn, now)
+            outcome, message = Execution(clients, plan, target, journal, config.apply.wait_minutes, sleep, clock,
+                                         flag).run()
+    if outcome == "interrupted":
+        raise ApplyInterrupted(message, flag.signal_name or "SIGINT")
     if outcome != "applied":
         raise ApplyFailed(message)
-    return ApplyResult(plan.id, outcome, message, caller_arn)
+    return ApplyResult(plan.id, outcome, message, caller_arn, notes)
+
+
+def cleanup_lines(config: AuditConfig, *, yes: bool, now: Callable[[], datetime] = lambda: datetime.now(UTC),
+                  clients: AwsClients | None = None) -> list[str]:
+    """`audit apply --cleanup`: what the journal says apply left to clean (auditor.act.cleanup), in
+    the account apply's credentials act in; deleted and registered with `yes`, else listed."""
+    from auditor.tasks.audit import history_path
+
+    path = history_path(config)
+    if not path.exists():
+        raise ApplyRefused(f"no history database at {path} (history.path): nothing was applied")
+    sessions: dict[str, AwsClients] = {}
+
+    def clients_for(region: str) -> AwsClients:
+        if region not in sessions:
+            sessions[region] = clients or apply_clients(config, region)
+        return sessions[region]
+
+    with History(path) as history:
+        pending = to_clean(history, now())
+        accounts = {c.change.account_id for c in pending}
+        lines: list[str] = []
+        for region in sorted({c.change.region for c in pending}):
+            _, account = _whoami(clients_for(region), region)
+            mine = [c for c in pending if c.change.region == region and c.change.account_id == account]
+            lines += [f"{region}: skipped {len(accounts - {account})} other account(s): apply's credentials act in "
+                      f"{account}"] if accounts - {account} else []
+            lines += clean(history, clients_for, mine, yes=yes, now=now)
+    if not lines:
+        return ["nothing to clean up"]
+    return lines if yes else [*lines, "nothing was changed (--yes does it)"]
+
+
+def _cleanup_first(history: History, clients: AwsClients, plan: PlanToApply, account: str,
+                   now: Callable[[], datetime]) -> list[str]:
+    """Before the change, with apply's credentials: the rollback alarms of verified changes in the
+    plan's region deleted, targets an unfinished apply left deregistered registered again
+    (auditor.act.cleanup). What it cannot do is said, and the apply goes on."""
+    try:
+        items = to_clean(history, now(), account_id=account, region=plan.region)
+        return clean(history, lambda _region: clients, items, yes=True, now=now)
+    except AuditorError as exc:
+        return [f"cleanup: {exc}"]
 
 
 def _whoami(clients: AwsClients, region: str) -> tuple[str, str]:
@@ -161,36 +194,6 @@ def _tags(endpoint_api: Any, arn: str, region: str) -> dict[str, str]:
         return {t["Key"]: t["Value"] for page in pages for t in page.get("Tags", [])}
     except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
         raise ApplyRefused(describe_client_error(exc, "sagemaker", "ListTags", region)) from None
-
-
-def _with_source_tags(endpoint_api: Any, call: ApiCall, plan: PlanToApply, region: str) -> ApiCall:
-    """A copy of the endpoint config (CreateEndpointConfig without Tags: the audit does not read a
-    config's tags, one ListTags a config would be most of a cold run's calls) gets the tags of the
-    config it copies, read now; AWS's own `aws:` tags cannot be set and are left out."""
-    if (call.service, call.operation) != ("sagemaker", "CreateEndpointConfig") or "Tags" in call.params:
-        return call
-    try:
-        source = endpoint_api.describe_endpoint_config(EndpointConfigName=plan.audited_config)
-    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
-        raise ApplyFailed(f"{describe_client_error(exc, 'sagemaker', 'DescribeEndpointConfig', region)}: "
-                          "nothing was changed") from None
-    tags = settable_tags(_tags(endpoint_api, str(source["EndpointConfigArn"]), region))
-    return replace(call, params={**call.params, "Tags": tags}) if tags else call
-
-
-def _make(clients: AwsClients, region: str, call: ApiCall, made: list[ApiCall],
-          plan: PlanToApply) -> dict[str, Any]:
-    """One call of the change, as botocore takes it, and its answer; ApplyFailed naming it and what
-    was made before."""
-    api = clients.client(call.service, region)
-    try:
-        if (call.service, call.operation) == ("sagemaker", "UpdateEndpoint"):
-            _check_rollback_alarms(clients, region, call)
-        return dict(getattr(api, xform_name(call.operation))(**call.params))
-    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
-        done = f"{len(made)} of {len(plan.change.calls) if plan.change else 0} calls made before it"
-        raise ApplyFailed(f"plan {plan.id}: {describe_client_error(exc, call.service, call.operation, region)}; "
-                          f"{done}") from None
 
 
 def _rollback_alarm_names(call: ApiCall) -> list[str]:

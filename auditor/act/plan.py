@@ -21,6 +21,14 @@ class ApplyFailed(AuditorError):
     """A call failed, the deployment rolled back, or the wait ran out: one line naming what."""
 
 
+class ApplyInterrupted(ApplyFailed):
+    """SIGINT or SIGTERM ended the apply: one line with the calls made and what AWS still does."""
+
+    def __init__(self, message: str, signal_name: str) -> None:
+        super().__init__(message)
+        self.signal_name = signal_name
+
+
 @dataclass(frozen=True)
 class PlanToApply:
     id: str

@@ -31,7 +31,7 @@ import botocore.exceptions
 
 from auditor.act.binding import named_components, observed_refusal
 from auditor.act.plan import ApplyFailed, ApplyRefused, PlanToApply
-from auditor.collect.session import AwsClients, describe_client_error
+from auditor.collect.session import THROTTLING_CODES, AwsClients, describe_client_error
 from auditor.discover.studio import IDLE_SETTING_APPS, idle_minutes
 from auditor.recommend.change import SCALABLE_DIMENSION
 from auditor.report.render import one_line
@@ -86,6 +86,14 @@ class Target(ABC):
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
         """Why the resource is not as the audit saw it (one line), or None."""
 
+    def doing(self, clients: AwsClients, plan: PlanToApply) -> str:
+        """What the resource is doing now, one clause (said when an apply stops before its end)."""
+        try:
+            observed = self.observe(clients, plan)
+        except ApplyRefused as exc:
+            return f"its state could not be read ({exc})"
+        return f"{plan_noun(plan)} is {one_line(observed.status)}"
+
     @abstractmethod
     def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
                sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
@@ -113,37 +121,70 @@ def plan_noun(plan: PlanToApply) -> str:
     return f"{target.noun if target else one_line(plan.resource_type)} {one_line(plan.endpoint)}"
 
 
+def transient(exc: Exception) -> bool:
+    """An answer that says nothing about the resource: throttling, a 5xx, a connection that failed
+    or a read that timed out (botocore retried it already). A wait keeps polling through it."""
+    if isinstance(exc, botocore.exceptions.ClientError):
+        error = exc.response.get("Error", {})
+        status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+        return str(error.get("Code", "")) in THROTTLING_CODES or status == 429 or status >= 500
+    return isinstance(exc, botocore.exceptions.HTTPClientError)
+
+
 def poll(plan: PlanToApply, waiting: Waiting, wait_minutes: float, sleep: Callable[[float], None],
          clock: Callable[[], float], wait_source: str = "[apply] wait_minutes"
          ) -> tuple[str, str, dict[str, Any] | None]:
     """Read the status (0.5 s, doubling to 30 s) until it leaves `in_progress` or the deadline:
     (outcome, message, last answer). `wait_source`: where `wait_minutes` came from, as said when it
-    runs out."""
+    runs out. A read that fails transiently (throttled, 5xx, no connection) is no outcome: the wait
+    goes on to the deadline, and the message names each outage in one clause."""
     who = plan_noun(plan)
     deadline = clock() + wait_minutes * 60
     delay = FIRST_POLL_SECONDS
+    outages: list[str] = []
+    outage: tuple[float, str] | None = None  # since when, and the first problem
+
+    def said(message: str) -> str:
+        if outage is not None:
+            outages.append(f"{waiting.operation} did not answer for {clock() - outage[0]:.0f} s ({outage[1]})")
+        return message + "".join(f"; {line}; kept waiting" for line in outages)
+
     while True:
+        answer: dict[str, Any] | None
         try:
             answer = waiting.read()
         except _ERRORS as exc:
             if waiting.gone_is_done and _gone(exc):
                 answer = None
+            elif transient(exc):
+                if outage is None:
+                    outage = (clock(), describe_client_error(exc, "sagemaker", waiting.operation, plan.region))
+                left = deadline - clock()
+                if left <= 0:
+                    return "timed-out", said(f"plan {plan.id}: {who} could not be read at the end of the "
+                                             f"{wait_minutes:g} minutes ({wait_source}); {waiting.at_deadline}"), None
+                sleep(min(delay, left))
+                delay = min(delay * 2, MAX_POLL_SECONDS)
+                continue
             else:
-                raise ApplyFailed(f"plan {plan.id}: the calls were made, but "
-                                  f"{describe_client_error(exc, 'sagemaker', waiting.operation, plan.region)}"
-                                  ) from None
+                raise ApplyFailed(said(f"plan {plan.id}: the calls were made, but "
+                                       f"{describe_client_error(exc, 'sagemaker', waiting.operation, plan.region)}"
+                                       )) from None
+        if outage is not None:
+            outages.append(f"{waiting.operation} did not answer for {clock() - outage[0]:.0f} s ({outage[1]})")
+            outage = None
         if answer is None:
-            return "applied", f"plan {plan.id} applied: {who} is gone", None
+            return "applied", said(f"plan {plan.id} applied: {who} is gone"), None
         status = str(answer.get(waiting.status_key) or "")
         if waiting.done is not None and status == waiting.done:
-            return "applied", f"plan {plan.id} applied: {who} is {waiting.done}", answer
+            return "applied", said(f"plan {plan.id} applied: {who} is {waiting.done}"), answer
         if status not in waiting.in_progress:
             reason = one_line(str(answer.get("FailureReason") or answer.get("FailureMessage") or "no reason given"))
-            return "failed", f"plan {plan.id} failed: {who} is {one_line(status)}: {reason}", answer
+            return "failed", said(f"plan {plan.id} failed: {who} is {one_line(status)}: {reason}"), answer
         left = deadline - clock()
         if left <= 0:
-            return "timed-out", (f"plan {plan.id}: {who} is still {one_line(status)} after {wait_minutes:g} minutes "
-                                 f"({wait_source}); {waiting.at_deadline}"), answer
+            return "timed-out", said(f"plan {plan.id}: {who} is still {one_line(status)} after {wait_minutes:g} "
+                                     f"minutes ({wait_source}); {waiting.at_deadline}"), answer
         sleep(min(delay, left))
         delay = min(delay * 2, MAX_POLL_SECONDS)
 
@@ -329,6 +370,18 @@ class EndpointTarget(Target):
                     for v in observed.described.get(key) or []}
         return observed_refusal(plan, variants, observed.components)
 
+    def doing(self, clients: AwsClients, plan: PlanToApply) -> str:
+        try:
+            observed = self.observe(clients, plan)
+        except ApplyRefused as exc:
+            return f"its state could not be read ({exc})"
+        name, status = one_line(plan.endpoint), one_line(observed.status)
+        pending = str((observed.described.get("PendingDeploymentSummary") or {}).get("EndpointConfigName") or "")
+        if observed.status in self.in_progress and pending:
+            return f"endpoint {name} is {status} to config {one_line(pending)}; the deployment goes on"
+        config = one_line(str(observed.described.get("EndpointConfigName") or ""))
+        return f"endpoint {name} is {status}" + (f" on config {config}" if config else "")
+
     def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
                sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
         api = clients.client("sagemaker", plan.region)
@@ -351,11 +404,13 @@ class EndpointTarget(Target):
         if outcome != "applied" or described is None:
             return outcome, message
         config = str(described.get("EndpointConfigName") or "")
+        outages = message[len(f"plan {plan.id} applied: endpoint {name} is InService"):]  # poll's "; ..." clauses
         if config == target:
-            return "applied", f"plan {plan.id} applied: endpoint {name} is InService on {one_line(config)} (was {old})"
+            return "applied", (f"plan {plan.id} applied: endpoint {name} is InService on {one_line(config)} "
+                               f"(was {old}){outages}")
         reason = one_line(str(described.get("FailureReason") or "no reason given"))
         return "rolled-back", (f"plan {plan.id} rolled back: endpoint {name} is InService on {one_line(config)}, "
-                               f"not {target}: {reason}")
+                               f"not {target}: {reason}{outages}")
 
 
 class NotebookTarget(Target):
@@ -502,8 +557,9 @@ class ClusterTarget(Target):
             "DescribeCluster", lambda: api.describe_cluster(ClusterName=cluster), "ClusterStatus", done="InService",
             in_progress=frozenset({"Updating", "SystemUpdating"})), wait_minutes, sleep, clock)
         if outcome == "applied":
+            outages = message[len(f"plan {plan.id} applied: {plan_noun(plan)} is InService"):]
             message = (f"plan {plan.id} applied: {len(nodes)} node{'s' if len(nodes) > 1 else ''} of "
-                       f"{one_line(cluster)} deleted; the cluster is InService")
+                       f"{one_line(cluster)} deleted; the cluster is InService{outages}")
         return outcome, message
 
 

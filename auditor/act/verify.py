@@ -24,8 +24,12 @@ from typing import Any
 from auditor.history.store import AppliedChange, History
 from auditor.models import AuditReport, Endpoint
 
-# A timed-out apply may still have finished: the run after it says.
-VERIFIABLE = ("applied", "timed-out")
+# Whatever its record says, a change that landed is verified when a run sees it: a timed-out or
+# interrupted apply's deployment goes on; a call that failed may have been done (a 500 after the
+# change); an apply killed outright stays in-progress. A rolled-back one is back on the old shape.
+VERIFIABLE = ("applied", "timed-out", "interrupted", "failed", "in-progress")
+# Outcomes verified only when no later apply acted on the same resource (that one is verified instead).
+_UNSURE = ("interrupted", "failed", "in-progress")
 
 Key = tuple[str, str, str]  # account, region, name
 
@@ -75,8 +79,18 @@ def verify_applied(history: History, report: AuditReport, run_id: int, at: datet
     """Mark each unverified applied change the run sees done; returns them."""
     evidence = evidence_of(report)
     verified = []
+    latest: dict[Key, datetime] = {}  # the last apply on each resource that made a call
+    for change in history.applied():
+        if not change.calls:
+            continue
+        key = (change.account_id, change.region, change.endpoint)
+        latest[key] = max(latest.get(key, change.started_at), change.started_at)
     for change in history.applied(unverified=True):
         if change.outcome not in VERIFIABLE:
+            continue
+        superseded = latest.get((change.account_id, change.region, change.endpoint), change.started_at) > \
+            change.started_at
+        if change.outcome in _UNSURE and superseded:
             continue
         done = VERIFIERS.get(str(change.plan.get("resource_type")))
         if done is not None and done(change, evidence):
@@ -85,12 +99,23 @@ def verify_applied(history: History, report: AuditReport, run_id: int, at: datet
     return verified
 
 
+def _attempted(change: AppliedChange) -> list[dict[str, Any]]:
+    """The calls made, and those the journal says failed (AWS may have done them all the same), as
+    the plan has them."""
+    failed = {(s.get("service"), s.get("operation")) for s in change.steps
+              if s.get("step") == "call" and s.get("status") == "failed"}
+    made = {(c.get("service"), c.get("operation")) for c in change.calls}
+    planned = (change.plan.get("change") or {}).get("calls") or []
+    return [*change.calls, *(c for c in planned if isinstance(c, dict)
+                             and (c.get("service"), c.get("operation")) in failed - made)]
+
+
 def _operations(change: AppliedChange) -> set[tuple[str, str]]:
-    return {(str(c.get("service")), str(c.get("operation"))) for c in change.calls}
+    return {(str(c.get("service")), str(c.get("operation"))) for c in _attempted(change)}
 
 
 def _params(change: AppliedChange, service: str, operation: str) -> list[dict[str, Any]]:
-    return [dict(c.get("params") or {}) for c in change.calls if (c.get("service"), c.get("operation")) ==
+    return [dict(c.get("params") or {}) for c in _attempted(change) if (c.get("service"), c.get("operation")) ==
             (service, operation)]
 
 

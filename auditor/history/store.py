@@ -149,8 +149,17 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, account_id, region)
     );
     """,
+    # The apply journal: a row is written (outcome 'in-progress') before the first write call and
+    # updated after each; `steps` says what each call did (made | landed | reused | failed | read |
+    # restored...) and what it answered; `cleaned_at` when the rollback alarms it made were deleted.
+    # Rows from before have no steps ('[]'): they read as they did.
+    """
+    ALTER TABLE applied ADD COLUMN steps TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE applied ADD COLUMN cleaned_at TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+JOURNAL_SCHEMA = 8  # the version that added the apply journal's steps
 PLANS_SCHEMA = 5  # the version that added the plans table (a read-only older file has none)
 RUN_REGIONS_SCHEMA = 7  # the version that added run_regions
 
@@ -252,7 +261,8 @@ class FindingRecord:
 @dataclass(frozen=True)
 class AppliedChange:
     """One `audit apply --yes`: the plan, the calls made, who made them (the apply session's
-    caller ARN), when, and how it ended (applied | rolled-back | failed | timed-out)."""
+    caller ARN), when, and how it ended (applied | rolled-back | failed | timed-out | interrupted;
+    in-progress while it runs, or when the process was killed before it could say)."""
 
     plan_id: str
     account_id: str
@@ -272,6 +282,8 @@ class AppliedChange:
     id: int = 0
     verified_run_id: int | None = None  # the run that saw the endpoint on the new config
     verified_at: datetime | None = None
+    steps: tuple[dict[str, Any], ...] = ()  # the journal: each call's fate and answer, in order
+    cleaned_at: datetime | None = None  # when the rollback alarms the apply made were deleted
 
 
 def default_history_path() -> Path:
@@ -553,19 +565,31 @@ class History:
         with self._guard("write the applied change to"), self._transaction() as db:
             cursor = db.execute(
                 "INSERT INTO applied (plan_id, account_id, region, endpoint, variant, caller, calls, plan, started_at,"
-                " finished_at, outcome, message, previous_config, new_config, monthly_savings_usd)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " finished_at, outcome, message, previous_config, new_config, monthly_savings_usd, steps)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (change.plan_id, change.account_id, change.region, change.endpoint, change.variant, change.caller,
-                 json.dumps(list(change.calls)), json.dumps(change.plan, sort_keys=True),
+                 _json(list(change.calls)), json.dumps(change.plan, sort_keys=True, default=str),
                  change.started_at.isoformat(), change.finished_at.isoformat(), change.outcome, change.message,
-                 change.previous_config, change.new_config, change.monthly_savings_usd),
+                 change.previous_config, change.new_config, change.monthly_savings_usd, _json(list(change.steps))),
             )
             return int(cursor.lastrowid or 0)
+
+    def update_applied(self, applied_id: int, *, calls: tuple[dict[str, Any], ...], steps: tuple[dict[str, Any], ...],
+                       at: datetime, outcome: str | None = None, message: str | None = None) -> None:
+        """The journal after a step: the calls made so far, every step, and (at the end) the outcome."""
+        with self._guard("write the apply journal to"), self._transaction() as db:
+            db.execute("UPDATE applied SET calls = ?, steps = ?, finished_at = ?, outcome = COALESCE(?, outcome),"
+                       " message = COALESCE(?, message) WHERE id = ?",
+                       (_json(list(calls)), _json(list(steps)), at.isoformat(), outcome, message, applied_id))
+
+    def mark_cleaned(self, applied_id: int, at: datetime) -> None:
+        with self._guard("write the apply journal to"), self._transaction() as db:
+            db.execute("UPDATE applied SET cleaned_at = ? WHERE id = ?", (at.isoformat(), applied_id))
 
     def applied(self, limit: int | None = None, outcome: str | None = None,
                 unverified: bool = False) -> list[AppliedChange]:
         """Applied changes, newest first."""
-        query = f"SELECT {_APPLIED_COLUMNS} FROM applied WHERE 1 = 1"
+        query = f"SELECT {self._applied_columns()} FROM applied WHERE 1 = 1"
         params: list[object] = []
         if outcome is not None:
             query += " AND outcome = ?"
@@ -586,8 +610,14 @@ class History:
         marks = ", ".join("?" for _ in run_ids)
         with self._guard("read the applied changes from"):
             return [_applied(row) for row in self._db.execute(
-                f"SELECT {_APPLIED_COLUMNS} FROM applied WHERE verified_run_id IN ({marks})"
+                f"SELECT {self._applied_columns()} FROM applied WHERE verified_run_id IN ({marks})"
                 " ORDER BY started_at, id", run_ids)]
+
+    def _applied_columns(self) -> str:
+        """A file opened read-only as it is may predate the journal's columns: they read as empty."""
+        if self.schema_version >= JOURNAL_SCHEMA:
+            return _APPLIED_COLUMNS
+        return _APPLIED_COLUMNS.replace("steps, cleaned_at", "'[]', NULL")
 
     def mark_verified(self, applied_id: int, run_id: int, at: datetime) -> None:
         with self._guard("write the verification to"), self._transaction() as db:
@@ -603,7 +633,13 @@ class History:
 
 
 _APPLIED_COLUMNS = ("id, plan_id, account_id, region, endpoint, variant, caller, calls, plan, started_at, finished_at,"
-                    " outcome, message, previous_config, new_config, monthly_savings_usd, verified_run_id, verified_at")
+                    " outcome, message, previous_config, new_config, monthly_savings_usd, verified_run_id, verified_at,"
+                    " steps, cleaned_at")
+
+
+def _json(value: object) -> str:
+    """Calls and answers as JSON: an answer's timestamps as ISO text."""
+    return json.dumps(value, default=lambda v: v.isoformat() if isinstance(v, datetime) else str(v))
 
 
 def _applied(row: tuple) -> AppliedChange:
@@ -613,6 +649,7 @@ def _applied(row: tuple) -> AppliedChange:
         finished_at=datetime.fromisoformat(row[10]), outcome=row[11], message=row[12], previous_config=row[13],
         new_config=row[14], monthly_savings_usd=float(row[15]), verified_run_id=row[16],
         verified_at=datetime.fromisoformat(row[17]) if row[17] else None,
+        steps=tuple(json.loads(row[18])), cleaned_at=datetime.fromisoformat(row[19]) if row[19] else None,
     )
 
 

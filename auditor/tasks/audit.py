@@ -107,6 +107,21 @@ def record_history(config: AuditConfig, outcome: AuditOutcome) -> int:
         return run_id
 
 
+def cleanup_hint(config: AuditConfig, now: datetime) -> str | None:
+    """What `audit apply --cleanup` would do now (the run only reads: the deleting is apply's)."""
+    from auditor.act.cleanup import to_clean
+
+    with History(history_path(config), reading=True) as history:
+        items = to_clean(history, now)
+    alarms = sum(len(item.alarms) for item in items)
+    targets = sum(1 for item in items if item.scaling is not None)
+    said = [f"{alarms} rollback alarm{'s' if alarms != 1 else ''} of verified or rolled-back changes can be deleted"
+            ] if alarms else []
+    said += [f"{targets} scalable target{'s' if targets != 1 else ''} an apply deregistered can be registered "
+             "again"] if targets else []
+    return f"{' and '.join(said)}: audit apply --cleanup --yes" if said else None
+
+
 @dataclass(frozen=True)
 class Delivered:
     """What happened after the audit: each step on its own, so one failing does not stop the others."""
@@ -116,6 +131,7 @@ class Delivered:
     written: tuple[Path, ...] = ()
     problems: tuple[str, ...] = field(default=())  # one line each
     posted: tuple[str, ...] = ()  # chat posts, "<service>:<channel label>"
+    cleanup: str | None = None  # what `audit apply --cleanup` would do now (auditor.act.cleanup)
 
 
 def deliver_outcome(config: AuditConfig, outcome: AuditOutcome, *, history: bool = True, email: bool = False,
@@ -126,9 +142,11 @@ def deliver_outcome(config: AuditConfig, outcome: AuditOutcome, *, history: bool
 
     problems: list[str] = []
     run_id = None
+    hint: str | None = None
     if history:
         try:
             run_id = record_history(config, outcome)
+            hint = cleanup_hint(config, outcome.report.generated_at)
         except AuditorError as exc:
             problems.append(str(exc))
     sent: tuple[str, ...] = ()
@@ -152,7 +170,7 @@ def deliver_outcome(config: AuditConfig, outcome: AuditOutcome, *, history: bool
     if chat:
         posted, chat_problems = post_chat(config, outcome, run_id, sent)
         problems += chat_problems
-    return Delivered(run_id, sent, written, tuple(problems), posted)
+    return Delivered(run_id, sent, written, tuple(problems), posted, hint)
 
 
 def post_chat(config: AuditConfig, outcome: AuditOutcome, run_id: int | None,

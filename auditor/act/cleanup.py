@@ -1,0 +1,183 @@
+"""What apply leaves behind, named or removed.
+
+- A failed apply names what it made and what removes it: the new endpoint config
+  (`aws sagemaker delete-endpoint-config`) and the plan's alarms (`aws cloudwatch delete-alarms`);
+  a retry of the same plan reuses both.
+- The rollback alarms an apply made (PutMetricAlarm calls the journal says were made, named in the
+  plan's UpdateEndpoint AutoRollbackConfiguration, their names carrying the plan id) are deleted
+  after a rollback (by the apply itself) and once an audit run has verified the change (by
+  `audit apply --cleanup --yes`, and at the start of every `audit apply --yes` in its region: the
+  audit run itself only reads). No other alarm is ever deleted.
+- A scalable target left deregistered by an apply that was interrupted or timed out while its
+  deployment went on is registered again, with its policies and scheduled actions as the journal
+  read them, once the endpoint is InService again (same two places).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import botocore.exceptions
+
+from auditor.act.restore import ScalingSnapshot, restore
+from auditor.collect.session import AwsClients, describe_client_error
+from auditor.history.store import AppliedChange, History
+from auditor.models import ApiCall
+from auditor.report.render import one_line
+
+_ERRORS = (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError)
+# An apply's scalable target may still be waiting to be registered again after these outcomes.
+_UNFINISHED = ("interrupted", "timed-out", "in-progress")
+RUNNING_APPLY = timedelta(minutes=10)
+
+
+def rollback_alarm_names(plan: dict[str, Any]) -> set[str]:
+    """The alarms the plan's UpdateEndpoint rolls back on."""
+    calls = (plan.get("change") or {}).get("calls") or []
+    names: set[str] = set()
+    for call in calls:
+        if isinstance(call, dict) and call.get("operation") == "UpdateEndpoint":
+            rollback = ((call.get("params") or {}).get("DeploymentConfig") or {}).get("AutoRollbackConfiguration") or {}
+            names |= {str(a.get("AlarmName")) for a in rollback.get("Alarms") or [] if isinstance(a, dict)}
+    return names
+
+
+def rollback_alarms_made(plan: dict[str, Any], puts: list[dict[str, Any]], plan_id: str) -> list[str]:
+    """Of the alarms the apply put (PutMetricAlarm params), the rollback alarms it made: named by the
+    plan's UpdateEndpoint and carrying the plan id in their name."""
+    rollback = rollback_alarm_names(plan)
+    return sorted({str(p.get("AlarmName")) for p in puts
+                   if str(p.get("AlarmName")) in rollback and plan_id in str(p.get("AlarmName"))})
+
+
+def delete_alarms(clients: AwsClients, region: str, names: list[str]) -> str | None:
+    """DeleteAlarms (at most 100 names a call); the problem, or None."""
+    api = clients.client("cloudwatch", region)
+    try:
+        for start in range(0, len(names), 100):
+            api.delete_alarms(AlarmNames=names[start:start + 100])
+    except _ERRORS as exc:
+        return describe_client_error(exc, "cloudwatch", "DeleteAlarms", region)
+    return None
+
+
+def leftovers_text(plan: Any, made: list[ApiCall], deleted_alarms: bool = False) -> str | None:
+    """What a failed apply made that stays, with the commands that remove it (one clause)."""
+    region = plan.region
+    parts = []
+    configs = [str(c.params.get("EndpointConfigName")) for c in made
+               if (c.service, c.operation) == ("sagemaker", "CreateEndpointConfig")]
+    for name in configs:
+        parts.append(f"endpoint config {one_line(name)} (aws sagemaker delete-endpoint-config "
+                     f"--endpoint-config-name {one_line(name)} --region {region})")
+    alarms = [] if deleted_alarms else sorted({str(c.params.get("AlarmName")) for c in made
+                                               if (c.service, c.operation) == ("cloudwatch", "PutMetricAlarm")
+                                               and plan.id in str(c.params.get("AlarmName"))})
+    if alarms:
+        parts.append(f"alarm{'s' if len(alarms) > 1 else ''} {', '.join(one_line(a) for a in alarms)} "
+                     f"(aws cloudwatch delete-alarms --alarm-names {' '.join(one_line(a) for a in alarms)} "
+                     f"--region {region})")
+    if not parts:
+        return None
+    return f"left behind: {'; '.join(parts)}; a retry of plan {plan.id} reuses {'them' if len(parts) > 1 else 'it'}"
+
+
+def made_params(change: AppliedChange, service: str, operation: str) -> list[dict[str, Any]]:
+    return [dict(c.get("params") or {}) for c in change.calls
+            if (c.get("service"), c.get("operation")) == (service, operation)]
+
+
+@dataclass(frozen=True)
+class Cleanable:
+    change: AppliedChange
+    alarms: tuple[str, ...]  # rollback alarms to delete
+    scaling: ScalingSnapshot | None  # a scalable target to register again
+
+
+def pending_scaling(change: AppliedChange) -> ScalingSnapshot | None:
+    """The target an apply deregistered and has not registered again, as it read it: an unfinished
+    apply's (the deployment went on without it), or any whose own restore failed."""
+    if not made_params(change, "application-autoscaling", "DeregisterScalableTarget"):
+        return None
+    restores = [s for s in change.steps if s.get("step") == "restore"]
+    if restores:
+        if not restores[-1].get("error"):
+            return None
+    elif change.outcome not in _UNFINISHED or made_params(change, "application-autoscaling", "RegisterScalableTarget"):
+        return None
+    read = [s for s in change.steps if s.get("step") == "read" and isinstance(s.get("scaling"), dict)]
+    return ScalingSnapshot.from_dict(read[-1]["scaling"]) if read else None
+
+
+def to_clean(history: History, now: datetime, account_id: str | None = None,
+             region: str | None = None) -> list[Cleanable]:
+    """The applies with rollback alarms to delete (verified, or rolled back) or a target to register.
+    An apply journaled in-progress in the last minutes may be running now: it is left alone."""
+    found = []
+    for change in history.applied():
+        if (account_id and change.account_id != account_id) or (region and change.region != region):
+            continue
+        if change.outcome == "in-progress" and now - change.finished_at < RUNNING_APPLY:
+            continue
+        alarms: tuple[str, ...] = ()
+        if change.cleaned_at is None and (change.verified_run_id is not None or change.outcome == "rolled-back"):
+            alarms = tuple(rollback_alarms_made(change.plan, made_params(change, "cloudwatch", "PutMetricAlarm"),
+                                                change.plan_id))
+        scaling = pending_scaling(change)
+        if alarms or scaling:
+            found.append(Cleanable(change, alarms, scaling))
+    return found
+
+
+def clean(history: History, clients_for: Callable[[str], AwsClients], items: list[Cleanable], yes: bool,
+          now: Callable[[], datetime]) -> list[str]:
+    """Delete the alarms and register the targets (with `yes`), one line each; without it, what would be."""
+    lines = []
+    for item in items:
+        change = item.change
+        clients = clients_for(change.region)
+        if item.alarms:
+            names = list(item.alarms)
+            why = f"verified by run {change.verified_run_id}" if change.verified_run_id else change.outcome
+            if not yes:
+                lines.append(f"plan {change.plan_id} ({why}): would delete rollback alarms {', '.join(names)}")
+            else:
+                problem = delete_alarms(clients, change.region, names)
+                _journal(history, change, {"step": "cleanup", "alarms": names, "error": problem}, now)
+                if problem is None:
+                    history.mark_cleaned(change.id, now())
+                lines.append(f"plan {change.plan_id} ({why}): rollback alarms {', '.join(names)} deleted"
+                             if problem is None else f"plan {change.plan_id}: {problem}")
+        if item.scaling is not None:
+            lines.append(_register_again(history, clients, change, item.scaling, yes, now))
+    return lines
+
+
+def _register_again(history: History, clients: AwsClients, change: AppliedChange, snapshot: ScalingSnapshot,
+                    yes: bool, now: Callable[[], datetime]) -> str:
+    who = f"plan {change.plan_id} ({change.outcome})"
+    try:
+        status = str(clients.client("sagemaker", change.region).describe_endpoint(
+            EndpointName=change.endpoint).get("EndpointStatus") or "")
+    except _ERRORS as exc:
+        return f"{who}: {describe_client_error(exc, 'sagemaker', 'DescribeEndpoint', change.region)}"
+    if status != "InService":
+        return (f"{who}: endpoint {one_line(change.endpoint)} is {one_line(status)}: its scalable target "
+                f"{snapshot.describe()} is registered again once it is InService")
+    if not yes:
+        return f"{who}: would register the scalable target {snapshot.describe()} again"
+    made, problem = restore(clients, change.region, snapshot)
+    _journal(history, change, {"step": "restore", "scaling": snapshot.resource_id,
+                               "made": [c.operation for c in made], "error": problem}, now)
+    if problem is not None:
+        return f"{who}: the scalable target {snapshot.describe()} could not be registered again: {problem}"
+    return f"{who}: the scalable target {snapshot.describe()} was registered again as read before the change"
+
+
+def _journal(history: History, change: AppliedChange, step: dict[str, Any], now: Callable[[], datetime]) -> None:
+    stored = next((c for c in history.applied() if c.id == change.id), change)
+    history.update_applied(change.id, calls=stored.calls, steps=(*stored.steps, {**step, "at": now().isoformat()}),
+                           at=stored.finished_at)

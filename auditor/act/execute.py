@@ -1,0 +1,404 @@
+"""`audit apply --yes` from the first write call to the recorded outcome.
+
+- Every step is journaled (auditor.act.journal) before the next is taken.
+- The calls up to UpdateEndpoint are made, then the deployment is waited for; the calls after it
+  (registering an autoscaled variant again, its policies) only once it is InService on the new
+  config, as AWS's guide "Update endpoints that use auto scaling" says.
+- A call that fails is checked before it is called failed: AWS may have done it (a 500 after the
+  change, and botocore's retry refused with "Cannot update in-progress endpoint"). What shows it
+  done: `landed`.
+- A CreateEndpointConfig whose name exists (a retry of the same plan) is skipped when that config
+  is the one the call would make, and refused, naming it, when it differs.
+- Right before DeregisterScalableTarget the target, its policies and its scheduled actions are
+  read and journaled; on any failure after it they are registered and put back as read. While a
+  deployment still goes on (interrupted, timed out) they cannot be: the message says so and
+  `audit apply --cleanup` puts them back once the endpoint is InService.
+- SIGINT and SIGTERM end the wait at once (a write call under way is finished and journaled first):
+  outcome "interrupted", with the calls made and what AWS is still doing.
+- What a failure leaves behind (the new config, the plan's alarms) is named with the command that
+  removes it; after a rollback the rollback alarms the apply made are deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import botocore.exceptions
+from botocore import xform_name
+
+from auditor.act.cleanup import delete_alarms, leftovers_text, rollback_alarms_made
+from auditor.act.journal import Journal, answer_fields
+from auditor.act.plan import ApplyFailed, PlanToApply
+from auditor.act.readback import READERS, missing_after
+from auditor.act.restore import ScalingSnapshot, by_hand, read_scaling, registered, restore
+from auditor.act.targets import Target, _gone
+from auditor.collect.session import AwsClients, describe_client_error
+from auditor.history.store import HistoryError
+from auditor.models import ApiCall
+from auditor.recommend.change import settable_tags
+from auditor.report.render import one_line
+
+_ERRORS = (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError)
+_SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
+# The calls whose error apply checks against what AWS shows (`Execution.landed`; docs/apply.md
+# "When a call fails" has one row each).
+LANDED_CHECKED = frozenset({
+    ("sagemaker", "UpdateEndpoint"), ("sagemaker", "CreateEndpointConfig"), ("sagemaker", "DeleteEndpoint"),
+    ("application-autoscaling", "DeregisterScalableTarget"), ("application-autoscaling", "RegisterScalableTarget"),
+    *READERS,
+})
+
+
+class Interrupt(Exception):
+    """SIGINT or SIGTERM arrived: raised at the next safe point (never inside a write call)."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+
+
+@dataclass
+class StopFlag:
+    """Set by the signal handlers; checked between calls and in every wait."""
+
+    signal_name: str | None = None
+    event: threading.Event = field(default_factory=threading.Event)
+
+    def set(self, name: str) -> None:
+        self.signal_name = self.signal_name or name
+        self.event.set()
+
+    def check(self) -> None:
+        if self.signal_name:
+            raise Interrupt(self.signal_name)
+
+
+@contextlib.contextmanager
+def stop_on_signals(flag: StopFlag) -> Iterator[None]:
+    """SIGINT and SIGTERM set the flag for the apply's duration (main thread only); the handlers
+    before are put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in _SIGNALS}
+
+    def handle(signum: int, _frame: object) -> None:
+        flag.set(_SIGNALS.get(signal.Signals(signum), str(signum)))
+
+    for sig in _SIGNALS:
+        signal.signal(sig, handle)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def interruptible(sleep: Callable[[float], None], flag: StopFlag) -> Callable[[float], None]:
+    """A sleep that a signal ends at once (time.sleep is replaced by a wait on the flag's event;
+    another sleep, a test's, is called as it is and the flag checked after it)."""
+
+    def wait(seconds: float) -> None:
+        flag.check()
+        if sleep is time.sleep:
+            flag.event.wait(seconds)
+        else:
+            sleep(seconds)
+        flag.check()
+
+    return wait
+
+
+def same_body(body: Any, described: Any) -> bool:
+    """Every field the request sets is in the description with the same value (a description adds
+    fields of its own; numbers compare as numbers)."""
+    if isinstance(body, dict):
+        return isinstance(described, dict) and all(same_body(v, described.get(k)) for k, v in body.items())
+    if isinstance(body, list):
+        return (isinstance(described, list) and len(body) == len(described)
+                and all(same_body(a, b) for a, b in zip(body, described, strict=True)))
+    return bool(body == described)
+
+
+@dataclass
+class Execution:
+    clients: AwsClients
+    plan: PlanToApply
+    target: Target
+    journal: Journal
+    wait_minutes: float
+    sleep: Callable[[float], None]
+    clock: Callable[[], float]
+    flag: StopFlag
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    snapshot: ScalingSnapshot | None = None
+    attempted: int = 0  # how many of the plan's calls were begun
+
+    @property
+    def region(self) -> str:
+        return self.plan.region
+
+    @property
+    def calls(self) -> tuple[ApiCall, ...]:
+        return self.plan.change.calls if self.plan.change else ()
+
+    def run(self) -> tuple[str, str]:
+        """Make the change; (outcome, message), the journal finished with them."""
+        calls = self.calls
+        update = next((i for i, c in enumerate(calls) if (c.service, c.operation) == ("sagemaker", "UpdateEndpoint")),
+                      None)
+        split = len(calls) if update is None else update + 1
+        try:
+            for call in calls[:split]:
+                self.make(call)
+            outcome, message = self.target.settle(self.clients, self.plan, self.answers, self.wait_minutes,
+                                                  interruptible(self.sleep, self.flag), self.clock)
+            if outcome == "applied":
+                for call in calls[split:]:
+                    self.make(call)
+                missing = missing_after(self.clients, self.region, self.journal.calls)
+                if missing:
+                    outcome, message = "failed", f"plan {self.plan.id}: {missing}"
+            elif split < len(calls):
+                message += f"; not made: {self._names(calls[split:])}"
+        except ApplyFailed as exc:
+            outcome, message = "failed", str(exc)
+        except Interrupt as exc:
+            outcome, message = "interrupted", self._interrupted(exc.signal_name, calls)
+        except HistoryError as exc:  # the journal could not be written: no further call is made
+            outcome, message = "failed", (f"plan {self.plan.id}: {exc}: stopped; calls made: "
+                                          f"{self._names(self.journal.calls) or 'none'}")
+        message = one_line(self._after(outcome, message))  # names from the plan and AWS: never a second line
+        try:
+            self.journal.finish(outcome, message)
+        except HistoryError as exc:  # said, not lost: the message is the record now
+            raise ApplyFailed(f"{message}; the apply journal could not be finished ({exc}): calls made: "
+                              f"{self._names(self.journal.calls) or 'none'}") from None
+        return outcome, message
+
+    @staticmethod
+    def _names(calls: list[ApiCall] | tuple[ApiCall, ...]) -> str:
+        return ", ".join(one_line(c.operation) for c in calls)
+
+    # --- one call ---------------------------------------------------------------------------------
+
+    def make(self, planned: ApiCall) -> None:
+        self.flag.check()  # a signal between calls: the next one is not made
+        self.attempted += 1
+        call = self._with_source_tags(planned)
+        op = (call.service, call.operation)
+        if op == ("sagemaker", "CreateEndpointConfig") and self._reused(call):
+            return
+        if op == ("application-autoscaling", "DeregisterScalableTarget") and not self._read_scaling(call):
+            return
+        if op == ("sagemaker", "UpdateEndpoint"):
+            from auditor.act.apply import _check_rollback_alarms
+
+            try:
+                _check_rollback_alarms(self.clients, self.region, call)
+            except _ERRORS as exc:
+                raise ApplyFailed(f"plan {self.plan.id}: "
+                                  f"{describe_client_error(exc, 'cloudwatch', 'DescribeAlarms', self.region)}: "
+                                  "UpdateEndpoint not called") from None
+        api = self.clients.client(call.service, self.region)
+        try:
+            answer = dict(getattr(api, xform_name(call.operation))(**call.params))
+        except _ERRORS as exc:
+            problem = describe_client_error(exc, call.service, call.operation, self.region)
+            evidence = self.landed(call)
+            if evidence:
+                self.journal.call(call, "landed", error=problem, evidence=evidence)
+                self.answers.append({})
+                self.flag.check()
+                return
+            self.journal.call(call, "failed", error=problem)
+            raise ApplyFailed(f"plan {self.plan.id}: {problem}; {len(self.journal.calls)} of {len(self.calls)} calls "
+                              "made before it") from None
+        self.journal.call(call, "made", answer=answer_fields(answer))
+        self.answers.append(answer)
+        self.flag.check()  # a signal during the call is acted on now that it is journaled
+
+    def _with_source_tags(self, call: ApiCall) -> ApiCall:
+        """A copy of the endpoint config gets the tags of the config it copies, read now (the audit
+        does not read a config's tags), besides the plan's own (`auditor:plan`), which win; AWS's
+        own `aws:` tags cannot be set and are left out."""
+        if (call.service, call.operation) != ("sagemaker", "CreateEndpointConfig") or not self.plan.audited_config:
+            return call
+        from auditor.act.apply import _tags
+
+        api = self.clients.client("sagemaker", self.region)
+        try:
+            source = api.describe_endpoint_config(EndpointConfigName=self.plan.audited_config)
+        except _ERRORS as exc:
+            raise ApplyFailed(f"plan {self.plan.id}: "
+                              f"{describe_client_error(exc, 'sagemaker', 'DescribeEndpointConfig', self.region)}; "
+                              f"{len(self.journal.calls)} of {len(self.calls)} calls made before it") from None
+        own = [t for t in call.params.get("Tags") or [] if isinstance(t, dict)]
+        keys = {t.get("Key") for t in own}
+        copied = [t for t in settable_tags(_tags(api, str(source["EndpointConfigArn"]), self.region))
+                  if t["Key"] not in keys]
+        return replace(call, params={**call.params, "Tags": [*own, *copied]}) if copied else call
+
+    def _reused(self, call: ApiCall) -> bool:
+        """AWS refuses CreateEndpointConfig for a name that exists: a retry of this plan finds the
+        config its first attempt made. The same body: skipped and journaled "reused"; another:
+        refused, naming it."""
+        name = str(call.params.get("EndpointConfigName"))
+        api = self.clients.client("sagemaker", self.region)
+        try:
+            described = api.describe_endpoint_config(EndpointConfigName=name)
+        except _ERRORS as exc:
+            if _gone(exc):
+                return False
+            raise ApplyFailed(f"plan {self.plan.id}: "
+                              f"{describe_client_error(exc, 'sagemaker', 'DescribeEndpointConfig', self.region)}; "
+                              f"{len(self.journal.calls)} of {len(self.calls)} calls made before it") from None
+        body = {k: v for k, v in call.params.items() if k != "Tags"}
+        if same_body(body, described):
+            self.journal.call(call, "reused", evidence=f"endpoint config {name} exists as this call makes it")
+            self.answers.append({"EndpointConfigArn": described.get("EndpointConfigArn")})
+            return True
+        self.journal.call(call, "failed", error=f"endpoint config {name} exists with other settings")
+        raise ApplyFailed(
+            f"plan {self.plan.id}: endpoint config {one_line(name)} exists and is not the one this plan makes "
+            f"(its settings differ); {len(self.journal.calls)} of {len(self.calls)} calls made before it; remove it "
+            f"if nothing uses it: aws sagemaker delete-endpoint-config --endpoint-config-name {one_line(name)} "
+            f"--region {self.region}")
+
+    def _read_scaling(self, call: ApiCall) -> bool:
+        """The target as it is, journaled before it is deregistered; False (the call skipped) when
+        it is not registered (a retry after a deregister that was not undone)."""
+        try:
+            self.snapshot = read_scaling(self.clients, self.region, call.params)
+        except _ERRORS as exc:
+            problem = describe_client_error(exc, call.service, "DescribeScalableTargets", self.region)
+            raise ApplyFailed(f"plan {self.plan.id}: the scalable target could not be read before it is "
+                              f"deregistered: {problem}; {len(self.journal.calls)} of {len(self.calls)} calls made "
+                              "before it") from None
+        self.journal.record({"step": "read", "scaling": self.snapshot.to_dict()})
+        if self.snapshot.target is None:
+            self.journal.call(call, "skipped", evidence=f"{call.params.get('ResourceId')} is not registered")
+            self.snapshot = None
+            return False
+        return True
+
+    def landed(self, call: ApiCall) -> str | None:
+        """What shows that a call which answered with an error was done all the same, or None."""
+        params, region = call.params, self.region
+        try:
+            match (call.service, call.operation):
+                case ("sagemaker", "UpdateEndpoint"):
+                    described = self.clients.client("sagemaker", region).describe_endpoint(
+                        EndpointName=params["EndpointName"])
+                    status = str(described.get("EndpointStatus") or "")
+                    pending = (described.get("PendingDeploymentSummary") or {}).get("EndpointConfigName")
+                    target = params.get("EndpointConfigName")
+                    if status in ("Updating", "SystemUpdating") and pending == target:
+                        return f"endpoint {params['EndpointName']} is {status} to {target}"
+                    if status == "InService" and described.get("EndpointConfigName") == target:
+                        return f"endpoint {params['EndpointName']} is InService on {target}"
+                case ("sagemaker", "CreateEndpointConfig"):
+                    described = self.clients.client("sagemaker", region).describe_endpoint_config(
+                        EndpointConfigName=params["EndpointConfigName"])
+                    body = {k: v for k, v in params.items() if k != "Tags"}
+                    if same_body(body, described):
+                        return f"endpoint config {params['EndpointConfigName']} exists as the call makes it"
+                case ("sagemaker", "DeleteEndpoint"):
+                    try:
+                        described = self.clients.client("sagemaker", region).describe_endpoint(
+                            EndpointName=params["EndpointName"])
+                    except botocore.exceptions.ClientError as exc:
+                        if _gone(exc):
+                            return f"endpoint {params['EndpointName']} is gone"
+                        raise
+                    if described.get("EndpointStatus") == "Deleting":
+                        return f"endpoint {params['EndpointName']} is Deleting"
+                case ("application-autoscaling", "DeregisterScalableTarget"):
+                    if registered(self.clients, region, params) is None:
+                        return f"{params['ResourceId']} is not registered"
+                case ("application-autoscaling", "RegisterScalableTarget"):
+                    now = registered(self.clients, region, params)
+                    if now and (now.get("MinCapacity"), now.get("MaxCapacity")) == (
+                            params.get("MinCapacity"), params.get("MaxCapacity")):
+                        return f"{params['ResourceId']} is registered as the call asks"
+                case operation if operation in READERS:
+                    name, exists, noun, key = READERS[operation]
+                    if exists(self.clients.client(call.service, region), params):
+                        return f"{noun} {params.get(key)} exists ({name})"
+        except _ERRORS:
+            return None  # it cannot be told: the call stays failed
+        return None
+
+    # --- after the outcome ------------------------------------------------------------------------
+
+    def _deployment_going(self) -> bool:
+        """UpdateEndpoint was made and the endpoint is still deploying (or cannot be read: then it
+        may be). Nothing is registered again during a deployment."""
+        if not self.journal.made("sagemaker", "UpdateEndpoint"):
+            return False
+        from auditor.act.targets import EndpointTarget
+
+        try:
+            described = self.clients.client("sagemaker", self.region).describe_endpoint(EndpointName=self.plan.endpoint)
+        except _ERRORS:
+            return True
+        return str(described.get("EndpointStatus") or "") in EndpointTarget.in_progress
+
+    def _interrupted(self, signal_name: str, calls: tuple[ApiCall, ...]) -> str:
+        made = self.journal.calls
+        doing = self.target.doing(self.clients, self.plan)
+        not_made = list(calls[self.attempted:])
+        return (f"plan {self.plan.id} interrupted by {signal_name} after {len(made)} of {len(calls)} calls"
+                f"{f' ({self._names(made)})' if made else ''}; {doing}"
+                f"{f'; not made: {self._names(not_made)}' if not_made else ''}")
+
+    def _after(self, outcome: str, message: str) -> str:
+        """Undo what can be undone, name what is left (also when the journal cannot be written:
+        the undo is made all the same, and the message says it)."""
+        notes: list[str] = []
+        deregistered = self.snapshot is not None and bool(
+            self.journal.made("application-autoscaling", "DeregisterScalableTarget"))
+        going = outcome != "applied" and self._deployment_going()
+        if deregistered and self.snapshot is not None:
+            if outcome == "applied":
+                pass
+            elif going:
+                notes.append(f"the scalable target {self.snapshot.describe()} stays deregistered while the deployment "
+                             "goes on: once the endpoint is InService, `audit apply --cleanup --yes` registers it "
+                             "again with its policies as read before the change")
+            else:
+                notes.append(self._restore(self.snapshot))
+        if outcome == "rolled-back":
+            names = rollback_alarms_made(self.plan.raw, [c.params for c in self.journal.made(
+                "cloudwatch", "PutMetricAlarm")], self.plan.id)
+            if names:
+                problem = delete_alarms(self.clients, self.region, names)
+                self.journal.record({"step": "cleanup", "alarms": names, "error": problem})
+                if problem is None:
+                    self.journal.history.mark_cleaned(self.journal.id, self.journal.now())
+                notes.append(f"rollback alarms {', '.join(names)} deleted" if problem is None else
+                             f"the rollback alarms could not be deleted ({problem}): "
+                             f"aws cloudwatch delete-alarms --alarm-names {' '.join(names)} --region {self.region}")
+        deployed = bool(self.journal.made("sagemaker", "UpdateEndpoint")) and outcome != "rolled-back"
+        if outcome != "applied" and not deployed:  # a config (and alarms) a deployment runs on is no leftover
+            left = leftovers_text(self.plan, self.journal.calls, deleted_alarms=outcome == "rolled-back")
+            if left:
+                notes.append(left)
+        return message + "".join(f"; {note}" for note in notes)
+
+    def _restore(self, snapshot: ScalingSnapshot) -> str:
+        made, problem = restore(self.clients, self.region, snapshot)
+        self.journal.record({"step": "restore", "scaling": snapshot.resource_id,
+                             "made": [c.operation for c in made], "error": problem})
+        if problem is None:
+            return f"the scalable target {snapshot.describe()} was registered again as read before the change"
+        return (f"the scalable target {snapshot.describe()} could not be registered again ({problem}): "
+                "`audit apply --cleanup --yes` tries again, or by hand: "
+                f"{by_hand(snapshot, self.region)}, then its policies as `audit history --applied --format json` "
+                "shows them")
