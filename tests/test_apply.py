@@ -369,7 +369,10 @@ def test_a_failed_call_stops_the_change_and_is_recorded(fleet: dict[str, Any]) -
         apply_plan(fleet["config"], plan, yes=True)
     assert str(failed.value).startswith(f"plan {plan['id']}: sagemaker:CreateEndpointConfig in us-east-1 failed: "
                                         "ValidationException: Could not find model")
-    assert str(failed.value).endswith("; 1 of 3 calls made before it")
+    alarm = plan["change"]["calls"][0]["params"]["AlarmName"]
+    assert str(failed.value).endswith(
+        f"; 1 of 3 calls made before it; left behind: alarm {alarm} (aws cloudwatch delete-alarms --alarm-names "
+        f"{alarm} --region us-east-1); a retry of plan {plan['id']} reuses it")
     with History(Path(fleet["config"].history.path)) as history:
         record = next(r for r in history.applied() if r.plan_id == plan["id"])
     assert record.outcome == "failed" and [c["operation"] for c in record.calls] == ["PutMetricAlarm"]

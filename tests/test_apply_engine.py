@@ -106,8 +106,9 @@ def quick_deployments() -> Iterator[None]:
         faults.reset()
 
 
-def alarm_of(plan_id: str) -> str:
-    return f"{plan_id}-AllTraffic-5xx"
+def alarm_of(endpoint: str, plan_id: str) -> str:
+    """The rollback alarm's name as the change builder derives it (the binding guard holds it so)."""
+    return f"{endpoint}-AllTraffic-{plan_id}-5xx"
 
 
 def change_of(plan: Plan, sagemaker: Any, *, scaled: bool = False) -> dict[str, Any]:
@@ -124,7 +125,7 @@ def change_of(plan: Plan, sagemaker: Any, *, scaled: bool = False) -> dict[str, 
             copied.update(InstanceType=plan.proposed.instance_type, InitialInstanceCount=plan.proposed.instance_count)
         variants.append(copied)
     new_config = f"{plan.endpoint}-{plan.id}"
-    alarm = alarm_of(plan.id)
+    alarm = alarm_of(plan.endpoint, plan.id)
     calls: list[dict[str, Any]] = [
         {"service": "sagemaker", "operation": "CreateEndpointConfig", "purpose": "the copy, resized",
          "params": {"EndpointConfigName": new_config, "ProductionVariants": variants,
@@ -552,7 +553,7 @@ def test_a_failed_apply_names_its_leftovers_and_a_retry_reuses_them(
     refused, named, with nothing made."""
     faults = needs_faults()
     plan_id = plan_of(fleet, "se-retry")
-    config_name, alarm = f"se-retry-{plan_id}", alarm_of(plan_id)
+    config_name, alarm = f"se-retry-{plan_id}", alarm_of("se-retry", plan_id)
     faults.arm("sagemaker", "UpdateEndpoint", "access_denied")
     result = runner.invoke(app, ["apply", plan_id, "--yes"])
     assert result.exit_code == 1, result.output
@@ -562,13 +563,17 @@ def test_a_failed_apply_names_its_leftovers_and_a_retry_reuses_them(
         f"{config_name} --region us-east-1); alarm {alarm} (aws cloudwatch delete-alarms --alarm-names {alarm} "
         f"--region us-east-1); a retry of plan {plan_id} reuses them")
 
-    different = copy.deepcopy(stored[plan_id])
+    # The same plan whose stored call was edited to other settings (its id is its proposal's, so the
+    # binding guard lets it through): the config of that name is not the one it makes.
+    original = stored[plan_id]
+    different = copy.deepcopy(original)
     different["change"]["calls"][0]["params"]["ProductionVariants"][0]["InitialInstanceCount"] = 5
-    stored["p-different"] = {**different, "id": "p-different"}
-    refused = runner.invoke(app, ["apply", "p-different", "--yes"])
+    stored[plan_id] = different
+    refused = runner.invoke(app, ["apply", plan_id, "--yes"])
+    stored[plan_id] = original
     assert refused.exit_code == 1
     (line,) = error_lines(refused)
-    assert line == (f"error: plan p-different: endpoint config {config_name} exists and is not the one this plan "
+    assert line == (f"error: plan {plan_id}: endpoint config {config_name} exists and is not the one this plan "
                     "makes (its settings differ); 0 of 3 calls made before it; remove it if nothing uses it: aws "
                     f"sagemaker delete-endpoint-config --endpoint-config-name {config_name} --region us-east-1")
 
@@ -581,7 +586,9 @@ def test_a_failed_apply_names_its_leftovers_and_a_retry_reuses_them(
     assert not deliver_outcome(fleet["config"], outcome).problems
     with History(Path(fleet["config"].history.path)) as history:
         attempts = [r for r in history.applied() if r.plan_id == plan_id]
-    assert [(r.outcome, r.verified_run_id is not None) for r in attempts] == [("applied", True), ("failed", False)]
+    # Newest first: the retry (verified), the refused edited attempt and the first one (neither counted).
+    assert [(r.outcome, r.verified_run_id is not None) for r in attempts] == [
+        ("applied", True), ("failed", False), ("failed", False)]
 
 
 # --- rollback alarms cleaned up ------------------------------------------------------------------
@@ -599,7 +606,7 @@ def test_a_rollback_deletes_the_rollback_alarms_the_apply_made(
     result = runner.invoke(app, ["apply", plan_id, "--yes"])
     assert result.exit_code == 1, result.output
     (line,) = error_lines(result)
-    alarm = alarm_of(plan_id)
+    alarm = alarm_of("se-rollback", plan_id)
     assert line.startswith(f"error: plan {plan_id} rolled back: endpoint se-rollback is InService on ")
     assert f"; rollback alarms {alarm} deleted; left behind: endpoint config se-rollback-{plan_id} (" in line
     assert alarms_named(fleet, alarm) == []
@@ -611,7 +618,7 @@ def test_the_rollback_alarms_of_a_verified_change_are_deleted_by_cleanup(
     """Applied, then verified by the next run: `audit apply --cleanup` lists the plan's rollback
     alarm, `--cleanup --yes` deletes it (and no other alarm), and the journal says when."""
     plan_id = plan_of(fleet, "se-verified")
-    alarm = alarm_of(plan_id)
+    alarm = alarm_of("se-verified", plan_id)
     cloudwatch = fleet["cloudwatch"]
     cloudwatch.put_metric_alarm(AlarmName="se-verified-own-errors", Namespace="AWS/SageMaker",
                                 MetricName="Invocation5XXErrors", Statistic="Sum", Period=60, EvaluationPeriods=1,
@@ -679,7 +686,7 @@ def test_the_exit_statuses_the_docs_give_for_signals_are_the_clis() -> None:
 
 
 def test_an_applied_row_from_before_the_journal_reads_as_it_did(tmp_path: Path) -> None:
-    """Migration 7 adds the journal's columns: a row written before reads with no steps, whether the
+    """Migration 8 adds the journal's columns: a row written before reads with no steps, whether the
     file is upgraded or (not as root) opened read-only as it is."""
     import sqlite3
 
