@@ -116,8 +116,8 @@ def test_a_refused_listtags_or_no_credentials_is_one_line_and_the_rest_is_printe
             assert read(text) == [{"Key": "auditor:plan", "Value": plan}], text  # nothing made up
             (note,) = [line for line in text.splitlines() if "not read" in line]
             assert note == (f"# tags of endpoint config {SOURCE} not read (access denied: sagemaker:ListTags in "
-                            "us-east-1 (AccessDeniedException)): only the request's own are written below; add them by hand "
-                            "(`audit apply` copies them when it makes the config)")
+                            "us-east-1 (AccessDeniedException)): only the request's own are written below; "
+                            "add them by hand (`audit apply` copies them when it makes the config)")
         assert "SageMaker.ListTags" in proxy.faults.calls
     for variable in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
         monkeypatch.delenv(variable, raising=False)
