@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from auditor.config_file import load_config
+from auditor.config import AuditConfig
+from auditor.config_file import config_notices, load_config
 from auditor.errors import AuditorError, ConfigError, problem_lines
 from auditor.files import write_atomic
 from auditor.models import AuditReport
 from auditor.pipeline import Progress, RunLimits
 from auditor.redact import scrub, secret_values
-from auditor.report.render import OutputFormat, render, render_experiments
+from auditor.report.render import TABLE_PLANS, OutputFormat, one_line, render, render_experiments
 from auditor.tasks.audit import RunHistory, check_writable, deliver_outcome, execute_audit, prepare_run_history
 
 if TYPE_CHECKING:
@@ -67,6 +68,15 @@ EXIT_SIGTERM = 143
 ConfigOption = Annotated[
     Path | None, typer.Option("--config", help="TOML config (default: ./auditor.toml if present).")
 ]
+
+
+def read_config(path: Path | None) -> AuditConfig:
+    """The config file (or the defaults), with what it is said on stderr when it is not the default:
+    the file and the history in use, and a file named audit.toml that is not read."""
+    config = load_config(path)
+    for notice in config_notices(path, config):
+        typer.echo(one_line(notice), err=True)
+    return config
 
 
 class HistoryFormat(enum.StrEnum):
@@ -114,9 +124,12 @@ def actionable_findings(report: AuditReport) -> int:
     return sum(1 for f in report.findings if f.severity.value != "info")
 
 
-def write_report(report: AuditReport, output_format: OutputFormat, output: Path | None) -> str | None:
-    """The report on stdout or in `output`; the problem in one line if it cannot be written."""
-    text = render(report, output_format, color=output is None and sys.stdout.isatty())
+def write_report(report: AuditReport, output_format: OutputFormat, output: Path | None,
+                 show_all: bool = False) -> str | None:
+    """The report on stdout or in `output`; the problem in one line if it cannot be written. On
+    stdout the table fits the terminal and shows the first plans unless `show_all`; a file has all."""
+    limit = None if show_all or output is not None else TABLE_PLANS
+    text = render(report, output_format, color=output is None and sys.stdout.isatty(), limit=limit)
     # CSV is one table a file: the experiments of training jobs go beside the findings.
     experiments = render_experiments(report) if output_format is OutputFormat.CSV else None
     try:
@@ -189,12 +202,15 @@ def stop_on_signals(limits: RunLimits) -> Iterator[None]:
 def run(
     config_path: ConfigOption = None,
     region: Annotated[list[str] | None, typer.Option(
-        "--region", help="Region to audit; repeat for several. Overrides aws.regions.")] = None,
+        "--region", metavar="REGION", help="Region to audit; repeat for several. Overrides aws.regions.")] = None,
     lookback_days: Annotated[int | None, typer.Option(
         "--lookback-days", help="Days of metrics to judge (default 14).")] = None,
-    output_format: Annotated[OutputFormat, typer.Option("--format", help="Report format.")] = OutputFormat.TABLE,
+    output_format: Annotated[OutputFormat, typer.Option(
+        "--format", case_sensitive=False, help="Report format.")] = OutputFormat.TABLE,
     output: Annotated[Path | None, typer.Option(
-        "--output", help="Write the report to this file instead of stdout.")] = None,
+        "--output", help="Write the report to this file instead of stdout (every plan and finding).")] = None,
+    show_all: Annotated[bool, typer.Option(
+        "--all", help=f"The table on stdout: every plan and finding, not the first {TABLE_PLANS} plans.")] = False,
     email: Annotated[bool, typer.Option(
         "--email/--no-email", help="Send the report as configured in [email].")] = False,
     email_to_file: Annotated[Path | None, typer.Option(
@@ -206,12 +222,13 @@ def run(
     chat: Annotated[bool, typer.Option(
         "--chat/--no-chat", help="Post a summary to the Slack / Teams webhooks of [chat].")] = False,
 ) -> None:
-    """Audit every SageMaker endpoint, training and transform job in the configured regions."""
+    """Audit SageMaker in the configured accounts and regions: endpoints, training, processing and
+    transform jobs, notebook instances, Studio domains and apps, and HyperPod clusters."""
     started = time.monotonic()
     limits = None
     secrets: list[str] = []
     try:
-        config = load_config(config_path).with_overrides(region, lookback_days)
+        config = read_config(config_path).with_overrides(region, lookback_days)
         secrets = secret_values(config)
         if email or email_to_file:
             from auditor.deliver.mail import check_email_config
@@ -251,7 +268,7 @@ def run(
         typer.echo(f"warning: {warning}", err=True)
     typer.echo(run_log_line(report, time.monotonic() - started), err=True)
 
-    problems = [p for p in [write_report(report, output_format, output), history.problem] if p]
+    problems = [p for p in [write_report(report, output_format, output, show_all), history.problem] if p]
     # The history and the mail do not depend on the report file: a full disk still sends the mail.
     delivered = deliver_outcome(config, outcome, history=not no_history and history.usable, email=email,
                                 email_to_file=email_to_file, chat=chat)
@@ -284,7 +301,8 @@ def run(
 def history_command(
     config_path: ConfigOption = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="How many runs, newest first.")] = 20,
-    output_format: Annotated[HistoryFormat, typer.Option("--format", help="table or json.")] = HistoryFormat.TABLE,
+    output_format: Annotated[HistoryFormat, typer.Option(
+        "--format", case_sensitive=False, help="table or json.")] = HistoryFormat.TABLE,
     check: Annotated[bool, typer.Option(
         "--check", help="Run SQLite's integrity check on the history file: ok, or its problems (exit 1).")] = False,
     applied: Annotated[bool, typer.Option(
@@ -295,7 +313,7 @@ def history_command(
     from auditor.tasks.audit import history_path
 
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         path = history_path(config)
         if check:
             problems = check_history(path)
@@ -337,8 +355,6 @@ def history_command(
 
 
 def _print_applied(changes: list[AppliedChange], output_format: HistoryFormat) -> None:
-    from auditor.report.render import one_line
-
     if output_format is HistoryFormat.JSON:
         typer.echo(json.dumps([
             {"id": c.id, "plan_id": c.plan_id, "account_id": c.account_id, "region": c.region,
@@ -379,7 +395,7 @@ def apply_command(
 
     secrets: list[str] = []
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         secrets = secret_values(config)
         plan = load_plan(config, plan_id)
         for line in dry_run_lines(plan, option):
@@ -408,7 +424,7 @@ def weekly_command(
 
     secrets: list[str] = []
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         secrets = secret_values(config)
         if chat:
             from auditor.deliver.chat import check_chat_config
@@ -430,7 +446,7 @@ def schedule_command(
 
     secrets: list[str] = []
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         secrets = secret_values(config)
         run_scheduler(config)
     except AuditorError as exc:
@@ -447,7 +463,7 @@ def send_outbox_command(
 
     secrets: list[str] = []
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         secrets = secret_values(config)
         outbox = outbox_path(config.email)
         posted, errors = send_chat_outbox(config.chat, outbox)
@@ -499,7 +515,7 @@ class ChangeFormat(enum.StrEnum):
 def _history_for_plans(config_path: Path | None) -> Path:
     from auditor.tasks.audit import history_path
 
-    path = history_path(load_config(config_path))
+    path = history_path(read_config(config_path))
     if not path.exists():
         raise ConfigError(f"no history database at {path} (history.path): run `audit run` first")
     return path
@@ -509,7 +525,8 @@ def _history_for_plans(config_path: Path | None) -> Path:
 def plans_command(
     ctx: typer.Context,
     config_path: ConfigOption = None,
-    output_format: Annotated[HistoryFormat, typer.Option("--format", help="table or json.")] = HistoryFormat.TABLE,
+    output_format: Annotated[HistoryFormat, typer.Option(
+        "--format", case_sensitive=False, help="table or json.")] = HistoryFormat.TABLE,
 ) -> None:
     """List the latest run's plans: id, risk, saving and what to change."""
     if ctx.invoked_subcommand is not None:
@@ -537,8 +554,8 @@ def plans_command(
 @plans_app.command("show")
 def plans_show_command(
     plan_id: Annotated[str, typer.Argument(help="The plan's id (from `audit plans`).")],
-    as_: Annotated[ChangeFormat, typer.Option("--as", help="cli, cloudformation, terraform or json.")] =
-        ChangeFormat.CLI,
+    as_: Annotated[ChangeFormat, typer.Option(
+        "--as", case_sensitive=False, help="cli, cloudformation, terraform or json.")] = ChangeFormat.CLI,
     config_path: ConfigOption = None,
 ) -> None:
     """Print one plan's change: AWS CLI commands, a CloudFormation or Terraform snippet, or JSON requests."""
@@ -551,7 +568,7 @@ def plans_show_command(
     except AuditorError as exc:
         raise fail(*problem_lines(exc)) from None
     if plan is None:
-        raise fail(f"no plan {plan_id!r} in the history database: `audit plans` lists the latest run's")
+        raise fail(f"no plan {one_line(plan_id)!r} in the history database; `audit plans` lists the latest run's plans")
     typer.echo(render_change(plan, as_.value), nl=False)
 
 
@@ -564,13 +581,13 @@ app.add_typer(prices_app, name="prices")
 def prices_update_command(
     config_path: ConfigOption = None,
     region: Annotated[list[str] | None, typer.Option(
-        "--region", help="Region to price; repeat for several (default: aws.regions).")] = None,
+        "--region", metavar="REGION", help="Region to price; repeat for several (default: aws.regions).")] = None,
 ) -> None:
     """Read SageMaker prices from the Price List API (pricing:GetProducts) into the price cache."""
     from auditor.tasks.prices import update_prices
 
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         regions = tuple(region) if region else config.aws.regions
         stored = update_prices(config, regions, datetime.now(UTC).date())
     except AuditorError as exc:
@@ -588,7 +605,7 @@ def prices_import_command(
     from auditor.tasks.prices import import_prices
 
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         stored = import_prices(config, file, datetime.now(UTC).date())
     except AuditorError as exc:
         raise fail(*problem_lines(exc)) from None
@@ -600,7 +617,8 @@ def prices_import_command(
 def prices_url_command(
     config_path: ConfigOption = None,
     region: Annotated[list[str] | None, typer.Option(
-        "--region", help="Region whose offer file to locate; repeat for several (default: aws.regions).")] = None,
+        "--region", metavar="REGION",
+        help="Region whose offer file to locate; repeat for several (default: aws.regions).")] = None,
     file_format: Annotated[str, typer.Option("--file-format", help="json or csv.")] = "json",
 ) -> None:
     """Print where AWS's offer file for SageMaker can be downloaded, per region (for `prices import`
@@ -611,10 +629,11 @@ def prices_url_command(
     from auditor.collect.session import describe_client_error
     from auditor.tasks.prices import pricing_client
 
+    file_format = file_format.lower()
     if file_format not in ("json", "csv"):
-        raise fail(f"--file-format must be json or csv, got {file_format!r}")
+        raise fail(f"--file-format must be json or csv, got {one_line(repr(file_format))}")
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         regions = tuple(region) if region else config.aws.regions
         client = pricing_client(config)
         try:

@@ -7,12 +7,17 @@ import csv
 import enum
 import io
 import re
+import shutil
+import textwrap
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, assert_never
 
 import css_inline
 import jinja2
 from markupsafe import Markup, escape
+from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -149,9 +154,11 @@ def write_csv(columns: tuple[str, ...], rows: Any, ignore_extra: bool = False) -
 ChartKey = tuple[str, str, str]  # (region, endpoint, variant)
 
 
-def render(report: AuditReport, fmt: OutputFormat, color: bool = False) -> str:
+def render(report: AuditReport, fmt: OutputFormat, color: bool = False, width: int | None = None,
+           limit: int | None = None) -> str:
     """The report in one format. Every format reads the same document; a format added to
-    OutputFormat without a branch here fails the type check (assert_never), not a run."""
+    OutputFormat without a branch here fails the type check (assert_never), not a run. `width` and
+    `limit` are the terminal table's (render_table)."""
     match fmt:
         case OutputFormat.JSON:
             # Written piece by piece: the document is never held whole as Python objects (a file
@@ -162,7 +169,7 @@ def render(report: AuditReport, fmt: OutputFormat, color: bool = False) -> str:
         case OutputFormat.CSV:
             return render_findings_csv(report_to_dict(report))
         case OutputFormat.TABLE:
-            return render_table(plain_document(report_to_dict(report)), color=color)
+            return render_table(plain_document(report_to_dict(report)), color=color, width=width, limit=limit)
         case OutputFormat.HTML:
             # A standalone file: the charts travel inside it as data URIs; its stylesheet stays a
             # <style> block (a browser reads it; only mail clients need it inlined, and inlining
@@ -392,65 +399,229 @@ def cells(*values: str) -> list[Text]:
     return [Text(value) for value in values]
 
 
-def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> str:
+# The plans the terminal shows unless asked for all (`audit run --all`); a file gets every one.
+TABLE_PLANS = 10
+# The terminal's width when it cannot be asked (a pipe, a file) and COLUMNS is not set.
+FALLBACK_COLUMNS = 160
+MIN_COLUMNS = 20
+
+
+def terminal_width() -> int:
+    """COLUMNS, else the terminal's own width, else FALLBACK_COLUMNS."""
+    return max(MIN_COLUMNS, shutil.get_terminal_size((FALLBACK_COLUMNS, 24)).columns)
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+def _longest_word(text: str) -> int:
+    return max((cell_len(word) for word in _words(text)), default=0)
+
+
+def _longest_line(text: str) -> int:
+    return max((cell_len(line) for line in text.splitlines()), default=0)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A table's columns: their headers, which align right, and each row's cells."""
+
+    headers: tuple[str, ...]
+    rows: list[tuple[str, ...]]
+    right: frozenset[int] = frozenset()
+
+
+def _column_widths(layout: Layout, available: int) -> list[int] | None:
+    """Widths that fit `available` cells with no word cut (each column at least its longest word),
+    the room left shared by how much more each column would take; None when the words do not fit."""
+    columns = list(zip(layout.headers, *layout.rows, strict=False))
+    smallest = [max(_longest_word(cell) for cell in column) for column in columns]
+    largest = [max(_longest_line(cell) for cell in column) for column in columns]
+    if sum(smallest) > available:
+        return None
+    if sum(largest) <= available:
+        return largest
+    room = available - sum(smallest)
+    wants = [big - small for small, big in zip(smallest, largest, strict=True)]
+    widths = list(smallest)
+    # The columns that want least get all they want while an equal share covers it (a risk or a
+    # shape on one line); the room left is shared by the others, by how much more each wants.
+    pending = sorted(range(len(widths)), key=lambda i: wants[i])
+    while pending and wants[pending[0]] <= room // len(pending):
+        i = pending.pop(0)
+        widths[i] += wants[i]
+        room -= wants[i]
+    total = sum(wants[i] for i in pending)
+    for i in pending:
+        widths[i] += room * wants[i] // total
+    # What integer division left over goes to the columns that want most.
+    for i in sorted(pending, key=lambda i: -wants[i])[: available - sum(widths)]:
+        widths[i] += 1
+    return widths
+
+
+def _fitted_table(layout: Layout, width: int, title: str) -> Table | None:
+    """The layout as a Rich table no wider than `width` and cutting no word, or None if it cannot be."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold",
+                  title_justify="left")
+    # Between columns: one divider and a space each side (the edges have neither).
+    widths = _column_widths(layout, width - 3 * (len(layout.headers) - 1))
+    if widths is None:
+        return None
+    for i, (header, column_width) in enumerate(zip(layout.headers, widths, strict=True)):
+        table.add_column(header, width=column_width, overflow="fold",
+                         justify="right" if i in layout.right else "left")
+    for row in layout.rows:
+        table.add_row(*cells(*row))
+    return table
+
+
+def _wrapped(text: str, width: int, indent: str = "") -> list[str]:
+    """A paragraph in lines of at most `width` cells, broken between words, its lines after the
+    first indented under its text (a word longer than a line is the only thing cut)."""
+    more = indent + "   "
+    lines = textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=more,
+                          break_long_words=False, break_on_hyphens=False)
+    if any(cell_len(line) > width for line in lines):
+        lines = textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=more, break_on_hyphens=False)
+    return lines
+
+
+def _plan_layouts(doc: dict[str, Any], plans: list[dict[str, Any]]) -> tuple[Layout, Layout]:
+    """The plans as eight columns (a wide terminal) and as five, the region and the plan's id
+    under the endpoint, the current shape above the change."""
+    shapes = current_shapes(doc)
+    wide, medium = [], []
+    for p in plans:
+        target = p["endpoint"] + (f" / {p['variant']}" if p["variant"] else "")
+        now = shapes.get((p["endpoint"], p["variant"]), "")
+        alternatives = "".join(f"\nor {a['advice']} ({usd(a['monthly_savings_usd'])})" for a in p["alternatives"])
+        saving = usd(p["monthly_savings_usd"]) + ("" if p.get("measured", True) else "\n(not counted)")
+        rests_on = ", ".join(p["findings"])
+        wide.append((p.get("id", ""), p["region"], target, now, p["proposed"]["advice"] + alternatives,
+                     risk_text(p.get("risk")), saving, rests_on))
+        change = (f"{now}\n-> " if now else "") + p["proposed"]["advice"] + alternatives
+        medium.append((saving, f"{target}\n{p['region']}, plan {p.get('id', '-')}", change,
+                       risk_text(p.get("risk")), rests_on))
+    return (Layout(("Plan", "Region", "Endpoint / variant", "Now", "Change to", "Risk", "Saving/month", "Rests on"),
+                   wide, frozenset({6})),
+            Layout(("Saving/month", "Endpoint / variant", "Now -> change to", "Risk", "Rests on"), medium,
+                   frozenset({0})))
+
+
+def _plan_details(doc: dict[str, Any], plans: list[dict[str, Any]], width: int) -> list[str]:
+    """The plans one after another, each in a few lines (a terminal too narrow for their columns)."""
+    shapes = current_shapes(doc)
+    lines = []
+    for n, p in enumerate(plans, start=1):
+        target = p["endpoint"] + (f" / {p['variant']}" if p["variant"] else "")
+        now = shapes.get((p["endpoint"], p["variant"]), "")
+        saving = usd(p["monthly_savings_usd"]) + "/month" + ("" if p.get("measured", True) else " (not counted)")
+        risk = risk_text(p.get("risk")).replace("\n", ", ")
+        lines += _wrapped(f"{n}. {saving}  {target}  ({p['region']}, plan {p.get('id', '-')})", width)
+        lines += _wrapped((f"{now} -> " if now else "") + p["proposed"]["advice"], width, "   ")
+        for a in p["alternatives"]:
+            lines += _wrapped(f"or {a['advice']} ({usd(a['monthly_savings_usd'])})", width, "   ")
+        lines += _wrapped(f"risk {risk}; rests on {', '.join(p['findings'])}", width, "   ")
+    return lines
+
+
+def _finding_layout(findings: list[dict[str, Any]]) -> Layout:
+    rows = []
+    for f in findings:
+        rec = f["recommendation"]
+        target = f["endpoint"] + (f" / {f['variant']}" if f["variant"] else "")
+        rows.append((f["severity"], f["rule"], f["region"], target, rec["advice"] if rec else "-",
+                     usd(rec["monthly_savings_usd"]) if rec else "-", f["message"]))
+    return Layout(("Severity", "Rule", "Region", "Endpoint / variant", "Advice", "Saving/month", "Why"), rows,
+                  frozenset({5}))
+
+
+def _finding_details(findings: list[dict[str, Any]], width: int) -> list[str]:
+    lines = []
+    for f in findings:
+        rec = f["recommendation"]
+        target = f["endpoint"] + (f" / {f['variant']}" if f["variant"] else "")
+        saving = f"  {usd(rec['monthly_savings_usd'])}/month" if rec else ""
+        lines += _wrapped(f"{f['severity']} {f['rule']}: {target} ({f['region']}){saving}", width)
+        if rec:
+            lines += _wrapped(f"advice: {rec['advice']}", width, "   ")
+        lines += _wrapped(f["message"], width, "   ")
+    return lines
+
+
+def render_table(doc: dict[str, Any], color: bool = False, width: int | None = None,
+                 limit: int | None = None) -> str:
+    """The report for a terminal `width` columns wide (default: the terminal's): the summary, then the
+    plans in as many columns as fit without cutting a word (else each plan in a few lines), then the
+    findings, the problems and the price basis. With `limit`, the first `limit` plans and no findings,
+    each left out counted (`audit run --all` shows them)."""
+    width = width or terminal_width()
     # Names, tags and AWS's messages are data: `[/opt/ml/model]` is no markup tag, `:warning:` no emoji
     # code. The console reads no markup, emoji or highlighting, and every cell is a Text (never parsed).
     console = Console(file=io.StringIO(), width=width, force_terminal=color, color_system="standard" if color else None,
                       markup=False, emoji=False, highlight=False)
+
+    def say(line: str) -> None:
+        console.print(Text(line), overflow="fold")
+
     summary = doc["summary"]
     window = doc["window"]
     info = summary["findings_by_severity"].get("info", 0)
     if doc.get("partial"):
-        console.print(f"PARTIAL REPORT: {doc['partial']}")
-    console.print(
-        f"SageMaker audit {window['start'][:10]} to {window['end'][:10]}: {summary['endpoints']} endpoints, "
+        say(f"PARTIAL REPORT: {doc['partial']}")
+    say(f"SageMaker audit {window['start'][:10]} to {window['end'][:10]}: {summary['endpoints']} endpoints, "
         f"{usd(summary['monthly_cost_usd'])}/month (all kinds), {summary['findings'] - info} findings "
-        f"(+{info} not judged), "
-        f"{usd(summary['monthly_savings_usd'])}/month to save"
-    )
+        f"(+{info} not judged), {usd(summary['monthly_savings_usd'])}/month to save")
     if summary.get("monthly_cost_by_kind"):
-        console.print(f"Monthly spend by kind: {kind_costs(summary['monthly_cost_by_kind'])}")
-    if doc.get("plans"):
-        plans = Table(title="What to change", show_lines=False, header_style="bold")
-        for column in ("Plan", "Region", "Endpoint / variant", "Now", "Change to", "Risk", "Saving/month", "Rests on"):
-            plans.add_column(column, overflow="fold")
-        shapes = current_shapes(doc)
-        for p in doc["plans"]:
-            alternatives = "".join(f"\n or {a['advice']} ({usd(a['monthly_savings_usd'])})" for a in p["alternatives"])
-            plans.add_row(*cells(p.get("id", ""), p["region"],
-                                 p["endpoint"] + (f" / {p['variant']}" if p["variant"] else ""),
-                                 shapes.get((p["endpoint"], p["variant"]), ""), p["proposed"]["advice"] + alternatives,
-                                 risk_text(p.get("risk")),
-                                 usd(p["monthly_savings_usd"]) + ("" if p.get("measured", True) else "\n(not counted)"),
-                                 ", ".join(p["findings"])))
-        console.print(plans)
-    if doc["findings"]:
-        table = Table(title="Why: the findings", show_lines=False, header_style="bold")
-        for column in ("Severity", "Rule", "Region", "Endpoint / variant", "Advice", "Saving/month", "Why"):
-            table.add_column(column, overflow="fold")
-        for f in doc["findings"]:
-            rec = f["recommendation"]
-            advice = rec["advice"] if rec else "-"
-            table.add_row(*cells(
-                f["severity"], f["rule"], f["region"],
-                f["endpoint"] + (f" / {f['variant']}" if f["variant"] else ""),
-                advice, usd(rec["monthly_savings_usd"]) if rec else "-", f["message"],
-            ))
-        console.print(table)
-    else:
-        console.print("No findings.")
-    for s in doc["skipped"]:
-        rules = f" ({', '.join(s['rules'])})" if s["rules"] else ""
-        console.print(f"skipped{rules} {s['region']} {s['endpoint']}: {s['reason']}")
+        say(f"Monthly spend by kind: {kind_costs(summary['monthly_cost_by_kind'])}")
+    all_plans = doc.get("plans") or []
+    plans = all_plans if limit is None else all_plans[:limit]
+    if plans:
+        title = "What to change" + ("" if len(plans) == len(all_plans) else
+                                    f": the first {len(plans)} of {len(all_plans)} plans")
+        say("")
+        for layout in _plan_layouts(doc, plans):
+            table = _fitted_table(layout, width, title)
+            if table is not None:
+                console.print(table)
+                break
+        else:
+            say(title)
+            for line in _plan_details(doc, plans, width):
+                say(line)
+        if len(plans) < len(all_plans):
+            hidden = len(all_plans) - len(plans)
+            say(f"{hidden} more plan{'s' if hidden != 1 else ''} not shown: `audit run --all` shows every plan "
+                "and finding; `audit plans` lists the plans of the last run.")
+    if limit is None and doc["findings"]:
+        say("")
+        table = _fitted_table(_finding_layout(doc["findings"]), width, "Why: the findings")
+        if table is not None:
+            console.print(table)
+        else:
+            say("Why: the findings")
+            for line in _finding_details(doc["findings"], width):
+                say(line)
+    elif not doc["findings"]:
+        say("No findings.")
+    if limit is None:
+        for s in doc["skipped"]:
+            rules = f" ({', '.join(s['rules'])})" if s["rules"] else ""
+            say(f"skipped{rules} {s['region']} {s['endpoint']}: {s['reason']}")
+    elif doc["skipped"]:
+        say(f"{len(doc['skipped'])} skipped (not judged): `audit run --all` says why.")
     for e in doc["errors"]:
         where = f"{e['region']}" + (f" {e['endpoint']}" if e["endpoint"] else "")
-        console.print(f"error [{e['stage']}] {where}: {e['message']}")
+        say(f"error [{e['stage']}] {where}: {e['message']}")
     for warning in doc["prices"]["warnings"]:
-        console.print(f"warning: {warning}")
+        say(f"warning: {warning}")
     for r in doc["prices"]["reconciliation"]:
         coverage = "" if r["coverage_percent"] is None else f": {r['coverage_percent']:.0f}% coverage"
-        console.print(f"reconciliation {r['region']}: estimated hosting {usd(r['estimated_monthly_usd'])}/month "
-                      f"against {usd(r['billed_monthly_usd'])}/month billed (Cost Explorer, last 30 days)"
-                      f"{coverage}")
-    console.print(doc["prices"]["statement"])
-    return console.file.getvalue()  # type: ignore[attr-defined]
+        say(f"reconciliation {r['region']}: estimated hosting {usd(r['estimated_monthly_usd'])}/month "
+            f"against {usd(r['billed_monthly_usd'])}/month billed (Cost Explorer, last 30 days){coverage}")
+    say(doc["prices"]["statement"])
+    text: str = console.file.getvalue()  # type: ignore[attr-defined]
+    # A table pads each line to its width: no trailing blanks on a terminal or in a copied block.
+    return "".join(line.rstrip() + "\n" for line in text.splitlines())
