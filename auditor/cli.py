@@ -437,6 +437,28 @@ def weekly_command(
     typer.echo(result.message)
 
 
+@app.command("config")
+def config_command(
+    config_path: ConfigOption = None,
+    region: Annotated[list[str] | None, typer.Option(
+        "--region", metavar="REGION", help="As `audit run --region`: shown as the flag's.")] = None,
+    lookback_days: Annotated[int | None, typer.Option(
+        "--lookback-days", help="As `audit run --lookback-days`.")] = None,
+) -> None:
+    """Print the effective settings, each with its source (default, file, flag, env); secrets masked."""
+    from auditor.config_view import config_lines
+
+    try:
+        config = load_config(config_path).with_overrides(region, lookback_days)
+    except AuditorError as exc:
+        raise fail(*problem_lines(exc)) from None
+    for notice in config_notices(config_path, config):
+        if notice.startswith("warning:"):
+            typer.echo(one_line(notice), err=True)
+    for line in config_lines(config):
+        typer.echo(line)
+
+
 @app.command("schedule")
 def schedule_command(
     config_path: ConfigOption = None,

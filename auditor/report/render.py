@@ -477,7 +477,7 @@ def _fitted_table(layout: Layout, width: int, title: str) -> Table | None:
     return table
 
 
-def _wrapped(text: str, width: int, indent: str = "") -> list[str]:
+def wrap_paragraph(text: str, width: int, indent: str = "") -> list[str]:
     """A paragraph in lines of at most `width` cells, broken between words, its lines after the
     first indented under its text (a word longer than a line is the only thing cut)."""
     more = indent + "   "
@@ -519,11 +519,11 @@ def _plan_details(doc: dict[str, Any], plans: list[dict[str, Any]], width: int) 
         now = shapes.get((p["endpoint"], p["variant"]), "")
         saving = usd(p["monthly_savings_usd"]) + "/month" + ("" if p.get("measured", True) else " (not counted)")
         risk = risk_text(p.get("risk")).replace("\n", ", ")
-        lines += _wrapped(f"{n}. {saving}  {target}  ({p['region']}, plan {p.get('id', '-')})", width)
-        lines += _wrapped((f"{now} -> " if now else "") + p["proposed"]["advice"], width, "   ")
+        lines += wrap_paragraph(f"{n}. {saving}  {target}  ({p['region']}, plan {p.get('id', '-')})", width)
+        lines += wrap_paragraph((f"{now} -> " if now else "") + p["proposed"]["advice"], width, "   ")
         for a in p["alternatives"]:
-            lines += _wrapped(f"or {a['advice']} ({usd(a['monthly_savings_usd'])})", width, "   ")
-        lines += _wrapped(f"risk {risk}; rests on {', '.join(p['findings'])}", width, "   ")
+            lines += wrap_paragraph(f"or {a['advice']} ({usd(a['monthly_savings_usd'])})", width, "   ")
+        lines += wrap_paragraph(f"risk {risk}; rests on {', '.join(p['findings'])}", width, "   ")
     return lines
 
 
@@ -544,10 +544,10 @@ def _finding_details(findings: list[dict[str, Any]], width: int) -> list[str]:
         rec = f["recommendation"]
         target = f["endpoint"] + (f" / {f['variant']}" if f["variant"] else "")
         saving = f"  {usd(rec['monthly_savings_usd'])}/month" if rec else ""
-        lines += _wrapped(f"{f['severity']} {f['rule']}: {target} ({f['region']}){saving}", width)
+        lines += wrap_paragraph(f"{f['severity']} {f['rule']}: {target} ({f['region']}){saving}", width)
         if rec:
-            lines += _wrapped(f"advice: {rec['advice']}", width, "   ")
-        lines += _wrapped(f["message"], width, "   ")
+            lines += wrap_paragraph(f"advice: {rec['advice']}", width, "   ")
+        lines += wrap_paragraph(f["message"], width, "   ")
     return lines
 
 
@@ -593,8 +593,7 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int | None = N
                 say(line)
         if len(plans) < len(all_plans):
             hidden = len(all_plans) - len(plans)
-            say(f"{hidden} more plan{'s' if hidden != 1 else ''} not shown: `audit run --all` shows every plan "
-                "and finding; `audit plans` lists the plans of the last run.")
+            say(f"{hidden} more plan{'s' if hidden != 1 else ''}: `audit run --all` shows every plan and finding.")
     if limit is None and doc["findings"]:
         say("")
         table = _fitted_table(_finding_layout(doc["findings"]), width, "Why: the findings")
