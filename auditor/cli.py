@@ -412,7 +412,9 @@ def weekly_command(
     week: Annotated[str | None, typer.Option("--week", help="ISO week, e.g. 2026-W48 (default: this week).")] = None,
     email: Annotated[bool, typer.Option(
         "--email/--no-email", help="Send the digest as configured in [email].")] = False,
-    output: Annotated[Path | None, typer.Option("--output", help="Write the digest (HTML) to this file.")] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", help="Write the digest (HTML) to this file. With no --output, --email or --email-to-file: "
+                         "print it as text.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Send even if this week's digest was sent already.")] = False,
     email_to_file: Annotated[Path | None, typer.Option(
         "--email-to-file", help="Write the digest email (.eml) here instead of sending it.")] = None,
@@ -434,7 +436,11 @@ def weekly_command(
                                email_to_file=email_to_file, chat=chat)
     except AuditorError as exc:
         raise fail(*problem_lines(exc), secrets=secrets) from None
-    typer.echo(result.message)
+    if result.text is not None:  # the digest on stdout, what was done on stderr
+        typer.echo(result.text, nl=False)
+        typer.echo(result.message, err=True)
+    else:
+        typer.echo(result.message)
 
 
 @app.command("config")
@@ -519,6 +525,27 @@ def demo(
         raise fail(*problem_lines(exc)) from None
     except OSError as exc:
         raise fail(f"cannot write the demo's reports to {output_dir}: {exc.strerror or exc}") from None
+
+
+@app.command("emulator")
+def emulator_command(
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Loopback port (0: a free one).")] = 0,
+) -> None:
+    """Start the bundled AWS emulator with the demo fleet and print the environment that points the AWS SDK
+    at it, to try audit run, audit plans and audit apply with your own config before AWS; Ctrl-C stops it."""
+    from auditor.emulator.demo import serve_demo_fleet
+
+    stop = threading.Event()
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in previous:
+        signal.signal(sig, lambda _signum, _frame: stop.set())
+    try:
+        serve_demo_fleet(port, datetime.now(UTC), stop)
+    except AuditorError as exc:
+        raise fail(*problem_lines(exc)) from None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 plans_app = typer.Typer(help="The latest run's plans (from the history database): list them, or show one's "

@@ -17,6 +17,7 @@ from auditor.errors import ConfigError
 DEFAULT_CONFIG_PATH = Path("auditor.toml")
 # A name users give the file that the tool does not read: its presence alone is said (config_notices).
 MISTAKEN_CONFIG_PATH = Path("audit.toml")
+CONTEXT_PREFIX = "using "  # the stderr line naming the config file and history in use
 
 
 def load_config(path: Path | None) -> AuditConfig:
@@ -45,10 +46,13 @@ def config_notices(path: Path | None, config: AuditConfig) -> list[str]:
     if path is None and MISTAKEN_CONFIG_PATH.exists() and not DEFAULT_CONFIG_PATH.exists():
         notices.append(f"warning: ./{MISTAKEN_CONFIG_PATH} is not read (the config file is ./{DEFAULT_CONFIG_PATH}, "
                        f"or --config {MISTAKEN_CONFIG_PATH}): using the defaults")
+    context = []
     if path is not None and path != DEFAULT_CONFIG_PATH:
-        notices.append(f"config: {path}")
+        context.append(f"config {path}")
     if config.history.path:
-        notices.append(f"history: {Path(config.history.path).expanduser()}")
+        context.append(f"history {Path(config.history.path).expanduser()}")
+    if context:
+        notices.append(f"{CONTEXT_PREFIX}{', '.join(context)}")
     return notices
 
 

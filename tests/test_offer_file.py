@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
+from auditor.config_file import CONTEXT_PREFIX
 from auditor.prices.offer_file import read_offer_file
 from auditor.prices.table import read_cache
 
@@ -79,7 +80,8 @@ def test_a_malformed_file_is_one_line_and_leaves_the_cache(config: Path, tmp_pat
 
 def test_a_missing_file_is_one_line(config: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["prices", "import", str(tmp_path / "nope.json"), "--config", str(config)])
-    assert result.exit_code == 1 and result.stderr.strip() == f"error: offer file not found: {tmp_path / 'nope.json'}"
+    errors = [line for line in result.stderr.splitlines() if not line.startswith(CONTEXT_PREFIX)]  # config in use
+    assert result.exit_code == 1 and errors == [f"error: offer file not found: {tmp_path / 'nope.json'}"]
 
 
 def test_import_streams_a_large_file_in_bounded_memory(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import os
 import shlex
 import shutil
 import tempfile
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -129,6 +130,34 @@ def move_history(built: Path, target: Path) -> None:
 
 def _toml_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def serve_demo_fleet(port: int, now: datetime, stop: threading.Event) -> None:
+    """`audit emulator`: the emulator on `port` with the demo fleet until `stop` is set, and the
+    environment a shell needs to audit it (and apply the plans) with the user's own config."""
+    try:
+        emulator = Emulator(port)
+        emulator.start()
+    except OSError as exc:  # the port is taken, or not ours to open
+        raise AuditorError(f"cannot start the emulator on port {port}: {exc.strerror or exc}") from None
+    try:
+        _fleet, seeded = seed_demo(emulator, now, AwsConfig().lookback_days)
+        Emulator.deployments(seconds=DEPLOYMENT_SECONDS, fail_instance_types=())
+        exports = " ".join(f"{k}={v}" for k, v in emulator.env().items())
+        for line in (f"local AWS emulator on {emulator.url}: {seeded}.",
+                     "In another shell, point the AWS SDK at it (dummy credentials), then use your own config:",
+                     f"  export {exports}",
+                     "  unset AWS_PROFILE",
+                     "  audit run --config auditor.toml     # [aws] regions = [\"us-east-1\"] (the fleet's region)",
+                     "  audit plans --config auditor.toml",
+                     "  audit apply ID --config auditor.toml  # needs [apply] role_arn = \"" + DEMO_APPLY_ROLE + "\"",
+                     "Ctrl-C stops it (and forgets everything in it)."):
+            say(line)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        emulator.stop()
+    say("emulator stopped", err=True)
 
 
 def _write_demo_config(output_dir: Path, plan_id: str | None) -> None:

@@ -9,6 +9,7 @@ import io
 import re
 import shutil
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, assert_never
@@ -428,7 +429,7 @@ class Layout:
     """A table's columns: their headers, which align right, and each row's cells."""
 
     headers: tuple[str, ...]
-    rows: list[tuple[str, ...]]
+    rows: Sequence[tuple[str, ...]]
     right: frozenset[int] = frozenset()
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,12 +17,13 @@ from auditor.tasks.audit import history_path
 @dataclass(frozen=True)
 class WeeklyResult:
     week: str
-    status: str  # sent | written | already-sent | no-runs
+    status: str  # sent | written | printed | already-sent | no-runs
     message: str
     new: int = 0
     resolved: int = 0
     still_open: int = 0
     monthly_savings_usd: float = 0.0
+    text: str | None = field(default=None, kw_only=True)  # the digest as text: asked neither as a file nor a mail
 
 
 def weekly_digest(
@@ -66,7 +67,7 @@ def _weekly_digest(
     """The digest of `week` (default: this one) as HTML in `output`, as an .eml in `email_to_file`,
     and sent by mail with `email` (once a week unless `force`)."""
     from auditor.deliver.mail import check_email_config, for_file, save_to_outbox, transmit
-    from auditor.report.weekly import build_weekly_message, render_weekly_file
+    from auditor.report.weekly import build_weekly_message, render_weekly_file, render_weekly_text
 
     now = now or datetime.now(UTC)
     week = week or iso_week(now)
@@ -92,9 +93,12 @@ def _weekly_digest(
         if output is not None:
             _write_file(output, render_weekly_file(digest), "the digest")
             written.append(str(output))
+        if not email and email_to_file is None and output is None:
+            # Asked for nothing else: the digest itself, as text (the command prints it).
+            return WeeklyResult(week, "printed", f"digest for {week} printed (--output FILE writes it as HTML)",
+                                **counts, monthly_savings_usd=saving, text=render_weekly_text(digest))
         if not email and email_to_file is None:
-            where = f" to {output}" if output else ""
-            return WeeklyResult(week, "written", f"digest for {week} written{where}", **counts,
+            return WeeklyResult(week, "written", f"digest for {week} written to {output}", **counts,
                                 monthly_savings_usd=saving)
         addressed = config.email if email else for_file(config.email)  # placeholders for a file
         assert addressed.sender is not None
