@@ -11,9 +11,9 @@ states "0 findings" or "$0" for what it did not read.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
-from auditor.kinds.base import unreachable
 from auditor.models import AuditError, AuditReport
 
 PREFIX = "SageMaker audit"
@@ -27,18 +27,18 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def unread_places(unread: Iterable[AuditError]) -> list[str]:
-    """The accounts and regions a run could not read (whole or in part), each once, in order:
-    "account 111122223333", "us-east-1", "eu-west-1 (in part)", "us-east-1 of 111122223333"."""
-    places: dict[str, bool] = {}  # place -> read in part only
+def unread_places(unread: Iterable[AuditError], read: AbstractSet[tuple[str, str]] = frozenset()) -> list[str]:
+    """The accounts and regions a run could not read, each once, in order: "account 111122223333",
+    "us-east-1", "us-east-1 of 111122223333"; "(in part)" after a region where something was read
+    (`read`: the (account, region) pairs the report holds a resource or a finding of)."""
+    places: dict[str, bool] = {}  # place -> read in part
+    read_regions = {region for _, region in read}
     for e in unread:
         if e.region == "-":
-            place = f"account {e.account_id}" if e.account_id else "every region"
-            whole = True
-        else:
-            place = e.region + (f" of {e.account_id}" if e.account_id else "")
-            whole = e.message.startswith("region not audited") or unreachable((e,))
-        places[place] = places.get(place, True) and not whole
+            places[f"account {e.account_id}" if e.account_id else "every region"] = False
+            continue
+        place = e.region + (f" of {e.account_id}" if e.account_id else "")
+        places[place] = ((e.account_id, e.region) in read) if e.account_id else e.region in read_regions
     return [place + (" (in part)" if part else "") for place, part in places.items()]
 
 
@@ -60,9 +60,17 @@ def summary_figures(report: AuditReport) -> dict[str, Any]:
             "max_risk": report.max_risk.value, "plans": len(report.plans_above_risk),
             "monthly_savings_usd": round(sum(max(p.monthly_savings_usd, 0.0) for p in report.plans_above_risk
                                              if p.measured), 2)},
-        "unread": unread_places(report.unread),
+        "unread": unread_places(report.unread, _read(report)),
         "partial": report.partial,
     }
+
+
+def _read(report: AuditReport) -> set[tuple[str, str]]:
+    """The (account, region) pairs the report holds a resource or a finding of."""
+    from auditor.kinds.registry import owned_resources  # the kinds import the report's modules
+
+    return ({(o.account_id, o.region) for o in owned_resources(report)}
+            | {(f.account_id, f.region) for f in report.findings})
 
 
 def headline(summary: dict[str, Any], prefix: str = PREFIX) -> str:
@@ -97,14 +105,18 @@ def headline(summary: dict[str, Any], prefix: str = PREFIX) -> str:
 
 
 def _unread_groups(places: list[str]) -> list[str]:
-    """"1 account not read (account 1111...)", "2 regions not read (us-east-1, eu-west-1 (in part))"."""
+    """"1 account not read (account 1111...)", "2 regions not read (us-east-1, eu-west-1)",
+    "1 region read in part (eu-central-1)"."""
     accounts = [p for p in places if p.startswith("account ") or p == "every region"]
-    regions = [p for p in places if p not in accounts]
+    part = [p.removesuffix(" (in part)") for p in places if p.endswith(" (in part)")]
+    regions = [p for p in places if p not in accounts and not p.endswith(" (in part)")]
     groups = []
     if accounts:
         groups.append(f"{_plural(len(accounts), 'account')} not read ({', '.join(accounts)})")
     if regions:
         groups.append(f"{_plural(len(regions), 'region')} not read ({', '.join(regions)})")
+    if part:
+        groups.append(f"{_plural(len(part), 'region')} read in part ({', '.join(part)})")
     return groups
 
 

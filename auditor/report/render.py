@@ -302,6 +302,9 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
         "incomplete": summary.get("incomplete", False),
         # Endpoints whose data was read and judged (a partial run lists the others as not audited).
         "repeated_findings": repeated_findings,
+        # An incomplete run that read nothing states no figure (a $0 or a 0 would read as a verdict).
+        "nothing_read": bool(summary.get("incomplete")) and not doc["findings"] and not plans
+                        and not any(not e.get("not_judged_reason") for e in doc["endpoints"]),
         "endpoints_judged": sum(1 for e in doc["endpoints"] if not e.get("not_judged_reason")),
         "severity_counts": {s: n for s, n in summary["findings_by_severity"].items() if s != "info"},
         "findings": doc["findings"],
