@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,9 +21,10 @@ from auditor.config import AuditConfig
 from auditor.config_file import config_notices, load_config
 from auditor.errors import AuditorError, ConfigError, problem_lines
 from auditor.files import write_atomic
-from auditor.models import AuditReport
+from auditor.models import AuditReport, RiskLevel
 from auditor.pipeline import Progress, RunLimits
 from auditor.redact import scrub, secret_values
+from auditor.report.headline import report_headline
 from auditor.report.render import TABLE_PLANS, OutputFormat, one_line, render, render_experiments
 from auditor.tasks.audit import RunHistory, check_writable, deliver_outcome, execute_audit, prepare_run_history
 
@@ -121,7 +122,7 @@ class BarProgress(Progress):
 
 
 def actionable_findings(report: AuditReport) -> int:
-    return sum(1 for f in report.findings if f.severity.value != "info")
+    return report.finding_count
 
 
 def write_report(report: AuditReport, output_format: OutputFormat, output: Path | None,
@@ -171,10 +172,9 @@ def run_log_line(report: AuditReport, seconds: float) -> str:
     """One line for the log: what was audited, the API calls and the answers botocore retried."""
     problems = report.call_problems
     retried = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in problems.items() if n) or "none retried"
-    partial = f"; PARTIAL: {report.partial}" if report.partial else ""
-    return (f"audit: {len(report.endpoints)} endpoints, {len(report.findings)} findings, "
-            f"${report.monthly_savings_usd:,.0f}/month to save; {sum(report.api_calls.values())} API calls "
-            f"({retried}); {seconds:.1f} s{partial}")
+    # The report's headline (its counts, saving and what was not read), then the run's own figures.
+    return (f"{report_headline(report, 'audit')}; {len(report.endpoints)} endpoints; "
+            f"{sum(report.api_calls.values())} API calls ({retried}); {seconds:.1f} s")
 
 
 @contextlib.contextmanager
@@ -221,6 +221,10 @@ def run(
         "--no-history", help="Do not record this run in the history database.")] = False,
     chat: Annotated[bool, typer.Option(
         "--chat/--no-chat", help="Post a summary to the Slack / Teams webhooks of [chat].")] = False,
+    max_risk: Annotated[RiskLevel | None, typer.Option(
+        "--max-risk", case_sensitive=False,
+        help="Show only plans at this risk or lower (low, medium, high); the headline says what it leaves "
+             "out. The history keeps every plan.")] = None,
 ) -> None:
     """Audit SageMaker in the configured accounts and regions: endpoints, training, processing and
     transform jobs, notebook instances, Studio domains and apps, and HyperPod clusters."""
@@ -268,10 +272,11 @@ def run(
         typer.echo(f"warning: {warning}", err=True)
     typer.echo(run_log_line(report, time.monotonic() - started), err=True)
 
-    problems = [p for p in [write_report(report, output_format, output, show_all), history.problem] if p]
+    problems = [p for p in [write_report(report.within_risk(max_risk), output_format, output, show_all),
+                            history.problem] if p]
     # The history and the mail do not depend on the report file: a full disk still sends the mail.
     delivered = deliver_outcome(config, outcome, history=not no_history and history.usable, email=email,
-                                email_to_file=email_to_file, chat=chat)
+                                email_to_file=email_to_file, chat=chat, max_risk=max_risk)
     if delivered.posted:
         typer.echo(f"summary posted to {', '.join(delivered.posted)}", err=True)
     for path in delivered.written:
@@ -576,8 +581,11 @@ def plans_command(
     config_path: ConfigOption = None,
     output_format: Annotated[HistoryFormat, typer.Option(
         "--format", case_sensitive=False, help="table or json.")] = HistoryFormat.TABLE,
+    max_risk: Annotated[RiskLevel | None, typer.Option(
+        "--max-risk", case_sensitive=False,
+        help="List only plans at this risk or lower (low, medium, high; not assessed counts as medium).")] = None,
 ) -> None:
-    """List the latest run's plans: id, risk, saving and what to change."""
+    """List the latest run's plans, the largest saving first: id, risk, saving and what to change."""
     if ctx.invoked_subcommand is not None:
         return
     from auditor.history.store import History
@@ -587,6 +595,10 @@ def plans_command(
             plans = history.latest_plans()
     except AuditorError as exc:
         raise fail(*problem_lines(exc)) from None
+    # Biggest money first, whatever order an older run stored them in.
+    plans.sort(key=lambda p: -float(p.get("monthly_savings_usd") or 0.0))
+    if max_risk is not None:
+        plans = [p for p in plans if _stored_risk_rank(p) <= max_risk.rank]
     if output_format is HistoryFormat.JSON:
         typer.echo(json.dumps(plans, indent=2))
         return
@@ -598,6 +610,12 @@ def plans_command(
     typer.echo(f"{'id':10}  {'risk':6}  {'to save/month':>13}  {'change':6}  what")
     for plan in plans:
         typer.echo(plan_line(plan))
+
+
+def _stored_risk_rank(plan: dict[str, Any]) -> int:
+    """A stored plan's risk rank (low 0, medium 1, high 2); not assessed counts as medium."""
+    level = (plan.get("risk") or {}).get("level")
+    return RiskLevel(level).rank if level in set(RiskLevel) else RiskLevel.MEDIUM.rank
 
 
 @plans_app.command("show")

@@ -129,7 +129,9 @@ def test_the_nightly_summary_reaches_slack_and_teams_in_their_formats(webhooks, 
     assert delivered.posted == ("slack:default", "teams:default")
     (slack,) = webhooks.bodies("/slack/default")
     check_slack(slack)
-    assert f"{len(report.findings)} findings" in slack["text"]
+    # The report's headline: the findings above info, the not judged apart, as every output says it.
+    assert slack["text"].startswith(f"SageMaker audit: {report.finding_count} findings "
+                                    f"(+{report.not_judged_count} not judged), ${report.monthly_savings_usd:,.2f}")
     text = json.dumps(slack)
     assert f"${report.monthly_savings_usd:,.0f}/month" in text
     best = max(report.plans, key=lambda p: p.monthly_savings_usd)

@@ -93,7 +93,10 @@ def test_summary_first_then_the_top_plans_and_how_many_are_not_shown(outputs: di
     assert default.startswith("SageMaker audit ") and everything.startswith("SageMaker audit ")
     assert f"What to change: the first {TABLE_PLANS} of {len(plans)} plans" in default
     flat = " ".join(default.split())
-    assert f"{len(plans) - TABLE_PLANS} more plans: `audit run --all` shows every plan and finding." in flat
+    hidden = sum(p["monthly_savings_usd"] for p in plans[TABLE_PLANS:]
+                 if p["measured"] and p["monthly_savings_usd"] > 0)
+    assert (f"{len(plans) - TABLE_PLANS} more plans (${hidden:,.2f}/month of the saving): `audit run --all` shows "
+            "every plan and finding.") in flat
     assert all(f"plan {p['id']}" in flat for p in plans[:TABLE_PLANS])
     assert not any(f"plan {p['id']}" in flat for p in plans[TABLE_PLANS:])
     # --all: every plan, then the findings.

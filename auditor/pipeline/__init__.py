@@ -161,6 +161,7 @@ def run_audit(
         savings_plans=savings_plans,
         partial=stopped[0] if stopped else None,
         call_problems=clients.counter.problem_counts(),
+        unread=tuple(fatal),
     )
     return AuditOutcome(report=report, fatal_errors=tuple(fatal))
 

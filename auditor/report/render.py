@@ -30,6 +30,7 @@ from auditor.kinds.registry import KINDS
 from auditor.models import AuditReport
 from auditor.report.chart import utilisation_chart_png
 from auditor.report.document import report_to_dict, write_report_json
+from auditor.report.headline import doc_headline
 
 
 class OutputFormat(enum.StrEnum):
@@ -58,6 +59,7 @@ def template_environment() -> jinja2.Environment:
     env.filters["md_cell"] = md_cell
     env.filters["duration"] = format_duration
     env.filters["clip"] = clip
+    env.filters["address"] = address
     return env
 
 
@@ -88,6 +90,22 @@ def clip(value: Any, length: int = 40) -> Markup:
     if len(text) <= length:
         return escape(text)
     return Markup('<span title="{}">{}&hellip;</span>').format(text, text[: length - 1])
+
+
+_SEPARATOR = re.compile(r"([@._/,:-])")
+
+
+def address(value: Any, length: int = 60) -> Markup:
+    """An owner's address or a list of names in HTML: escaped, cut to `length` characters (the whole in
+    a title), with a line-break opportunity after each separator (@ . - _ / , :) so that a narrow
+    column wraps it there, never inside a word."""
+    text = "" if value is None else str(value)
+    shown = text if len(text) <= length else text[: length - 1]
+    broken = Markup("").join(Markup("{}<wbr>").format(part) if _SEPARATOR.fullmatch(part) else escape(part)
+                             for part in _SEPARATOR.split(shown) if part)
+    if shown == text:
+        return broken
+    return Markup('<span title="{}">{}&hellip;</span>').format(text, broken)
 
 
 def file_slug(value: str, length: int = 60) -> str:
@@ -275,9 +293,28 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
         order = {account: i for i, account in enumerate(dict.fromkeys(p["account_id"] for p in shown_plans))}
         shown_plans = sorted(shown_plans, key=lambda p: order[p["account_id"]])
     shown_endpoints = endpoints if limit is None else endpoints[:limit]
+    # A variant's saving is shown once, on its first finding: the others rest on the same plan.
+    seen: set[tuple[str, str, str | None]] = set()
+    repeated_findings = set()
+    for i, f in enumerate(shown_findings):
+        if f["recommendation"]:
+            key = (f["region"], f["endpoint"], f["variant"])
+            if key in seen:
+                repeated_findings.add(i)
+            seen.add(key)
+    summary = doc["summary"]
     return {
-        "summary": doc["summary"],
+        "summary": summary,
         "subject": subject_line(doc),
+        "headline": subject_line(doc),
+        "incomplete": summary.get("incomplete", False),
+        # Endpoints whose data was read and judged (a partial run lists the others as not audited).
+        "repeated_findings": repeated_findings,
+        # An incomplete run that read nothing states no figure (a $0 or a 0 would read as a verdict).
+        "nothing_read": bool(summary.get("incomplete")) and not doc["findings"] and not plans
+                        and not any(not e.get("not_judged_reason") for e in doc["endpoints"]),
+        "endpoints_judged": sum(1 for e in doc["endpoints"] if not e.get("not_judged_reason")),
+        "severity_counts": {s: n for s, n in summary["findings_by_severity"].items() if s != "info"},
         "findings": doc["findings"],
         "actionable": shown_findings,
         "plans": shown_plans,
@@ -320,16 +357,28 @@ def current_shapes(doc: dict[str, Any]) -> dict[tuple[str, str | None], str]:
                                               if (e["name"], v["name"]) in shapes)
     for n in (doc.get("workspaces") or {}).get("notebooks", []):
         shapes.setdefault((n["name"], None), f"1 x {n['instance_type']}")
-    for j in doc.get("jobs", {}).get("processing", []):
+    jobs = doc.get("jobs") or {}
+    for j in jobs.get("training", []):
+        shapes.setdefault((j["name"], None), f"{'Spot' if j.get('spot') else 'on-demand'} "
+                                             f"{j['instance_count']} x {j['instance_type']}")
+    for j in (*jobs.get("transform", []), *jobs.get("processing", [])):
         shapes.setdefault((j["name"], None), f"{j['instance_count']} x {j['instance_type']}")
+    for c in (doc.get("hyperpod") or {}).get("clusters", []):
+        for g in c.get("instance_groups") or []:  # a HyperPod plan is per instance group
+            shapes.setdefault((c["cluster"], g["name"]), f"{g['count']} x {g['instance_type']}")
+    # Every plan says what runs now: what its resource's section does not say, its plan does.
+    for p in doc.get("plans", []):
+        current = p["current"]
+        if not shapes.get((p["endpoint"], p["variant"])) and current.get("instance_type"):
+            shapes[(p["endpoint"], p["variant"])] = f"{current['instance_count']} x {current['instance_type']}"
+        elif not shapes.get((p["endpoint"], p["variant"])):
+            shapes[(p["endpoint"], p["variant"])] = f"costs {usd(current['monthly_cost_usd'])}/month"
     return shapes
 
 
 def subject_line(doc: dict[str, Any], prefix: str = "SageMaker audit") -> str:
-    findings = sum(1 for f in doc["findings"] if f["severity"] != "info")
-    noun = "finding" if findings == 1 else "findings"
-    partial = " (partial)" if doc.get("partial") else ""
-    return f"{prefix}{partial}: {findings} {noun}, ${doc['summary']['monthly_savings_usd']:,.0f}/month to save"
+    """The mail's subject: the report's headline (auditor/report/headline.py), as every output opens."""
+    return doc_headline(doc, prefix)
 
 
 # Tags read, in order, as the owner of an endpoint.
@@ -569,12 +618,10 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int | None = N
 
     summary = doc["summary"]
     window = doc["window"]
-    info = summary["findings_by_severity"].get("info", 0)
-    if doc.get("partial"):
-        say(f"PARTIAL REPORT: {doc['partial']}")
-    say(f"SageMaker audit {window['start'][:10]} to {window['end'][:10]}: {summary['endpoints']} endpoints, "
-        f"{usd(summary['monthly_cost_usd'])}/month (all kinds), {summary['findings'] - info} findings "
-        f"(+{info} not judged), {usd(summary['monthly_savings_usd'])}/month to save")
+    # The headline every output opens with (counts, saving, what was not read), then the scope.
+    say(doc_headline(doc))
+    say(f"{window['start'][:10]} to {window['end'][:10]}: {summary['endpoints']} endpoints, "
+        f"{usd(summary['monthly_cost_usd'])}/month (all kinds)")
     if summary.get("monthly_cost_by_kind"):
         say(f"Monthly spend by kind: {kind_costs(summary['monthly_cost_by_kind'])}")
     all_plans = doc.get("plans") or []
@@ -594,7 +641,11 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int | None = N
                 say(line)
         if len(plans) < len(all_plans):
             hidden = len(all_plans) - len(plans)
-            say(f"{hidden} more plan{'s' if hidden != 1 else ''}: `audit run --all` shows every plan and finding.")
+            # Their part of the headline's saving, so that the rows shown and these add up to it.
+            saving = sum(p["monthly_savings_usd"] for p in all_plans[len(plans):]
+                         if p.get("measured", True) and p["monthly_savings_usd"] > 0)
+            say(f"{hidden} more plan{'s' if hidden != 1 else ''} ({usd(saving)}/month of the saving): "
+                "`audit run --all` shows every plan and finding.")
     if limit is None and doc["findings"]:
         say("")
         table = _fitted_table(_finding_layout(doc["findings"]), width, "Why: the findings")
