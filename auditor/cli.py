@@ -23,6 +23,7 @@ from auditor.errors import AuditorError, ConfigError, problem_lines
 from auditor.files import write_atomic
 from auditor.models import AuditReport, RiskLevel
 from auditor.pipeline import Progress, RunLimits
+from auditor.pipeline.limits import pause_point
 from auditor.redact import scrub, secret_values
 from auditor.report.headline import report_headline
 from auditor.report.render import TABLE_PLANS, OutputFormat, one_line, render, render_experiments
@@ -231,75 +232,90 @@ def run(
     started = time.monotonic()
     limits = None
     secrets: list[str] = []
-    try:
-        config = read_config(config_path).with_overrides(region, lookback_days)
-        secrets = secret_values(config)
-        if email or email_to_file:
-            from auditor.deliver.mail import check_email_config
-
-            check_email_config(config.email, to_file=not email)
-        if chat:
-            from auditor.deliver.chat import check_chat_config
-
-            check_chat_config(config.chat)
-        # What can be checked is checked before an hour of API calls, not after.
-        for path, option in ((output, "--output"), (email_to_file, "--email-to-file")):
-            if path is not None:
-                check_writable(path, option)
-        if (email and not email_to_file) or chat:
-            from auditor.deliver.mail import outbox_path
-
-            # Where an unsent message goes must work before the run relies on it.
-            check_writable(outbox_path(config.email) / "outbox.check", "email.outbox_dir")
-        # A damaged history file is moved aside (and said so); one that cannot be written is left
-        # alone and said once, at the end: neither costs the audit, the report or the mail.
-        history = RunHistory() if no_history else prepare_run_history(config)
-        if history.notice:
-            typer.echo(f"warning: {history.notice}", err=True)
-        limits = RunLimits(config.aws.deadline_minutes * 60)
-        progress = BarProgress() if sys.stderr.isatty() else None
+    signals = contextlib.ExitStack()
+    with signals:
         try:
-            with stop_on_signals(limits):
+            config = read_config(config_path).with_overrides(region, lookback_days)
+            secrets = secret_values(config)
+            if email or email_to_file:
+                from auditor.deliver.mail import check_email_config
+
+                check_email_config(config.email, to_file=not email)
+            if chat:
+                from auditor.deliver.chat import check_chat_config
+
+                check_chat_config(config.chat)
+            # What can be checked is checked before an hour of API calls, not after.
+            for path, option in ((output, "--output"), (email_to_file, "--email-to-file")):
+                if path is not None:
+                    check_writable(path, option)
+            if (email and not email_to_file) or chat:
+                from auditor.deliver.mail import outbox_path
+
+                # Where an unsent message goes must work before the run relies on it.
+                check_writable(outbox_path(config.email) / "outbox.check", "email.outbox_dir")
+            # A damaged history file is moved aside (and said so); one that cannot be written is left
+            # alone and said once, at the end: neither costs the audit, the report or the mail.
+            history = RunHistory() if no_history else prepare_run_history(config)
+            if history.notice:
+                typer.echo(f"warning: {history.notice}", err=True)
+            limits = RunLimits(config.aws.deadline_minutes * 60)
+            progress = BarProgress() if sys.stderr.isatty() else None
+            # From here to the history row a signal asks the run to stop: what was read is judged and
+            # written, and recorded (a report whole or marked partial, and its history row to match).
+            signals.enter_context(stop_on_signals(limits))
+            try:
                 outcome = execute_audit(config, progress=progress, limits=limits, notices=history.notices,
                                         remember_configs=not no_history and history.usable)
-        finally:
-            if progress is not None:
-                progress.stop()
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc), secrets=secrets) from None
-    report = outcome.report
-    for warning in report.catalog.problems:
-        typer.echo(f"warning: {warning}", err=True)
-    typer.echo(run_log_line(report, time.monotonic() - started), err=True)
+            finally:
+                if progress is not None:
+                    progress.stop()
+        except AuditorError as exc:
+            raise fail(*problem_lines(exc), secrets=secrets) from None
+        pause_point("audited", limits)
+        report = outcome.report
+        for warning in report.catalog.problems:
+            typer.echo(f"warning: {warning}", err=True)
+        typer.echo(run_log_line(report, time.monotonic() - started), err=True)
+        pause_point("summary", limits)
 
-    problems = [p for p in [write_report(report.within_risk(max_risk), output_format, output, show_all),
-                            history.problem] if p]
-    # The history and the mail do not depend on the report file: a full disk still sends the mail.
-    delivered = deliver_outcome(config, outcome, history=not no_history and history.usable, email=email,
-                                email_to_file=email_to_file, chat=chat, max_risk=max_risk)
-    if delivered.posted:
-        typer.echo(f"summary posted to {', '.join(delivered.posted)}", err=True)
-    for path in delivered.written:
-        typer.echo(f"email written to {path}", err=True)
-    if delivered.sent_to:
-        typer.echo(f"report sent to {', '.join(delivered.sent_to)}", err=True)
-    problems += delivered.problems
-    if limits is not None and limits.stop.is_set():
-        # Stopped by a signal: the partial report is written; exit as a stopped process does.
-        for problem in problems:
-            typer.echo(f"error: {problem}", err=True)
-        typer.echo(f"error: {limits.stop_reason}: partial report written", err=True)
-        raise typer.Exit(EXIT_SIGTERM if "SIGTERM" in limits.stop_reason else EXIT_SIGINT)
-    if outcome.fatal_errors:
-        audited = sum(1 for a in report.accounts if a.audited)
-        coverage = f"audited {audited} of {len(report.accounts)} accounts; " if audited < len(report.accounts) else ""
-        # The failures of the audit itself are all in the report's errors: one line says the first.
-        more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
-        problems.append(f"{coverage}{outcome.fatal_errors[0].message}{more}")
-    if problems:
-        raise fail(*problems, secrets=secrets)
-    if fail_on_findings and actionable_findings(report):
-        raise typer.Exit(EXIT_FINDINGS)
+        problems = [p for p in [write_report(report.within_risk(max_risk), output_format, output, show_all),
+                                history.problem] if p]
+        pause_point("report-written", limits)
+        # The history and the mail do not depend on the report file: a full disk still sends the mail. Once
+        # stopped, the run is recorded but not sent (as the nightly job: the next run sends a whole report).
+        stopped = limits.stop.is_set()
+        delivered = deliver_outcome(config, outcome, history=not no_history and history.usable,
+                                    email=email and not stopped, email_to_file=email_to_file,
+                                    chat=chat and not stopped, max_risk=max_risk)
+        if delivered.posted:
+            typer.echo(f"summary posted to {', '.join(delivered.posted)}", err=True)
+        for path in delivered.written:
+            typer.echo(f"email written to {path}", err=True)
+        if delivered.sent_to:
+            typer.echo(f"report sent to {', '.join(delivered.sent_to)}", err=True)
+        problems += delivered.problems
+        if limits.stop.is_set():
+            # Stopped by a signal: the report and its history row are written; exit as a stopped process does.
+            for problem in problems:
+                typer.echo(f"error: {problem}", err=True)
+            if report.partial:
+                typer.echo(f"error: {limits.stop_reason}: partial report written", err=True)
+            else:
+                typer.echo(f"error: {limits.stop_reason} once the audit was done: the report is whole "
+                           "(and recorded); nothing was sent", err=True)
+            raise typer.Exit(EXIT_SIGTERM if "SIGTERM" in limits.stop_reason else EXIT_SIGINT)
+        if outcome.fatal_errors:
+            audited = sum(1 for a in report.accounts if a.audited)
+            accounts = len(report.accounts)
+            coverage = f"audited {audited} of {accounts} accounts; " if audited < accounts else ""
+            # The failures of the audit itself are all in the report's errors: one line says the first.
+            more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
+            problems.append(f"{coverage}{outcome.fatal_errors[0].message}{more}")
+        if problems:
+            raise fail(*problems, secrets=secrets)
+        if fail_on_findings and actionable_findings(report):
+            raise typer.Exit(EXIT_FINDINGS)
 
 
 @app.command("history")

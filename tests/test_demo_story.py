@@ -120,7 +120,7 @@ def test_the_demo_prints_about_sixty_lines_that_fit_80_columns(demo: tuple[Path,
     assert len(lines) <= 62, "\n".join(lines)
     assert not [line for line in lines if len(line) > 80]
     # The summary first; it ends with where the report is and what to try next.
-    assert printed[0].startswith("SageMaker audit ")
+    assert printed[0].startswith("SageMaker audit")
     assert any(line.startswith("Open out/report.html") for line in printed[-7:])
     assert "audit emulator" in printed[-1]
 

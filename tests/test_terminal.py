@@ -90,7 +90,7 @@ def test_summary_first_then_the_top_plans_and_how_many_are_not_shown(outputs: di
     plans = doc["plans"]
     assert len(plans) > TABLE_PLANS
     default, everything = outputs["80"], outputs["80 --all"]
-    assert default.startswith("SageMaker audit ") and everything.startswith("SageMaker audit ")
+    assert default.startswith("SageMaker audit") and everything.startswith("SageMaker audit")
     assert f"What to change: the first {TABLE_PLANS} of {len(plans)} plans" in default
     flat = " ".join(default.split())
     hidden = sum(p["monthly_savings_usd"] for p in plans[TABLE_PLANS:]
