@@ -144,15 +144,16 @@ def serve_demo_fleet(port: int, now: datetime, stop: threading.Event) -> None:
         _fleet, seeded = seed_demo(emulator, now, AwsConfig().lookback_days)
         Emulator.deployments(seconds=DEPLOYMENT_SECONDS, fail_instance_types=())
         exports = " ".join(f"{k}={v}" for k, v in emulator.env().items())
-        for line in (f"local AWS emulator on {emulator.url}: {seeded}.",
-                     "In another shell, point the AWS SDK at it (dummy credentials), then use your own config:",
-                     f"  export {exports}",
+        say(f"local AWS emulator on {emulator.url}: {seeded}.")
+        say("In another shell, point the AWS SDK at it (dummy credentials), then use your own config:")
+        # Commands as they are copied: one line each, never wrapped.
+        for line in (f"  export {exports}",
                      "  unset AWS_PROFILE",
-                     "  audit run --config auditor.toml     # [aws] regions = [\"us-east-1\"] (the fleet's region)",
+                     "  audit run --config auditor.toml      # [aws] regions = [\"us-east-1\"], the fleet's region",
                      "  audit plans --config auditor.toml",
-                     "  audit apply ID --config auditor.toml  # needs [apply] role_arn = \"" + DEMO_APPLY_ROLE + "\"",
-                     "Ctrl-C stops it (and forgets everything in it)."):
-            say(line)
+                     "  audit apply ID --config auditor.toml  # with [apply] role_arn = \"" + DEMO_APPLY_ROLE + "\""):
+            typer.echo(line)
+        say("Ctrl-C stops it (and forgets everything in it).")
         while not stop.wait(0.5):
             pass
     finally:
