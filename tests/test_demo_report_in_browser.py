@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from html import escape
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -131,4 +131,4 @@ def test_the_first_rows_are_the_largest_savings_and_the_headline_is_their_sum(
     assert page["width"] == width
     assert page["page_width"] <= width, page["page_width"]
     for row in rows:
-        assert 0 <= row["left"] and row["right"] <= width, row
+        assert row["left"] >= 0 and row["right"] <= width, row
