@@ -10,6 +10,7 @@ states "0 findings" or "$0" for what it did not read.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from typing import Any
@@ -17,6 +18,8 @@ from typing import Any
 from auditor.models import AuditError, AuditReport
 
 PREFIX = "SageMaker audit"
+# C0 and C1 control characters, DEL, and the Unicode line and paragraph separators (as render.one_line).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _usd(value: float) -> str:
@@ -75,7 +78,12 @@ def _read(report: AuditReport) -> set[tuple[str, str]]:
 
 def headline(summary: dict[str, Any], prefix: str = PREFIX) -> str:
     """E.g. "SageMaker audit: 39 findings (+4 not judged), $15,159.64/month to save", or
-    "SageMaker audit incomplete: 1 region not read (us-east-1)". `summary`: summary_figures' keys."""
+    "SageMaker audit incomplete: 1 region not read (us-east-1)". `summary`: summary_figures' keys.
+    Always one line: a control character in a reason or a name becomes a space."""
+    return _CONTROL.sub(" ", _headline(summary, prefix))
+
+
+def _headline(summary: dict[str, Any], prefix: str) -> str:
     findings, not_judged = summary["findings"], summary.get("not_judged", 0)
     counts = _plural(findings, "finding") + (f" (+{not_judged} not judged)" if not_judged else "")
     money = f"{_usd(summary['monthly_savings_usd'])}/month to save"
