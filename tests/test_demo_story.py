@@ -203,3 +203,20 @@ def test_without_an_opted_in_endpoint_the_story_says_so_in_one_line(tmp_path: Pa
     assert story.plan_id is None and story.applied is None
     assert story.problem == ("the demo audit made no plan with a change on an endpoint tagged "
                              "auditor:apply=allowed: nothing for `audit apply`")
+
+
+def _masked(text: str) -> list[str]:
+    """Words with their digits masked: the demo's dates and metrics move with the day it runs."""
+    return re.sub(r"\d", "0", text).split()
+
+
+def test_the_readme_shows_the_first_lines_the_demo_prints(demo: tuple[Path, str]) -> None:
+    """The README's first screen is the demo's output at 80 columns, as `make demo` prints it."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- produced by: audit demo \(its first lines, COLUMNS=80\) -->\n```text\n(.*?)^```",
+                      readme, re.M | re.S)
+    assert block
+    shown = block.group(1).splitlines()
+    assert all(len(line) <= 80 for line in shown)
+    printed = demo[1].splitlines()[: len(shown)]
+    assert _masked("\n".join(shown)) == _masked("\n".join(printed))
