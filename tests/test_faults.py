@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 import auditor.pipeline
 from auditor.cli import app
 from auditor.collect.session import AwsClients
-from auditor.config_file import parse_config
+from auditor.config_file import CONTEXT_PREFIX, parse_config
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import History
 from auditor.pipeline import RunLimits, run_audit
@@ -193,7 +193,8 @@ def test_an_output_path_that_cannot_be_written_is_found_before_the_audit(fleet: 
     blocker.write_text("")
     result = runner.invoke(app, ["run", "--config", str(fleet), "--output", str(blocker / "report.json")])
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: cannot write --output") and "audit:" not in result.stderr
+    said = [line for line in result.stderr.splitlines() if not line.startswith(CONTEXT_PREFIX)]  # the config used
+    assert said[0].startswith("error: cannot write --output") and "audit:" not in result.stderr
 
 
 def test_a_full_disk_at_the_end_falls_back_to_the_data_directory_and_still_sends(

@@ -57,10 +57,10 @@ def test_runs_are_recorded_and_listed(tmp_path: Path, base_report: AuditReport) 
     config = config_file(tmp_path)
     listing = runner.invoke(app, ["history", "--config", str(config), "--format", "json"])
     assert listing.exit_code == 0, listing.output
-    rows = json.loads(listing.output)
+    rows = json.loads(listing.stdout)
     assert [r["id"] for r in rows] == [second, first] and rows[0]["failed"] is True
     table = runner.invoke(app, ["history", "--config", str(config), "--limit", "1"])
-    assert table.exit_code == 0 and "(failed)" in table.output and len(table.output.splitlines()) == 2
+    assert table.exit_code == 0 and "(failed)" in table.stdout and len(table.stdout.splitlines()) == 2
 
 
 def test_schema_is_upgraded_in_place(tmp_path: Path, base_report: AuditReport) -> None:

@@ -72,7 +72,7 @@ def test_a_malformed_file_is_one_line_and_leaves_the_cache(config: Path, tmp_pat
     bad.write_text(content)
     result = runner.invoke(app, ["prices", "import", str(bad), "--config", str(config)])
     assert result.exit_code == 1
-    lines = result.stderr.strip().splitlines()
+    lines = [line for line in result.stderr.splitlines() if not line.startswith(CONTEXT_PREFIX)]  # the config used
     assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: ") and problem in lines[0], lines
     assert "Traceback" not in result.output
     assert cache.read_bytes() == before

@@ -89,7 +89,7 @@ def test_plans_biggest_saving_first_and_max_risk(config: Path, tmp_path: Path) -
             assert alternative["advice"] != plan["proposed"]["advice"] and alternative["monthly_savings_usd"] > 0
     listed = runner.invoke(app, ["plans", "--config", str(config), "--format", "json", "--max-risk", "LOW"])
     assert listed.exit_code == 0, listed.output
-    low = json.loads(listed.output)
+    low = json.loads(listed.stdout)
     assert all((p["risk"] or {}).get("level") == "low" for p in low)
     assert [p["monthly_savings_usd"] for p in low] == sorted((p["monthly_savings_usd"] for p in low), reverse=True)
     # The report of `run --max-risk low` says what it leaves out, in the headline's own line.
