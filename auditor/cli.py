@@ -302,8 +302,9 @@ def run(
             if report.partial:
                 typer.echo(f"error: {limits.stop_reason}: partial report written", err=True)
             else:
+                unsent = "; the mail and chat were not sent" if stopped and (email or chat) else ""
                 typer.echo(f"error: {limits.stop_reason} once the audit was done: the report is whole "
-                           "(and recorded); nothing was sent", err=True)
+                           f"(and recorded){unsent}", err=True)
             raise typer.Exit(EXIT_SIGTERM if "SIGTERM" in limits.stop_reason else EXIT_SIGINT)
         if outcome.fatal_errors:
             audited = sum(1 for a in report.accounts if a.audited)
