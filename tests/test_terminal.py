@@ -146,3 +146,14 @@ def test_formats_are_read_in_any_case(tmp_path: Path, args: list[str]) -> None:
     result = runner.invoke(app, [*args, "--config", str(tmp_path / "none.toml")])
     assert "Invalid value for '--format'" not in result.output
     assert "config file not found" in result.stderr
+
+
+@pytest.mark.parametrize("width", [40, 80, 120])
+def test_a_name_longer_than_the_line_is_the_only_thing_cut(outputs: dict[str, str], width: int) -> None:
+    """A hostile name (one word wider than the terminal) is folded; no line is wider than the terminal."""
+    doc = plain_document(json.loads(outputs["json"]))
+    long_name = "x" * 150
+    doc["plans"][0]["endpoint"] = long_name
+    lines = render_table(doc, width=width, limit=TABLE_PLANS).splitlines()
+    assert not [line for line in lines if len(line) > width]
+    assert long_name in "".join(line.strip() for line in lines)
