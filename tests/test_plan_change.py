@@ -285,8 +285,8 @@ def test_audit_plans_show_prints_the_change(report: dict, config: str, as_: str)
     if as_ == "json":
         assert json.loads(result.stdout)["change"] == search["change"]
     elif as_ == "cloudformation":
-        assert "AWS::SageMaker::EndpointConfig" in yaml.safe_load(result.output)["Resources"][
-            next(iter(yaml.safe_load(result.output)["Resources"]))]["Type"]
+        assert "AWS::SageMaker::EndpointConfig" in yaml.safe_load(result.stdout)["Resources"][
+            next(iter(yaml.safe_load(result.stdout)["Resources"]))]["Type"]
     else:
         assert search["id"] in result.output
 

@@ -73,7 +73,7 @@ def test_one_count_of_findings_and_not_judged_in_every_output(config: Path, tmp_
     assert run(config, "html", html, "--no-history").exit_code == 0
     assert f'<h1 id="headline-text">{headline}</h1>' in html.read_text()
     # The history lists the same count.
-    listed = json.loads(runner.invoke(app, ["history", "--config", str(config), "--format", "json"]).output)
+    listed = json.loads(runner.invoke(app, ["history", "--config", str(config), "--format", "json"]).stdout)
     assert listed[0]["findings"] == findings
 
 
