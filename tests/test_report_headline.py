@@ -71,7 +71,14 @@ def test_one_count_of_findings_and_not_judged_in_every_output(config: Path, tmp_
         assert text.splitlines()[0].replace("\\", "") == first.replace("\\", ""), fmt
     html = (tmp_path / "r.html")
     assert run(config, "html", html, "--no-history").exit_code == 0
-    assert f'<h1 id="headline-text">{headline}</h1>' in html.read_text()
+    page = html.read_text()
+    assert f'<h1 id="headline-text">{headline}</h1>' in page
+    # Figures before caveats: the price basis is the footnote, after every table.
+    assert page.index("Basis: on-demand list prices") > page.index('id="findings"')
+    # No empty cell (a utilisation bar's cells are coloured, not empty), and an owner's address
+    # breaks after its separators, not inside a word.
+    assert not re.findall(r"<td(?![^>]*bgcolor)[^>]*>\s*</td>", page)
+    assert "ml-<wbr>platform@<wbr>example.<wbr>com" in page
     # The history lists the same count.
     listed = json.loads(runner.invoke(app, ["history", "--config", str(config), "--format", "json"]).stdout)
     assert listed[0]["findings"] == findings
