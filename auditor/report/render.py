@@ -538,6 +538,14 @@ def wrap_paragraph(text: str, width: int, indent: str = "") -> list[str]:
     return lines
 
 
+def saving_text(plan: dict[str, Any], per: str = "") -> str:
+    """"$5,175.70", "costs the same", "costs $167.90 more": what a plan saves, as the HTML says it."""
+    saving = plan["monthly_savings_usd"]
+    if saving > 0:
+        return usd(saving) + per
+    return "costs the same" if saving == 0 else f"costs {usd(-saving)}{per} more"
+
+
 def _plan_layouts(doc: dict[str, Any], plans: list[dict[str, Any]]) -> tuple[Layout, Layout]:
     """The plans as eight columns (a wide terminal) and as five, the region and the plan's id
     under the endpoint, the current shape above the change."""
@@ -547,7 +555,7 @@ def _plan_layouts(doc: dict[str, Any], plans: list[dict[str, Any]]) -> tuple[Lay
         target = p["endpoint"] + (f" / {p['variant']}" if p["variant"] else "")
         now = shapes.get((p["endpoint"], p["variant"]), "")
         alternatives = "".join(f"\nor {a['advice']} ({usd(a['monthly_savings_usd'])})" for a in p["alternatives"])
-        saving = usd(p["monthly_savings_usd"]) + ("" if p.get("measured", True) else "\n(not counted)")
+        saving = saving_text(p) + ("" if p.get("measured", True) else "\n(not counted)")
         rests_on = ", ".join(p["findings"])
         wide.append((p.get("id", ""), p["region"], target, now, p["proposed"]["advice"] + alternatives,
                      risk_text(p.get("risk")), saving, rests_on))
@@ -567,7 +575,7 @@ def _plan_details(doc: dict[str, Any], plans: list[dict[str, Any]], width: int) 
     for n, p in enumerate(plans, start=1):
         target = p["endpoint"] + (f" / {p['variant']}" if p["variant"] else "")
         now = shapes.get((p["endpoint"], p["variant"]), "")
-        saving = usd(p["monthly_savings_usd"]) + "/month" + ("" if p.get("measured", True) else " (not counted)")
+        saving = saving_text(p, "/month") + ("" if p.get("measured", True) else " (not counted)")
         risk = risk_text(p.get("risk")).replace("\n", ", ")
         lines += wrap_paragraph(f"{n}. {saving}  {target}  ({p['region']}, plan {p.get('id', '-')})", width)
         lines += wrap_paragraph((f"{now} -> " if now else "") + p["proposed"]["advice"], width, "   ")
