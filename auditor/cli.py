@@ -90,7 +90,8 @@ def fail(message: str, *more: str, secrets: list[str] | None = None) -> typer.Ex
     """Each problem on its own `error:` line on stderr; the exit for the caller to raise. `secrets`
     (redact.secret_values) are cut out of texts that quote a library."""
     for line in (message, *more):
-        typer.echo(f"error: {scrub(line, secrets or [])}", err=True)
+        # One line each whatever it quotes (a server's message may hold newlines or control characters).
+        typer.echo(f"error: {one_line(scrub(line, secrets or []))}", err=True)
     return typer.Exit(EXIT_ERROR)
 
 
