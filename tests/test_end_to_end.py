@@ -37,7 +37,7 @@ def findings_of(report: dict, endpoint: str) -> list[dict]:
 
 
 def test_json_document_shape(report: dict) -> None:
-    assert report["schema_version"] == 7
+    assert report["schema_version"] == 8
     assert set(report) >= {"generated_at", "window", "endpoints", "plans", "findings", "summary", "errors"}
     assert report["window"]["period_seconds"] == 3600
     assert report["summary"]["endpoints"] == len(report["endpoints"]) == len(demo_fleet())

@@ -174,6 +174,10 @@ class _Html(HTMLParser):
         self.text: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "wbr":
+            # The report's own line-break opportunity inside an address (after `@`, `.`, `-`, `/`...):
+            # no element and no space, the value reads on.
+            return
         self.tags.append((tag, tuple(name for name, _ in attrs)))
         self.text.append(" " + " ".join(value or "" for _, value in attrs) + " ")
 

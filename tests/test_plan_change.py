@@ -237,7 +237,7 @@ def report(fleet_home: Path, config: str) -> dict:
 
 
 def test_every_endpoint_plan_shows_its_risk_and_change(report: dict) -> None:
-    assert report["schema_version"] == 7
+    assert report["schema_version"] == 8
     endpoint_plans = [p for p in report["plans"] if p["resource_type"] == "endpoint"]
     assert {p["endpoint"] for p in endpoint_plans} >= {"search-embeddings", "churn-model-legacy", "internal-reports"}
     for p in endpoint_plans:

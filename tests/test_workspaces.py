@@ -42,7 +42,7 @@ def findings(report: dict, rule: str) -> dict[str, dict]:
 
 
 def test_notebooks_are_discovered_and_priced(report: dict) -> None:
-    assert report["schema_version"] == 7
+    assert report["schema_version"] == 8
     notebooks = {n["name"]: n for n in report["workspaces"]["notebooks"]}
     assert set(notebooks) == {"cv-research-gpu", "analytics-scratch", "feature-eng-m5", "old-prototype"}
     gpu = notebooks["cv-research-gpu"]

@@ -134,8 +134,8 @@ def pct(value: float | None) -> str:
 # word's edge only), strikethrough, links and images, HTML tags and autolinks, entities, table cell
 # pipes, and GitHub's `$` maths.
 _MD_INLINE = re.compile(r"[\\`*~\[\]<>&|$]|(?<![^\W_])_|_(?![^\W_])")
-# What starts a block when it opens a line (a quote and a `*` bullet are escaped above already).
-_MD_BLOCK_START = re.compile(r"^(?:#{1,6}|[-+]|\d{1,9}[.)])(?=\s|$)")
+# What starts a block when it opens a line, after any spaces (a quote and a `*` bullet are escaped above already).
+_MD_BLOCK_START = re.compile(r"^\s*(?:#{1,6}|[-+]|\d{1,9}[.)])(?=\s|$)")
 
 
 def md_cell(value: Any) -> str:
