@@ -108,11 +108,11 @@ done
 step "audit demo: wrote report.html, report.json (parses), report.eml"
 
 # The demo's history, read through the config it wrote, as a user does after `make demo`.
-"$audit" history --applied --config out/audit.toml >"$TMP/applied.txt" 2>&1 || {
-  cat "$TMP/applied.txt" >&2; die "audit history --applied --config out/audit.toml"; }
+"$audit" history --applied --config out/auditor.toml >"$TMP/applied.txt" 2>&1 || {
+  cat "$TMP/applied.txt" >&2; die "audit history --applied --config out/auditor.toml"; }
 grep -q " applied " "$TMP/applied.txt" || die "the demo's history records no applied change"
-"$audit" plans --config out/audit.toml >"$TMP/plans.txt" 2>&1 || {
-  cat "$TMP/plans.txt" >&2; die "audit plans --config out/audit.toml"; }
-step "audit demo: its history lists the applied change and the plans (audit plans --config out/audit.toml)"
+"$audit" plans --config out/auditor.toml >"$TMP/plans.txt" 2>&1 || {
+  cat "$TMP/plans.txt" >&2; die "audit plans --config out/auditor.toml"; }
+step "audit demo: its history lists the applied change and the plans (audit plans --config out/auditor.toml)"
 
 step "ok in $((SECONDS - started)) s"

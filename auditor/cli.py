@@ -13,17 +13,20 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from auditor.config_file import load_config
+from auditor.config import AuditConfig
+from auditor.config_file import config_notices, load_config
 from auditor.errors import AuditorError, ConfigError, problem_lines
 from auditor.files import write_atomic
-from auditor.models import AuditReport
+from auditor.models import AuditReport, RiskLevel
 from auditor.pipeline import Progress, RunLimits
+from auditor.pipeline.limits import pause_point
 from auditor.redact import scrub, secret_values
-from auditor.report.render import OutputFormat, render, render_experiments
+from auditor.report.headline import report_headline
+from auditor.report.render import TABLE_PLANS, OutputFormat, one_line, render, render_experiments
 from auditor.tasks.audit import RunHistory, check_writable, deliver_outcome, execute_audit, prepare_run_history
 
 if TYPE_CHECKING:
@@ -69,6 +72,15 @@ ConfigOption = Annotated[
 ]
 
 
+def read_config(path: Path | None) -> AuditConfig:
+    """The config file (or the defaults), with what it is said on stderr when it is not the default:
+    the file and the history in use, and a file named audit.toml that is not read."""
+    config = load_config(path)
+    for notice in config_notices(path, config):
+        typer.echo(one_line(notice), err=True)
+    return config
+
+
 class HistoryFormat(enum.StrEnum):
     TABLE = "table"
     JSON = "json"
@@ -78,7 +90,8 @@ def fail(message: str, *more: str, secrets: list[str] | None = None) -> typer.Ex
     """Each problem on its own `error:` line on stderr; the exit for the caller to raise. `secrets`
     (redact.secret_values) are cut out of texts that quote a library."""
     for line in (message, *more):
-        typer.echo(f"error: {scrub(line, secrets or [])}", err=True)
+        # One line each whatever it quotes (a server's message may hold newlines or control characters).
+        typer.echo(f"error: {one_line(scrub(line, secrets or []))}", err=True)
     return typer.Exit(EXIT_ERROR)
 
 
@@ -111,12 +124,15 @@ class BarProgress(Progress):
 
 
 def actionable_findings(report: AuditReport) -> int:
-    return sum(1 for f in report.findings if f.severity.value != "info")
+    return report.finding_count
 
 
-def write_report(report: AuditReport, output_format: OutputFormat, output: Path | None) -> str | None:
-    """The report on stdout or in `output`; the problem in one line if it cannot be written."""
-    text = render(report, output_format, color=output is None and sys.stdout.isatty())
+def write_report(report: AuditReport, output_format: OutputFormat, output: Path | None,
+                 show_all: bool = False) -> str | None:
+    """The report on stdout or in `output`; the problem in one line if it cannot be written. On
+    stdout the table fits the terminal and shows the first plans unless `show_all`; a file has all."""
+    limit = None if show_all or output is not None else TABLE_PLANS
+    text = render(report, output_format, color=output is None and sys.stdout.isatty(), limit=limit)
     # CSV is one table a file: the experiments of training jobs go beside the findings.
     experiments = render_experiments(report) if output_format is OutputFormat.CSV else None
     try:
@@ -158,10 +174,9 @@ def run_log_line(report: AuditReport, seconds: float) -> str:
     """One line for the log: what was audited, the API calls and the answers botocore retried."""
     problems = report.call_problems
     retried = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in problems.items() if n) or "none retried"
-    partial = f"; PARTIAL: {report.partial}" if report.partial else ""
-    return (f"audit: {len(report.endpoints)} endpoints, {len(report.findings)} findings, "
-            f"${report.monthly_savings_usd:,.0f}/month to save; {sum(report.api_calls.values())} API calls "
-            f"({retried}); {seconds:.1f} s{partial}")
+    # The report's headline (its counts, saving and what was not read), then the run's own figures.
+    return (f"{report_headline(report, 'audit')}; {len(report.endpoints)} endpoints; "
+            f"{sum(report.api_calls.values())} API calls ({retried}); {seconds:.1f} s")
 
 
 @contextlib.contextmanager
@@ -189,12 +204,15 @@ def stop_on_signals(limits: RunLimits) -> Iterator[None]:
 def run(
     config_path: ConfigOption = None,
     region: Annotated[list[str] | None, typer.Option(
-        "--region", help="Region to audit; repeat for several. Overrides aws.regions.")] = None,
+        "--region", metavar="REGION", help="Region to audit; repeat for several. Overrides aws.regions.")] = None,
     lookback_days: Annotated[int | None, typer.Option(
         "--lookback-days", help="Days of metrics to judge (default 14).")] = None,
-    output_format: Annotated[OutputFormat, typer.Option("--format", help="Report format.")] = OutputFormat.TABLE,
+    output_format: Annotated[OutputFormat, typer.Option(
+        "--format", case_sensitive=False, help="Report format.")] = OutputFormat.TABLE,
     output: Annotated[Path | None, typer.Option(
-        "--output", help="Write the report to this file instead of stdout.")] = None,
+        "--output", help="Write the report to this file instead of stdout (every plan and finding).")] = None,
+    show_all: Annotated[bool, typer.Option(
+        "--all", help=f"The table on stdout: every plan and finding, not the first {TABLE_PLANS} plans.")] = False,
     email: Annotated[bool, typer.Option(
         "--email/--no-email", help="Send the report as configured in [email].")] = False,
     email_to_file: Annotated[Path | None, typer.Option(
@@ -205,88 +223,111 @@ def run(
         "--no-history", help="Do not record this run in the history database.")] = False,
     chat: Annotated[bool, typer.Option(
         "--chat/--no-chat", help="Post a summary to the Slack / Teams webhooks of [chat].")] = False,
+    max_risk: Annotated[RiskLevel | None, typer.Option(
+        "--max-risk", case_sensitive=False,
+        help="Show only plans at this risk or lower (low, medium, high); the headline says what it leaves "
+             "out. The history keeps every plan.")] = None,
 ) -> None:
-    """Audit every SageMaker endpoint, training and transform job in the configured regions."""
+    """Audit SageMaker in the configured accounts and regions: endpoints, training, processing and
+    transform jobs, notebook instances, Studio domains and apps, and HyperPod clusters."""
     started = time.monotonic()
     limits = None
     secrets: list[str] = []
-    try:
-        config = load_config(config_path).with_overrides(region, lookback_days)
-        secrets = secret_values(config)
-        if email or email_to_file:
-            from auditor.deliver.mail import check_email_config
-
-            check_email_config(config.email, to_file=not email)
-        if chat:
-            from auditor.deliver.chat import check_chat_config
-
-            check_chat_config(config.chat)
-        # What can be checked is checked before an hour of API calls, not after.
-        for path, option in ((output, "--output"), (email_to_file, "--email-to-file")):
-            if path is not None:
-                check_writable(path, option)
-        if (email and not email_to_file) or chat:
-            from auditor.deliver.mail import outbox_path
-
-            # Where an unsent message goes must work before the run relies on it.
-            check_writable(outbox_path(config.email) / "outbox.check", "email.outbox_dir")
-        # A damaged history file is moved aside (and said so); one that cannot be written is left
-        # alone and said once, at the end: neither costs the audit, the report or the mail.
-        history = RunHistory() if no_history else prepare_run_history(config)
-        if history.notice:
-            typer.echo(f"warning: {history.notice}", err=True)
-        limits = RunLimits(config.aws.deadline_minutes * 60)
-        progress = BarProgress() if sys.stderr.isatty() else None
+    signals = contextlib.ExitStack()
+    with signals:
         try:
-            with stop_on_signals(limits):
+            config = read_config(config_path).with_overrides(region, lookback_days)
+            secrets = secret_values(config)
+            if email or email_to_file:
+                from auditor.deliver.mail import check_email_config
+
+                check_email_config(config.email, to_file=not email)
+            if chat:
+                from auditor.deliver.chat import check_chat_config
+
+                check_chat_config(config.chat)
+            # What can be checked is checked before an hour of API calls, not after.
+            for path, option in ((output, "--output"), (email_to_file, "--email-to-file")):
+                if path is not None:
+                    check_writable(path, option)
+            if (email and not email_to_file) or chat:
+                from auditor.deliver.mail import outbox_path
+
+                # Where an unsent message goes must work before the run relies on it.
+                check_writable(outbox_path(config.email) / "outbox.check", "email.outbox_dir")
+            # A damaged history file is moved aside (and said so); one that cannot be written is left
+            # alone and said once, at the end: neither costs the audit, the report or the mail.
+            history = RunHistory() if no_history else prepare_run_history(config)
+            if history.notice:
+                typer.echo(f"warning: {history.notice}", err=True)
+            limits = RunLimits(config.aws.deadline_minutes * 60)
+            progress = BarProgress() if sys.stderr.isatty() else None
+            # From here to the history row a signal asks the run to stop: what was read is judged and
+            # written, and recorded (a report whole or marked partial, and its history row to match).
+            signals.enter_context(stop_on_signals(limits))
+            try:
                 outcome = execute_audit(config, progress=progress, limits=limits, notices=history.notices,
                                         remember_configs=not no_history and history.usable)
-        finally:
-            if progress is not None:
-                progress.stop()
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc), secrets=secrets) from None
-    report = outcome.report
-    for warning in report.catalog.problems:
-        typer.echo(f"warning: {warning}", err=True)
-    typer.echo(run_log_line(report, time.monotonic() - started), err=True)
+            finally:
+                if progress is not None:
+                    progress.stop()
+        except AuditorError as exc:
+            raise fail(*problem_lines(exc), secrets=secrets) from None
+        pause_point("audited", limits)
+        report = outcome.report
+        for warning in report.catalog.problems:
+            typer.echo(f"warning: {warning}", err=True)
+        typer.echo(run_log_line(report, time.monotonic() - started), err=True)
+        pause_point("summary", limits)
 
-    problems = [p for p in [write_report(report, output_format, output), history.problem] if p]
-    # The history and the mail do not depend on the report file: a full disk still sends the mail.
-    delivered = deliver_outcome(config, outcome, history=not no_history and history.usable, email=email,
-                                email_to_file=email_to_file, chat=chat)
-    if delivered.cleanup:
-        typer.echo(delivered.cleanup, err=True)
-    if delivered.posted:
-        typer.echo(f"summary posted to {', '.join(delivered.posted)}", err=True)
-    for path in delivered.written:
-        typer.echo(f"email written to {path}", err=True)
-    if delivered.sent_to:
-        typer.echo(f"report sent to {', '.join(delivered.sent_to)}", err=True)
-    problems += delivered.problems
-    if limits is not None and limits.stop.is_set():
-        # Stopped by a signal: the partial report is written; exit as a stopped process does.
-        for problem in problems:
-            typer.echo(f"error: {problem}", err=True)
-        typer.echo(f"error: {limits.stop_reason}: partial report written", err=True)
-        raise typer.Exit(EXIT_SIGTERM if "SIGTERM" in limits.stop_reason else EXIT_SIGINT)
-    if outcome.fatal_errors:
-        audited = sum(1 for a in report.accounts if a.audited)
-        coverage = f"audited {audited} of {len(report.accounts)} accounts; " if audited < len(report.accounts) else ""
-        # The failures of the audit itself are all in the report's errors: one line says the first.
-        more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
-        problems.append(f"{coverage}{outcome.fatal_errors[0].message}{more}")
-    if problems:
-        raise fail(*problems, secrets=secrets)
-    if fail_on_findings and actionable_findings(report):
-        raise typer.Exit(EXIT_FINDINGS)
+        problems = [p for p in [write_report(report.within_risk(max_risk), output_format, output, show_all),
+                                history.problem] if p]
+        pause_point("report-written", limits)
+        # The history and the mail do not depend on the report file: a full disk still sends the mail. Once
+        # stopped, the run is recorded but not sent (as the nightly job: the next run sends a whole report).
+        stopped = limits.stop.is_set()
+        delivered = deliver_outcome(config, outcome, history=not no_history and history.usable,
+                                    email=email and not stopped, email_to_file=email_to_file,
+                                    chat=chat and not stopped, max_risk=max_risk)
+        if delivered.cleanup:
+            typer.echo(delivered.cleanup, err=True)
+        if delivered.posted:
+            typer.echo(f"summary posted to {', '.join(delivered.posted)}", err=True)
+        for path in delivered.written:
+            typer.echo(f"email written to {path}", err=True)
+        if delivered.sent_to:
+            typer.echo(f"report sent to {', '.join(delivered.sent_to)}", err=True)
+        problems += delivered.problems
+        if limits.stop.is_set():
+            # Stopped by a signal: the report and its history row are written; exit as a stopped process does.
+            for problem in problems:
+                typer.echo(f"error: {problem}", err=True)
+            if report.partial:
+                typer.echo(f"error: {limits.stop_reason}: partial report written", err=True)
+            else:
+                unsent = "; the mail and chat were not sent" if stopped and (email or chat) else ""
+                typer.echo(f"error: {limits.stop_reason} once the audit was done: the report is whole "
+                           f"(and recorded){unsent}", err=True)
+            raise typer.Exit(EXIT_SIGTERM if "SIGTERM" in limits.stop_reason else EXIT_SIGINT)
+        if outcome.fatal_errors:
+            audited = sum(1 for a in report.accounts if a.audited)
+            accounts = len(report.accounts)
+            coverage = f"audited {audited} of {accounts} accounts; " if audited < accounts else ""
+            # The failures of the audit itself are all in the report's errors: one line says the first.
+            more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
+            problems.append(f"{coverage}{outcome.fatal_errors[0].message}{more}")
+        if problems:
+            raise fail(*problems, secrets=secrets)
+        if fail_on_findings and actionable_findings(report):
+            raise typer.Exit(EXIT_FINDINGS)
 
 
 @app.command("history")
 def history_command(
     config_path: ConfigOption = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="How many runs, newest first.")] = 20,
-    output_format: Annotated[HistoryFormat, typer.Option("--format", help="table or json.")] = HistoryFormat.TABLE,
+    output_format: Annotated[HistoryFormat, typer.Option(
+        "--format", case_sensitive=False, help="table or json.")] = HistoryFormat.TABLE,
     check: Annotated[bool, typer.Option(
         "--check", help="Run SQLite's integrity check on the history file: ok, or its problems (exit 1).")] = False,
     applied: Annotated[bool, typer.Option(
@@ -297,7 +338,7 @@ def history_command(
     from auditor.tasks.audit import history_path
 
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         path = history_path(config)
         if check:
             problems = check_history(path)
@@ -339,8 +380,6 @@ def history_command(
 
 
 def _print_applied(changes: list[AppliedChange], output_format: HistoryFormat) -> None:
-    from auditor.report.render import one_line
-
     if output_format is HistoryFormat.JSON:
         typer.echo(json.dumps([
             {"id": c.id, "plan_id": c.plan_id, "account_id": c.account_id, "region": c.region,
@@ -386,7 +425,7 @@ def apply_command(
 
     secrets: list[str] = []
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         secrets = secret_values(config)
         if cleanup:
             if plan_id is not None:
@@ -417,7 +456,9 @@ def weekly_command(
     week: Annotated[str | None, typer.Option("--week", help="ISO week, e.g. 2026-W48 (default: this week).")] = None,
     email: Annotated[bool, typer.Option(
         "--email/--no-email", help="Send the digest as configured in [email].")] = False,
-    output: Annotated[Path | None, typer.Option("--output", help="Write the digest (HTML) to this file.")] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", help="Write the digest (HTML) to this file. With no --output, --email or --email-to-file: "
+                         "print it as text.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Send even if this week's digest was sent already.")] = False,
     email_to_file: Annotated[Path | None, typer.Option(
         "--email-to-file", help="Write the digest email (.eml) here instead of sending it.")] = None,
@@ -429,7 +470,7 @@ def weekly_command(
 
     secrets: list[str] = []
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         secrets = secret_values(config)
         if chat:
             from auditor.deliver.chat import check_chat_config
@@ -439,7 +480,33 @@ def weekly_command(
                                email_to_file=email_to_file, chat=chat)
     except AuditorError as exc:
         raise fail(*problem_lines(exc), secrets=secrets) from None
-    typer.echo(result.message)
+    if result.text is not None:  # the digest on stdout, what was done on stderr
+        typer.echo(result.text, nl=False)
+        typer.echo(result.message, err=True)
+    else:
+        typer.echo(result.message)
+
+
+@app.command("config")
+def config_command(
+    config_path: ConfigOption = None,
+    region: Annotated[list[str] | None, typer.Option(
+        "--region", metavar="REGION", help="As `audit run --region`: shown as the flag's.")] = None,
+    lookback_days: Annotated[int | None, typer.Option(
+        "--lookback-days", help="As `audit run --lookback-days`.")] = None,
+) -> None:
+    """Print the effective settings, each with its source (default, file, flag, env); secrets masked."""
+    from auditor.config_view import config_lines
+
+    try:
+        config = load_config(config_path).with_overrides(region, lookback_days)
+    except AuditorError as exc:
+        raise fail(*problem_lines(exc)) from None
+    for notice in config_notices(config_path, config):
+        if notice.startswith("warning:"):
+            typer.echo(one_line(notice), err=True)
+    for line in config_lines(config):
+        typer.echo(line)
 
 
 @app.command("schedule")
@@ -451,7 +518,7 @@ def schedule_command(
 
     secrets: list[str] = []
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         secrets = secret_values(config)
         run_scheduler(config)
     except AuditorError as exc:
@@ -468,7 +535,7 @@ def send_outbox_command(
 
     secrets: list[str] = []
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         secrets = secret_values(config)
         outbox = outbox_path(config.email)
         posted, errors = send_chat_outbox(config.chat, outbox)
@@ -504,6 +571,27 @@ def demo(
         raise fail(f"cannot write the demo's reports to {output_dir}: {exc.strerror or exc}") from None
 
 
+@app.command("emulator")
+def emulator_command(
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Loopback port (0: a free one).")] = 0,
+) -> None:
+    """Start the bundled AWS emulator with the demo fleet and print the environment that points the AWS SDK
+    at it, to try audit run, audit plans and audit apply with your own config before AWS; Ctrl-C stops it."""
+    from auditor.emulator.demo import serve_demo_fleet
+
+    stop = threading.Event()
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in previous:
+        signal.signal(sig, lambda _signum, _frame: stop.set())
+    try:
+        serve_demo_fleet(port, datetime.now(UTC), stop)
+    except AuditorError as exc:
+        raise fail(*problem_lines(exc)) from None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 plans_app = typer.Typer(help="The latest run's plans (from the history database): list them, or show one's "
                         "change as AWS CLI commands, CloudFormation, Terraform or JSON requests.",
                         no_args_is_help=False, invoke_without_command=True, rich_markup_mode=None)
@@ -520,7 +608,7 @@ class ChangeFormat(enum.StrEnum):
 def _history_for_plans(config_path: Path | None) -> Path:
     from auditor.tasks.audit import history_path
 
-    path = history_path(load_config(config_path))
+    path = history_path(read_config(config_path))
     if not path.exists():
         raise ConfigError(f"no history database at {path} (history.path): run `audit run` first")
     return path
@@ -530,9 +618,13 @@ def _history_for_plans(config_path: Path | None) -> Path:
 def plans_command(
     ctx: typer.Context,
     config_path: ConfigOption = None,
-    output_format: Annotated[HistoryFormat, typer.Option("--format", help="table or json.")] = HistoryFormat.TABLE,
+    output_format: Annotated[HistoryFormat, typer.Option(
+        "--format", case_sensitive=False, help="table or json.")] = HistoryFormat.TABLE,
+    max_risk: Annotated[RiskLevel | None, typer.Option(
+        "--max-risk", case_sensitive=False,
+        help="List only plans at this risk or lower (low, medium, high; not assessed counts as medium).")] = None,
 ) -> None:
-    """List the latest run's plans: id, risk, saving and what to change."""
+    """List the latest run's plans, the largest saving first: id, risk, saving and what to change."""
     if ctx.invoked_subcommand is not None:
         return
     from auditor.history.store import History
@@ -542,6 +634,10 @@ def plans_command(
             plans = history.latest_plans()
     except AuditorError as exc:
         raise fail(*problem_lines(exc)) from None
+    # Biggest money first, whatever order an older run stored them in.
+    plans.sort(key=lambda p: -float(p.get("monthly_savings_usd") or 0.0))
+    if max_risk is not None:
+        plans = [p for p in plans if _stored_risk_rank(p) <= max_risk.rank]
     if output_format is HistoryFormat.JSON:
         typer.echo(json.dumps(plans, indent=2))
         return
@@ -555,11 +651,17 @@ def plans_command(
         typer.echo(plan_line(plan))
 
 
+def _stored_risk_rank(plan: dict[str, Any]) -> int:
+    """A stored plan's risk rank (low 0, medium 1, high 2); not assessed counts as medium."""
+    level = (plan.get("risk") or {}).get("level")
+    return RiskLevel(level).rank if level in set(RiskLevel) else RiskLevel.MEDIUM.rank
+
+
 @plans_app.command("show")
 def plans_show_command(
     plan_id: Annotated[str, typer.Argument(help="The plan's id (from `audit plans`).")],
-    as_: Annotated[ChangeFormat, typer.Option("--as", help="cli, cloudformation, terraform or json.")] =
-        ChangeFormat.CLI,
+    as_: Annotated[ChangeFormat, typer.Option(
+        "--as", case_sensitive=False, help="cli, cloudformation, terraform or json.")] = ChangeFormat.CLI,
     config_path: ConfigOption = None,
 ) -> None:
     """Print one plan's change: AWS CLI commands, a CloudFormation or Terraform snippet, or JSON requests.
@@ -574,7 +676,7 @@ def plans_show_command(
     except AuditorError as exc:
         raise fail(*problem_lines(exc)) from None
     if plan is None:
-        raise fail(f"no plan {plan_id!r} in the history database: `audit plans` lists the latest run's")
+        raise fail(f"no plan {one_line(plan_id)!r} in the history database; `audit plans` lists the latest run's plans")
     copied_tags = None
     source = copied_config(plan)
     if source is not None and as_ is not ChangeFormat.JSON:
@@ -594,13 +696,13 @@ app.add_typer(prices_app, name="prices")
 def prices_update_command(
     config_path: ConfigOption = None,
     region: Annotated[list[str] | None, typer.Option(
-        "--region", help="Region to price; repeat for several (default: aws.regions).")] = None,
+        "--region", metavar="REGION", help="Region to price; repeat for several (default: aws.regions).")] = None,
 ) -> None:
     """Read SageMaker prices from the Price List API (pricing:GetProducts) into the price cache."""
     from auditor.tasks.prices import update_prices
 
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         regions = tuple(region) if region else config.aws.regions
         stored = update_prices(config, regions, datetime.now(UTC).date())
     except AuditorError as exc:
@@ -618,7 +720,7 @@ def prices_import_command(
     from auditor.tasks.prices import import_prices
 
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         stored = import_prices(config, file, datetime.now(UTC).date())
     except AuditorError as exc:
         raise fail(*problem_lines(exc)) from None
@@ -630,7 +732,8 @@ def prices_import_command(
 def prices_url_command(
     config_path: ConfigOption = None,
     region: Annotated[list[str] | None, typer.Option(
-        "--region", help="Region whose offer file to locate; repeat for several (default: aws.regions).")] = None,
+        "--region", metavar="REGION",
+        help="Region whose offer file to locate; repeat for several (default: aws.regions).")] = None,
     file_format: Annotated[str, typer.Option("--file-format", help="json or csv.")] = "json",
 ) -> None:
     """Print where AWS's offer file for SageMaker can be downloaded, per region (for `prices import`
@@ -641,10 +744,11 @@ def prices_url_command(
     from auditor.collect.session import describe_client_error
     from auditor.tasks.prices import pricing_client
 
+    file_format = file_format.lower()
     if file_format not in ("json", "csv"):
-        raise fail(f"--file-format must be json or csv, got {file_format!r}")
+        raise fail(f"--file-format must be json or csv, got {one_line(repr(file_format))}")
     try:
-        config = load_config(config_path)
+        config = read_config(config_path)
         regions = tuple(region) if region else config.aws.regions
         client = pricing_client(config)
         try:

@@ -15,6 +15,9 @@ from auditor.config import SECTIONS, AuditConfig, RulesConfig, check_config, def
 from auditor.errors import ConfigError
 
 DEFAULT_CONFIG_PATH = Path("auditor.toml")
+# A name users give the file that the tool does not read: its presence alone is said (config_notices).
+MISTAKEN_CONFIG_PATH = Path("audit.toml")
+CONTEXT_PREFIX = "using "  # the stderr line naming the config file and history in use
 
 
 def load_config(path: Path | None) -> AuditConfig:
@@ -34,6 +37,23 @@ def load_config(path: Path | None) -> AuditConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
     return parse_config(raw, source=str(path))
+
+
+def config_notices(path: Path | None, config: AuditConfig) -> list[str]:
+    """The lines `audit` says on stderr about its context: a config file the tool does not read,
+    and which config file and history are in use when they are not the defaults."""
+    notices = []
+    if path is None and MISTAKEN_CONFIG_PATH.exists() and not DEFAULT_CONFIG_PATH.exists():
+        notices.append(f"warning: ./{MISTAKEN_CONFIG_PATH} is not read (the config file is ./{DEFAULT_CONFIG_PATH}, "
+                       f"or --config {MISTAKEN_CONFIG_PATH}): using the defaults")
+    context = []
+    if path is not None and path != DEFAULT_CONFIG_PATH:
+        context.append(f"config {path}")
+    if config.history.path:
+        context.append(f"history {Path(config.history.path).expanduser()}")
+    if context:
+        notices.append(f"{CONTEXT_PREFIX}{', '.join(context)}")
+    return notices
 
 
 def parse_config(raw: dict[str, Any], source: str = "<config>") -> AuditConfig:

@@ -583,6 +583,11 @@ class Plan:
         return tuple(sorted({r for o in (self.proposed, *self.alternatives) for r in o.rules}))
 
 
+def plan_risk_rank(plan: Plan) -> int:
+    """A plan's risk as a rank (low 0, medium 1, high 2); not assessed counts as medium."""
+    return plan.risk.level.rank if plan.risk else RiskLevel.MEDIUM.rank
+
+
 @dataclass(frozen=True)
 class VariantReport:
     variant: Variant
@@ -838,6 +843,13 @@ class AuditReport:
     savings_plans: tuple[SavingsPlanAdvice, ...] = ()
     # Answers that were throttled, server errors or failed connections (botocore retried them).
     call_problems: dict[str, int] = field(default_factory=dict)
+    # The failures that left a region or an account (or a kind in a region) unread: the run is
+    # incomplete, and every headline says so (auditor/report/headline.py).
+    unread: tuple[AuditError, ...] = ()
+    # `--max-risk`: the highest risk level shown, and the plans above it (left out of `plans` and of
+    # the headline saving, which says so).
+    max_risk: RiskLevel | None = None
+    plans_above_risk: tuple[Plan, ...] = ()
     settings: ReportSettings = field(kw_only=True)  # the thresholds and targets the verdicts used
 
     def with_section(self, key: str, section: Any) -> AuditReport:
@@ -867,6 +879,25 @@ class AuditReport:
         """The sum of the plans' savings: one plan per variant, so alternatives are never added up;
         a plan that costs more (a growing queue) is a risk to fix, not a negative saving."""
         return round(sum(max(p.monthly_savings_usd, 0.0) for p in self.plans if p.measured), 2)
+
+    @property
+    def finding_count(self) -> int:
+        """The findings: those above info, each a reason to act. The one count every output shows."""
+        return sum(1 for f in self.findings if f.severity is not Severity.INFO)
+
+    @property
+    def not_judged_count(self) -> int:
+        """The info findings (a data gap, metrics off): resources or rules not judged, counted apart."""
+        return len(self.findings) - self.finding_count
+
+    def within_risk(self, max_risk: RiskLevel | None) -> AuditReport:
+        """The report with only the plans at `max_risk` or lower (a plan not assessed counts as medium)."""
+        if max_risk is None:
+            return self
+        plans = (*self.plans, *self.plans_above_risk)
+        return replace(self, max_risk=max_risk,
+                       plans=tuple(p for p in plans if plan_risk_rank(p) <= max_risk.rank),
+                       plans_above_risk=tuple(p for p in plans if plan_risk_rank(p) > max_risk.rank))
 
     def findings_by_severity(self) -> dict[str, int]:
         counts = {s.value: 0 for s in reversed(Severity)}

@@ -129,7 +129,9 @@ def test_the_nightly_summary_reaches_slack_and_teams_in_their_formats(webhooks, 
     assert delivered.posted == ("slack:default", "teams:default")
     (slack,) = webhooks.bodies("/slack/default")
     check_slack(slack)
-    assert f"{len(report.findings)} findings" in slack["text"]
+    # The report's headline: the findings above info, the not judged apart, as every output says it.
+    assert slack["text"].startswith(f"SageMaker audit: {report.finding_count} findings "
+                                    f"(+{report.not_judged_count} not judged), ${report.monthly_savings_usd:,.2f}")
     text = json.dumps(slack)
     assert f"${report.monthly_savings_usd:,.0f}/month" in text
     best = max(report.plans, key=lambda p: p.monthly_savings_usd)
@@ -258,3 +260,35 @@ def test_run_with_chat_checks_the_variables_before_the_audit(tmp_path, monkeypat
     assert result.exit_code == 1
     assert "environment variable AUDIT_SLACK (chat.slack_webhook_env) is not set" in result.output
 
+
+
+def test_the_empty_instance_plan_and_its_owners_post_carry_the_component_saving(
+        aws, webhooks, env, monkeypatch, tmp_path) -> None:
+    """support-llm (the demo's inference-component endpoint): two copies that take all four GPUs of
+    an instance fill two of its three ml.g5.12xlarge; the third, hosting no copy, is the saving. The
+    plan carries it, and so does its owner's post (it once read "$0/month to save"), through the CLI."""
+    from auditor.catalog import HOURS_PER_MONTH, load_catalog
+    from auditor.emulator.fleet import demo_fleet, seed_fleet
+    from conftest import utc_now
+
+    (llm,) = [e for e in demo_fleet() if e.name == "support-llm"]
+    seed_fleet(aws, [llm], now=utc_now())
+    saving = round(load_catalog().hourly_price("ml.g5.12xlarge", "us-east-1") * HOURS_PER_MONTH, 2)
+    owner = llm.tags["owner"]
+    monkeypatch.setenv("SLACK_OWNER", f"{webhooks.url}/slack/owner")
+    config = tmp_path / "auditor.toml"
+    config.write_text(f'[aws]\nregions = ["us-east-1"]\n[jobs]\nenabled = false\n'
+                      f'[history]\npath = "{tmp_path / "history.sqlite3"}"\n'
+                      f'[email]\noutbox_dir = "{tmp_path / "outbox"}"\n'
+                      f'[chat]\nslack_webhook_env = "AUDIT_SLACK"\nroute_by_tag = "owner"\n'
+                      f'slack_routes = ["{owner}=SLACK_OWNER"]\n')
+    result = CliRunner().invoke(app, ["run", "--config", str(config), "--format", "json",
+                                      "--output", str(tmp_path / "r.json"), "--chat"])
+    assert result.exit_code == 0, result.output
+    (plan,) = [p for p in json.loads((tmp_path / "r.json").read_text())["plans"] if p["endpoint"] == "support-llm"]
+    assert plan["monthly_savings_usd"] == saving and plan["measured"]
+    assert "component-empty-instances" in plan["proposed"]["rules"]
+    assert (plan["proposed"]["instance_type"], plan["proposed"]["instance_count"]) == ("ml.g5.12xlarge", 2)
+    (owned,) = webhooks.bodies("/slack/owner")
+    assert owned["text"].startswith("SageMaker audit: ") and f"${saving:,.2f}/month to save ({owner})" in owned["text"]
+    assert f"support-llm / AllTraffic*: 2 x ml.g5.12xlarge (${saving:,.0f}/month)" in json.dumps(owned)

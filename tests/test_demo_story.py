@@ -24,6 +24,7 @@ from auditor.history.weekly import build_digest, iso_week
 from conftest import seeded_emulator
 
 runner = CliRunner()
+DEMO_STDERR: list[str] = []  # what the module's demo said on stderr
 APPLY_CALLER = "arn:aws:sts::123456789012:assumed-role/SageMakerAuditorApply/"
 OPTED_IN = "search-embeddings"  # the demo fleet's endpoint tagged auditor:apply=allowed
 
@@ -33,8 +34,10 @@ def demo(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     """The demo's output directory and what it printed (stdout)."""
     home = tmp_path_factory.mktemp("demo-home")
     with seeded_emulator(emulator, home, lambda emu: None):
-        result = runner.invoke(app, ["demo", "--output-dir", str(home / "out")])
+        # As `make demo` in an 80-column terminal.
+        result = runner.invoke(app, ["demo", "--output-dir", "out"], env={"COLUMNS": "80"})
         assert result.exit_code == 0, result.output
+        DEMO_STDERR.append(result.stderr)
         yield home / "out", result.stdout
 
 
@@ -78,28 +81,48 @@ def test_the_demo_writes_its_reports(demo: tuple[Path, str], report: dict) -> No
         "report.html", "report.json", "report.eml", "plans.txt", "weekly.html", HISTORY_NAME, CONFIG_NAME])
 
 
+def norm(text: str) -> str:
+    """Text as one line of single spaces: the demo wraps its lines to the terminal's width."""
+    return " ".join(text.split())
+
+
 def test_the_demo_tells_the_story_in_a_few_lines(demo: tuple[Path, str], applied_plan: dict) -> None:
     printed = demo[1]
-    story = printed[printed.index("From advice to action"):].splitlines()
+    story = norm(printed[printed.index("From advice to action"):])
     plan_id = applied_plan["id"]
-    assert story[0] == (f"From advice to action: plan {plan_id} on {OPTED_IN}, which carries the tag "
-                        "auditor:apply=allowed.")
-    dry_run = story[story.index(f"$ audit apply {plan_id}        # a dry run: nothing is changed") + 1:]
-    assert dry_run[0] == "  search-embeddings / AllTraffic: 4 x ml.m5.4xlarge -> 3 x ml.m5.xlarge, " \
-                         f"saves ${applied_plan['monthly_savings_usd']:,.2f}/month, risk low"
-    calls = applied_plan["change"]["calls"]
-    for number, call in enumerate(calls, start=1):
-        assert dry_run[number] == f"  {number}. {call['service']} {call['operation']}: {call['purpose']}"
-    assert dry_run[len(calls) + 1].startswith(f"  guards pass: would apply as {APPLY_CALLER}")
-    assert re.search(rf"^  plan {plan_id} applied: endpoint {OPTED_IN} is InService on {OPTED_IN}-{plan_id} "
-                     rf"\(was {OPTED_IN}-config\) \(\d+\.\d s\)$", printed, re.M)
-    assert f"  {OPTED_IN} / AllTraffic now runs 3 x ml.m5.xlarge on {OPTED_IN}-{plan_id}: plan {plan_id} " \
-           "verified by run 2" in story
-    assert any(line.startswith(f"  digest {iso_week_of(demo[0])}: applied and verified this week: plan {plan_id}, $")
-               for line in story)
-    assert f"  audit plans show {plan_id} --as cli --config " in story[-2]
-    # A few lines a step: the story, the history's place and what to run next.
-    assert len(story) == 14 + len(calls)
+    steps = [
+        f"From advice to action: plan {plan_id} on {OPTED_IN} (tagged auditor:apply=allowed).",
+        f"$ audit apply {plan_id} # a dry run: nothing is changed",
+        f"search-embeddings / AllTraffic: 4 x ml.m5.4xlarge -> 3 x ml.m5.xlarge, "
+        f"saves ${applied_plan['monthly_savings_usd']:,.2f}/month, risk low",
+        "calls: sagemaker CreateEndpointConfig, cloudwatch PutMetricAlarm x2, sagemaker UpdateEndpoint",
+        "guards pass: would apply as role SageMakerAuditorApply; nothing was changed",
+        f"$ audit apply {plan_id} --yes # deploys it blue/green, waits",
+        f"plan {plan_id} applied: endpoint {OPTED_IN} is InService on {OPTED_IN}-{plan_id} (was {OPTED_IN}-config) (",
+        "$ audit run # the next run",
+        f"{OPTED_IN} / AllTraffic now runs 3 x ml.m5.xlarge on {OPTED_IN}-{plan_id}: plan {plan_id} verified by run 2",
+        f"digest {iso_week_of(demo[0])}: applied and verified this week: plan {plan_id}, $",
+        "Open out/report.html (beside it: report.json, report.eml, plans.txt).",
+        f"audit plans show {plan_id} --as cli --config ",
+    ]
+    at = 0
+    for step in steps:  # each in the story, in this order
+        assert norm(step) in story[at:], step
+        at = story.index(norm(step), at)
+    assert [call["operation"] for call in applied_plan["change"]["calls"]] == [
+        "CreateEndpointConfig", "PutMetricAlarm", "PutMetricAlarm", "UpdateEndpoint"]
+
+
+def test_the_demo_prints_about_sixty_lines_that_fit_80_columns(demo: tuple[Path, str]) -> None:
+    """What `make demo` prints, stdout and stderr, in an 80-column terminal."""
+    printed = demo[1].splitlines()
+    lines = printed + DEMO_STDERR[-1].splitlines()
+    assert len(lines) <= 62, "\n".join(lines)
+    assert not [line for line in lines if len(line) > 80]
+    # The summary first; it ends with where the report is and what to try next.
+    assert printed[0].startswith("SageMaker audit")
+    assert any(line.startswith("Open out/report.html") for line in printed[-7:])
+    assert "audit emulator" in printed[-1]
 
 
 def iso_week_of(out: Path) -> str:
@@ -180,3 +203,20 @@ def test_without_an_opted_in_endpoint_the_story_says_so_in_one_line(tmp_path: Pa
     assert story.plan_id is None and story.applied is None
     assert story.problem == ("the demo audit made no plan with a change on an endpoint tagged "
                              "auditor:apply=allowed: nothing for `audit apply`")
+
+
+def _masked(text: str) -> list[str]:
+    """Words with their digits masked: the demo's dates and metrics move with the day it runs."""
+    return re.sub(r"\d", "0", text).split()
+
+
+def test_the_readme_shows_the_first_lines_the_demo_prints(demo: tuple[Path, str]) -> None:
+    """The README's first screen is the demo's output at 80 columns, as `make demo` prints it."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- produced by: audit demo \(its first lines, COLUMNS=80\) -->\n```text\n(.*?)^```",
+                      readme, re.M | re.S)
+    assert block
+    shown = block.group(1).splitlines()
+    assert all(len(line) <= 80 for line in shown)
+    printed = demo[1].splitlines()[: len(shown)]
+    assert _masked("\n".join(shown)) == _masked("\n".join(printed))

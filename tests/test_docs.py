@@ -248,6 +248,7 @@ def test_every_command_and_option_is_documented() -> None:
 
 def test_the_choices_the_docs_give_for_an_option_are_the_codes() -> None:
     from auditor.cli import ChangeFormat, HistoryFormat, OutputFormat
+    from auditor.models import RiskLevel
 
     lists = {(flag, frozenset(values.replace("\\", "").split("|")))
              for text in EVERYWHERE.values()
@@ -259,6 +260,8 @@ def test_the_choices_the_docs_give_for_an_option_are_the_codes() -> None:
             assert values in (report, history), f"--format {'|'.join(sorted(values))}"
         elif flag == "--as":
             assert values == frozenset(ChangeFormat), f"--as {'|'.join(sorted(values))}"
+        elif flag == "--max-risk":
+            assert values == frozenset(RiskLevel), f"--max-risk {'|'.join(sorted(values))}"
         else:
             assert (flag, values) == ("--file-format", {"json", "csv"}), flag
             assert "must be json or csv" in (ROOT / "auditor" / "cli.py").read_text()
@@ -291,6 +294,7 @@ JSON_BUILDERS = {
                                    "settings_to_dict", "_document", "call_to_dict", "risk_to_dict",
                                    "change_to_dict", "basis_to_dict"},
     "auditor/report/values.py": {"utilization_summary"},
+    "auditor/report/headline.py": {"summary_figures"},
     "auditor/kinds/endpoints.py": {"to_dict", "_autoscaling", "_metrics_config", "_instance"},
     "auditor/kinds/jobs.py": {"to_dict"},
     "auditor/kinds/workspaces.py": {"to_dict"},

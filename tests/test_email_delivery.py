@@ -36,7 +36,8 @@ def test_report_is_mailed_over_smtp(aws, smtp_server, tmp_path: Path) -> None:
     (received,) = inbox.messages
     assert received["X-RcptTo"].replace(" ", "") == "ml-platform@example.com,finops@example.com"
     message = message_from_bytes(received.as_bytes(), policy=policy.default)
-    assert re.fullmatch(r"SageMaker audit: \d+ findings?, \$[\d,]+/month to save", message["Subject"])
+    assert re.fullmatch(r"SageMaker audit: \d+ findings?( \(\+\d+ not judged\))?, \$[\d,]+\.\d\d/month to save",
+                        message["Subject"])
     html = message.get_body(("html",)).get_content()
     text = message.get_body(("plain",)).get_content()
     assert "oversized" in html and "oversized" in text

@@ -50,17 +50,17 @@ def test_runs_are_recorded_and_listed(tmp_path: Path, base_report: AuditReport) 
         assert history.schema_version == SCHEMA_VERSION
         runs = history.runs()
         assert [r.id for r in runs] == [second, first]
-        assert runs[1].endpoints == 30 and runs[1].findings == len(base_report.findings)
+        assert runs[1].endpoints == 30 and runs[1].findings == base_report.finding_count  # above info
         assert runs[1].monthly_savings_usd == base_report.monthly_savings_usd
         assert history.last_successful_run().id == first
         assert len(history.findings(first)) == len(base_report.findings)
     config = config_file(tmp_path)
     listing = runner.invoke(app, ["history", "--config", str(config), "--format", "json"])
     assert listing.exit_code == 0, listing.output
-    rows = json.loads(listing.output)
+    rows = json.loads(listing.stdout)
     assert [r["id"] for r in rows] == [second, first] and rows[0]["failed"] is True
     table = runner.invoke(app, ["history", "--config", str(config), "--limit", "1"])
-    assert table.exit_code == 0 and "(failed)" in table.output and len(table.output.splitlines()) == 2
+    assert table.exit_code == 0 and "(failed)" in table.stdout and len(table.stdout.splitlines()) == 2
 
 
 def test_schema_is_upgraded_in_place(tmp_path: Path, base_report: AuditReport) -> None:
@@ -133,7 +133,10 @@ def test_digest_new_resolved_and_open(tmp_path: Path, base_report: AuditReport) 
         assert [p.week for p in digest.trend][-3:] == ["2026-W46", "2026-W47", "2026-W48"]
         assert digest.trend[0].monthly_cost_usd is None  # no run 8 weeks ago
         first = build_digest(history, "2026-W46")
-        assert first is not None and len(first.new) == len(base_report.findings) and first.previous_run is None
+        # One row per resource and variant: a variant's several findings rest on one plan.
+        variants = {(f.account_id, f.region, f.endpoint, f.variant) for f in base_report.findings}
+        assert len(variants) < len(base_report.findings)
+        assert first is not None and len(first.new) == len(variants) and first.previous_run is None
         assert build_digest(history, "2026-W40") is None
 
 

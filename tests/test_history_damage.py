@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.config_file import parse_config
+from auditor.config_file import CONTEXT_PREFIX, parse_config
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import SCHEMA_VERSION, History, HistoryError, check_history, prepare_history
 from auditor.tasks.scheduler import Scheduler, nightly_job
@@ -151,7 +151,7 @@ def test_history_and_weekly_say_so_in_one_line(damage: str, tmp_path: Path) -> N
         result = runner.invoke(app, args)
         assert result.exit_code == 1, result.output
         assert isinstance(result.exception, SystemExit) and "Traceback" not in result.output
-        (error,) = [line for line in result.stderr.splitlines() if line.strip()]
+        (error,) = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith(CONTEXT_PREFIX)]
         assert error.startswith(f"error: the history database {history} is damaged (")
         assert "audit history --check" in error and "the next `audit run` moves it aside" in error
     # Reading never moves or changes the file: only `audit run` (and the nightly job) does.
@@ -175,7 +175,7 @@ def test_check_a_damaged_history(damage: str, tmp_path: Path) -> None:
     problems = result.stdout.splitlines()
     assert problems and "ok" not in problems
     assert any(word in result.stdout for word in ("not a database", "malformed", "never used", "Page"))
-    (error,) = [line for line in result.stderr.splitlines() if line.strip()]
+    (error,) = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith(CONTEXT_PREFIX)]
     assert error == f"error: the history database {history} is damaged: the next `audit run` moves it aside " \
                     "and starts a new one"
     assert history.read_bytes() == original and moved_aside(tmp_path) == []
@@ -184,7 +184,7 @@ def test_check_a_damaged_history(damage: str, tmp_path: Path) -> None:
 def test_check_without_a_history(tmp_path: Path) -> None:
     result = runner.invoke(app, ["history", "--check", "--config", str(config_file(tmp_path))])
     assert result.exit_code == 1
-    (error,) = [line for line in result.stderr.splitlines() if line.strip()]
+    (error,) = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith(CONTEXT_PREFIX)]
     assert error.startswith(f"error: no history database at {tmp_path / 'history.sqlite3'}")
     assert not (tmp_path / "history.sqlite3").exists()
 

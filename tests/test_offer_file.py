@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
+from auditor.config_file import CONTEXT_PREFIX
 from auditor.prices.offer_file import read_offer_file
 from auditor.prices.table import read_cache
 
@@ -71,7 +72,7 @@ def test_a_malformed_file_is_one_line_and_leaves_the_cache(config: Path, tmp_pat
     bad.write_text(content)
     result = runner.invoke(app, ["prices", "import", str(bad), "--config", str(config)])
     assert result.exit_code == 1
-    lines = result.stderr.strip().splitlines()
+    lines = [line for line in result.stderr.splitlines() if not line.startswith(CONTEXT_PREFIX)]  # the config used
     assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: ") and problem in lines[0], lines
     assert "Traceback" not in result.output
     assert cache.read_bytes() == before
@@ -79,7 +80,8 @@ def test_a_malformed_file_is_one_line_and_leaves_the_cache(config: Path, tmp_pat
 
 def test_a_missing_file_is_one_line(config: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["prices", "import", str(tmp_path / "nope.json"), "--config", str(config)])
-    assert result.exit_code == 1 and result.stderr.strip() == f"error: offer file not found: {tmp_path / 'nope.json'}"
+    errors = [line for line in result.stderr.splitlines() if not line.startswith(CONTEXT_PREFIX)]  # config in use
+    assert result.exit_code == 1 and errors == [f"error: offer file not found: {tmp_path / 'nope.json'}"]
 
 
 def test_import_streams_a_large_file_in_bounded_memory(tmp_path: Path) -> None:

@@ -275,7 +275,7 @@ def test_every_endpoint_plan_shows_its_risk_and_change(report: dict) -> None:
 def test_audit_plans_lists_the_latest_runs_plans_from_the_history(report: dict, config: str) -> None:
     listed = runner.invoke(app, ["plans", "--config", config, "--format", "json"])
     assert listed.exit_code == 0, listed.output
-    assert json.loads(listed.output) == report["plans"]
+    assert json.loads(listed.stdout) == report["plans"]
     table = runner.invoke(app, ["plans", "--config", config])
     assert table.exit_code == 0, table.output
     for p in report["plans"]:
@@ -288,10 +288,10 @@ def test_audit_plans_show_prints_the_change(report: dict, config: str, as_: str)
     result = runner.invoke(app, ["plans", "show", search["id"], "--as", as_, "--config", config])
     assert result.exit_code == 0, result.output
     if as_ == "json":
-        assert json.loads(result.output)["change"] == search["change"]
+        assert json.loads(result.stdout)["change"] == search["change"]
     elif as_ == "cloudformation":
-        assert "AWS::SageMaker::EndpointConfig" in yaml.safe_load(result.output)["Resources"][
-            next(iter(yaml.safe_load(result.output)["Resources"]))]["Type"]
+        assert "AWS::SageMaker::EndpointConfig" in yaml.safe_load(result.stdout)["Resources"][
+            next(iter(yaml.safe_load(result.stdout)["Resources"]))]["Type"]
     else:
         assert search["id"] in result.output
 

@@ -7,8 +7,10 @@ the local emulator in the demo and the tests, so production and tests share ever
 
 from __future__ import annotations
 
+import html
 import io
 import os
+import re
 import threading
 from collections import Counter
 from datetime import UTC, datetime
@@ -423,6 +425,11 @@ class AwsClients:
             return self._clients[key]
 
 
+_TAGS = re.compile(r"<[^>]*>")
+_HTML = re.compile(r"<\s*(?:!doctype|html|head|body|title)\b", re.IGNORECASE)
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+
+
 def describe_client_error(exc: Exception, service: str, operation: str, region: str) -> str:
     """One line that names the problem: which permission, which region."""
     if isinstance(exc, botocore.exceptions.ClientError):
@@ -430,7 +437,15 @@ def describe_client_error(exc: Exception, service: str, operation: str, region: 
         message = exc.response.get("Error", {}).get("Message", "")
         if _is_denied(exc):
             return f"access denied: {service}:{operation} in {region} ({code or 'HTTP 403'})"
-        return f"{service}:{operation} in {region} failed: {code}: {message}".rstrip(": ")
+        if _HTML.search(message):
+            # A proxy's or a server's error page, not AWS's answer (botocore keeps its whole body as
+            # the message): its status and its title say it.
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or code
+            title = _TITLE.search(message)
+            named = " ".join(html.unescape(_TAGS.sub(" ", title.group(1))).split())[:120] if title else ""
+            return (f"{service}:{operation} in {region} failed: HTTP {status}{f' {named}' if named else ''} "
+                    "(an HTML page, not an AWS answer: a proxy or the endpoint's address?)")
+        return f"{service}:{operation} in {region} failed: {code}: {' '.join(message.split())}".rstrip(": ")
     if isinstance(exc, EndpointNotAnswering):
         return f"cannot reach {service} in {region}: {exc}"
     if isinstance(exc, botocore.exceptions.NoCredentialsError):

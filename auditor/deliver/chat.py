@@ -28,6 +28,7 @@ from auditor.deliver.audience import AudienceOf, delivered_partition, has_someth
 from auditor.errors import AuditorError, ConfigError
 from auditor.files import write_atomic
 from auditor.models import AuditReport
+from auditor.report.headline import report_headline
 
 if TYPE_CHECKING:
     from auditor.config import ChatConfig
@@ -103,14 +104,16 @@ def report_summary(report: AuditReport, chat: ChatConfig, pointer: str, owner: s
     plans = sorted((p for p in report.plans if p.monthly_savings_usd > 0), key=lambda p: -p.monthly_savings_usd)
     lines = tuple(Line(p.endpoint, p.variant, p.proposed.advice, p.monthly_savings_usd)
                   for p in plans[:chat.top_plans])
-    title = f"SageMaker audit: {len(report.findings)} findings, {_money(report.monthly_savings_usd)} to save"
+    # The report's headline, as the mail's subject and every output open with.
+    title = report_headline(report)
     if owner:
         title += f" ({owner})"
     facts = (
         ("Endpoints", str(len(report.endpoints))),
         ("Monthly spend", f"${report.monthly_cost_usd:,.0f}"),
         ("Potential saving", _money(report.monthly_savings_usd)),
-        ("Findings", ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "none"),
+        ("Findings", ", ".join(f"{n} {s}" for s, n in counts.items() if n and s != "info") or "none"),
+        ("Not judged", str(report.not_judged_count)),
         ("Errors", str(len(report.errors))),
         ("Window", f"{report.window.start:%Y-%m-%d} to {report.window.end:%Y-%m-%d}"),
     )

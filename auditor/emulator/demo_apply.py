@@ -8,6 +8,7 @@ emulator's STS lets it assume, never the audit's credentials by default.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ DEMO_APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
 DEPLOYMENT_SECONDS = 1.0  # how long the emulator's UpdateEndpoint runs in the demo
 
 Echo = Callable[[str], None]
+_ASSUMED_ROLE = re.compile(r"arn:aws:sts::\d{12}:assumed-role/([^/\s;]+)/[^\s;]+")
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,8 @@ def shape(instance_type: object, count: object) -> str:
 
 
 def dry_run_summary(plan: dict[str, Any]) -> list[str]:
-    """The dry run in brief: what changes, and each call with its purpose (`audit apply ID` prints
-    each call's request too; `audit plans show ID --as json` prints them all)."""
+    """The dry run in brief: what changes, and each call (`audit apply ID` prints each call's purpose
+    and request too; `audit plans show ID --as json` prints them all)."""
     current, proposed = plan.get("current") or {}, plan.get("proposed") or {}
     risk = (plan.get("risk") or {}).get("level") or "not assessed"
     lines = [f"  {one_line(plan['endpoint'])} / {one_line(plan.get('variant') or '-')}: "
@@ -70,8 +72,9 @@ def dry_run_summary(plan: dict[str, Any]) -> list[str]:
              f"{shape(proposed.get('instance_type'), proposed.get('instance_count'))}, "
              f"saves ${float(plan.get('monthly_savings_usd') or 0):,.2f}/month, risk {one_line(str(risk))}"]
     calls = (plan.get("change") or {}).get("calls") or []
-    lines += [f"  {n}. {one_line(str(c.get('service')))} {one_line(str(c.get('operation')))}: "
-              f"{one_line(str(c.get('purpose') or ''))}" for n, c in enumerate(calls, start=1)]
+    named = [f"{one_line(str(c.get('service')))} {one_line(str(c.get('operation')))}" for c in calls]
+    counted = [f"{call} x{named.count(call)}" if named.count(call) > 1 else call for call in dict.fromkeys(named)]
+    lines.append(f"  calls: {', '.join(counted)}")
     return lines
 
 
@@ -84,15 +87,17 @@ def tell_the_action_story(config: AuditConfig, report: AuditReport, fleet: list[
     if plan is None:
         return StoryOutcome(None, None, None, None, f"the demo audit made no plan with a change on an endpoint "
                                                    f"tagged {'='.join(OPT_IN_TAG)}: nothing for `audit apply`")
-    echo(f"From advice to action: plan {plan.id} on {one_line(plan.endpoint)}, which carries the tag "
-         f"{'='.join(OPT_IN_TAG)}.")
+    echo(f"From advice to action: plan {plan.id} on {one_line(plan.endpoint)} (tagged {'='.join(OPT_IN_TAG)}).")
     try:
         stored = load_plan(config, plan.id)  # as `audit apply` reads it: from the history
         echo(f"$ audit apply {plan.id}        # a dry run: nothing is changed")
         for line in dry_run_summary(stored):
             echo(line)
-        echo(f"  {apply_plan(config, stored, yes=False).message}")
-        echo(f"$ audit apply {plan.id} --yes  # creates the config, deploys it blue/green, waits")
+        # The caller's ARN (a word longer than a terminal line) by its role's name.
+        # (--yes makes the calls: the next line says so.)
+        verdict = apply_plan(config, stored, yes=False).message.removesuffix(" (--yes makes the calls)")
+        echo("  " + _ASSUMED_ROLE.sub(r"role \1", verdict))
+        echo(f"$ audit apply {plan.id} --yes  # deploys it blue/green, waits")
         started = time.monotonic()
         applied = apply_plan(config, stored, yes=True)
         echo(f"  {applied.message} ({time.monotonic() - started:.1f} s)")

@@ -231,7 +231,8 @@ class Emulator:
 
     faults = FAULTS
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
+        """On `port` of 127.0.0.1 (0: a free one)."""
         if ThreadedMotoServer is None:
             raise EmulatorUnavailable(
                 # sagemaker-auditor is not on PyPI: the extra comes from the checkout (or the built wheel)
@@ -251,7 +252,7 @@ class Emulator:
         install_apply_calls()
         install_writes()
         install_faults()
-        self.port = _free_loopback_port()
+        self.port = port or _free_loopback_port()
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self.url = f"http://127.0.0.1:{self.port}"
 

@@ -389,7 +389,7 @@ class History:
                         report.window.end.isoformat(), report.window.period_seconds,
                         json.dumps(list(report.settings.regions) or sorted({e.endpoint.region for e in endpoints})),
                         json.dumps(sorted({e.endpoint.account_id for e in endpoints})),
-                        len(endpoints), len(report.findings), report.monthly_cost_usd, report.monthly_savings_usd,
+                        len(endpoints), report.finding_count, report.monthly_cost_usd, report.monthly_savings_usd,
                         json.dumps([f"{e.stage} {e.region} {e.endpoint or ''}: {e.message}" for e in report.errors]),
                         int(fatal), run_status(report, fatal),
                     ),

@@ -8,7 +8,7 @@ A week is an ISO week in UTC; its state is its latest run.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 
 from auditor.errors import ConfigError
@@ -138,8 +138,21 @@ def build_digest(history: History, week: str) -> Digest | None:
             resolved.append(ResolvedFinding(finding, round(max(drop, 0.0), 2)))
     resolved.sort(key=lambda r: -r.realised_monthly_usd)
 
-    def ranked(items: list[OpenFinding]) -> tuple[OpenFinding, ...]:
-        return tuple(sorted(items, key=lambda o: (-o.finding.monthly_savings_usd, -o.weeks_open)))
+    def ranked(items: list[OpenFinding], listed: set[tuple[str, str, str, str | None]] | None = None,
+               ) -> tuple[OpenFinding, ...]:
+        """By saving; one row per resource and variant (its findings rest on one plan: the largest
+        saving stands for it, its rules named together), none already `listed`."""
+        rows: dict[tuple[str, str, str, str | None], OpenFinding] = {}
+        rules: dict[tuple[str, str, str, str | None], list[str]] = {}
+        for o in sorted(items, key=lambda o: (-o.finding.monthly_savings_usd, -o.weeks_open, o.finding.rule)):
+            f = o.finding
+            key = (f.account_id, f.region, f.endpoint, f.variant)
+            if listed is not None and key in listed:
+                continue
+            rows.setdefault(key, o)
+            rules.setdefault(key, []).append(f.rule)
+        return tuple(replace(o, finding=replace(o.finding, rule=", ".join(dict.fromkeys(rules[key]))))
+                     for key, o in rows.items())
 
     start, end = week_bounds(week)
     applied = tuple(_applied_saving(history, change)
@@ -152,9 +165,10 @@ def build_digest(history: History, week: str) -> Digest | None:
         run=run,
         previous_run=previous,
         runs_this_week=count,
-        new=ranked(new),
+        new=(new_rows := ranked(new)),
         resolved=tuple(resolved),
-        still_open=ranked(still),
+        still_open=ranked(still, {(o.finding.account_id, o.finding.region, o.finding.endpoint, o.finding.variant)
+                                  for o in new_rows}),
         trend=tuple(_trend(history, week)),
         applied=applied,
     )

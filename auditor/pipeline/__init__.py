@@ -34,7 +34,7 @@ from auditor.models import (
     ResourceThresholds,
 )
 from auditor.pipeline.accounts import AccountAccess, open_estate
-from auditor.pipeline.limits import RunLimits, RunStopped
+from auditor.pipeline.limits import RunLimits, RunStopped, pause_point
 from auditor.pipeline.prices import prepare_prices, price_info, savings_plan_advice
 from auditor.pipeline.progress import Progress
 from auditor.pipeline.regions import RegionWork, run_regions
@@ -85,9 +85,11 @@ def run_audit(
         scope = RegionScope(board.account, board.region, config, account_clients, catalog, window, now, limits,
                             progress, partial(judge, catalog=catalog, config=config), board, configs)
         results: RegionResult = {}
+        board.so_far = results  # the kinds finished, kept if the region is stopped before the others
         for kind in kinds:
             limits.check()
             results[kind.key] = result = kind.audit(scope)
+            pause_point(f"after-{kind.key}", limits)
             # Once the region's endpoint cannot be reached, the region is one error, not one per kind
             # of resource (and no further call waits out its timeouts).
             if unreachable(result.fatal) or account_clients.unanswered.in_region(board.region):
@@ -118,17 +120,21 @@ def run_audit(
             for key, section in board.partial.items():
                 sections[key].append(section(crash))
             continue
+        done: RegionResult = result if result is not None else dict(board.so_far or {})
         if result is None:
+            # Stopped: the kinds it finished are judged; the others' resources are listed as not audited.
             reason = board.stopped or "stopped"
             stopped.append(reason)
-            error = AuditError(board.region, None, "collect", f"region not audited{where}: {reason}", board.account)
+            left = [k.key for k in kinds if k.key not in done]
+            state = f"audited in part (not audited: {', '.join(left)})" if done else "not audited"
+            error = AuditError(board.region, None, "collect", f"region {state}{where}: {reason}", board.account)
             errors.append(error)
             fatal.append(error)
             for key, section in board.partial.items():
-                sections[key].append(section(reason))
-            continue
+                if key not in done:
+                    sections[key].append(section(reason))
         mark = _account_marker(board.account)
-        for key, part in result.items():
+        for key, part in done.items():
             sections[key].append(part.section)
             if part.collection is not None:
                 collection.append(part.collection)
@@ -161,6 +167,7 @@ def run_audit(
         savings_plans=savings_plans,
         partial=stopped[0] if stopped else None,
         call_problems=clients.counter.problem_counts(),
+        unread=tuple(fatal),
     )
     return AuditOutcome(report=report, fatal_errors=tuple(fatal))
 

@@ -7,6 +7,8 @@ and what was collected before is still reported.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -74,3 +76,17 @@ class RunLimits:
     def request_stop(self, reason: str) -> None:
         self.stop_reason = reason
         self.stop.set()
+
+
+# For the tests of interruptions (tests/test_interrupt.py): the run stops at the named point, says
+# so on stderr and waits (at most PAUSE_SECONDS) for a stop request, so a signal lands exactly there.
+PAUSE_VARIABLE = "AUDITOR_PAUSE_AT"
+PAUSE_SECONDS = 60.0
+
+
+def pause_point(name: str, limits: RunLimits) -> None:
+    if os.environ.get(PAUSE_VARIABLE) != name:
+        return
+    sys.stderr.write(f"paused at {name}\n")
+    sys.stderr.flush()
+    limits.stop.wait(PAUSE_SECONDS)

@@ -9,6 +9,7 @@ records it), so the report can list those resources as not audited instead of fo
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -19,6 +20,10 @@ from auditor.pipeline.limits import RunLimits, RunStopped
 # but the machine's connections and CPU do.
 MAX_PARALLEL_REGIONS = 4
 POLL_SECONDS = 0.2
+# Once the run must stop, a region still working gets this long to reach its next check (and keep
+# the resource kinds it finished) or to finish judging what it collected; one stuck in a call to an
+# endpoint that never answers is left behind after it.
+GRACE_SECONDS = 3.0
 
 Result = TypeVar("Result")
 
@@ -28,6 +33,7 @@ class RegionWork(Generic[Result]):
     region: str
     account: str = ""  # "" : the caller's own account
     result: Result | None = None
+    so_far: Result | None = None  # what the work finished before it was stopped (the work fills it)
     stopped: str | None = None  # why the region stopped before it finished
     failure: BaseException | None = None  # a bug in the region's work: the region's error, the others go on
     # Per resource kind: what the report says of its resources if the region is stopped now.
@@ -71,6 +77,9 @@ def run_regions(
         while not board.finished.wait(POLL_SECONDS):
             reason = limits.reason()
             if reason is not None:
+                grace_ends = time.monotonic() + GRACE_SECONDS
+                for other in boards:
+                    other.finished.wait(max(0.0, grace_ends - time.monotonic()))
                 for other in boards:
                     if not other.finished.is_set():
                         other.stopped = other.stopped or reason

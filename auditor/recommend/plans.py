@@ -11,7 +11,7 @@ autoscaling policy, serverless, delete, scale out). The plan is:
 Each option of an instance-backed variant is replayed over the window on its shape (recommend/risk):
 an option whose replay goes over 100% of a resource in any period is never proposed. Each plan
 carries a stable id, its risk and its change as AWS requests (recommend/change). Plans sort by
-saving within risk (low first).
+saving, the largest first; risk is stated, and `--max-risk` filters by it.
 
 Plans are per (region, endpoint, variant); for a job, per job: its risk from recommend/job_risk, its
 change the next run's request (recommend/job_change). Pure: findings and the catalog in.
@@ -109,22 +109,29 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
             current_instance_count=variant.variant.instance_count if variant else job.job.instance_count if job else 0,
             current_monthly_usd=rec.current_monthly_usd,
             proposed=proposed,
-            alternatives=tuple(sorted((replace(o, risk=risks[id(o)],
-                                               measured=all(f.measured for f in group if f.rule in o.rules))
-                                       for o in options if o is not proposed),
-                                      key=lambda o: -o.monthly_savings_usd)),
+            alternatives=_alternatives(proposed, options, risks, group),
             measured=all(f.measured for f in group if f.rule in proposed.rules),
             endpoint_config=(endpoint.config_name or None) if endpoint else None,
             basis=PlanBasis(endpoint.config_name, endpoint.status, endpoint.variants, endpoint.autoscaling_known)
             if endpoint else None,
         )
         plans.append(_finished(plan, risks[id(proposed)], endpoint, variant, config, job))
-    # Measured savings first; within them by risk (low first), then by saving; advice on
-    # circumstantial evidence after them, whatever its amount.
-    plans.sort(key=lambda p: (not p.measured, p.risk.level.rank if p.risk else 1,
-                              -max(p.monthly_savings_usd, 0.0), p.monthly_savings_usd >= 0,
-                              p.region, p.endpoint, p.variant or ""))
+    # Biggest money first (risk is a column and a filter, not the order); a plan that costs more
+    # (a risk to fix) after those that save.
+    plans.sort(key=lambda p: (-p.monthly_savings_usd, p.region, p.endpoint, p.variant or ""))
     return tuple(plans)
+
+
+def _alternatives(proposed: PlanOption, options: list[PlanOption], risks: dict[int, Risk | None],
+                  group: list[Finding]) -> tuple[PlanOption, ...]:
+    """The other options worth a line: each saves money and differs from the advice (and from each
+    other); the one that saves most of two that advise the same, by saving."""
+    kept: dict[str, PlanOption] = {}
+    for o in sorted(options, key=lambda o: -o.monthly_savings_usd):
+        if o is proposed or o.monthly_savings_usd <= 0 or o.advice == proposed.advice or o.advice in kept:
+            continue
+        kept[o.advice] = replace(o, risk=risks[id(o)], measured=all(f.measured for f in group if f.rule in o.rules))
+    return tuple(kept.values())
 
 
 def _risk(option: PlanOption, variant: VariantReport | None, catalog: Catalog, config: AuditConfig,

@@ -21,6 +21,7 @@ from auditor.models import (
     Risk,
 )
 from auditor.recommend.wording import advice_text
+from auditor.report.headline import headline, incomplete, summary_figures
 from auditor.report.values import iso
 
 # 2: the `jobs` section (training and batch transform), `resource_type` on findings.
@@ -37,7 +38,11 @@ from auditor.report.values import iso
 #    load test first) and `change` (the AWS requests that apply it); options carry `details`.
 # 7: each of a plan's `alternatives` carries its own `measured`, `risk` and `change` (`audit apply ID
 #    --option N` applies the Nth).
-# 8: endpoint plans carry `basis` (what the plan was computed from: `audit apply` compares it with
+# 8: the summary's `findings` counts the findings above info only (each a reason to act); the info
+#    findings are its `not_judged`; `headline` (the line every output opens with), `incomplete`,
+#    `unread` (the regions and accounts not read), `plans_counted`, `plans_not_counted` and
+#    `plans_costing_more` (what the headline saving leaves out). Plans are ordered by saving.
+#    Endpoint plans carry `basis` (what the plan was computed from: `audit apply` compares it with
 #    the live endpoint and refuses when it differs).
 SCHEMA_VERSION = 8
 
@@ -213,8 +218,14 @@ def price_statement(basis: str, by_region: list[dict[str, Any]], as_of: str, fal
         return f"{head} Prices: the bundled snapshot as of {as_of}.{tail}"
     parts = []
     for region in by_region:
-        sources = "; ".join(f"{_SOURCE_NAMES.get(s['source'], s['source'])} ({s['kind']}, {s['as_of']})"
-                            for s in region["sources"])
+        # Each source named once, with its newest date (and the older ones some of its prices carry).
+        dates: dict[tuple[str, str], list[str]] = {}
+        for s in region["sources"]:
+            dates.setdefault((s["source"], s["kind"]), []).append(s["as_of"])
+        sources = "; ".join(
+            f"{_SOURCE_NAMES.get(source, source)} ({kind}, as of {max(ds)}"
+            + (f"; some prices as of {', '.join(sorted(set(ds) - {max(ds)}))}" if len(set(ds)) > 1 else "") + ")"
+            for (source, kind), ds in dates.items())
         parts.append(f"{region['region']}: {sources}")
     return f"{head} Prices by region: " + ". ".join(parts) + "." + tail
 
@@ -256,6 +267,7 @@ def write_report_json(report: AuditReport, out: TextIO) -> None:
 
 def _document(report: AuditReport) -> dict[str, Any]:
     """The document, its long lists (endpoints, findings) as iterators made on demand."""
+    figures = summary_figures(report)
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_at": iso(report.generated_at),
@@ -296,12 +308,13 @@ def _document(report: AuditReport) -> dict[str, Any]:
             if e.endpoint.skipped_reason
         ],
         "summary": {
+            "headline": headline(figures),
+            "incomplete": incomplete(figures),
             "endpoints": len(report.endpoints),
-            "findings": len(report.findings),
+            **{key: value for key, value in figures.items() if key != "partial"},  # the document's own
             "findings_by_severity": report.findings_by_severity(),
             "monthly_cost_usd": report.monthly_cost_usd,
             "monthly_cost_by_kind": report.monthly_cost_by_kind,
-            "monthly_savings_usd": report.monthly_savings_usd,
             "accounts_audited": sum(1 for a in report.accounts if a.audited),
             "accounts": len(report.accounts),
             "api_calls": sum(report.api_calls.values()),

@@ -7,12 +7,18 @@ import csv
 import enum
 import io
 import re
+import shutil
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, assert_never
 
 import css_inline
 import jinja2
 from markupsafe import Markup, escape
+from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -24,6 +30,7 @@ from auditor.kinds.registry import KINDS
 from auditor.models import AuditReport
 from auditor.report.chart import utilisation_chart_png
 from auditor.report.document import report_to_dict, write_report_json
+from auditor.report.headline import doc_headline
 
 
 class OutputFormat(enum.StrEnum):
@@ -52,6 +59,7 @@ def template_environment() -> jinja2.Environment:
     env.filters["md_cell"] = md_cell
     env.filters["duration"] = format_duration
     env.filters["clip"] = clip
+    env.filters["address"] = address
     return env
 
 
@@ -84,6 +92,22 @@ def clip(value: Any, length: int = 40) -> Markup:
     return Markup('<span title="{}">{}&hellip;</span>').format(text, text[: length - 1])
 
 
+_SEPARATOR = re.compile(r"([@._/,:-])")
+
+
+def address(value: Any, length: int = 60) -> Markup:
+    """An owner's address or a list of names in HTML: escaped, cut to `length` characters (the whole in
+    a title), with a line-break opportunity after each separator (@ . - _ / , :) so that a narrow
+    column wraps it there, never inside a word."""
+    text = "" if value is None else str(value)
+    shown = text if len(text) <= length else text[: length - 1]
+    broken = Markup("").join(Markup("{}<wbr>").format(part) if _SEPARATOR.fullmatch(part) else escape(part)
+                             for part in _SEPARATOR.split(shown) if part)
+    if shown == text:
+        return broken
+    return Markup('<span title="{}">{}&hellip;</span>').format(text, broken)
+
+
 def file_slug(value: str, length: int = 60) -> str:
     """A safe file name part: letters, digits, dot, dash and underscore only."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", value).strip(".-")[:length]
@@ -110,8 +134,8 @@ def pct(value: float | None) -> str:
 # word's edge only), strikethrough, links and images, HTML tags and autolinks, entities, table cell
 # pipes, and GitHub's `$` maths.
 _MD_INLINE = re.compile(r"[\\`*~\[\]<>&|$]|(?<![^\W_])_|_(?![^\W_])")
-# What starts a block when it opens a line (a quote and a `*` bullet are escaped above already).
-_MD_BLOCK_START = re.compile(r"^(?:#{1,6}|[-+]|\d{1,9}[.)])(?=\s|$)")
+# What starts a block when it opens a line, after any spaces (a quote and a `*` bullet are escaped above already).
+_MD_BLOCK_START = re.compile(r"^\s*(?:#{1,6}|[-+]|\d{1,9}[.)])(?=\s|$)")
 
 
 def md_cell(value: Any) -> str:
@@ -149,9 +173,11 @@ def write_csv(columns: tuple[str, ...], rows: Any, ignore_extra: bool = False) -
 ChartKey = tuple[str, str, str]  # (region, endpoint, variant)
 
 
-def render(report: AuditReport, fmt: OutputFormat, color: bool = False) -> str:
+def render(report: AuditReport, fmt: OutputFormat, color: bool = False, width: int | None = None,
+           limit: int | None = None) -> str:
     """The report in one format. Every format reads the same document; a format added to
-    OutputFormat without a branch here fails the type check (assert_never), not a run."""
+    OutputFormat without a branch here fails the type check (assert_never), not a run. `width` and
+    `limit` are the terminal table's (render_table)."""
     match fmt:
         case OutputFormat.JSON:
             # Written piece by piece: the document is never held whole as Python objects (a file
@@ -162,7 +188,7 @@ def render(report: AuditReport, fmt: OutputFormat, color: bool = False) -> str:
         case OutputFormat.CSV:
             return render_findings_csv(report_to_dict(report))
         case OutputFormat.TABLE:
-            return render_table(plain_document(report_to_dict(report)), color=color)
+            return render_table(plain_document(report_to_dict(report)), color=color, width=width, limit=limit)
         case OutputFormat.HTML:
             # A standalone file: the charts travel inside it as data URIs; its stylesheet stays a
             # <style> block (a browser reads it; only mail clients need it inlined, and inlining
@@ -267,9 +293,28 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
         order = {account: i for i, account in enumerate(dict.fromkeys(p["account_id"] for p in shown_plans))}
         shown_plans = sorted(shown_plans, key=lambda p: order[p["account_id"]])
     shown_endpoints = endpoints if limit is None else endpoints[:limit]
+    # A variant's saving is shown once, on its first finding: the others rest on the same plan.
+    seen: set[tuple[str, str, str | None]] = set()
+    repeated_findings = set()
+    for i, f in enumerate(shown_findings):
+        if f["recommendation"]:
+            key = (f["region"], f["endpoint"], f["variant"])
+            if key in seen:
+                repeated_findings.add(i)
+            seen.add(key)
+    summary = doc["summary"]
     return {
-        "summary": doc["summary"],
+        "summary": summary,
         "subject": subject_line(doc),
+        "headline": subject_line(doc),
+        "incomplete": summary.get("incomplete", False),
+        # Endpoints whose data was read and judged (a partial run lists the others as not audited).
+        "repeated_findings": repeated_findings,
+        # An incomplete run that read nothing states no figure (a $0 or a 0 would read as a verdict).
+        "nothing_read": bool(summary.get("incomplete")) and not doc["findings"] and not plans
+                        and not any(not e.get("not_judged_reason") for e in doc["endpoints"]),
+        "endpoints_judged": sum(1 for e in doc["endpoints"] if not e.get("not_judged_reason")),
+        "severity_counts": {s: n for s, n in summary["findings_by_severity"].items() if s != "info"},
         "findings": doc["findings"],
         "actionable": shown_findings,
         "plans": shown_plans,
@@ -312,16 +357,28 @@ def current_shapes(doc: dict[str, Any]) -> dict[tuple[str, str | None], str]:
                                               if (e["name"], v["name"]) in shapes)
     for n in (doc.get("workspaces") or {}).get("notebooks", []):
         shapes.setdefault((n["name"], None), f"1 x {n['instance_type']}")
-    for j in doc.get("jobs", {}).get("processing", []):
+    jobs = doc.get("jobs") or {}
+    for j in jobs.get("training", []):
+        shapes.setdefault((j["name"], None), f"{'Spot' if j.get('spot') else 'on-demand'} "
+                                             f"{j['instance_count']} x {j['instance_type']}")
+    for j in (*jobs.get("transform", []), *jobs.get("processing", [])):
         shapes.setdefault((j["name"], None), f"{j['instance_count']} x {j['instance_type']}")
+    for c in (doc.get("hyperpod") or {}).get("clusters", []):
+        for g in c.get("instance_groups") or []:  # a HyperPod plan is per instance group
+            shapes.setdefault((c["cluster"], g["name"]), f"{g['count']} x {g['instance_type']}")
+    # Every plan says what runs now: what its resource's section does not say, its plan does.
+    for p in doc.get("plans", []):
+        current = p["current"]
+        if not shapes.get((p["endpoint"], p["variant"])) and current.get("instance_type"):
+            shapes[(p["endpoint"], p["variant"])] = f"{current['instance_count']} x {current['instance_type']}"
+        elif not shapes.get((p["endpoint"], p["variant"])):
+            shapes[(p["endpoint"], p["variant"])] = f"costs {usd(current['monthly_cost_usd'])}/month"
     return shapes
 
 
 def subject_line(doc: dict[str, Any], prefix: str = "SageMaker audit") -> str:
-    findings = sum(1 for f in doc["findings"] if f["severity"] != "info")
-    noun = "finding" if findings == 1 else "findings"
-    partial = " (partial)" if doc.get("partial") else ""
-    return f"{prefix}{partial}: {findings} {noun}, ${doc['summary']['monthly_savings_usd']:,.0f}/month to save"
+    """The mail's subject: the report's headline (auditor/report/headline.py), as every output opens."""
+    return doc_headline(doc, prefix)
 
 
 # Tags read, in order, as the owner of an endpoint.
@@ -392,65 +449,238 @@ def cells(*values: str) -> list[Text]:
     return [Text(value) for value in values]
 
 
-def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> str:
+# The plans the terminal shows unless asked for all (`audit run --all`); a file gets every one.
+TABLE_PLANS = 10
+# The terminal's width when it cannot be asked (a pipe, a file) and COLUMNS is not set.
+FALLBACK_COLUMNS = 160
+MIN_COLUMNS = 20
+
+
+def terminal_width() -> int:
+    """COLUMNS, else the terminal's own width, else FALLBACK_COLUMNS."""
+    return max(MIN_COLUMNS, shutil.get_terminal_size((FALLBACK_COLUMNS, 24)).columns)
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+def _longest_word(text: str) -> int:
+    return max((cell_len(word) for word in _words(text)), default=0)
+
+
+def _longest_line(text: str) -> int:
+    return max((cell_len(line) for line in text.splitlines()), default=0)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A table's columns: their headers, which align right, and each row's cells."""
+
+    headers: tuple[str, ...]
+    rows: Sequence[tuple[str, ...]]
+    right: frozenset[int] = frozenset()
+
+
+def _column_widths(layout: Layout, available: int) -> list[int] | None:
+    """Widths that fit `available` cells with no word cut (each column at least its longest word),
+    the room left shared by how much more each column would take; None when the words do not fit."""
+    columns = list(zip(layout.headers, *layout.rows, strict=False))
+    smallest = [max(_longest_word(cell) for cell in column) for column in columns]
+    largest = [max(_longest_line(cell) for cell in column) for column in columns]
+    if sum(smallest) > available:
+        return None
+    if sum(largest) <= available:
+        return largest
+    room = available - sum(smallest)
+    wants = [big - small for small, big in zip(smallest, largest, strict=True)]
+    widths = list(smallest)
+    # The columns that want least get all they want while an equal share covers it (a risk or a
+    # shape on one line); the room left is shared by the others, by how much more each wants.
+    pending = sorted(range(len(widths)), key=lambda i: wants[i])
+    while pending and wants[pending[0]] <= room // len(pending):
+        i = pending.pop(0)
+        widths[i] += wants[i]
+        room -= wants[i]
+    total = sum(wants[i] for i in pending)
+    for i in pending:
+        widths[i] += room * wants[i] // total
+    # What integer division left over goes to the columns that want most.
+    for i in sorted(pending, key=lambda i: -wants[i])[: available - sum(widths)]:
+        widths[i] += 1
+    return widths
+
+
+def _fitted_table(layout: Layout, width: int, title: str) -> Table | None:
+    """The layout as a Rich table no wider than `width` and cutting no word, or None if it cannot be."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold",
+                  title_justify="left")
+    # Between columns: one divider and a space each side (the edges have neither).
+    widths = _column_widths(layout, width - 3 * (len(layout.headers) - 1))
+    if widths is None:
+        return None
+    for i, (header, column_width) in enumerate(zip(layout.headers, widths, strict=True)):
+        table.add_column(header, width=column_width, overflow="fold",
+                         justify="right" if i in layout.right else "left")
+    for row in layout.rows:
+        table.add_row(*cells(*row))
+    return table
+
+
+def wrap_paragraph(text: str, width: int, indent: str = "") -> list[str]:
+    """A paragraph in lines of at most `width` cells, broken between words, its lines after the
+    first indented under its text (a word longer than a line is the only thing cut)."""
+    more = indent + "   "
+    lines = textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=more,
+                          break_long_words=False, break_on_hyphens=False)
+    if any(cell_len(line) > width for line in lines):
+        lines = textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=more, break_on_hyphens=False)
+    return lines
+
+
+def saving_text(plan: dict[str, Any], per: str = "") -> str:
+    """"$5,175.70", "costs the same", "costs $167.90 more": what a plan saves, as the HTML says it."""
+    saving = plan["monthly_savings_usd"]
+    if saving > 0:
+        return usd(saving) + per
+    return "costs the same" if saving == 0 else f"costs {usd(-saving)}{per} more"
+
+
+def _plan_layouts(doc: dict[str, Any], plans: list[dict[str, Any]]) -> tuple[Layout, Layout]:
+    """The plans as eight columns (a wide terminal) and as five, the region and the plan's id
+    under the endpoint, the current shape above the change."""
+    shapes = current_shapes(doc)
+    wide, medium = [], []
+    for p in plans:
+        target = p["endpoint"] + (f" / {p['variant']}" if p["variant"] else "")
+        now = shapes.get((p["endpoint"], p["variant"]), "")
+        alternatives = "".join(f"\nor {a['advice']} ({usd(a['monthly_savings_usd'])})" for a in p["alternatives"])
+        saving = saving_text(p) + ("" if p.get("measured", True) else "\n(not counted)")
+        rests_on = ", ".join(p["findings"])
+        wide.append((p.get("id", ""), p["region"], target, now, p["proposed"]["advice"] + alternatives,
+                     risk_text(p.get("risk")), saving, rests_on))
+        change = (f"{now}\n-> " if now else "") + p["proposed"]["advice"] + alternatives
+        medium.append((saving, f"{target}\n{p['region']}, plan {p.get('id', '-')}", change,
+                       risk_text(p.get("risk")), rests_on))
+    return (Layout(("Plan", "Region", "Endpoint / variant", "Now", "Change to", "Risk", "Saving/month", "Rests on"),
+                   wide, frozenset({6})),
+            Layout(("Saving/month", "Endpoint / variant", "Now -> change to", "Risk", "Rests on"), medium,
+                   frozenset({0})))
+
+
+def _plan_details(doc: dict[str, Any], plans: list[dict[str, Any]], width: int) -> list[str]:
+    """The plans one after another, each in a few lines (a terminal too narrow for their columns)."""
+    shapes = current_shapes(doc)
+    lines = []
+    for n, p in enumerate(plans, start=1):
+        target = p["endpoint"] + (f" / {p['variant']}" if p["variant"] else "")
+        now = shapes.get((p["endpoint"], p["variant"]), "")
+        saving = saving_text(p, "/month") + ("" if p.get("measured", True) else " (not counted)")
+        risk = risk_text(p.get("risk")).replace("\n", ", ")
+        lines += wrap_paragraph(f"{n}. {saving}  {target}  ({p['region']}, plan {p.get('id', '-')})", width)
+        lines += wrap_paragraph((f"{now} -> " if now else "") + p["proposed"]["advice"], width, "   ")
+        for a in p["alternatives"]:
+            lines += wrap_paragraph(f"or {a['advice']} ({usd(a['monthly_savings_usd'])})", width, "   ")
+        lines += wrap_paragraph(f"risk {risk}; rests on {', '.join(p['findings'])}", width, "   ")
+    return lines
+
+
+def _finding_layout(findings: list[dict[str, Any]]) -> Layout:
+    rows = []
+    for f in findings:
+        rec = f["recommendation"]
+        target = f["endpoint"] + (f" / {f['variant']}" if f["variant"] else "")
+        rows.append((f["severity"], f["rule"], f["region"], target, rec["advice"] if rec else "-",
+                     usd(rec["monthly_savings_usd"]) if rec else "-", f["message"]))
+    return Layout(("Severity", "Rule", "Region", "Endpoint / variant", "Advice", "Saving/month", "Why"), rows,
+                  frozenset({5}))
+
+
+def _finding_details(findings: list[dict[str, Any]], width: int) -> list[str]:
+    lines = []
+    for f in findings:
+        rec = f["recommendation"]
+        target = f["endpoint"] + (f" / {f['variant']}" if f["variant"] else "")
+        saving = f"  {usd(rec['monthly_savings_usd'])}/month" if rec else ""
+        lines += wrap_paragraph(f"{f['severity']} {f['rule']}: {target} ({f['region']}){saving}", width)
+        if rec:
+            lines += wrap_paragraph(f"advice: {rec['advice']}", width, "   ")
+        lines += wrap_paragraph(f["message"], width, "   ")
+    return lines
+
+
+def render_table(doc: dict[str, Any], color: bool = False, width: int | None = None,
+                 limit: int | None = None) -> str:
+    """The report for a terminal `width` columns wide (default: the terminal's): the summary, then the
+    plans in as many columns as fit without cutting a word (else each plan in a few lines), then the
+    findings, the problems and the price basis. With `limit`, the first `limit` plans and no findings,
+    each left out counted (`audit run --all` shows them)."""
+    width = width or terminal_width()
     # Names, tags and AWS's messages are data: `[/opt/ml/model]` is no markup tag, `:warning:` no emoji
     # code. The console reads no markup, emoji or highlighting, and every cell is a Text (never parsed).
     console = Console(file=io.StringIO(), width=width, force_terminal=color, color_system="standard" if color else None,
                       markup=False, emoji=False, highlight=False)
+
+    def say(line: str) -> None:
+        console.print(Text(line), overflow="fold")
+
     summary = doc["summary"]
     window = doc["window"]
-    info = summary["findings_by_severity"].get("info", 0)
-    if doc.get("partial"):
-        console.print(f"PARTIAL REPORT: {doc['partial']}")
-    console.print(
-        f"SageMaker audit {window['start'][:10]} to {window['end'][:10]}: {summary['endpoints']} endpoints, "
-        f"{usd(summary['monthly_cost_usd'])}/month (all kinds), {summary['findings'] - info} findings "
-        f"(+{info} not judged), "
-        f"{usd(summary['monthly_savings_usd'])}/month to save"
-    )
+    # The headline every output opens with (counts, saving, what was not read), then the scope.
+    say(doc_headline(doc))
+    say(f"{window['start'][:10]} to {window['end'][:10]}: {summary['endpoints']} endpoints, "
+        f"{usd(summary['monthly_cost_usd'])}/month (all kinds)")
     if summary.get("monthly_cost_by_kind"):
-        console.print(f"Monthly spend by kind: {kind_costs(summary['monthly_cost_by_kind'])}")
-    if doc.get("plans"):
-        plans = Table(title="What to change", show_lines=False, header_style="bold")
-        for column in ("Plan", "Region", "Endpoint / variant", "Now", "Change to", "Risk", "Saving/month", "Rests on"):
-            plans.add_column(column, overflow="fold")
-        shapes = current_shapes(doc)
-        for p in doc["plans"]:
-            alternatives = "".join(f"\n or {a['advice']} ({usd(a['monthly_savings_usd'])})" for a in p["alternatives"])
-            plans.add_row(*cells(p.get("id", ""), p["region"],
-                                 p["endpoint"] + (f" / {p['variant']}" if p["variant"] else ""),
-                                 shapes.get((p["endpoint"], p["variant"]), ""), p["proposed"]["advice"] + alternatives,
-                                 risk_text(p.get("risk")),
-                                 usd(p["monthly_savings_usd"]) + ("" if p.get("measured", True) else "\n(not counted)"),
-                                 ", ".join(p["findings"])))
-        console.print(plans)
-    if doc["findings"]:
-        table = Table(title="Why: the findings", show_lines=False, header_style="bold")
-        for column in ("Severity", "Rule", "Region", "Endpoint / variant", "Advice", "Saving/month", "Why"):
-            table.add_column(column, overflow="fold")
-        for f in doc["findings"]:
-            rec = f["recommendation"]
-            advice = rec["advice"] if rec else "-"
-            table.add_row(*cells(
-                f["severity"], f["rule"], f["region"],
-                f["endpoint"] + (f" / {f['variant']}" if f["variant"] else ""),
-                advice, usd(rec["monthly_savings_usd"]) if rec else "-", f["message"],
-            ))
-        console.print(table)
-    else:
-        console.print("No findings.")
-    for s in doc["skipped"]:
-        rules = f" ({', '.join(s['rules'])})" if s["rules"] else ""
-        console.print(f"skipped{rules} {s['region']} {s['endpoint']}: {s['reason']}")
+        say(f"Monthly spend by kind: {kind_costs(summary['monthly_cost_by_kind'])}")
+    all_plans = doc.get("plans") or []
+    plans = all_plans if limit is None else all_plans[:limit]
+    if plans:
+        title = "What to change" + ("" if len(plans) == len(all_plans) else
+                                    f": the first {len(plans)} of {len(all_plans)} plans")
+        say("")
+        for layout in _plan_layouts(doc, plans):
+            table = _fitted_table(layout, width, title)
+            if table is not None:
+                console.print(table)
+                break
+        else:
+            say(title)
+            for line in _plan_details(doc, plans, width):
+                say(line)
+        if len(plans) < len(all_plans):
+            hidden = len(all_plans) - len(plans)
+            # Their part of the headline's saving, so that the rows shown and these add up to it.
+            saving = sum(p["monthly_savings_usd"] for p in all_plans[len(plans):]
+                         if p.get("measured", True) and p["monthly_savings_usd"] > 0)
+            say(f"{hidden} more plan{'s' if hidden != 1 else ''} ({usd(saving)}/month of the saving): "
+                "`audit run --all` shows every plan and finding.")
+    if limit is None and doc["findings"]:
+        say("")
+        table = _fitted_table(_finding_layout(doc["findings"]), width, "Why: the findings")
+        if table is not None:
+            console.print(table)
+        else:
+            say("Why: the findings")
+            for line in _finding_details(doc["findings"], width):
+                say(line)
+    elif not doc["findings"]:
+        say("No findings.")
+    if limit is None:
+        for s in doc["skipped"]:
+            rules = f" ({', '.join(s['rules'])})" if s["rules"] else ""
+            say(f"skipped{rules} {s['region']} {s['endpoint']}: {s['reason']}")
+    elif doc["skipped"]:
+        say(f"{len(doc['skipped'])} skipped (not judged): `audit run --all` says why.")
     for e in doc["errors"]:
         where = f"{e['region']}" + (f" {e['endpoint']}" if e["endpoint"] else "")
-        console.print(f"error [{e['stage']}] {where}: {e['message']}")
+        say(f"error [{e['stage']}] {where}: {e['message']}")
     for warning in doc["prices"]["warnings"]:
-        console.print(f"warning: {warning}")
+        say(f"warning: {warning}")
     for r in doc["prices"]["reconciliation"]:
         coverage = "" if r["coverage_percent"] is None else f": {r['coverage_percent']:.0f}% coverage"
-        console.print(f"reconciliation {r['region']}: estimated hosting {usd(r['estimated_monthly_usd'])}/month "
-                      f"against {usd(r['billed_monthly_usd'])}/month billed (Cost Explorer, last 30 days)"
-                      f"{coverage}")
-    console.print(doc["prices"]["statement"])
-    return console.file.getvalue()  # type: ignore[attr-defined]
+        say(f"reconciliation {r['region']}: estimated hosting {usd(r['estimated_monthly_usd'])}/month "
+            f"against {usd(r['billed_monthly_usd'])}/month billed (Cost Explorer, last 30 days){coverage}")
+    say(doc["prices"]["statement"])
+    text: str = console.file.getvalue()  # type: ignore[attr-defined]
+    # A table pads each line to its width: no trailing blanks on a terminal or in a copied block.
+    return "".join(line.rstrip() + "\n" for line in text.splitlines())

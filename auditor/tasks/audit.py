@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -22,7 +22,7 @@ from auditor.history.store import (
     default_history_path,
     prepare_history,
 )
-from auditor.models import AuditError
+from auditor.models import AuditError, RiskLevel
 from auditor.pipeline import AuditOutcome, Progress, RunLimits, run_audit
 
 
@@ -135,9 +135,11 @@ class Delivered:
 
 
 def deliver_outcome(config: AuditConfig, outcome: AuditOutcome, *, history: bool = True, email: bool = False,
-                    email_to_file: Path | None = None, chat: bool = False) -> Delivered:
+                    email_to_file: Path | None = None, chat: bool = False,
+                    max_risk: RiskLevel | None = None) -> Delivered:
     """Record the run in the history, send (or write) the email and post the chat summary; a step
-    that fails is a problem in the result and the next step still runs."""
+    that fails is a problem in the result and the next step still runs. `max_risk` (`--max-risk`):
+    the mail and the chat show only the plans at that risk or lower; the history keeps every plan."""
     from auditor.deliver.mail import DeliveryFailures, send_report, write_messages
 
     problems: list[str] = []
@@ -149,6 +151,7 @@ def deliver_outcome(config: AuditConfig, outcome: AuditOutcome, *, history: bool
             hint = cleanup_hint(config, outcome.report.generated_at)
         except AuditorError as exc:
             problems.append(str(exc))
+    outcome = replace(outcome, report=outcome.report.within_risk(max_risk))
     sent: tuple[str, ...] = ()
     written: tuple[Path, ...] = ()
     if email_to_file is not None:

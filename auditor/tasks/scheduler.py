@@ -25,6 +25,7 @@ import platformdirs
 import schedule
 
 from auditor.config import AuditConfig
+from auditor.errors import AuditorError
 from auditor.history.store import History, HistoryError
 from auditor.redact import scrub_fields, secret_values
 from auditor.tasks.audit import history_path, nightly_audit
@@ -62,7 +63,10 @@ class Scheduler:
         try:
             fields = function()
             status = fields.pop("status", "ok")
-        except Exception as exc:
+        except AuditorError as exc:  # the tool's own failure: its message is already the user's words
+            fields = {"error": str(exc)}
+            status = "failed"
+        except Exception as exc:  # a library's or a bug's: its kind says what it is
             fields = {"error": f"{type(exc).__name__}: {exc}"}
             status = "failed"
         end = self.clock()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,12 +17,13 @@ from auditor.tasks.audit import history_path
 @dataclass(frozen=True)
 class WeeklyResult:
     week: str
-    status: str  # sent | written | already-sent | no-runs
+    status: str  # sent | written | printed | already-sent | no-runs
     message: str
     new: int = 0
     resolved: int = 0
     still_open: int = 0
     monthly_savings_usd: float = 0.0
+    text: str | None = field(default=None, kw_only=True)  # the digest as text: asked neither as a file nor a mail
 
 
 def weekly_digest(
@@ -66,7 +67,7 @@ def _weekly_digest(
     """The digest of `week` (default: this one) as HTML in `output`, as an .eml in `email_to_file`,
     and sent by mail with `email` (once a week unless `force`)."""
     from auditor.deliver.mail import check_email_config, for_file, save_to_outbox, transmit
-    from auditor.report.weekly import build_weekly_message, render_weekly_file
+    from auditor.report.weekly import build_weekly_message, render_weekly_file, render_weekly_text
 
     now = now or datetime.now(UTC)
     week = week or iso_week(now)
@@ -85,17 +86,22 @@ def _weekly_digest(
         digest = build_digest(history, week)
         if digest is None:
             return WeeklyResult(week, "no-runs", f"no audit runs in {week}: no digest to send")
-        counts = {"new": len(digest.new), "resolved": len(digest.resolved), "still_open": len(digest.still_open)}
+        found = digest
+
+        def result(status: str, message: str, text: str | None = None) -> WeeklyResult:
+            return WeeklyResult(week, status, message, len(found.new), len(found.resolved), len(found.still_open),
+                                found.run.monthly_savings_usd, text=text)
         built.append(digest)
-        saving = digest.run.monthly_savings_usd
         written = []
         if output is not None:
             _write_file(output, render_weekly_file(digest), "the digest")
             written.append(str(output))
+        if not email and email_to_file is None and output is None:
+            # Asked for nothing else: the digest itself, as text (the command prints it).
+            return result("printed", f"digest for {week} printed (--output FILE writes it as HTML)",
+                          render_weekly_text(digest))
         if not email and email_to_file is None:
-            where = f" to {output}" if output else ""
-            return WeeklyResult(week, "written", f"digest for {week} written{where}", **counts,
-                                monthly_savings_usd=saving)
+            return result("written", f"digest for {week} written to {output}")
         addressed = config.email if email else for_file(config.email)  # placeholders for a file
         assert addressed.sender is not None
         message = build_weekly_message(digest, addressed.sender, addressed.recipients,
@@ -103,8 +109,7 @@ def _weekly_digest(
         if email_to_file is not None:
             _write_file(email_to_file, bytes(message), "the digest's email")
             written.append(str(email_to_file))
-            return WeeklyResult(week, "written", f"digest for {week} written to {', '.join(written)}", **counts,
-                                monthly_savings_usd=saving)
+            return result("written", f"digest for {week} written to {', '.join(written)}")
         try:
             transmit(message, config.email)
         except AuditorError as exc:
@@ -115,8 +120,7 @@ def _weekly_digest(
                                    f"{save_error.strerror or save_error}") from None
             raise AuditorError(f"{exc}; the digest was saved in {saved.parent} (retry: audit send-outbox)") from None
         history.record_digest(week, now, list(config.email.recipients))
-        return WeeklyResult(week, "sent", f"digest for {week} sent to {', '.join(config.email.recipients)}", **counts,
-                            monthly_savings_usd=saving)
+        return result("sent", f"digest for {week} sent to {', '.join(config.email.recipients)}")
 
 
 def _write_file(path: Path, data: str | bytes, what: str) -> None:
