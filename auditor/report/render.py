@@ -54,6 +54,7 @@ def template_environment() -> jinja2.Environment:
     env.filters["duration"] = format_duration
     env.filters["clip"] = clip
     env.filters["address"] = address
+    env.filters["saving"] = saving_text
     return env
 
 
@@ -118,6 +119,14 @@ def usd(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"
+
+
+def saving_text(value: float) -> str:
+    """An option's saving in words: "$1,346.12", "same cost" or "costs $154.80 more" (never "$0.00"
+    or a negative amount, which read as a saving)."""
+    if value > 0:
+        return usd(value)
+    return "same cost" if value == 0 else f"costs {usd(-value)} more"
 
 
 def pct(value: float | None) -> str:
@@ -460,7 +469,8 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int = 160) -> 
             plans.add_column(column, overflow="fold")
         shapes = current_shapes(doc)
         for p in doc["plans"]:
-            alternatives = "".join(f"\n or {a['advice']} ({usd(a['monthly_savings_usd'])})" for a in p["alternatives"])
+            alternatives = "".join(f"\n or {a['advice']} ({saving_text(a['monthly_savings_usd'])})"
+                                   for a in p["alternatives"])
             plans.add_row(*cells(p.get("id", ""), p["region"],
                                  p["endpoint"] + (f" / {p['variant']}" if p["variant"] else ""),
                                  shapes.get((p["endpoint"], p["variant"]), ""), p["proposed"]["advice"] + alternatives,
