@@ -90,7 +90,7 @@ def test_effective_basis_changes_the_figures_and_says_so(fleet: Path, tmp_path: 
     # The bundled snapshot's prices are older than pricing.max_price_age_days: every report says so.
     old = "prices for us-east-1 include some as of 2025-06-01, older than pricing.max_price_age_days (365 days)"
     assert any(w.startswith(old) for w in listed["prices"]["warnings"])
-    assert f"Warning: {old}" in text
+    assert f"Note: {old}" in text  # a footnote, after the figures
 
 
 def test_effective_basis_without_cost_explorer_access_is_one_warning(fleet: Path, tmp_path: Path,

@@ -41,7 +41,8 @@ def test_report_is_mailed_over_smtp(aws, smtp_server, tmp_path: Path) -> None:
     html = message.get_body(("html",)).get_content()
     text = message.get_body(("plain",)).get_content()
     assert "oversized" in html and "oversized" in text
-    assert "&lt;b&gt;team&lt;/b&gt;" in html and "<b>team</b>" not in html
+    # Escaped (an owner's address may break after its separators: <wbr> is the report's own).
+    assert "&lt;b&gt;team&lt;/b&gt;" in html.replace("<wbr>", "") and "<b>team</b>" not in html
     # multipart/alternative: the text, then the HTML with its chart inline (multipart/related, by cid).
     assert message.get_content_type() == "multipart/alternative"
     (chart,) = [part for part in message.walk() if part.get_content_type() == "image/png"]

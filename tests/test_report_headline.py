@@ -93,7 +93,10 @@ def test_plans_biggest_saving_first_and_max_risk(config: Path, tmp_path: Path) -
     assert doc["summary"]["monthly_savings_usd"] == pytest.approx(counted, abs=0.01)
     for plan in doc["plans"]:
         for alternative in plan["alternatives"]:
-            assert alternative["advice"] != plan["proposed"]["advice"] and alternative["monthly_savings_usd"] > 0
+            assert alternative["advice"] != plan["proposed"]["advice"]
+    for fmt in ("text", "markdown", "html"):  # an option that saves nothing is never shown as "$0.00"
+        assert run(config, fmt, tmp_path / f"r.{fmt}", "--no-history").exit_code == 0
+        assert "($0.00)" not in (tmp_path / f"r.{fmt}").read_text(), fmt
     listed = runner.invoke(app, ["plans", "--config", str(config), "--format", "json", "--max-risk", "LOW"])
     assert listed.exit_code == 0, listed.output
     low = json.loads(listed.stdout)

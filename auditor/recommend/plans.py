@@ -124,11 +124,13 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
 
 def _alternatives(proposed: PlanOption, options: list[PlanOption], risks: dict[int, Risk | None],
                   group: list[Finding]) -> tuple[PlanOption, ...]:
-    """The other options worth a line: each saves money and differs from the advice (and from each
-    other); the one that saves most of two that advise the same, by saving."""
+    """The other options, by saving: each advises something else than the plan (and than each other;
+    of two that advise the same, the one that saves most). One that saves nothing stays (`audit apply
+    --option N` can apply it: autoscaling for the load's sake); the reports say "same cost", never
+    "$0.00" as if it were a saving."""
     kept: dict[str, PlanOption] = {}
     for o in sorted(options, key=lambda o: -o.monthly_savings_usd):
-        if o is proposed or o.monthly_savings_usd <= 0 or o.advice == proposed.advice or o.advice in kept:
+        if o is proposed or o.advice == proposed.advice or o.advice in kept:
             continue
         kept[o.advice] = replace(o, risk=risks[id(o)], measured=all(f.measured for f in group if f.rule in o.rules))
     return tuple(kept.values())

@@ -60,6 +60,7 @@ def template_environment() -> jinja2.Environment:
     env.filters["duration"] = format_duration
     env.filters["clip"] = clip
     env.filters["address"] = address
+    env.filters["saving"] = saving_text
     return env
 
 
@@ -124,6 +125,14 @@ def usd(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"
+
+
+def saving_text(value: float) -> str:
+    """An option's saving in words: "$1,346.12", "same cost" or "costs $154.80 more" (never "$0.00"
+    or a negative amount, which read as a saving)."""
+    if value > 0:
+        return usd(value)
+    return "same cost" if value == 0 else f"costs {usd(-value)} more"
 
 
 def pct(value: float | None) -> str:
@@ -538,12 +547,11 @@ def wrap_paragraph(text: str, width: int, indent: str = "") -> list[str]:
     return lines
 
 
-def saving_text(plan: dict[str, Any], per: str = "") -> str:
-    """"$5,175.70", "costs the same", "costs $167.90 more": what a plan saves, as the HTML says it."""
+def plan_saving_text(plan: dict[str, Any], per: str = "") -> str:
+    """"$5,175.70" (with `per` after it), "same cost", "costs $167.90 more": what a plan saves, in the
+    words of every report (saving_text)."""
     saving = plan["monthly_savings_usd"]
-    if saving > 0:
-        return usd(saving) + per
-    return "costs the same" if saving == 0 else f"costs {usd(-saving)}{per} more"
+    return usd(saving) + per if saving > 0 else saving_text(saving)
 
 
 def _plan_layouts(doc: dict[str, Any], plans: list[dict[str, Any]]) -> tuple[Layout, Layout]:
@@ -554,8 +562,8 @@ def _plan_layouts(doc: dict[str, Any], plans: list[dict[str, Any]]) -> tuple[Lay
     for p in plans:
         target = p["endpoint"] + (f" / {p['variant']}" if p["variant"] else "")
         now = shapes.get((p["endpoint"], p["variant"]), "")
-        alternatives = "".join(f"\nor {a['advice']} ({usd(a['monthly_savings_usd'])})" for a in p["alternatives"])
-        saving = saving_text(p) + ("" if p.get("measured", True) else "\n(not counted)")
+        alternatives = "".join(f"\nor {a['advice']} ({saving_text(a['monthly_savings_usd'])})" for a in p["alternatives"])
+        saving = plan_saving_text(p) + ("" if p.get("measured", True) else "\n(not counted)")
         rests_on = ", ".join(p["findings"])
         wide.append((p.get("id", ""), p["region"], target, now, p["proposed"]["advice"] + alternatives,
                      risk_text(p.get("risk")), saving, rests_on))
@@ -575,12 +583,12 @@ def _plan_details(doc: dict[str, Any], plans: list[dict[str, Any]], width: int) 
     for n, p in enumerate(plans, start=1):
         target = p["endpoint"] + (f" / {p['variant']}" if p["variant"] else "")
         now = shapes.get((p["endpoint"], p["variant"]), "")
-        saving = saving_text(p, "/month") + ("" if p.get("measured", True) else " (not counted)")
+        saving = plan_saving_text(p, "/month") + ("" if p.get("measured", True) else " (not counted)")
         risk = risk_text(p.get("risk")).replace("\n", ", ")
         lines += wrap_paragraph(f"{n}. {saving}  {target}  ({p['region']}, plan {p.get('id', '-')})", width)
         lines += wrap_paragraph((f"{now} -> " if now else "") + p["proposed"]["advice"], width, "   ")
         for a in p["alternatives"]:
-            lines += wrap_paragraph(f"or {a['advice']} ({usd(a['monthly_savings_usd'])})", width, "   ")
+            lines += wrap_paragraph(f"or {a['advice']} ({saving_text(a['monthly_savings_usd'])})", width, "   ")
         lines += wrap_paragraph(f"risk {risk}; rests on {', '.join(p['findings'])}", width, "   ")
     return lines
 
