@@ -126,7 +126,7 @@ def _alternatives(proposed: PlanOption, options: list[PlanOption], risks: dict[i
                   group: list[Finding]) -> tuple[PlanOption, ...]:
     """The other options, by saving: each advises something else than the plan (and than each other;
     of two that advise the same, the one that saves most). One that saves nothing stays (`audit apply
-    --option N` can apply it: autoscaling for the load's sake); the reports say "same cost", never
+    --option N` can apply it: autoscaling for the load's sake); the reports say "costs the same", never
     "$0.00" as if it were a saving."""
     kept: dict[str, PlanOption] = {}
     for o in sorted(options, key=lambda o: -o.monthly_savings_usd):

@@ -128,11 +128,11 @@ def usd(value: float | None) -> str:
 
 
 def saving_text(value: float) -> str:
-    """An option's saving in words: "$1,346.12", "same cost" or "costs $154.80 more" (never "$0.00"
+    """An option's saving in words: "$1,346.12", "costs the same" or "costs $154.80 more" (never "$0.00"
     or a negative amount, which read as a saving)."""
     if value > 0:
         return usd(value)
-    return "same cost" if value == 0 else f"costs {usd(-value)} more"
+    return "costs the same" if value == 0 else f"costs {usd(-value)} more"
 
 
 def pct(value: float | None) -> str:
@@ -548,7 +548,7 @@ def wrap_paragraph(text: str, width: int, indent: str = "") -> list[str]:
 
 
 def plan_saving_text(plan: dict[str, Any], per: str = "") -> str:
-    """"$5,175.70" (with `per` after it), "same cost", "costs $167.90 more": what a plan saves, in the
+    """"$5,175.70" (with `per` after it), "costs the same", "costs $167.90 more": what a plan saves, in the
     words of every report (saving_text)."""
     saving = plan["monthly_savings_usd"]
     return usd(saving) + per if saving > 0 else saving_text(saving)
@@ -562,7 +562,8 @@ def _plan_layouts(doc: dict[str, Any], plans: list[dict[str, Any]]) -> tuple[Lay
     for p in plans:
         target = p["endpoint"] + (f" / {p['variant']}" if p["variant"] else "")
         now = shapes.get((p["endpoint"], p["variant"]), "")
-        alternatives = "".join(f"\nor {a['advice']} ({saving_text(a['monthly_savings_usd'])})" for a in p["alternatives"])
+        alternatives = "".join(f"\nor {a['advice']} ({saving_text(a['monthly_savings_usd'])})"
+                               for a in p["alternatives"])
         saving = plan_saving_text(p) + ("" if p.get("measured", True) else "\n(not counted)")
         rests_on = ", ".join(p["findings"])
         wide.append((p.get("id", ""), p["region"], target, now, p["proposed"]["advice"] + alternatives,
