@@ -127,7 +127,12 @@ def requests_of(call: ApiCall, account: Account) -> list[Request]:
                      Request("cloudwatch:DescribeAlarms", "*", VIA_SERVICE)]
         return made
     if operation == "PutMetricAlarm":
-        return [Request(action, alarm_arn(params["AlarmName"]), request_tags(params.get("Tags") or []))]
+        alarm = alarm_arn(params["AlarmName"])
+        tags = request_tags(params.get("Tags") or [])
+        made = [Request(action, alarm, tags)]
+        if params.get("Tags"):  # botocore's model: Tags need cloudwatch:TagResource as well
+            made.append(Request("cloudwatch:TagResource", alarm, tags))
+        return made
     if operation == "DeleteAlarms":
         return [Request(action, alarm_arn(name)) for name in params["AlarmNames"]]
     if operation == "CreateSchedule":
@@ -478,8 +483,20 @@ def test_alarms_only_by_the_names_plans_give_them(policy: str) -> None:
         assert allowed(document, Request("cloudwatch:DeleteAlarms", alarm_arn(name)))
     for name in queue:  # apply deletes only its rollback alarms
         assert not allowed(document, Request("cloudwatch:DeleteAlarms", alarm_arn(name)))
+    # PutMetricAlarm with Tags is authorised as TagResource too: allowed with auditor:plan only.
+    for call in [c for c in CHANGES[resize] if c.operation == "PutMetricAlarm"]:  # rollback alarms: tagged
+        assert call.params.get("Tags"), call.params["AlarmName"]
+        made = requests_of(call, Account({}))
+        assert "cloudwatch:TagResource" in {r.action for r in made} and all_allowed(document, made)
+    plan_tag = request_tags([{"Key": PLAN_TAG, "Value": "0123456789"}])
+    for name in own + queue:
+        assert allowed(document, Request("cloudwatch:TagResource", alarm_arn(name), plan_tag))
+        for other in ({"Key": OPT_IN_KEY, "Value": OPT_IN_VALUE}, {"Key": "team", "Value": "search"}):
+            tagged = request_tags([{"Key": PLAN_TAG, "Value": "0123456789"}, other])
+            assert not allowed(document, Request("cloudwatch:TagResource", alarm_arn(name), tagged)), (name, other)
     for name in ("ranker-errors", "billing-alarm", "ranker-Canary-5xx", "TargetTracking-endpoint/ranker/variant/"
                  "AllTraffic-AlarmHigh-1234", f"{own[0]}-copy", "ranker-AllTraffic-0a1b2c3d4e-p99"):
+        assert not allowed(document, Request("cloudwatch:TagResource", alarm_arn(name), plan_tag)), name
         for action in ("cloudwatch:PutMetricAlarm", "cloudwatch:DeleteAlarms"):
             assert not allowed(document, Request(action, alarm_arn(name))), (action, name)
             # what Application Auto Scaling checks with apply's credentials, it checks with no name
@@ -598,6 +615,7 @@ SAR_KEYS = {
        for op in ("DeregisterScalableTarget", "PutScalingPolicy", "PutScheduledAction")},
     "cloudwatch:PutMetricAlarm": {"aws:RequestTag/", "aws:ResourceTag/", "aws:TagKeys"},
     "cloudwatch:DeleteAlarms": {"aws:ResourceTag/"},
+    "cloudwatch:TagResource": {"aws:RequestTag/", "aws:ResourceTag/", "aws:TagKeys"},
     "iam:CreateServiceLinkedRole": {"aws:ResourceTag/", "iam:AWSServiceName"},
     "iam:PassRole": {"aws:ResourceTag/", "iam:PassedToService"},
     "sagemaker:AddTags": {"aws:RequestTag/", "aws:ResourceTag/", "aws:TagKeys", "sagemaker:TaggingAction"},

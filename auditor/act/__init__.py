@@ -63,6 +63,9 @@ APPLY_AUTHORIZED_ALSO: frozenset[str] = frozenset({
     "sagemaker:UpdateEndpointWeightsAndCapacities",
     "iam:CreateServiceLinkedRole",  # its SageMaker role, the first time any variant is registered
     "eks:DescribeCluster",  # BatchDeleteClusterNodes on a HyperPod cluster that EKS orchestrates
+    # PutMetricAlarm with Tags (every alarm apply puts carries auditor:plan): botocore's model for
+    # PutMetricAlarm.Tags, "you must be signed on with both ... PutMetricAlarm and ... TagResource".
+    "cloudwatch:TagResource",
 })
 # The tag that opts an endpoint in (besides [apply] endpoints).
 OPT_IN_TAG = ("auditor:apply", "allowed")
