@@ -174,6 +174,26 @@ def test_a_variant_scaled_or_put_under_autoscaling_since_the_audit_is_not_overwr
     assert config_of(fleet, "search-embeddings") == "search-embeddings-config"
 
 
+def test_a_run_from_the_future_of_the_apply_hosts_clock_is_refused(fleet: dict[str, Any]) -> None:
+    """Clock skew: a run that started (or whose window ended) over 5 minutes after this host's clock
+    would have a negative age, and skip the fresh evidence: refused, naming the times."""
+    plan = fleet["plans"][("search-embeddings", "resize")]
+    with History(fleet["history"]) as history:
+        run = history.runs(limit=1)[0]
+    now = run.started_at - timedelta(minutes=10)
+    with time_machine.travel(now, tick=False):
+        line = refused(fleet, plan["id"])
+    ahead = [f"started {run.started_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"]
+    if run.window_end - now > timedelta(minutes=5):
+        ahead.append(f"its window ended {run.window_end.astimezone(UTC):%Y-%m-%d %H:%M} UTC")
+    assert line == (f"plan {plan['id']} is from run 1, which {' and '.join(ahead)}: over 5 minutes after this "
+                    f"host's clock ({now.astimezone(UTC):%Y-%m-%d %H:%M} UTC); check the clocks and run the audit "
+                    "again")
+    with time_machine.travel(run.started_at - timedelta(minutes=4), tick=False):  # within the skew allowed
+        assert (dry := apply(fleet, plan["id"])).exit_code == 0, dry.output
+    assert config_of(fleet, "search-embeddings") == "search-embeddings-config"
+
+
 def edit_plan(fleet: dict[str, Any], plan_id: str, edit: Any) -> None:
     """Edit the stored plan in the history file itself, as anyone with the file could (sqlite3)."""
     db = sqlite3.connect(fleet["history"])

@@ -4,7 +4,7 @@ its change as the models' ApiCalls, its risk, and the endpoint config it was aud
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from auditor.config import AuditConfig
@@ -76,6 +76,8 @@ class PlanToApply:
         return None
 
 
+# How far ahead of the apply host's clock a run's start or window end may be (clock skew), no more.
+MAX_CLOCK_AHEAD = timedelta(minutes=5)
 AUDITED_IN = "audited_in"  # the key load_plan adds: the run the plan is applied from (not the stored JSON's)
 
 
@@ -114,6 +116,13 @@ def load_plan(config: AuditConfig, plan_id: str, now: datetime | None = None) ->
                        f"that run did not read {where} without an error (partial, interrupted or failed there); "
                        "run the audit again"))
             plan = held
+    ahead = [f"{what} {_when(moment)}" for what, moment in (("started", latest.started_at),
+                                                             ("its window ended", latest.window_end))
+             if moment - now > MAX_CLOCK_AHEAD]
+    if ahead:  # a negative age would pass the age guard, and a future window end skip fresh evidence
+        raise ApplyRefused(f"plan {one_line(plan_id)} is from run {latest.id}, which {' and '.join(ahead)}: over "
+                           f"{MAX_CLOCK_AHEAD.seconds // 60} minutes after this host's clock ({_when(now)}); "
+                           "check the clocks and run the audit again")
     age = (now - latest.started_at).total_seconds() / 3600
     if age >= config.apply.max_plan_age_hours:
         raise ApplyRefused(f"plan {one_line(plan_id)} is from run {latest.id}, started {age:.1f} hours ago "
