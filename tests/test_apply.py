@@ -82,10 +82,9 @@ def blue_green_change(plan: Plan, sagemaker: Any) -> dict[str, Any]:
     assert plan.variant
     running = config_of({}, sagemaker, plan.endpoint)
     described = sagemaker.describe_endpoint_config(EndpointConfigName=running)
-    kept = ("VariantName", "ModelName", "InstanceType", "InitialInstanceCount", "InitialVariantWeight")
     variants = []
-    for variant in described["ProductionVariants"]:
-        copied = {k: variant[k] for k in kept if k in variant}
+    for variant in described["ProductionVariants"]:  # a copy of each, as change.py makes it
+        copied = copy.deepcopy(variant)
         if copied["VariantName"] == plan.variant:
             copied.update(InstanceType=plan.proposed.instance_type, InitialInstanceCount=plan.proposed.instance_count)
         variants.append(copied)
@@ -364,9 +363,16 @@ def test_every_change_a_plan_carries_uses_only_apply_operations(fleet: dict[str,
 def test_a_failed_call_stops_the_change_and_is_recorded(fleet: dict[str, Any]) -> None:
     # A plan of its own (another count): its own id and config name (AWS refuses a name that exists).
     plan = stored_plan(fleet, "search-embeddings", count=5)
-    plan["change"]["calls"][1]["params"]["ProductionVariants"][0]["ModelName"] = "no-such-model"
-    with pytest.raises(ApplyFailed) as failed:
-        apply_plan(fleet["config"], plan, yes=True)
+    # The copy names the audited config's model (a guard holds it to that config); gone since, AWS refuses it.
+    model = plan["change"]["calls"][1]["params"]["ProductionVariants"][0]["ModelName"]
+    described = fleet["sagemaker"].describe_model(ModelName=model)
+    fleet["sagemaker"].delete_model(ModelName=model)
+    try:
+        with pytest.raises(ApplyFailed) as failed:
+            apply_plan(fleet["config"], plan, yes=True)
+    finally:
+        fleet["sagemaker"].create_model(**{k: described[k] for k in ("ModelName", "PrimaryContainer",
+                                                                     "ExecutionRoleArn") if k in described})
     assert str(failed.value).startswith(f"plan {plan['id']}: sagemaker:CreateEndpointConfig in us-east-1 failed: "
                                         "ValidationException: Could not find model")
     alarm = plan["change"]["calls"][0]["params"]["AlarmName"]

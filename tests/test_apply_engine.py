@@ -117,10 +117,9 @@ def change_of(plan: Plan, sagemaker: Any, *, scaled: bool = False) -> dict[str, 
     back on it (and RegisterScalableTarget and PutScalingPolicy after it, as read by the audit)."""
     assert plan.endpoint_config and plan.variant
     described = sagemaker.describe_endpoint_config(EndpointConfigName=plan.endpoint_config)
-    kept = ("VariantName", "ModelName", "InstanceType", "InitialInstanceCount", "InitialVariantWeight")
     variants = []
-    for variant in described["ProductionVariants"]:
-        copied = {k: variant[k] for k in kept if k in variant}
+    for variant in described["ProductionVariants"]:  # a copy of each, as change.py makes it
+        copied = copy.deepcopy(variant)
         if copied["VariantName"] == plan.variant:
             copied.update(InstanceType=plan.proposed.instance_type, InitialInstanceCount=plan.proposed.instance_count)
         variants.append(copied)
@@ -160,8 +159,10 @@ def change_of(plan: Plan, sagemaker: Any, *, scaled: bool = False) -> dict[str, 
                             "PredefinedMetricSpecification": {
                                 "PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"}}}},
         ]
+    # What a failure after the deregister puts back (change.py's `restore`: the target as read).
+    restore = calls[-2:] if scaled else []
     return {"calls": calls, "rollback": f"automatic: back to {plan.endpoint_config} when {alarm} fires",
-            "waits_for": f"endpoint {plan.endpoint} InService"}
+            "waits_for": f"endpoint {plan.endpoint} InService", "restore": restore}
 
 
 @pytest.fixture

@@ -221,6 +221,55 @@ def test_an_edited_history_cannot_point_a_plan_at_another_endpoint(fleet: dict[s
     assert fleet["sagemaker"].describe_endpoint(EndpointName="pricing-api")["EndpointStatus"] == "InService"
 
 
+def test_an_edited_history_cannot_change_what_the_calls_do(fleet: dict[str, Any]) -> None:
+    """The review's crafted plans, names all the plan's own: the copy of the config capturing data to
+    another bucket or serving another team's model (refused once the audited config is read), an
+    alarm notifying a foreign topic, a plan that only deregisters the variant's autoscaling (refused
+    in the dry run already). Each one line naming the call; nothing is made."""
+    plan = fleet["plans"][("search-embeddings", "resize")]
+    calls = plan["change"]["calls"]
+    create = next(i for i, c in enumerate(calls) if c["operation"] == "CreateEndpointConfig")
+    which = f"call {create + 1} (sagemaker:CreateEndpointConfig)"
+
+    def body(edit: Any) -> str:
+        def change(p: dict[str, Any]) -> None:
+            p["change"]["calls"] = json.loads(json.dumps(calls))
+            edit(p["change"]["calls"][create]["params"])
+        edit_plan(fleet, plan["id"], change)
+        return refused(fleet, plan["id"])
+
+    capture = {"EnableCapture": True, "InitialSamplingPercentage": 100, "DestinationS3Uri": "s3://someone-elses/x",
+               "CaptureOptions": [{"CaptureMode": "Input"}, {"CaptureMode": "Output"}]}
+    assert body(lambda p: p.update(DataCaptureConfig=capture)).endswith(
+        f"{which} sets DataCaptureConfig otherwise, not as in search-embeddings-config; run the audit again")
+    assert body(lambda p: p["ProductionVariants"][0].update(ModelName="billing-team-model")).endswith(
+        f"{which} sets ProductionVariants {plan['variant']} otherwise than its shape, not as in "
+        "search-embeddings-config; run the audit again")
+    alarm = {"AlarmName": "search-embeddings-ApproximateAgeOfOldestRequest", "Namespace": "AWS/SageMaker",
+             "Dimensions": [{"Name": "EndpointName", "Value": "search-embeddings"}], "MetricName": "X",
+             "EvaluationPeriods": 1, "ComparisonOperator": "GreaterThanThreshold", "Threshold": 0.0, "Period": 60,
+             "Statistic": "Sum", "AlarmActions": ["arn:aws:sns:us-east-1:999999999999:elsewhere"]}
+    edit_plan(fleet, plan["id"], lambda p: p["change"].update(calls=[
+        {"service": "cloudwatch", "operation": "PutMetricAlarm", "params": alarm}]))
+    expected = (f"plan {plan['id']} (search-embeddings): call 1 (cloudwatch:PutMetricAlarm) sets AlarmActions "
+                "arn:aws:sns:us-east-1:999999999999:elsewhere: alarms notify only [apply] alarm_topic_arn (not set)")
+    dry = apply(fleet, plan["id"])
+    assert dry.exit_code == 1 and f"error: {expected}" in dry.stderr.splitlines()
+    assert refused(fleet, plan["id"]) == expected
+    resource = f"endpoint/search-embeddings/variant/{plan['variant']}"
+    edit_plan(fleet, plan["id"], lambda p: p["change"].update(calls=[
+        {"service": "application-autoscaling", "operation": "DeregisterScalableTarget", "params": {
+            "ServiceNamespace": "sagemaker", "ResourceId": resource,
+            "ScalableDimension": "sagemaker:variant:DesiredInstanceCount"}}]))
+    assert refused(fleet, plan["id"]) == (
+        f"plan {plan['id']} (search-embeddings): call 1 (application-autoscaling:DeregisterScalableTarget) "
+        f"deregisters {resource} with no UpdateEndpoint after it")
+    made = [c["EndpointConfigName"] for c in fleet["sagemaker"].list_endpoint_configs()["EndpointConfigs"]]
+    assert not [name for name in made if plan["id"] in name], made
+    assert not boto3.client("cloudwatch", region_name="us-east-1").describe_alarms(
+        AlarmNamePrefix="search-embeddings")["MetricAlarms"]
+
+
 def test_an_edited_plan_id_or_a_plan_without_its_basis_is_refused(fleet: dict[str, Any]) -> None:
     plan = fleet["plans"][("search-embeddings", "resize")]
     # The proposed count edited (the change's names still derive from the id): the id is not the content's.

@@ -24,8 +24,12 @@ from auditor.act.plan import PlanToApply
 from auditor.analyse.rules.no_queue_alarm import AGE_METRIC, STRANDED_METRIC
 from auditor.analyse.rules.off_hours import UNIVERSAL_TARGET
 from auditor.analyse.rules.off_hours import _name as schedule_name
-from auditor.recommend.change import SCALABLE_DIMENSION, resource_name
+from auditor.config import ApplyConfig
+from auditor.models import ApiCall
+from auditor.recommend.change import CREATE_CONFIG_FIELDS, LEAVES_INSTANCES, SCALABLE_DIMENSION, resource_name
+from auditor.recommend.change import _autoscaling_calls as autoscaling_calls
 from auditor.report.render import one_line
+from auditor.workspaces_change import IDLE_SETTING_KEYS
 
 # The operations each resource type's plans make (APPLY_OPERATIONS by resource type).
 OPERATIONS_BY_TYPE: dict[str, frozenset[tuple[str, str]]] = {
@@ -67,6 +71,132 @@ def call_refusal(plan: PlanToApply) -> str | None:
     return None
 
 
+# The top-level keys of each call's parameters: exactly those the change builders emit
+# (auditor.recommend.change, the rules' and kinds' builders). A key outside is another effect the
+# plan's checks never looked at (a model, a bucket, a network setting).
+PARAMETER_KEYS: dict[str, frozenset[str]] = {
+    "CreateEndpointConfig": frozenset({"EndpointConfigName", "Tags", *CREATE_CONFIG_FIELDS}),
+    "UpdateEndpoint": frozenset({"EndpointName", "EndpointConfigName", "DeploymentConfig"}),
+    "DeleteEndpoint": frozenset({"EndpointName"}),
+    "RegisterScalableTarget": frozenset({"ServiceNamespace", "ResourceId", "ScalableDimension", "MinCapacity",
+                                         "MaxCapacity", "SuspendedState"}),
+    "DeregisterScalableTarget": frozenset({"ServiceNamespace", "ResourceId", "ScalableDimension"}),
+    "PutScalingPolicy": frozenset({"PolicyName", "ServiceNamespace", "ResourceId", "ScalableDimension", "PolicyType",
+                                   "TargetTrackingScalingPolicyConfiguration"}),
+    "PutScheduledAction": frozenset({"ServiceNamespace", "ScheduledActionName", "ResourceId", "ScalableDimension",
+                                     "Schedule", "Timezone", "ScalableTargetAction"}),
+    "PutMetricAlarm": frozenset({"AlarmName", "AlarmDescription", "Namespace", "MetricName", "Dimensions",
+                                 "Statistic", "ExtendedStatistic", "Period", "EvaluationPeriods", "DatapointsToAlarm",
+                                 "Threshold", "ComparisonOperator", "TreatMissingData", "Tags", "ActionsEnabled",
+                                 "AlarmActions", "OKActions"}),
+    "CreateSchedule": frozenset({"Name", "ScheduleExpression", "ScheduleExpressionTimezone", "FlexibleTimeWindow",
+                                 "State", "Description", "Target"}),
+    "StopNotebookInstance": frozenset({"NotebookInstanceName"}),
+    "DeleteApp": frozenset({"DomainId", "SpaceName", "UserProfileName", "AppType", "AppName"}),
+    "BatchDeleteClusterNodes": frozenset({"ClusterName", "NodeIds"}),
+    "UpdateDomain": frozenset({"DomainId", "DefaultUserSettings"}),
+}
+ALARM_ACTION_KEYS = ("AlarmActions", "OKActions", "InsufficientDataActions")
+
+
+def content_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
+    """What each call does, read from the plan alone (after `call_refusal`: the names are the plan's):
+    only the parameter keys the builders emit; alarms notify only [apply] alarm_topic_arn; scaling
+    capacities and policies are the plan's own or the variant's as the audit saw them; a
+    deregister is followed by the update and the target registered again; UpdateDomain sets only
+    the app settings the plan copies. One line naming the call and the key; None when all hold."""
+    calls = plan.change.calls if plan.change else ()
+    for number, call in enumerate(calls, start=1):
+        which = f"call {number} ({one_line(call.service)}:{one_line(call.operation)})"
+        extra = sorted(set(call.params) - PARAMETER_KEYS.get(call.operation, frozenset()))
+        if extra:
+            return f"{which} sets {', '.join(one_line(str(k)) for k in extra)}, which no plan's change sets"
+        problem = _content_problem(plan, config, number - 1, call.operation, call.params)
+        if problem:
+            return f"{which} {problem}"
+    return None
+
+
+def _content_problem(plan: PlanToApply, config: ApplyConfig, index: int, operation: str,
+                     params: dict[str, Any]) -> str | None:
+    if operation == "PutMetricAlarm":
+        for key in ALARM_ACTION_KEYS:
+            actions = params.get(key)
+            if actions is not None and (config.alarm_topic_arn is None or not isinstance(actions, list)
+                                        or any(a != config.alarm_topic_arn for a in actions)):
+                shown = ", ".join(one_line(str(a)) for a in actions) if isinstance(actions, list) else "?"
+                return (f"sets {key} {shown}: alarms notify only [apply] alarm_topic_arn "
+                        f"({one_line(config.alarm_topic_arn or 'not set')})")
+    if operation == "UpdateDomain":
+        settings = params.get("DefaultUserSettings")
+        keys = set(settings) if isinstance(settings, dict) else {"?"}
+        extra = sorted(keys - set(IDLE_SETTING_KEYS.values()))
+        if extra:
+            return f"sets DefaultUserSettings.{', '.join(one_line(str(k)) for k in extra)}: the plan sets only " \
+                   f"{' and '.join(sorted(IDLE_SETTING_KEYS.values()))}"
+    resource = str(params.get("ResourceId") or "")
+    if not resource.startswith(f"{VARIANT_PREFIX}{plan.endpoint}/variant/"):
+        return None
+    variant = resource.rsplit("/", 1)[-1]
+    if operation == "RegisterScalableTarget":
+        shape = (params.get("MinCapacity"), params.get("MaxCapacity"))
+        allowed = {shape_ for shape_ in (_proposed_shape(plan), _basis_shape(plan, variant)) if shape_}
+        if shape not in allowed:
+            listed = " or ".join(f"{low}-{high}" for low, high in sorted(allowed, key=str)) or "none"
+            return (f"sets MinCapacity-MaxCapacity {one_line(str(shape[0]))}-{one_line(str(shape[1]))} on "
+                    f"{one_line(resource)}: the plan's or the audited ones are {listed}")
+    if operation == "PutScalingPolicy":
+        own = _own_calls(plan, variant)
+        name = params.get("PolicyName")
+        expected = [c.params for c in own if c.operation == "PutScalingPolicy" and c.params.get("PolicyName") == name]
+        restore = plan.change.restore if plan.change else ()
+        expected += [c.params for c in restore
+                     if c.operation == "PutScalingPolicy" and c.params.get("PolicyName") == name
+                     and c.params.get("ResourceId") == resource]
+        if params not in expected:
+            return (f"puts policy {one_line(str(name))} with settings that are neither the plan's proposed policy "
+                    "nor the variant's as the audit read it (change.restore)")
+    if operation == "DeregisterScalableTarget":
+        calls = plan.change.calls if plan.change else ()
+        later = list(calls[index + 1:])
+        update = next((i for i, c in enumerate(later) if c.operation == "UpdateEndpoint"), None)
+        if update is None:
+            return f"deregisters {one_line(resource)} with no UpdateEndpoint after it"
+        leaves = plan.proposed.get("action") in LEAVES_INSTANCES
+        again = any(c.operation == "RegisterScalableTarget" and c.params.get("ResourceId") == resource
+                    for c in later[update + 1:])
+        if not leaves and not again:
+            return (f"deregisters {one_line(resource)} and no RegisterScalableTarget after the UpdateEndpoint puts "
+                    "it back")
+    return None
+
+
+def _own_calls(plan: PlanToApply, variant: str) -> list[ApiCall]:
+    """The autoscaling calls the plan's proposed policy makes (as change.py builds them), if any."""
+    policy = plan.proposed.get("autoscaling")
+    if not isinstance(policy, dict):
+        return []
+    try:
+        return autoscaling_calls(plan.endpoint, variant, policy, plan.names_id)
+    except (KeyError, TypeError, ValueError):
+        return []
+
+
+def _proposed_shape(plan: PlanToApply) -> tuple[Any, Any] | None:
+    policy = plan.proposed.get("autoscaling")
+    if not isinstance(policy, dict):
+        return None
+    return (policy.get("MinCapacity"), policy.get("MaxCapacity"))
+
+
+def _basis_shape(plan: PlanToApply, variant: str) -> tuple[Any, Any] | None:
+    for seen in (plan.basis or {}).get("variants") or []:
+        scaling = seen.get("autoscaling") if isinstance(seen, dict) and seen.get("name") == variant else None
+        if isinstance(scaling, dict):
+            return (scaling.get("min_capacity"), scaling.get("max_capacity"))
+    return None
+
+
 def named_variants(plan: PlanToApply) -> set[str]:
     """The variants the plan's calls name (ResourceId endpoint/<endpoint>/variant/<name>)."""
     prefix = f"{VARIANT_PREFIX}{plan.endpoint}/variant/"
@@ -82,15 +212,56 @@ def named_components(plan: PlanToApply) -> set[str]:
             if str(c.params.get("ResourceId") or "").startswith(COMPONENT_PREFIX)}
 
 
-def observed_refusal(plan: PlanToApply, variants: set[str], components: set[str] | None) -> str | None:
+def observed_refusal(plan: PlanToApply, variants: set[str], components: set[str] | None,
+                     config: dict[str, Any] | None = None) -> str | None:
     """Each variant the calls name is one of the endpoint's now, each inference component one it
-    hosts (`components`: ListInferenceComponents' answer for the endpoint; None when not read)."""
+    hosts (`components`: ListInferenceComponents' answer for the endpoint; None when not read); a
+    CreateEndpointConfig is a copy of the audited config (`config`: DescribeEndpointConfig of it)."""
+    for number, call in enumerate(plan.change.calls if plan.change else (), start=1):
+        if call.operation == "CreateEndpointConfig":
+            problem = _copy_problem(plan, call.params, config)
+            if problem:
+                return (f"call {number} (sagemaker:CreateEndpointConfig) {problem}, not as in "
+                        f"{one_line(plan.audited_config or '?')}; run the audit again")
     for variant in sorted(named_variants(plan) - variants):
         return (f"a call names variant {one_line(variant)}, which endpoint {one_line(plan.endpoint)} does not have; "
                 "run the audit again")
     for component in sorted(named_components(plan) - (components or set())):
         return (f"a call names inference component {one_line(component)}, which endpoint "
                 f"{one_line(plan.endpoint)} does not host; run the audit again")
+    return None
+
+
+# What a copy of the config may change on the plan's variant: its shape (an instance fleet or serverless).
+SHAPE_KEYS = frozenset({"InstanceType", "InitialInstanceCount", "ServerlessConfig", "ManagedInstanceScaling",
+                        "InstancePools", "VolumeSizeInGB", "CapacityReservationConfig"})
+
+
+def _copy_problem(plan: PlanToApply, body: dict[str, Any], config: dict[str, Any] | None) -> str | None:
+    """The copy differs from the audited config other than in the plan's variant's shape (or its
+    removal), its name and its tags: the key that differs; None when it is a copy."""
+    if config is None:
+        return "was not compared (the audited config was not read)"
+    for key in CREATE_CONFIG_FIELDS:
+        made, read = body.get(key), config.get(key)
+        made, read = (None if made in (None, [], {}) else made), (None if read in (None, [], {}) else read)
+        if key not in ("ProductionVariants", "ShadowProductionVariants"):
+            if made != read:
+                return f"sets {key} otherwise"
+            continue
+        made_list = made if isinstance(made, list) else []
+        read_list = read if isinstance(read, list) else []
+        others_made = [v for v in made_list if not (isinstance(v, dict) and v.get("VariantName") == plan.variant)]
+        others_read = [v for v in read_list if not (isinstance(v, dict) and v.get("VariantName") == plan.variant)]
+        if others_made != others_read:
+            return f"sets {key} of another variant otherwise"
+        mine_made = [v for v in made_list if v not in others_made]
+        mine_read = [v for v in read_list if v not in others_read]
+        if len(mine_made) > len(mine_read):
+            return f"adds variant {one_line(str(plan.variant))} to {key}"
+        if mine_made and {k: v for k, v in mine_made[0].items() if k not in SHAPE_KEYS} != \
+                {k: v for k, v in mine_read[0].items() if k not in SHAPE_KEYS}:
+            return f"sets {key} {one_line(str(plan.variant))} otherwise than its shape"
     return None
 
 

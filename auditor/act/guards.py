@@ -16,7 +16,7 @@ import botocore.session
 import botocore.validate
 
 from auditor.act import APPLY_OPERATIONS, OPT_IN_TAG
-from auditor.act.binding import call_refusal
+from auditor.act.binding import call_refusal, content_refusal
 from auditor.act.plan import PlanToApply
 from auditor.act.targets import JOB_TYPES, TARGETS, Observed, plan_noun
 from auditor.config import ApplyConfig
@@ -53,7 +53,7 @@ def plan_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
         problem = _invalid(call.service, call.operation, call.params)
         if problem:
             return f"{who}: its {call.service}:{call.operation} call is not valid: {problem}"
-    problem = target.plan_problem(plan) or call_refusal(plan)
+    problem = target.plan_problem(plan) or call_refusal(plan) or content_refusal(plan, config)
     return f"{who}: {problem}" if problem else None
 
 

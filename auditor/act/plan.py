@@ -249,12 +249,15 @@ def _change(plan_id: str, change: Any) -> Change | None:
     try:
         calls = tuple(ApiCall(service=str(c["service"]), operation=str(c["operation"]), params=dict(c["params"]),
                               purpose=str(c.get("purpose") or "")) for c in change["calls"])
+        # What a failure after a deregister puts back: the variant's target and policies as read.
+        restore = tuple(ApiCall(service=str(c["service"]), operation=str(c["operation"]), params=dict(c["params"]),
+                                purpose=str(c.get("purpose") or "")) for c in change.get("restore") or ())
         rollback = str(change.get("rollback") or "")
         waits_for = change.get("waits_for")
     except (KeyError, TypeError, ValueError, AttributeError):
         raise ApplyRefused(f"plan {plan_id} cannot be read: change.calls must each have service, operation "
                            "and params") from None
-    return Change(calls=calls, rollback=rollback, waits_for=str(waits_for) if waits_for else None)
+    return Change(calls=calls, rollback=rollback, waits_for=str(waits_for) if waits_for else None, restore=restore)
 
 
 def call_to_dict(call: ApiCall) -> dict[str, Any]:

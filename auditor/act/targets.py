@@ -53,6 +53,9 @@ class Observed:
     described: dict[str, Any]
     scaling: dict[str, tuple[int, int, tuple[str, ...]]] | None = None  # variant -> (min, max, policies)
     components: set[str] | None = None  # None: not read (no call names one)
+    # The endpoint config the audit saw, as DescribeEndpointConfig answers now (an endpoint plan that
+    # makes a config: its copy is held to it); None: not read.
+    config: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -349,8 +352,14 @@ class EndpointTarget(Target):
                 str(c.get("InferenceComponentName"))
                 for page in api.get_paginator("list_inference_components").paginate(EndpointNameEquals=plan.endpoint)
                 for c in page.get("InferenceComponents", [])})
+        config = None
+        if plan.calls_of("sagemaker", "CreateEndpointConfig") and plan.audited_config \
+                and described.get("EndpointConfigName") == plan.audited_config:  # otherwise `changed` refuses
+            audited = plan.audited_config
+            config = _read(plan, "DescribeEndpointConfig", lambda: api.describe_endpoint_config(
+                EndpointConfigName=audited))
         return Observed(str(described.get("EndpointArn") or ""), str(described.get("EndpointStatus") or ""),
-                        described, scaling, components)
+                        described, scaling, components, config)
 
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
         name = one_line(plan.endpoint)
@@ -368,7 +377,7 @@ class EndpointTarget(Target):
             return f"endpoint {name} changed since the audit: {drift}; run the audit again"
         variants = {str(v.get("VariantName")) for key in ("ProductionVariants", "ShadowProductionVariants")
                     for v in observed.described.get(key) or []}
-        return observed_refusal(plan, variants, observed.components)
+        return observed_refusal(plan, variants, observed.components, observed.config)
 
     def doing(self, clients: AwsClients, plan: PlanToApply) -> str:
         try:
