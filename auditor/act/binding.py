@@ -9,9 +9,11 @@ would bypass them, so each call is held, before the first is made, to what the p
 - the plan id is the digest of the plan's content (auditor.recommend.change.plan_id), so the names
   derived from it cannot be pointed elsewhere by editing the id.
 
-`call_refusal` reads the plan alone (the dry run says it without credentials); `observed_refusal`
-what only the resource as it is now can say: that each variant a call names is one of the
-endpoint's, and each inference component one it hosts.
+`call_refusal` reads the plan alone (the dry run says it without credentials); `content_refusal`
+what each call does, from the plan alone too (its parameter keys, alarm actions, capacities,
+policies, order, domain settings); `observed_refusal` what only the resource as it is now can say:
+that each variant a call names is one of the endpoint's, each inference component one it hosts,
+and that a new endpoint config is a copy of the audited one but for the plan's variant's shape.
 """
 
 from __future__ import annotations
