@@ -39,6 +39,7 @@ from auditor.act.readback import READERS, missing_after
 from auditor.act.restore import ScalingSnapshot, by_hand, read_scaling, registered, restore
 from auditor.act.targets import Target, _gone
 from auditor.collect.session import AwsClients, describe_client_error
+from auditor.errors import AuditorError
 from auditor.history.store import HistoryError
 from auditor.models import ApiCall
 from auditor.recommend.change import settable_tags
@@ -53,6 +54,8 @@ LANDED_CHECKED = frozenset({
     ("application-autoscaling", "DeregisterScalableTarget"), ("application-autoscaling", "RegisterScalableTarget"),
     *READERS,
 })
+# Read the endpoint again right before these: what they change must still be as the plan was made on.
+_REOBSERVED = frozenset({("application-autoscaling", "DeregisterScalableTarget"), ("sagemaker", "UpdateEndpoint")})
 
 
 class Interrupt(Exception):
@@ -174,7 +177,13 @@ class Execution:
         except HistoryError as exc:  # the journal could not be written: no further call is made
             outcome, message = "failed", (f"plan {self.plan.id}: {exc}: stopped; calls made: "
                                           f"{self._names(self.journal.calls) or 'none'}")
-        message = one_line(self._after(outcome, message))  # names from the plan and AWS: never a second line
+        except AuditorError as exc:  # any other refusal on the way (a ListTags denied): failed, never in-progress
+            outcome, message = "failed", (f"{exc}; {len(self.journal.calls)} of {len(calls)} calls made before it")
+        try:
+            message = self._after(outcome, message)
+        except HistoryError as exc:  # the undo's journal step could not be written: said, and finished below
+            message += f"; the journal could not record what was undone ({exc})"
+        message = one_line(message)  # names from the plan and AWS: never a second line
         try:
             self.journal.finish(outcome, message)
         except HistoryError as exc:  # said, not lost: the message is the record now
@@ -195,6 +204,8 @@ class Execution:
         op = (call.service, call.operation)
         if op == ("sagemaker", "CreateEndpointConfig") and self._reused(call):
             return
+        if op in _REOBSERVED:
+            self._still_as_audited(call)
         if op == ("application-autoscaling", "DeregisterScalableTarget") and not self._read_scaling(call):
             return
         if op == ("sagemaker", "UpdateEndpoint"):
@@ -223,6 +234,27 @@ class Execution:
         self.journal.call(call, "made", answer=answer_fields(answer))
         self.answers.append(answer)
         self.flag.check()  # a signal during the call is acted on now that it is journaled
+
+    def _still_as_audited(self, call: ApiCall) -> None:
+        """Right before the calls that change the endpoint: it is read again and must still be as the
+        plan was made on it (a person's UpdateEndpointWeightsAndCapacities since the first read is not
+        overwritten); the target this apply deregistered itself counts as it was read."""
+        try:
+            observed = self.target.observe(self.clients, self.plan)
+        except AuditorError as exc:
+            raise ApplyFailed(f"{exc}: {call.operation} not called; {len(self.journal.calls)} of {len(self.calls)} "
+                              "calls made before it") from None
+        if self.snapshot is not None and self.snapshot.target is not None:
+            variant = self.snapshot.resource_id.rpartition("/variant/")[2]
+            policies = tuple(sorted(f"{p.get('PolicyName')} ({p.get('PolicyType', 'unknown')})"
+                                    for p in self.snapshot.policies))
+            observed = replace(observed, scaling={**(observed.scaling or {}), variant: (
+                int(self.snapshot.target.get("MinCapacity", 0)), int(self.snapshot.target.get("MaxCapacity", 0)),
+                policies)})
+        drift = self.target.changed(self.plan, observed)
+        if drift:
+            raise ApplyFailed(f"plan {self.plan.id}: {drift}: {call.operation} not called; "
+                              f"{len(self.journal.calls)} of {len(self.calls)} calls made before it")
 
     def _with_source_tags(self, call: ApiCall) -> ApiCall:
         """A copy of the endpoint config gets the tags of the config it copies, read now (the audit
@@ -367,16 +399,18 @@ class Execution:
         going = outcome != "applied" and self._deployment_going()
         if deregistered and self.snapshot is not None:
             if outcome == "applied":
-                pass
+                notes += self._actions_back(self.snapshot)
             elif going:
                 notes.append(f"the scalable target {self.snapshot.describe()} stays deregistered while the deployment "
                              "goes on: once the endpoint is InService, `audit apply --cleanup --yes` registers it "
-                             "again with its policies as read before the change")
+                             "again: as read before the change if the endpoint is back on its audited config, as the "
+                             "plan's calls say if it is on the plan's")
             else:
-                notes.append(self._restore(self.snapshot))
+                notes.append(self._restore_or_name(self.snapshot))
         if outcome == "rolled-back":
             names = rollback_alarms_made(self.plan.raw, [c.params for c in self.journal.made(
-                "cloudwatch", "PutMetricAlarm")], self.plan.id)
+                "cloudwatch", "PutMetricAlarm")], self.plan.id, self.plan.endpoint,
+                self.plan.variant)
             if names:
                 problem = delete_alarms(self.clients, self.region, names)
                 self.journal.record({"step": "cleanup", "alarms": names, "error": problem})
@@ -392,12 +426,58 @@ class Execution:
                 notes.append(left)
         return message + "".join(f"; {note}" for note in notes)
 
+    def _endpoint_config(self) -> str | None:
+        """The config the endpoint runs on now (None: it cannot be read)."""
+        try:
+            described = self.clients.client("sagemaker", self.region).describe_endpoint(EndpointName=self.plan.endpoint)
+        except _ERRORS:
+            return None
+        return str(described.get("EndpointConfigName") or "")
+
+    def _restore_or_name(self, snapshot: ScalingSnapshot) -> str:
+        """The scaling as read goes back only onto the shape it was read on: on the audited config it is
+        registered again; on the plan's config the old min/max and policies would be wrong for the new
+        shape, so the plan's own calls after UpdateEndpoint are named, and cleanup makes them."""
+        on = self._endpoint_config() if self.journal.made("sagemaker", "UpdateEndpoint") else self.plan.audited_config
+        if on == self.plan.audited_config:
+            return self._restore(snapshot)
+        update = next((i for i, c in enumerate(self.calls) if c.operation == "UpdateEndpoint"), len(self.calls))
+        left = self._names([c for c in self.calls[update + 1:] if c not in self.journal.calls]) or "none"
+        if on == self.plan.target_config:
+            reason = f"the endpoint is on the plan's config {one_line(on or '')}"
+            fix = "`audit apply --cleanup --yes` makes them"
+        else:
+            reason = f"the endpoint is on config {one_line(on or 'unknown')}, neither the audited nor the plan's"
+            fix = f"register it by hand as it should be now ({snapshot.describe()} as read before the change)"
+        self.journal.record({"step": "restore", "scaling": snapshot.resource_id, "made": [],
+                             "error": f"not restored: {reason}"})
+        return (f"the scalable target {one_line(snapshot.resource_id)} is not registered again as read ({reason}: "
+                f"the old scaling would not fit it); the plan's calls not made: {left}: {fix}")
+
+    def _actions_back(self, snapshot: ScalingSnapshot) -> list[str]:
+        """After a change that landed: the scheduled actions read before the deregister (which deleted
+        them) are put back, but for those the plan puts itself."""
+        planned = {str(c.params.get("ScheduledActionName")) for c in self.calls if c.operation == "PutScheduledAction"}
+        actions = tuple(a for a in snapshot.scheduled_actions if str(a.get("ScheduledActionName")) not in planned)
+        if not actions:
+            return []
+        made, problem = restore(self.clients, self.region, replace(snapshot, policies=(), scheduled_actions=actions),
+                                register=False)
+        self.journal.record({"step": "restore", "scaling": snapshot.resource_id,
+                             "made": [c.operation for c in made], "error": problem})
+        names = ", ".join(one_line(str(a.get("ScheduledActionName"))) for a in actions)
+        if problem is None:
+            return [f"scheduled actions {names} put back as read before the change"]
+        return [f"scheduled actions {names} could not be put back ({problem}): put them back by hand as "
+                "`audit history --applied --format json` shows them"]
+
     def _restore(self, snapshot: ScalingSnapshot) -> str:
         made, problem = restore(self.clients, self.region, snapshot)
         self.journal.record({"step": "restore", "scaling": snapshot.resource_id,
                              "made": [c.operation for c in made], "error": problem})
         if problem is None:
-            return f"the scalable target {snapshot.describe()} was registered again as read before the change"
+            return (f"the scalable target {snapshot.describe()} was registered again as read before the change"
+                    f"{snapshot.step_note()}")
         return (f"the scalable target {snapshot.describe()} could not be registered again ({problem}): "
                 "`audit apply --cleanup --yes` tries again, or by hand: "
                 f"{by_hand(snapshot, self.region)}, then its policies as `audit history --applied --format json` "
