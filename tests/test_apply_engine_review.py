@@ -52,9 +52,10 @@ from test_apply_engine import (
 )
 
 TAGGED, UNTAGGED = "rv-tagged", "rv-untagged"
-RESHAPED, DRIFT, BUSY, TAGS, SIGNAL, ACTIONS = "rv-reshaped", "rv-drift", "rv-busy", "rv-tags", "rv-signal", "rv-actions"
-SCENARIOS = (TAGGED, UNTAGGED, RESHAPED, DRIFT, BUSY, TAGS, SIGNAL, ACTIONS)
-SCALED = (RESHAPED, ACTIONS)
+RESHAPED, DRIFT, BUSY, TAGS = "rv-reshaped", "rv-drift", "rv-busy", "rv-tags"
+SIGNAL, ACTIONS, STEP = "rv-signal", "rv-actions", "rv-step"
+SCENARIOS = (TAGGED, UNTAGGED, RESHAPED, DRIFT, BUSY, TAGS, SIGNAL, ACTIONS, STEP)
+SCALED = (RESHAPED, ACTIONS, STEP)
 runner = CliRunner()
 
 
@@ -77,6 +78,11 @@ def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Itera
         scaling = boto3.client("application-autoscaling", region_name="us-east-1")
         for name in SCALED:
             register_scaling(scaling, name)
+        scaling.put_scaling_policy(
+            PolicyName=f"{STEP}-steps", ServiceNamespace="sagemaker", ResourceId=f"endpoint/{STEP}/variant/AllTraffic",
+            ScalableDimension=DIMENSION, PolicyType="StepScaling", StepScalingPolicyConfiguration={
+                "AdjustmentType": "ChangeInCapacity", "Cooldown": 300,
+                "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]})
         config = AuditConfig(aws=AwsConfig(regions=("us-east-1",)),
                              history=HistoryConfig(path=str(home / "history.sqlite3")),
                              apply=ApplyConfig(role_arn=APPLY_ROLE, wait_minutes=1.0))
@@ -357,3 +363,17 @@ def test_a_landed_autoscaled_resize_puts_its_scheduled_actions_back(
     assert f"scheduled actions {ACTIONS}-nights put back as read before the change" in result.stdout
     assert scaling_state(fleet, ACTIONS) == before
     assert alarm_of(ACTIONS, plan_id)
+
+
+def test_a_step_scaling_policy_put_back_is_said_to_need_its_alarms_pointed_at_it(
+        fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
+    """UpdateEndpoint denied: the target and both policies are put back, and the line says the step
+    policy has a new ARN its alarms do not name (not "as read" alone)."""
+    faults = needs_faults()
+    plan_id = plan_id_of(fleet, STEP)
+    faults.arm("sagemaker", "UpdateEndpoint", "access_denied")
+    result = runner.invoke(app, ["apply", plan_id, "--yes"])
+    assert result.exit_code == 1, result.output
+    (line,) = error_lines(result)
+    assert "was registered again as read before the change; step-scaling policy rv-step-steps put back with a new " \
+        "ARN: the alarms that invoked it name the deleted one and are not restored" in line, line

@@ -74,8 +74,9 @@ class ScalingSnapshot:
         if not steps:
             return ""
         return (f"; step-scaling polic{'ies' if len(steps) > 1 else 'y'} {', '.join(steps)} put back with a new ARN: "
-                "the alarms that invoked them name the deleted one and are not restored: point their actions at "
-                "the new ARN by hand (aws application-autoscaling describe-scaling-policies)")
+                f"the alarms that invoked {'them' if len(steps) > 1 else 'it'} name the deleted one and are not "
+                "restored: point their actions at the new ARN by hand (aws application-autoscaling "
+                "describe-scaling-policies)")
 
     def describe(self) -> str:
         if self.target is None:
