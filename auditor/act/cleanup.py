@@ -158,10 +158,13 @@ def opt_in_refusal(clients: AwsClients, change: AppliedChange, patterns: tuple[s
         return None
     try:
         arn = str(api.describe_endpoint(EndpointName=change.endpoint).get("EndpointArn") or "")
+    except _ERRORS as exc:
+        return f"endpoint {name}: {describe_client_error(exc, 'sagemaker', 'DescribeEndpoint', change.region)}"
+    try:
         tags = {t["Key"]: t["Value"] for page in api.get_paginator("list_tags").paginate(ResourceArn=arn)
                 for t in page.get("Tags", [])}
     except _ERRORS as exc:
-        return f"endpoint {name}: {describe_client_error(exc, 'sagemaker', 'DescribeEndpoint/ListTags', change.region)}"
+        return f"endpoint {name}: {describe_client_error(exc, 'sagemaker', 'ListTags', change.region)}"
     key, value = OPT_IN_TAG
     if tags.get(key) != value:
         return f"endpoint {name} is not opted in now (tag {key}={value})"

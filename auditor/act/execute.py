@@ -178,7 +178,8 @@ class Execution:
             outcome, message = "failed", (f"plan {self.plan.id}: {exc}: stopped; calls made: "
                                           f"{self._names(self.journal.calls) or 'none'}")
         except AuditorError as exc:  # any other refusal on the way (a ListTags denied): failed, never in-progress
-            outcome, message = "failed", (f"{exc}; {len(self.journal.calls)} of {len(calls)} calls made before it")
+            outcome, message = "failed", (f"plan {self.plan.id}: {exc}; {len(self.journal.calls)} of {len(calls)} "
+                                          "calls made before it")
         try:
             message = self._after(outcome, message)
         except HistoryError as exc:  # the undo's journal step could not be written: said, and finished below
@@ -400,7 +401,9 @@ class Execution:
         if deregistered and self.snapshot is not None:
             if outcome == "applied":
                 notes += self._actions_back(self.snapshot)
-            elif going:
+            elif going:  # journaled as not restored: cleanup registers it once the deployment is over
+                self.journal.record({"step": "restore", "scaling": self.snapshot.resource_id, "made": [],
+                                     "error": "not restored: the deployment goes on"})
                 notes.append(f"the scalable target {self.snapshot.describe()} stays deregistered while the deployment "
                              "goes on: once the endpoint is InService, `audit apply --cleanup --yes` registers it "
                              "again: as read before the change if the endpoint is back on its audited config, as the "
