@@ -445,17 +445,19 @@ class Execution:
         if on == self.plan.audited_config:
             return self._restore(snapshot)
         update = next((i for i, c in enumerate(self.calls) if c.operation == "UpdateEndpoint"), len(self.calls))
-        left = self._names([c for c in self.calls[update + 1:] if c not in self.journal.calls]) or "none"
+        not_made = self._names([c for c in self.calls[update + 1:] if c not in self.journal.calls])
+        left = (f"the plan's calls not made: {not_made}" if not_made
+                else "the plan's calls after UpdateEndpoint were made")
         if on == self.plan.target_config:
             reason = f"the endpoint is on the plan's config {one_line(on or '')}"
-            fix = "`audit apply --cleanup --yes` makes them"
+            fix = f"`audit apply --cleanup --yes` makes them{'' if not_made else ' again'}"
         else:
             reason = f"the endpoint is on config {one_line(on or 'unknown')}, neither the audited nor the plan's"
             fix = f"register it by hand as it should be now ({snapshot.describe()} as read before the change)"
         self.journal.record({"step": "restore", "scaling": snapshot.resource_id, "made": [],
                              "error": f"not restored: {reason}"})
         return (f"the scalable target {one_line(snapshot.resource_id)} is not registered again as read ({reason}: "
-                f"the old scaling would not fit it); the plan's calls not made: {left}: {fix}")
+                f"the old scaling would not fit it); {left}: {fix}")
 
     def _actions_back(self, snapshot: ScalingSnapshot) -> list[str]:
         """After a change that landed: the scheduled actions read before the deregister (which deleted
