@@ -53,8 +53,8 @@ from test_apply_engine import (
 
 TAGGED, UNTAGGED = "rv-tagged", "rv-untagged"
 RESHAPED, DRIFT, BUSY, TAGS = "rv-reshaped", "rv-drift", "rv-busy", "rv-tags"
-SIGNAL, ACTIONS, STEP = "rv-signal", "rv-actions", "rv-step"
-SCENARIOS = (TAGGED, UNTAGGED, RESHAPED, DRIFT, BUSY, TAGS, SIGNAL, ACTIONS, STEP)
+SIGNAL, ACTIONS, STEP, ROLLBACK = "rv-signal", "rv-actions", "rv-step", "rv-rollback"
+SCENARIOS = (TAGGED, UNTAGGED, RESHAPED, DRIFT, BUSY, TAGS, SIGNAL, ACTIONS, STEP, ROLLBACK)
 SCALED = (RESHAPED, ACTIONS, STEP)
 runner = CliRunner()
 
@@ -319,6 +319,28 @@ def test_a_list_tags_failure_while_copying_the_config_finishes_the_journal_faile
     assert "sagemaker:ListTags" in str(failed.value)
     (row,) = rows(fleet, plan_id)
     assert row.outcome == "failed"
+
+
+def test_a_journal_write_refused_during_the_undo_still_finishes_the_row(
+        fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
+    """A rollback: the apply deletes its rollback alarm, and the history refuses to mark it cleaned
+    (a trigger stands in for the failure): the line says so and the row is finished rolled-back."""
+    plan_id = plan_id_of(fleet, ROLLBACK)
+    Emulator.deployments(seconds=0.2, fail_instance_types=(fleet["plans"][ROLLBACK].proposed.instance_type,))
+    path = fleet["config"].history.path
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TRIGGER no_clean BEFORE UPDATE OF cleaned_at ON applied "
+                   "BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    try:
+        result = runner.invoke(app, ["apply", plan_id, "--yes"])
+    finally:
+        with sqlite3.connect(path) as db:
+            db.execute("DROP TRIGGER no_clean")
+    assert result.exit_code == 1, result.output
+    (line,) = error_lines(result)
+    assert f"rollback alarms {alarm_of(ROLLBACK, plan_id)} deleted (the journal could not record it: " in line, line
+    (row,) = rows(fleet, plan_id)
+    assert row.outcome == "rolled-back"
 
 
 # --- finding 8: a signal during the cleanup before the change -----------------------------------

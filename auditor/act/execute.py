@@ -402,12 +402,12 @@ class Execution:
             if outcome == "applied":
                 notes += self._actions_back(self.snapshot)
             elif going:  # journaled as not restored: cleanup registers it once the deployment is over
-                self.journal.record({"step": "restore", "scaling": self.snapshot.resource_id, "made": [],
-                                     "error": "not restored: the deployment goes on"})
+                unrecorded = self._record({"step": "restore", "scaling": self.snapshot.resource_id, "made": [],
+                                           "error": "not restored: the deployment goes on"})
                 notes.append(f"the scalable target {self.snapshot.describe()} stays deregistered while the deployment "
                              "goes on: once the endpoint is InService, `audit apply --cleanup --yes` registers it "
                              "again: as read before the change if the endpoint is back on its audited config, as the "
-                             "plan's calls say if it is on the plan's")
+                             f"plan's calls say if it is on the plan's{unrecorded}")
             else:
                 notes.append(self._restore_or_name(self.snapshot))
         if outcome == "rolled-back":
@@ -416,12 +416,13 @@ class Execution:
                 self.plan.variant)
             if names:
                 problem = delete_alarms(self.clients, self.region, names)
-                self.journal.record({"step": "cleanup", "alarms": names, "error": problem})
-                if problem is None:
-                    self.journal.history.mark_cleaned(self.journal.id, self.journal.now())
-                notes.append(f"rollback alarms {', '.join(names)} deleted" if problem is None else
-                             f"the rollback alarms could not be deleted ({problem}): "
-                             f"aws cloudwatch delete-alarms --alarm-names {' '.join(names)} --region {self.region}")
+                unrecorded = self._record({"step": "cleanup", "alarms": names, "error": problem})
+                if problem is None and not unrecorded:
+                    unrecorded = self._record(None)
+                notes.append((f"rollback alarms {', '.join(names)} deleted" if problem is None else
+                              f"the rollback alarms could not be deleted ({problem}): "
+                              f"aws cloudwatch delete-alarms --alarm-names {' '.join(names)} --region {self.region}")
+                             + unrecorded)
         deployed = bool(self.journal.made("sagemaker", "UpdateEndpoint")) and outcome != "rolled-back"
         if outcome != "applied" and not deployed:  # a config (and alarms) a deployment runs on is no leftover
             left = leftovers_text(self.plan, self.journal.calls, deleted_alarms=outcome == "rolled-back")
@@ -454,10 +455,10 @@ class Execution:
         else:
             reason = f"the endpoint is on config {one_line(on or 'unknown')}, neither the audited nor the plan's"
             fix = f"register it by hand as it should be now ({snapshot.describe()} as read before the change)"
-        self.journal.record({"step": "restore", "scaling": snapshot.resource_id, "made": [],
-                             "error": f"not restored: {reason}"})
+        unrecorded = self._record({"step": "restore", "scaling": snapshot.resource_id, "made": [],
+                                   "error": f"not restored: {reason}"})
         return (f"the scalable target {one_line(snapshot.resource_id)} is not registered again as read ({reason}: "
-                f"the old scaling would not fit it); {left}: {fix}")
+                f"the old scaling would not fit it); {left}: {fix}{unrecorded}")
 
     def _actions_back(self, snapshot: ScalingSnapshot) -> list[str]:
         """After a change that landed: the scheduled actions read before the deregister (which deleted
@@ -468,22 +469,34 @@ class Execution:
             return []
         made, problem = restore(self.clients, self.region, replace(snapshot, policies=(), scheduled_actions=actions),
                                 register=False)
-        self.journal.record({"step": "restore", "scaling": snapshot.resource_id,
-                             "made": [c.operation for c in made], "error": problem})
+        unrecorded = self._record({"step": "restore", "scaling": snapshot.resource_id,
+                                   "made": [c.operation for c in made], "error": problem})
         names = ", ".join(one_line(str(a.get("ScheduledActionName"))) for a in actions)
         if problem is None:
-            return [f"scheduled actions {names} put back as read before the change"]
+            return [f"scheduled actions {names} put back as read before the change{unrecorded}"]
         return [f"scheduled actions {names} could not be put back ({problem}): put them back by hand as "
-                "`audit history --applied --format json` shows them"]
+                f"`audit history --applied --format json` shows them{unrecorded}"]
 
     def _restore(self, snapshot: ScalingSnapshot) -> str:
         made, problem = restore(self.clients, self.region, snapshot)
-        self.journal.record({"step": "restore", "scaling": snapshot.resource_id,
-                             "made": [c.operation for c in made], "error": problem})
+        unrecorded = self._record({"step": "restore", "scaling": snapshot.resource_id,
+                                   "made": [c.operation for c in made], "error": problem})
         if problem is None:
             return (f"the scalable target {snapshot.describe()} was registered again as read before the change"
-                    f"{snapshot.step_note()}")
+                    f"{snapshot.step_note()}{unrecorded}")
         return (f"the scalable target {snapshot.describe()} could not be registered again ({problem}): "
                 "`audit apply --cleanup --yes` tries again, or by hand: "
                 f"{by_hand(snapshot, self.region)}, then its policies as `audit history --applied --format json` "
-                "shows them")
+                f"shows them{unrecorded}")
+
+    def _record(self, step: dict[str, Any] | None) -> str:
+        """Journal a step of the undo (None: the rollback alarms cleaned); what could not be written is
+        said in the message (the undo was made all the same) and the journal is finished after it."""
+        try:
+            if step is None:
+                self.journal.history.mark_cleaned(self.journal.id, self.journal.now())
+            else:
+                self.journal.record(step)
+        except HistoryError as exc:
+            return f" (the journal could not record it: {exc})"
+        return ""
