@@ -9,8 +9,12 @@
   `audit apply --cleanup --yes`, and at the start of every `audit apply --yes` in its region: the
   audit run itself only reads). No other alarm is ever deleted.
 - A scalable target left deregistered by an apply that was interrupted or timed out while its
-  deployment went on is registered again, with its policies and scheduled actions as the journal
-  read them, once the endpoint is InService again (same two places).
+  deployment went on (or whose restore failed) is registered again once the endpoint is InService
+  (same two places): as the journal read it on the audited config, as the plan's calls say on the
+  plan's config, not at all on any other.
+- The history file is not trusted: only the row's own variant's target is registered, with the
+  fields apply reads; only alarms named after the row's endpoint, variant and plan id are deleted;
+  and nothing is written for an endpoint not opted in now (its tag read again).
 """
 
 from __future__ import annotations

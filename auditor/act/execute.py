@@ -9,10 +9,15 @@
   done: `landed`.
 - A CreateEndpointConfig whose name exists (a retry of the same plan) is skipped when that config
   is the one the call would make, and refused, naming it, when it differs.
+- Right before DeregisterScalableTarget and UpdateEndpoint the endpoint is read again and must be
+  as the plan was made on it (a person's change in between fails the apply before the call).
 - Right before DeregisterScalableTarget the target, its policies and its scheduled actions are
-  read and journaled; on any failure after it they are registered and put back as read. While a
-  deployment still goes on (interrupted, timed out) they cannot be: the message says so and
-  `audit apply --cleanup` puts them back once the endpoint is InService.
+  read and journaled; on any failure after it, with the endpoint on its audited config, they are
+  registered and put back as read. On the plan's config the old scaling would not fit the new
+  shape: the plan's calls not made are named and `audit apply --cleanup` makes them. While a
+  deployment still goes on (interrupted, timed out) nothing can be registered: the message says so
+  and `audit apply --cleanup` does it once the endpoint is InService. After a change that landed,
+  the scheduled actions read are put back.
 - SIGINT and SIGTERM end the wait at once (a write call under way is finished and journaled first):
   outcome "interrupted", with the calls made and what AWS is still doing.
 - What a failure leaves behind (the new config, the plan's alarms) is named with the command that
