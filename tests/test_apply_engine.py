@@ -531,7 +531,8 @@ def test_an_autoscaled_resize_interrupted_during_its_deployment_is_registered_ag
         f"; the deployment goes on; not made: RegisterScalableTarget, PutScalingPolicy; the scalable target "
         f"endpoint/{SCALED_WAIT}/variant/AllTraffic (2-6 instances, policies {SCALED_WAIT}-invocations, 1 scheduled "
         "actions) stays deregistered while the deployment goes on: once the endpoint is InService, `audit apply "
-        "--cleanup --yes` registers it again with its policies as read before the change")
+        "--cleanup --yes` registers it again: as read before the change if the endpoint is back on its audited "
+        "config, as the plan's calls say if it is on the plan's")
     assert scaling_state(fleet, SCALED_WAIT) == ([], [], [])  # AWS: the deregister deleted them
 
     waiting = runner.invoke(app, ["apply", "--cleanup", "--yes"])
@@ -541,6 +542,7 @@ def test_an_autoscaled_resize_interrupted_during_its_deployment_is_registered_ag
     done = runner.invoke(app, ["apply", "--cleanup", "--yes"])
     assert done.exit_code == 0, done.output
     assert f"plan {plan_id} (interrupted): the scalable target endpoint/{SCALED_WAIT}/variant/AllTraffic" in done.stdout
+    assert "was registered again as the plan's calls after UpdateEndpoint say" in done.stdout  # on the new config
     assert scaling_state(fleet, SCALED_WAIT) == before
     again = runner.invoke(app, ["apply", "--cleanup"])
     assert f"plan {plan_id}" not in again.stdout

@@ -15,16 +15,16 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import botocore.exceptions
 
-from auditor.act.cleanup import clean, to_clean
+from auditor.act.cleanup import RUNNING_APPLY, clean, to_clean
 from auditor.act.evidence import evidence_refusal
 from auditor.act.execute import Execution, StopFlag, stop_on_signals
 from auditor.act.guards import account_refusal, credentials_refusal, plan_refusal, resource_refusal
-from auditor.act.journal import Journal
+from auditor.act.journal import IN_PROGRESS, Journal
 from auditor.act.plan import ApplyFailed, ApplyInterrupted, ApplyRefused, PlanToApply, parse_plan
 from auditor.act.targets import TARGETS, plan_noun
 from auditor.collect.session import AwsClients, client_config, describe_client_error
@@ -122,9 +122,16 @@ def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, opt
     except AuditorError as exc:
         raise ApplyRefused(f"{exc}: nothing was changed") from None
     with history:
-        notes = tuple(_cleanup_first(history, clients, plan, caller_account, now))
         flag = StopFlag()
-        with stop_on_signals(flag):
+        with stop_on_signals(flag):  # the cleanup before the change writes too: a signal waits for it
+            notes = tuple(_cleanup_first(history, clients, plan, caller_account, now, _patterns(config)))
+            if flag.signal_name:
+                raise ApplyInterrupted(one_line(f"plan {plan.id} interrupted by {flag.signal_name} before its first "
+                                                f"call: nothing of it was made{''.join(f'; {n}' for n in notes)}"),
+                                       flag.signal_name)
+            running = _running_apply(history, plan, now(), RUNNING_APPLY + timedelta(minutes=config.apply.wait_minutes))
+            if running:
+                raise ApplyRefused(running)
             journal = Journal.begin(history, plan, caller_arn, now)
             outcome, message = Execution(clients, plan, target, journal, config.apply.wait_minutes, sleep, clock,
                                          flag).run()
@@ -160,22 +167,40 @@ def cleanup_lines(config: AuditConfig, *, yes: bool, now: Callable[[], datetime]
             mine = [c for c in pending if c.change.region == region and c.change.account_id == account]
             lines += [f"{region}: skipped {len(accounts - {account})} other account(s): apply's credentials act in "
                       f"{account}"] if accounts - {account} else []
-            lines += clean(history, clients_for, mine, yes=yes, now=now)
+            lines += clean(history, clients_for, mine, yes=yes, now=now, patterns=_patterns(config))
     if not lines:
         return ["nothing to clean up"]
     return lines if yes else [*lines, "nothing was changed (--yes does it)"]
 
 
+def _patterns(config: AuditConfig) -> tuple[str, ...]:
+    """The endpoint name patterns [apply] opts in besides the tag."""
+    return (*config.apply.resources, *config.apply.endpoints)
+
+
 def _cleanup_first(history: History, clients: AwsClients, plan: PlanToApply, account: str,
-                   now: Callable[[], datetime]) -> list[str]:
+                   now: Callable[[], datetime], patterns: tuple[str, ...]) -> list[str]:
     """Before the change, with apply's credentials: the rollback alarms of verified changes in the
     plan's region deleted, targets an unfinished apply left deregistered registered again
     (auditor.act.cleanup). What it cannot do is said, and the apply goes on."""
     try:
         items = to_clean(history, now(), account_id=account, region=plan.region)
-        return clean(history, lambda _region: clients, items, yes=True, now=now)
+        return clean(history, lambda _region: clients, items, yes=True, now=now, patterns=patterns)
     except AuditorError as exc:
         return [f"cleanup: {exc}"]
+
+
+def _running_apply(history: History, plan: PlanToApply, at: datetime, bound: timedelta) -> str | None:
+    """Another apply on the same resource journaled in-progress in the last minutes may be running
+    now: two applies on one resource would undo each other's steps."""
+    for change in history.applied():
+        if (change.outcome == IN_PROGRESS and change.account_id == plan.account_id and change.region == plan.region
+                and change.endpoint == plan.endpoint and at - change.finished_at < bound):
+            return (f"plan {plan.id}: another apply on {plan_noun(plan)} (plan {one_line(change.plan_id)}, started "
+                    f"{change.started_at.isoformat(timespec='seconds')}) is in progress: nothing was changed; if no "
+                    f"apply runs, it is read as stopped {int(bound.total_seconds() // 60)} minutes after its last "
+                    "step")
+    return None
 
 
 def _whoami(clients: AwsClients, region: str) -> tuple[str, str]:

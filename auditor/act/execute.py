@@ -9,10 +9,15 @@
   done: `landed`.
 - A CreateEndpointConfig whose name exists (a retry of the same plan) is skipped when that config
   is the one the call would make, and refused, naming it, when it differs.
+- Right before DeregisterScalableTarget and UpdateEndpoint the endpoint is read again and must be
+  as the plan was made on it (a person's change in between fails the apply before the call).
 - Right before DeregisterScalableTarget the target, its policies and its scheduled actions are
-  read and journaled; on any failure after it they are registered and put back as read. While a
-  deployment still goes on (interrupted, timed out) they cannot be: the message says so and
-  `audit apply --cleanup` puts them back once the endpoint is InService.
+  read and journaled; on any failure after it, with the endpoint on its audited config, they are
+  registered and put back as read. On the plan's config the old scaling would not fit the new
+  shape: the plan's calls not made are named and `audit apply --cleanup` makes them. While a
+  deployment still goes on (interrupted, timed out) nothing can be registered: the message says so
+  and `audit apply --cleanup` does it once the endpoint is InService. After a change that landed,
+  the scheduled actions read are put back.
 - SIGINT and SIGTERM end the wait at once (a write call under way is finished and journaled first):
   outcome "interrupted", with the calls made and what AWS is still doing.
 - What a failure leaves behind (the new config, the plan's alarms) is named with the command that
@@ -39,6 +44,7 @@ from auditor.act.readback import READERS, missing_after
 from auditor.act.restore import ScalingSnapshot, by_hand, read_scaling, registered, restore
 from auditor.act.targets import Target, _gone
 from auditor.collect.session import AwsClients, describe_client_error
+from auditor.errors import AuditorError
 from auditor.history.store import HistoryError
 from auditor.models import ApiCall
 from auditor.recommend.change import settable_tags
@@ -53,6 +59,8 @@ LANDED_CHECKED = frozenset({
     ("application-autoscaling", "DeregisterScalableTarget"), ("application-autoscaling", "RegisterScalableTarget"),
     *READERS,
 })
+# Read the endpoint again right before these: what they change must still be as the plan was made on.
+_REOBSERVED = frozenset({("application-autoscaling", "DeregisterScalableTarget"), ("sagemaker", "UpdateEndpoint")})
 
 
 class Interrupt(Exception):
@@ -174,7 +182,14 @@ class Execution:
         except HistoryError as exc:  # the journal could not be written: no further call is made
             outcome, message = "failed", (f"plan {self.plan.id}: {exc}: stopped; calls made: "
                                           f"{self._names(self.journal.calls) or 'none'}")
-        message = one_line(self._after(outcome, message))  # names from the plan and AWS: never a second line
+        except AuditorError as exc:  # any other refusal on the way (a ListTags denied): failed, never in-progress
+            outcome, message = "failed", (f"plan {self.plan.id}: {exc}; {len(self.journal.calls)} of {len(calls)} "
+                                          "calls made before it")
+        try:
+            message = self._after(outcome, message)
+        except HistoryError as exc:  # the undo's journal step could not be written: said, and finished below
+            message += f"; the journal could not record what was undone ({exc})"
+        message = one_line(message)  # names from the plan and AWS: never a second line
         try:
             self.journal.finish(outcome, message)
         except HistoryError as exc:  # said, not lost: the message is the record now
@@ -195,6 +210,8 @@ class Execution:
         op = (call.service, call.operation)
         if op == ("sagemaker", "CreateEndpointConfig") and self._reused(call):
             return
+        if op in _REOBSERVED:
+            self._still_as_audited(call)
         if op == ("application-autoscaling", "DeregisterScalableTarget") and not self._read_scaling(call):
             return
         if op == ("sagemaker", "UpdateEndpoint"):
@@ -223,6 +240,27 @@ class Execution:
         self.journal.call(call, "made", answer=answer_fields(answer))
         self.answers.append(answer)
         self.flag.check()  # a signal during the call is acted on now that it is journaled
+
+    def _still_as_audited(self, call: ApiCall) -> None:
+        """Right before the calls that change the endpoint: it is read again and must still be as the
+        plan was made on it (a person's UpdateEndpointWeightsAndCapacities since the first read is not
+        overwritten); the target this apply deregistered itself counts as it was read."""
+        try:
+            observed = self.target.observe(self.clients, self.plan)
+        except AuditorError as exc:
+            raise ApplyFailed(f"{exc}: {call.operation} not called; {len(self.journal.calls)} of {len(self.calls)} "
+                              "calls made before it") from None
+        if self.snapshot is not None and self.snapshot.target is not None:
+            variant = self.snapshot.resource_id.rpartition("/variant/")[2]
+            policies = tuple(sorted(f"{p.get('PolicyName')} ({p.get('PolicyType', 'unknown')})"
+                                    for p in self.snapshot.policies))
+            observed = replace(observed, scaling={**(observed.scaling or {}), variant: (
+                int(self.snapshot.target.get("MinCapacity", 0)), int(self.snapshot.target.get("MaxCapacity", 0)),
+                policies)})
+        drift = self.target.changed(self.plan, observed)
+        if drift:
+            raise ApplyFailed(f"plan {self.plan.id}: {drift}: {call.operation} not called; "
+                              f"{len(self.journal.calls)} of {len(self.calls)} calls made before it")
 
     def _with_source_tags(self, call: ApiCall) -> ApiCall:
         """A copy of the endpoint config gets the tags of the config it copies, read now (the audit
@@ -367,24 +405,29 @@ class Execution:
         going = outcome != "applied" and self._deployment_going()
         if deregistered and self.snapshot is not None:
             if outcome == "applied":
-                pass
-            elif going:
+                notes += self._actions_back(self.snapshot)
+            elif going:  # journaled as not restored: cleanup registers it once the deployment is over
+                unrecorded = self._record({"step": "restore", "scaling": self.snapshot.resource_id, "made": [],
+                                           "error": "not restored: the deployment goes on"})
                 notes.append(f"the scalable target {self.snapshot.describe()} stays deregistered while the deployment "
                              "goes on: once the endpoint is InService, `audit apply --cleanup --yes` registers it "
-                             "again with its policies as read before the change")
+                             "again: as read before the change if the endpoint is back on its audited config, as the "
+                             f"plan's calls say if it is on the plan's{unrecorded}")
             else:
-                notes.append(self._restore(self.snapshot))
+                notes.append(self._restore_or_name(self.snapshot))
         if outcome == "rolled-back":
             names = rollback_alarms_made(self.plan.raw, [c.params for c in self.journal.made(
-                "cloudwatch", "PutMetricAlarm")], self.plan.id)
+                "cloudwatch", "PutMetricAlarm")], self.plan.id, self.plan.endpoint,
+                self.plan.variant)
             if names:
                 problem = delete_alarms(self.clients, self.region, names)
-                self.journal.record({"step": "cleanup", "alarms": names, "error": problem})
-                if problem is None:
-                    self.journal.history.mark_cleaned(self.journal.id, self.journal.now())
-                notes.append(f"rollback alarms {', '.join(names)} deleted" if problem is None else
-                             f"the rollback alarms could not be deleted ({problem}): "
-                             f"aws cloudwatch delete-alarms --alarm-names {' '.join(names)} --region {self.region}")
+                unrecorded = self._record({"step": "cleanup", "alarms": names, "error": problem})
+                if problem is None and not unrecorded:
+                    unrecorded = self._record(None)
+                notes.append((f"rollback alarms {', '.join(names)} deleted" if problem is None else
+                              f"the rollback alarms could not be deleted ({problem}): "
+                              f"aws cloudwatch delete-alarms --alarm-names {' '.join(names)} --region {self.region}")
+                             + unrecorded)
         deployed = bool(self.journal.made("sagemaker", "UpdateEndpoint")) and outcome != "rolled-back"
         if outcome != "applied" and not deployed:  # a config (and alarms) a deployment runs on is no leftover
             left = leftovers_text(self.plan, self.journal.calls, deleted_alarms=outcome == "rolled-back")
@@ -392,13 +435,73 @@ class Execution:
                 notes.append(left)
         return message + "".join(f"; {note}" for note in notes)
 
+    def _endpoint_config(self) -> str | None:
+        """The config the endpoint runs on now (None: it cannot be read)."""
+        try:
+            described = self.clients.client("sagemaker", self.region).describe_endpoint(EndpointName=self.plan.endpoint)
+        except _ERRORS:
+            return None
+        return str(described.get("EndpointConfigName") or "")
+
+    def _restore_or_name(self, snapshot: ScalingSnapshot) -> str:
+        """The scaling as read goes back only onto the shape it was read on: on the audited config it is
+        registered again; on the plan's config the old min/max and policies would be wrong for the new
+        shape, so the plan's own calls after UpdateEndpoint are named, and cleanup makes them."""
+        on = self._endpoint_config() if self.journal.made("sagemaker", "UpdateEndpoint") else self.plan.audited_config
+        if on == self.plan.audited_config:
+            return self._restore(snapshot)
+        update = next((i for i, c in enumerate(self.calls) if c.operation == "UpdateEndpoint"), len(self.calls))
+        not_made = self._names([c for c in self.calls[update + 1:] if c not in self.journal.calls])
+        left = (f"the plan's calls not made: {not_made}" if not_made
+                else "the plan's calls after UpdateEndpoint were made")
+        if on == self.plan.target_config:
+            reason = f"the endpoint is on the plan's config {one_line(on or '')}"
+            fix = f"`audit apply --cleanup --yes` makes them{'' if not_made else ' again'}"
+        else:
+            reason = f"the endpoint is on config {one_line(on or 'unknown')}, neither the audited nor the plan's"
+            fix = f"register it by hand as it should be now ({snapshot.describe()} as read before the change)"
+        unrecorded = self._record({"step": "restore", "scaling": snapshot.resource_id, "made": [],
+                                   "error": f"not restored: {reason}"})
+        return (f"the scalable target {one_line(snapshot.resource_id)} is not registered again as read ({reason}: "
+                f"the old scaling would not fit it); {left}: {fix}{unrecorded}")
+
+    def _actions_back(self, snapshot: ScalingSnapshot) -> list[str]:
+        """After a change that landed: the scheduled actions read before the deregister (which deleted
+        them) are put back, but for those the plan puts itself."""
+        planned = {str(c.params.get("ScheduledActionName")) for c in self.calls if c.operation == "PutScheduledAction"}
+        actions = tuple(a for a in snapshot.scheduled_actions if str(a.get("ScheduledActionName")) not in planned)
+        if not actions:
+            return []
+        made, problem = restore(self.clients, self.region, replace(snapshot, policies=(), scheduled_actions=actions),
+                                register=False)
+        unrecorded = self._record({"step": "restore", "scaling": snapshot.resource_id,
+                                   "made": [c.operation for c in made], "error": problem})
+        names = ", ".join(one_line(str(a.get("ScheduledActionName"))) for a in actions)
+        if problem is None:
+            return [f"scheduled actions {names} put back as read before the change{unrecorded}"]
+        return [f"scheduled actions {names} could not be put back ({problem}): put them back by hand as "
+                f"`audit history --applied --format json` shows them{unrecorded}"]
+
     def _restore(self, snapshot: ScalingSnapshot) -> str:
         made, problem = restore(self.clients, self.region, snapshot)
-        self.journal.record({"step": "restore", "scaling": snapshot.resource_id,
-                             "made": [c.operation for c in made], "error": problem})
+        unrecorded = self._record({"step": "restore", "scaling": snapshot.resource_id,
+                                   "made": [c.operation for c in made], "error": problem})
         if problem is None:
-            return f"the scalable target {snapshot.describe()} was registered again as read before the change"
+            return (f"the scalable target {snapshot.describe()} was registered again as read before the change"
+                    f"{snapshot.step_note()}{unrecorded}")
         return (f"the scalable target {snapshot.describe()} could not be registered again ({problem}): "
                 "`audit apply --cleanup --yes` tries again, or by hand: "
                 f"{by_hand(snapshot, self.region)}, then its policies as `audit history --applied --format json` "
-                "shows them")
+                f"shows them{unrecorded}")
+
+    def _record(self, step: dict[str, Any] | None) -> str:
+        """Journal a step of the undo (None: the rollback alarms cleaned); what could not be written is
+        said in the message (the undo was made all the same) and the journal is finished after it."""
+        try:
+            if step is None:
+                self.journal.history.mark_cleaned(self.journal.id, self.journal.now())
+            else:
+                self.journal.record(step)
+        except HistoryError as exc:
+            return f" (the journal could not record it: {exc})"
+        return ""

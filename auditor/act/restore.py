@@ -23,6 +23,17 @@ _TARGET_KEYS = ("MinCapacity", "MaxCapacity", "SuspendedState")
 _POLICY_KEYS = ("PolicyName", "PolicyType", "TargetTrackingScalingPolicyConfiguration",
                 "StepScalingPolicyConfiguration", "PredictiveScalingPolicyConfiguration")
 _ACTION_KEYS = ("ScheduledActionName", "Schedule", "Timezone", "StartTime", "EndTime", "ScalableTargetAction")
+NAMESPACE = "sagemaker"
+DIMENSION = "sagemaker:variant:DesiredInstanceCount"
+
+
+def variant_resource(endpoint: str, variant: str | None) -> str:
+    """The ResourceId of an endpoint variant's scalable target."""
+    return f"endpoint/{endpoint}/variant/{variant}"
+
+
+def _kept(item: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: item[k] for k in keys if k in item} if isinstance(item, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -42,9 +53,30 @@ class ScalingSnapshot:
                 "scheduled_actions": list(self.scheduled_actions)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ScalingSnapshot:
-        return cls(str(data["namespace"]), str(data["resource_id"]), str(data["dimension"]), data.get("target"),
-                   tuple(data.get("policies") or ()), tuple(data.get("scheduled_actions") or ()))
+    def from_dict(cls, data: dict[str, Any], endpoint: str, variant: str | None) -> ScalingSnapshot:
+        """A snapshot as the journal keeps it, trusted only as far as it is the one this row's apply could
+        have read: the variant's own target (namespace, dimension and ResourceId derived from the row's
+        endpoint and variant) and only the fields read_scaling keeps. ValueError otherwise."""
+        resource = variant_resource(endpoint, variant)
+        if (variant is None or data.get("namespace") != NAMESPACE or data.get("dimension") != DIMENSION
+                or data.get("resource_id") != resource):
+            raise ValueError(f"the journal's scalable target {one_line(str(data.get('resource_id')))} is not "
+                             f"{one_line(resource)}")
+        target = data.get("target")
+        return cls(NAMESPACE, resource, DIMENSION, _kept(target, _TARGET_KEYS) if target is not None else None,
+                   tuple(_kept(p, _POLICY_KEYS) for p in data.get("policies") or ()),
+                   tuple(_kept(a, _ACTION_KEYS) for a in data.get("scheduled_actions") or ()))
+
+    def step_note(self) -> str:
+        """Step-scaling policies put back get a new ARN; the alarms that invoked them name the deleted
+        one (a step policy acts only through an alarm's actions): said, for the alarms to be fixed by hand."""
+        steps = [one_line(str(p.get("PolicyName"))) for p in self.policies if p.get("PolicyType") == "StepScaling"]
+        if not steps:
+            return ""
+        return (f"; step-scaling polic{'ies' if len(steps) > 1 else 'y'} {', '.join(steps)} put back with a new ARN: "
+                f"the alarms that invoked {'them' if len(steps) > 1 else 'it'} name the deleted one and are not "
+                "restored: point their actions at the new ARN by hand (aws application-autoscaling "
+                "describe-scaling-policies)")
 
     def describe(self) -> str:
         if self.target is None:
@@ -73,27 +105,58 @@ def read_scaling(clients: AwsClients, region: str, params: dict[str, Any]) -> Sc
         scheduled_actions=tuple({k: a[k] for k in _ACTION_KEYS if k in a} for a in actions))
 
 
-def restore_calls(snapshot: ScalingSnapshot) -> list[ApiCall]:
-    """RegisterScalableTarget as read, then each policy and scheduled action as read."""
+def planned_scaling(planned: list[Any], endpoint: str, variant: str | None,
+                    read: ScalingSnapshot | None) -> ScalingSnapshot | None:
+    """The scaling a plan gives the variant on its new config: its RegisterScalableTarget,
+    PutScalingPolicy and PutScheduledAction calls after UpdateEndpoint (`planned`: the journal's
+    intent, call dicts), and the scheduled actions `read` before the change that it does not put
+    itself. Kept to the variant's own target and the fields read_scaling keeps; None when the plan
+    registers no target."""
+    if variant is None:
+        return None
+    ops = [c for c in planned if isinstance(c, dict) and c.get("service") == "application-autoscaling"]
+    after = [c for c in planned if isinstance(c, dict)]
+    update = next((i for i, c in enumerate(after) if c.get("operation") == "UpdateEndpoint"), None)
+    if update is None:
+        return None
+    ops = [c for c in after[update + 1:] if c in ops]
+
+    def params(operation: str) -> list[Any]:
+        return [c.get("params") for c in ops if c.get("operation") == operation]
+
+    targets = params("RegisterScalableTarget")
+    if not targets:
+        return None
+    actions = [_kept(a, _ACTION_KEYS) for a in params("PutScheduledAction")]
+    named = {a.get("ScheduledActionName") for a in actions}
+    actions += [a for a in (read.scheduled_actions if read else ()) if a.get("ScheduledActionName") not in named]
+    return ScalingSnapshot(NAMESPACE, variant_resource(endpoint, variant), DIMENSION, _kept(targets[-1], _TARGET_KEYS),
+                           tuple(_kept(p, _POLICY_KEYS) for p in params("PutScalingPolicy")), tuple(actions))
+
+
+def restore_calls(snapshot: ScalingSnapshot, register: bool = True) -> list[ApiCall]:
+    """RegisterScalableTarget as read (unless `register` is False), then each policy and scheduled
+    action as read; the target's keys are the snapshot's, whatever a policy or action says."""
     if snapshot.target is None:
         return []
     keys = {"ServiceNamespace": snapshot.namespace, "ResourceId": snapshot.resource_id,
             "ScalableDimension": snapshot.dimension}
-    calls = [ApiCall("application-autoscaling", "RegisterScalableTarget", {**keys, **snapshot.target},
-                     f"register {snapshot.resource_id} again as it was")]
-    calls += [ApiCall("application-autoscaling", "PutScalingPolicy", {**keys, **policy},
+    calls = [ApiCall("application-autoscaling", "RegisterScalableTarget", {**snapshot.target, **keys},
+                     f"register {snapshot.resource_id} again as it was")] if register else []
+    calls += [ApiCall("application-autoscaling", "PutScalingPolicy", {**policy, **keys},
                       f"put policy {policy.get('PolicyName')} back as it was") for policy in snapshot.policies]
-    calls += [ApiCall("application-autoscaling", "PutScheduledAction", {**keys, **action},
+    calls += [ApiCall("application-autoscaling", "PutScheduledAction", {**action, **keys},
                       f"put scheduled action {action.get('ScheduledActionName')} back as it was")
               for action in snapshot.scheduled_actions]
     return calls
 
 
-def restore(clients: AwsClients, region: str, snapshot: ScalingSnapshot) -> tuple[list[ApiCall], str | None]:
+def restore(clients: AwsClients, region: str, snapshot: ScalingSnapshot,
+            register: bool = True) -> tuple[list[ApiCall], str | None]:
     """Make the restore calls in order: (those made, the problem that stopped them or None)."""
     made: list[ApiCall] = []
     api = clients.client("application-autoscaling", region)
-    for call in restore_calls(snapshot):
+    for call in restore_calls(snapshot, register):
         method = {"RegisterScalableTarget": api.register_scalable_target, "PutScalingPolicy": api.put_scaling_policy,
                   "PutScheduledAction": api.put_scheduled_action}[call.operation]
         try:
