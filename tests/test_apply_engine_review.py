@@ -111,10 +111,9 @@ def quick_deployments() -> Iterator[None]:
 def stored(fleet: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
     plans = {}
     for name, plan in fleet["plans"].items():
+        # (The plan's own RegisterScalableTarget carries the target across as the audit read it: the
+        # binding guard refuses any other capacity than the plan's or the basis's.)
         change = change_of(plan, fleet["sagemaker"], scaled=name in SCALED)
-        if name == RESHAPED:  # the new shape's own scaling: 1-3 instances, not the 2-6 read
-            register = next(c for c in change["calls"] if c["operation"] == "RegisterScalableTarget")
-            register["params"].update(MinCapacity=1, MaxCapacity=3)
         plans[plan.id] = {**plan_to_dict(plan), "id": plan.id, "risk": {"level": "low", "load_test_first": []},
                           "measured": True, "change": change}
 
@@ -233,9 +232,10 @@ def test_cleanup_deletes_no_alarm_not_named_after_the_row_and_writes_nothing_on_
 
 def test_a_failure_after_the_deployment_landed_leaves_the_old_scaling_off_the_new_shape(
         fleet: dict[str, Any], stored: dict[str, dict[str, Any]]) -> None:
-    """The endpoint is InService on the plan's config; the plan's RegisterScalableTarget (1-3) is
-    denied: the 2-6 read before the change is not registered on the new shape; the message names the
-    plan's calls not made, and `audit apply --cleanup --yes` makes them (with the scheduled action)."""
+    """The endpoint is InService on the plan's config; the plan's RegisterScalableTarget is denied:
+    the scaling read before the change is not put back on the new shape (restore is only for the
+    audited config); the message names the plan's calls not made, and `audit apply --cleanup --yes`
+    makes them, as the plan says (with the scheduled action read before)."""
     faults = needs_faults()
     plan_id = plan_id_of(fleet, RESHAPED)
     before = scaling_state(fleet, RESHAPED)
@@ -253,7 +253,7 @@ def test_a_failure_after_the_deployment_landed_leaves_the_old_scaling_off_the_ne
     assert done.exit_code == 0, done.output
     assert "was registered again as the plan's calls after UpdateEndpoint say" in done.stdout
     targets, policies, actions = scaling_state(fleet, RESHAPED)
-    assert [(t["MinCapacity"], t["MaxCapacity"]) for t in targets] == [(1, 3)]
+    assert [(t["MinCapacity"], t["MaxCapacity"]) for t in targets] == [(2, 6)]  # the plan's call, carried
     assert policies == before[1] and actions == before[2]
     again = runner.invoke(app, ["apply", "--cleanup"])
     assert f"plan {plan_id}" not in again.stdout
@@ -309,8 +309,14 @@ def test_a_list_tags_failure_while_copying_the_config_finishes_the_journal_faile
     config = fleet["config"]
     clients = apply_clients(config, "us-east-1")
 
-    def deny_next_list_tags(**_: Any) -> None:  # the guard's ListTags is made; the copy's is denied
-        faults.arm("sagemaker", "ListTags", "access_denied")
+    described: list[int] = []
+
+    def deny_next_list_tags(**_: Any) -> None:
+        # The observe step reads the audited config, then the guard's ListTags is made; the copy reads
+        # the config again (the second DescribeEndpointConfig): its ListTags is denied.
+        described.append(1)
+        if len(described) == 2:
+            faults.arm("sagemaker", "ListTags", "access_denied")
 
     clients.client("sagemaker", "us-east-1").meta.events.register(
         "before-call.sagemaker.DescribeEndpointConfig", deny_next_list_tags)
