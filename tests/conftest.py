@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -11,12 +12,18 @@ from pathlib import Path
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.handlers import Message
+from typer.testing import CliRunner
 
+from auditor.cli import app
+from auditor.emulator.fleet import demo_jobs, seed_jobs
+from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor.emulator.server import Emulator
+from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
 
 
 @pytest.fixture(scope="session")
 def emulator() -> Iterator[Emulator]:
+    """One per process: under pytest-xdist each worker has its own, on a free loopback port."""
     with Emulator() as emu:
         yield emu
 
@@ -46,6 +53,38 @@ def seeded_emulator(emulator: Emulator, home: Path, seed: Callable[[Emulator], N
         point_boto3_at(emulator, mp, str(home))
         mp.chdir(home)
         seed(emulator)
+        yield home
+
+
+def audit_json(home: Path) -> dict:
+    """What `audit run --format json --no-history` reports, run in `home` against the emulator."""
+    out = home / "report.json"
+    result = CliRunner().invoke(app, ["run", "--format", "json", "--output", str(out), "--no-history"])
+    assert result.exit_code == 0, result.output
+    return json.loads(out.read_text())
+
+
+# The demo's fleets of each kind, seeded once for a module that asks (see `seeded_emulator`).
+
+@pytest.fixture(scope="module")
+def jobs_home(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    training, transform = demo_jobs()
+    with seeded_emulator(emulator, tmp_path_factory.mktemp("jobs"),
+                         lambda emu: seed_jobs(emu, training, transform, now=utc_now())) as home:
+        yield home
+
+
+@pytest.fixture(scope="module")
+def workspaces_home(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with seeded_emulator(emulator, tmp_path_factory.mktemp("workspaces"),
+                         lambda emu: seed_workspaces(emu, demo_notebooks(), demo_processing(), now=utc_now())) as home:
+        yield home
+
+
+@pytest.fixture(scope="module")
+def hyperpod_home(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with seeded_emulator(emulator, tmp_path_factory.mktemp("hyperpod"),
+                         lambda emu: seed_hyperpod(emu, demo_clusters(), utc_now())) as home:
         yield home
 
 

@@ -32,8 +32,10 @@ def test_audit_config_says_each_source_and_never_a_secret(tmp_path: Path) -> Non
     config.write_text('[aws]\nlookback_days = 10\n[chat]\nslack_webhook_env = "TEAM_HOOK"\n'
                       '[email]\nsmtp_password_env = "TEAM_SMTP"\n[rules.idle]\nidle_ceiling_percent = 3\n',
                       encoding="utf-8")
+    # A data home of a fixed, short name (only named, never created), so that the default history path
+    # is shown whole: a temporary directory's name is longer under pytest-xdist, past the cut of a value.
     env = {"TEAM_HOOK": SECRET, "TEAM_SMTP": PASSWORD, "AWS_SECRET_ACCESS_KEY": "wJalrPLANTEDkey",
-           "AWS_PROFILE": "finops"}
+           "AWS_PROFILE": "finops", "XDG_DATA_HOME": "/nonexistent/data"}
     result = runner.invoke(app, ["config", "--config", str(config), "--region", "eu-west-1"], env=env)
     assert result.exit_code == 0, result.output
     for secret in (SECRET, PASSWORD, "wJalrPLANTEDkey", "T0SECRET", "xoxbPLANTEDsecret42", "hooks.slack.com"):
@@ -49,7 +51,8 @@ def test_audit_config_says_each_source_and_never_a_secret(tmp_path: Path) -> Non
     assert lines["TEAM_SMTP"].endswith("(set, not shown)  (env)")
     assert lines["AWS_SECRET_ACCESS_KEY"].endswith("(set, not shown)  (env)")
     assert lines["AWS_PROFILE"].endswith("'finops'  (env)")
-    assert "history.sqlite3" in lines["history.path"]  # where the default puts it
+    # where the default puts it
+    assert lines["history.path"].endswith("(unset: '/nonexistent/data/sagemaker-auditor/history.sqlite3')  (default)")
 
 
 def test_a_config_named_audit_toml_is_not_read_silently(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

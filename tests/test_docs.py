@@ -176,6 +176,9 @@ def _commands() -> dict[tuple[str, ...], set[str]]:
 COMMANDS = _commands()
 BENCH_FLAGS = set(re.findall(r"\"(--[a-z-]+)\"", "".join(p.read_text() for p in (ROOT / "bench").glob("*.py"))))
 OTHER_TOOLS = {"--strict", "--help"}  # mkdocs build --strict; every command's --help
+# pytest's options as `make test` passes them (the development page quotes its command).
+OTHER_TOOLS |= {flag for line in (ROOT / "Makefile").read_text().splitlines() if "pytest" in line.lower()
+                for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*", line)}
 # The AWS CLI commands apply prints to remove what a failed apply left (auditor.act): their options.
 OTHER_TOOLS |= {flag for module in ("cleanup", "execute", "restore")
                 for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*",

@@ -5,7 +5,6 @@ botocore's service model; end to end on the demo's clusters in the emulator (`au
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,13 +15,12 @@ import yaml
 from botocore.validate import ParamValidator
 from typer.testing import CliRunner
 
-from auditor.cli import app
-from auditor.emulator.hyperpod import demo_clusters, instance_id, seed_hyperpod
+from auditor.emulator.hyperpod import instance_id
 from auditor.kinds.hyperpod.change import MAX_NODES_PER_CALL, rollback_request, shrink_details
 from auditor.kinds.hyperpod.idle import GroupShrink
 from auditor.kinds.hyperpod.models import Cluster, ClusterNode, InstanceGroup, Orchestrator
 from auditor.report.change_text import render_change
-from conftest import seeded_emulator, utc_now
+from conftest import audit_json
 
 runner = CliRunner()
 SAGEMAKER = botocore.session.get_session().get_service_model("sagemaker")
@@ -115,18 +113,8 @@ def test_a_slurm_cluster_or_ids_that_are_not_instance_ids_get_no_calls() -> None
 
 
 @pytest.fixture(scope="module")
-def env(emulator, tmp_path_factory) -> Iterator[Path]:
-    with seeded_emulator(emulator, tmp_path_factory.mktemp("hyperpod-change"),
-                         lambda emu: seed_hyperpod(emu, demo_clusters(), utc_now())) as home:
-        yield home
-
-
-@pytest.fixture(scope="module")
-def report(env: Path) -> dict:
-    out = env / "report.json"
-    result = runner.invoke(app, ["run", "--format", "json", "--output", str(out), "--no-history"])
-    assert result.exit_code == 0, result.output
-    return json.loads(out.read_text())
+def report(hyperpod_home: Path) -> dict:
+    return audit_json(hyperpod_home)
 
 
 def test_the_demo_plan_deletes_the_measured_idle_nodes_with_its_risk(report: dict) -> None:

@@ -6,34 +6,22 @@ usage type USE1-Cluster:ml.g5.8xlarge)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor.kinds.registry import BY_KEY
-from conftest import seeded_emulator, utc_now
+from conftest import audit_json
 
 runner = CliRunner()
 RATE = 3.06  # ml.g5.8xlarge HyperPod, us-east-1
 
 
 @pytest.fixture(scope="module")
-def env(emulator, tmp_path_factory) -> Iterator[Path]:
-    with seeded_emulator(emulator, tmp_path_factory.mktemp("hyperpod-kind"),
-                         lambda emu: seed_hyperpod(emu, demo_clusters(), utc_now())) as home:
-        yield home
-
-
-@pytest.fixture(scope="module")
-def report(env: Path) -> dict:
-    out = env / "report.json"
-    result = runner.invoke(app, ["run", "--format", "json", "--output", str(out), "--no-history"])
-    assert result.exit_code == 0, result.output
-    return json.loads(out.read_text())
+def report(hyperpod_home: Path) -> dict:
+    return audit_json(hyperpod_home)
 
 
 def test_hyperpod_is_a_registered_kind_with_its_own_iam_actions() -> None:
@@ -82,13 +70,14 @@ def test_hyperpod_prices_are_stated_with_their_source(report: dict) -> None:
                      "kind": "list"}]
 
 
-def test_hyperpod_off_makes_no_cluster_call(env: Path) -> None:
-    (env / "auditor.toml").write_text("[hyperpod]\nenabled = false\n")
+def test_hyperpod_off_makes_no_cluster_call(hyperpod_home: Path) -> None:
+    (hyperpod_home / "auditor.toml").write_text("[hyperpod]\nenabled = false\n")
     try:
-        result = runner.invoke(app, ["run", "--format", "json", "--output", str(env / "off.json"), "--no-history"])
+        result = runner.invoke(app, ["run", "--format", "json", "--output", str(hyperpod_home / "off.json"),
+                                     "--no-history"])
     finally:
-        (env / "auditor.toml").unlink()
+        (hyperpod_home / "auditor.toml").unlink()
     assert result.exit_code == 0, result.output
-    doc = json.loads((env / "off.json").read_text())
+    doc = json.loads((hyperpod_home / "off.json").read_text())
     assert doc["hyperpod"]["clusters"] == []
     assert not [op for op in doc["summary"]["api_calls_by_operation"] if "Cluster" in op]

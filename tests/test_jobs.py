@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-from collections.abc import Iterator
 from datetime import UTC
 from pathlib import Path
 
@@ -17,8 +15,7 @@ from typer.testing import CliRunner
 from auditor.analyse.jobs import name_pattern, training_cost
 from auditor.catalog import load_catalog
 from auditor.cli import app
-from auditor.emulator.fleet import demo_jobs, seed_jobs
-from conftest import seeded_emulator, utc_now
+from conftest import audit_json
 
 runner = CliRunner()
 V100, T4 = 3.825 / 3600, 0.94 / 3600  # dollars per second
@@ -26,19 +23,8 @@ SECONDS = {("p3", "128"): 3240, ("g4dn", "128"): 11520, ("p3", "256"): 2160, ("g
 
 
 @pytest.fixture(scope="module")
-def jobs_env(emulator, tmp_path_factory) -> Iterator[Path]:
-    training, transform = demo_jobs()
-    with seeded_emulator(emulator, tmp_path_factory.mktemp("jobs"),
-                         lambda emu: seed_jobs(emu, training, transform, now=utc_now())) as home:
-        yield home
-
-
-@pytest.fixture(scope="module")
-def report(jobs_env: Path) -> dict:
-    out = jobs_env / "report.json"
-    result = runner.invoke(app, ["run", "--format", "json", "--output", str(out), "--no-history"])
-    assert result.exit_code == 0, result.output
-    return json.loads(out.read_text())
+def report(jobs_home: Path) -> dict:
+    return audit_json(jobs_home)
 
 
 def run(report: dict, name: str) -> dict:
@@ -112,20 +98,20 @@ def test_recurring_cpu_bound_transform_scales_out(report: dict) -> None:
     assert rec["action"] == "scale-out" and rec["instance_count"] == 2 and rec["details"]["estimated_hours"] == 1.5
 
 
-def test_experiment_table_in_markdown_and_csv(jobs_env: Path) -> None:
+def test_experiment_table_in_markdown_and_csv(jobs_home: Path) -> None:
     markdown = runner.invoke(app, ["run", "--format", "markdown", "--no-history"]).output
     assert "## Experiment resnet50" in markdown
     assert "| resnet50-g4dn-bs128-lr01 | 1 x ml.g4dn.2xlarge | 128 | 0.1 |" in markdown
-    out = jobs_env / "findings.csv"
+    out = jobs_home / "findings.csv"
     result = runner.invoke(app, ["run", "--format", "csv", "--output", str(out), "--no-history"])
     assert result.exit_code == 0
-    rows = list(csv.DictReader(io.StringIO((jobs_env / "findings-experiments.csv").read_text())))
+    rows = list(csv.DictReader(io.StringIO((jobs_home / "findings-experiments.csv").read_text())))
     assert len(rows) == 8 and {r["instance_type"] for r in rows} == {"ml.p3.2xlarge", "ml.g4dn.2xlarge"}
     spot_row = next(r for r in rows if r["job"] == "resnet50-g4dn-bs128-lr01")
     assert spot_row["setting"] == "batch_size=128 learning_rate=0.1" and spot_row["spot_cost_estimated"] == "False"
 
 
-def test_html_and_text_have_the_training_section(jobs_env: Path) -> None:
+def test_html_and_text_have_the_training_section(jobs_home: Path) -> None:
     html = runner.invoke(app, ["run", "--format", "html", "--no-history"]).output
     assert "Training and batch" in html and "Experiment resnet50" in html
     assert "is cheapest per run" in html

@@ -6,7 +6,6 @@ ListApps / DescribeApp); the demo's notebooks through the emulator, where the st
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -20,15 +19,13 @@ from botocore.validate import ParamValidator
 from typer.testing import CliRunner
 
 from auditor.catalog import load_catalog
-from auditor.cli import app
 from auditor.config import AuditConfig
-from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
 from auditor.recommend.plans import build_plans
 from auditor.report.change_text import render_change
 from auditor.report.document import plan_to_dict
 from auditor.workspaces import StudioApp, StudioAppCost
 from auditor.workspaces_change import LOW_RISK_IDLE_DAYS, delete_app_details
-from conftest import seeded_emulator, utc_now
+from conftest import audit_json
 from helpers import NOW
 from test_studio import DOMAIN
 from test_studio import audit as studio_audit
@@ -164,18 +161,8 @@ def test_idle_shutdown_copies_the_other_settings_and_stays_within_what_users_may
 
 
 @pytest.fixture(scope="module")
-def env(emulator, tmp_path_factory) -> Iterator[Path]:
-    with seeded_emulator(emulator, tmp_path_factory.mktemp("workspace-changes"),
-                         lambda emu: seed_workspaces(emu, demo_notebooks(), demo_processing(), now=utc_now())) as home:
-        yield home
-
-
-@pytest.fixture(scope="module")
-def report(env: Path) -> dict:
-    out = env / "report.json"
-    result = runner.invoke(app, ["run", "--format", "json", "--output", str(out), "--no-history"])
-    assert result.exit_code == 0, result.output
-    return json.loads(out.read_text())
+def report(workspaces_home: Path) -> dict:
+    return audit_json(workspaces_home)
 
 
 def notebook_plan(report: dict) -> dict:
@@ -211,7 +198,7 @@ def test_plans_show_for_the_notebook_prints_the_cli_and_its_waiter(report: dict)
         assert yaml.safe_load(text) is None
 
 
-def test_the_stop_and_its_rollback_work_against_the_emulator(report: dict, env: Path) -> None:
+def test_the_stop_and_its_rollback_work_against_the_emulator(report: dict, workspaces_home: Path) -> None:
     """The plan's request and the rollback's, made as they are: the notebook stops, then starts again."""
     plan = notebook_plan(report)
     sagemaker = boto3.client("sagemaker", region_name="us-east-1")

@@ -9,32 +9,20 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
-from conftest import seeded_emulator, utc_now
+from conftest import audit_json, utc_now
 
 runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def env(emulator, tmp_path_factory) -> Iterator[Path]:
-    with seeded_emulator(emulator, tmp_path_factory.mktemp("workspaces"),
-                         lambda emu: seed_workspaces(emu, demo_notebooks(), demo_processing(), now=utc_now())) as home:
-        yield home
-
-
-@pytest.fixture(scope="module")
-def report(env: Path) -> dict:
-    out = env / "report.json"
-    result = runner.invoke(app, ["run", "--format", "json", "--output", str(out), "--no-history"])
-    assert result.exit_code == 0, result.output
-    return json.loads(out.read_text())
+def report(workspaces_home: Path) -> dict:
+    return audit_json(workspaces_home)
 
 
 def findings(report: dict, rule: str) -> dict[str, dict]:
@@ -108,38 +96,40 @@ def test_underused_processing_gets_a_smaller_shape(report: dict) -> None:
     assert rec["monthly_savings_usd"] > 0
 
 
-def test_every_format_shows_notebooks_and_processing(env: Path) -> None:
+def test_every_format_shows_notebooks_and_processing(workspaces_home: Path) -> None:
     html = runner.invoke(app, ["run", "--format", "html", "--no-history"]).output
     assert "Notebooks and Studio" in html and "cv-research-gpu" in html and "Processing jobs / cost" in html
     text = runner.invoke(app, ["run", "--format", "text", "--no-history"]).output
     assert "NOTEBOOKS AND STUDIO" in text and "Processing jobs: 9" in text
     markdown = runner.invoke(app, ["run", "--format", "markdown", "--no-history"]).output
     assert "## Notebook instances" in markdown and "| cv-research-gpu | us-east-1 | InService |" in markdown
-    assert runner.invoke(app, ["run", "--format", "csv", "--output", str(env / "f.csv"), "--no-history"]).exit_code == 0
-    rows = list(csv.DictReader(io.StringIO((env / "f.csv").read_text())))
+    csv_run = runner.invoke(app, ["run", "--format", "csv", "--output", str(workspaces_home / "f.csv"), "--no-history"])
+    assert csv_run.exit_code == 0
+    rows = list(csv.DictReader(io.StringIO((workspaces_home / "f.csv").read_text())))
     stop = next(r for r in rows if r["rule"] == "notebook-left-running")
     assert stop["action"] == "stop" and stop["endpoint"] == "cv-research-gpu"
 
 
-def test_history_records_the_new_findings(env: Path) -> None:
-    assert runner.invoke(app, ["run", "--format", "json", "--output", str(env / "h.json")]).exit_code == 0
+def test_history_records_the_new_findings(workspaces_home: Path) -> None:
+    assert runner.invoke(app, ["run", "--format", "json", "--output", str(workspaces_home / "h.json")]).exit_code == 0
     listed = json.loads(runner.invoke(app, ["history", "--format", "json"]).stdout)
-    document = json.loads((env / "h.json").read_text())
+    document = json.loads((workspaces_home / "h.json").read_text())
     total = sum(1 for f in document["findings"] if f["severity"] != "info")  # the findings above info
     assert listed[0]["findings"] == total == document["summary"]["findings"]
-    weekly = runner.invoke(app, ["weekly", "--output", str(env / "weekly.html")])
+    weekly = runner.invoke(app, ["weekly", "--output", str(workspaces_home / "weekly.html")])
     assert weekly.exit_code == 0, weekly.output
-    assert "cv-research-gpu" in (env / "weekly.html").read_text()
+    assert "cv-research-gpu" in (workspaces_home / "weekly.html").read_text()
 
 
-def test_notebooks_off_makes_no_notebook_calls(env: Path) -> None:
-    (env / "auditor.toml").write_text("[workspaces]\nnotebooks = false\nstudio = false\n")
+def test_notebooks_off_makes_no_notebook_calls(workspaces_home: Path) -> None:
+    (workspaces_home / "auditor.toml").write_text("[workspaces]\nnotebooks = false\nstudio = false\n")
     try:
-        result = runner.invoke(app, ["run", "--format", "json", "--output", str(env / "off.json"), "--no-history"])
+        result = runner.invoke(app, ["run", "--format", "json", "--output", str(workspaces_home / "off.json"),
+                                     "--no-history"])
     finally:
-        (env / "auditor.toml").unlink()
+        (workspaces_home / "auditor.toml").unlink()
     assert result.exit_code == 0, result.output
-    doc = json.loads((env / "off.json").read_text())
+    doc = json.loads((workspaces_home / "off.json").read_text())
     assert doc["workspaces"]["notebooks"] == [] and not [f for f in doc["findings"] if "notebook" in f["rule"]]
 
 
@@ -168,16 +158,16 @@ def own_rates_cache(path: Path) -> None:
 
 
 def test_notebooks_and_processing_are_priced_at_their_own_rates_when_the_prices_have_them(
-        env: Path, report: dict) -> None:
+        workspaces_home: Path, report: dict) -> None:
     """Was: at the hosting rate (p3.2xlarge $3.825/h, m5.2xlarge $0.461/h) although the cache held
     the notebook's ($4.284/h) and processing's ($0.53/h) own rates."""
     # The bundled snapshot has no such rates: the hosting rate, and the report says so.
     assert "Notebook instances, processing jobs: at the hosting rate of the same type" in report["prices"]["statement"]
     assert {j["price_basis"] for j in report["jobs"]["processing"]} == {"hosting"}
-    config = env / "own-rates.toml"
-    own_rates_cache(env / "own-rates-prices.json")
-    config.write_text(f'[pricing]\ncache_path = "{env / "own-rates-prices.json"}"\n')
-    out = env / "own-rates.json"
+    config = workspaces_home / "own-rates.toml"
+    own_rates_cache(workspaces_home / "own-rates-prices.json")
+    config.write_text(f'[pricing]\ncache_path = "{workspaces_home / "own-rates-prices.json"}"\n')
+    out = workspaces_home / "own-rates.json"
     result = runner.invoke(app, ["run", "--config", str(config), "--format", "json", "--output", str(out),
                                  "--no-history"])
     assert result.exit_code == 0, result.output
