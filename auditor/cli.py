@@ -6,11 +6,9 @@ import contextlib
 import enum
 import json
 import os
-import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -27,6 +25,7 @@ from auditor.pipeline.limits import pause_point
 from auditor.redact import scrub, secret_values
 from auditor.report.headline import report_headline
 from auditor.report.render import TABLE_PLANS, OutputFormat, one_line, render, render_experiments
+from auditor.signals import on_stop_signals
 from auditor.tasks.audit import RunHistory, check_writable, deliver_outcome, execute_audit, prepare_run_history
 
 if TYPE_CHECKING:
@@ -179,25 +178,9 @@ def run_log_line(report: AuditReport, seconds: float) -> str:
             f"{sum(report.api_calls.values())} API calls ({retried}); {seconds:.1f} s")
 
 
-@contextlib.contextmanager
-def stop_on_signals(limits: RunLimits) -> Iterator[None]:
+def stop_on_signals(limits: RunLimits) -> contextlib.AbstractContextManager[None]:
     """SIGTERM and Ctrl-C ask the run to stop: what was collected is still reported (marked partial)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    names = {signal.SIGTERM: "SIGTERM", signal.SIGINT: "SIGINT"}
-    previous = {sig: signal.getsignal(sig) for sig in names}
-
-    def handle(signum: int, _frame: object) -> None:
-        limits.request_stop(f"interrupted by {names.get(signal.Signals(signum), str(signum))}")
-
-    for sig in names:
-        signal.signal(sig, handle)
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    return on_stop_signals(lambda name: limits.request_stop(f"interrupted by {name}"))
 
 
 @app.command()
@@ -580,16 +563,11 @@ def emulator_command(
     from auditor.emulator.demo import serve_demo_fleet
 
     stop = threading.Event()
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    for sig in previous:
-        signal.signal(sig, lambda _signum, _frame: stop.set())
     try:
-        serve_demo_fleet(port, datetime.now(UTC), stop)
+        with on_stop_signals(lambda _name: stop.set()):
+            serve_demo_fleet(port, datetime.now(UTC), stop)
     except AuditorError as exc:
         raise fail(*problem_lines(exc)) from None
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 plans_app = typer.Typer(help="The latest run's plans (from the history database): list them, or show one's "

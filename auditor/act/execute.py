@@ -27,10 +27,9 @@
 from __future__ import annotations
 
 import contextlib
-import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -49,9 +48,9 @@ from auditor.history.store import HistoryError
 from auditor.models import ApiCall
 from auditor.recommend.change import settable_tags
 from auditor.report.render import one_line
+from auditor.signals import on_stop_signals
 
 _ERRORS = (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError)
-_SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 # The calls whose error apply checks against what AWS shows (`Execution.landed`; docs/apply.md
 # "When a call fails" has one row each).
 LANDED_CHECKED = frozenset({
@@ -87,25 +86,10 @@ class StopFlag:
             raise Interrupt(self.signal_name)
 
 
-@contextlib.contextmanager
-def stop_on_signals(flag: StopFlag) -> Iterator[None]:
+def stop_on_signals(flag: StopFlag) -> contextlib.AbstractContextManager[None]:
     """SIGINT and SIGTERM set the flag for the apply's duration (main thread only); the handlers
     before are put back after."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {sig: signal.getsignal(sig) for sig in _SIGNALS}
-
-    def handle(signum: int, _frame: object) -> None:
-        flag.set(_SIGNALS.get(signal.Signals(signum), str(signum)))
-
-    for sig in _SIGNALS:
-        signal.signal(sig, handle)
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    return on_stop_signals(flag.set)
 
 
 def interruptible(sleep: Callable[[float], None], flag: StopFlag) -> Callable[[float], None]:
