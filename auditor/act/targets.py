@@ -152,6 +152,17 @@ def poll(plan: PlanToApply, waiting: Waiting, wait_minutes: float, sleep: Callab
             outages.append(f"{waiting.operation} did not answer for {clock() - outage[0]:.0f} s ({outage[1]})")
         return message + "".join(f"; {line}; kept waiting" for line in outages)
 
+    def wait_or_time_out(at_deadline: str, last: dict[str, Any] | None
+                         ) -> tuple[str, str, dict[str, Any] | None] | None:
+        """Sleep the next back-off step, or the outcome when the deadline has passed."""
+        nonlocal delay
+        left = deadline - clock()
+        if left <= 0:
+            return "timed-out", said(at_deadline), last
+        sleep(min(delay, left))
+        delay = min(delay * 2, MAX_POLL_SECONDS)
+        return None
+
     while True:
         answer: dict[str, Any] | None
         try:
@@ -162,12 +173,10 @@ def poll(plan: PlanToApply, waiting: Waiting, wait_minutes: float, sleep: Callab
             elif transient(exc):
                 if outage is None:
                     outage = (clock(), describe_client_error(exc, "sagemaker", waiting.operation, plan.region))
-                left = deadline - clock()
-                if left <= 0:
-                    return "timed-out", said(f"plan {plan.id}: {who} could not be read at the end of the "
-                                             f"{wait_minutes:g} minutes ({wait_source}); {waiting.at_deadline}"), None
-                sleep(min(delay, left))
-                delay = min(delay * 2, MAX_POLL_SECONDS)
+                ended = wait_or_time_out(f"plan {plan.id}: {who} could not be read at the end of the "
+                                         f"{wait_minutes:g} minutes ({wait_source}); {waiting.at_deadline}", None)
+                if ended:
+                    return ended
                 continue
             else:
                 raise ApplyFailed(said(f"plan {plan.id}: the calls were made, but "
@@ -184,12 +193,10 @@ def poll(plan: PlanToApply, waiting: Waiting, wait_minutes: float, sleep: Callab
         if status not in waiting.in_progress:
             reason = one_line(str(answer.get("FailureReason") or answer.get("FailureMessage") or "no reason given"))
             return "failed", said(f"plan {plan.id} failed: {who} is {one_line(status)}: {reason}"), answer
-        left = deadline - clock()
-        if left <= 0:
-            return "timed-out", said(f"plan {plan.id}: {who} is still {one_line(status)} after {wait_minutes:g} "
-                                     f"minutes ({wait_source}); {waiting.at_deadline}"), answer
-        sleep(min(delay, left))
-        delay = min(delay * 2, MAX_POLL_SECONDS)
+        ended = wait_or_time_out(f"plan {plan.id}: {who} is still {one_line(status)} after {wait_minutes:g} "
+                                 f"minutes ({wait_source}); {waiting.at_deadline}", answer)
+        if ended:
+            return ended
 
 
 def deployment_wait(plan: PlanToApply, wait_minutes: float) -> tuple[float, str]:
