@@ -658,7 +658,7 @@ def plans_show_command(
     copied_tags = None
     source = copied_config(plan)
     if source is not None and as_ is not ChangeFormat.JSON:
-        from auditor.collect.config_tags import read_copied_tags
+        from auditor.kinds.endpoints.config_tags import read_copied_tags
 
         copied_tags = read_copied_tags(config, str(plan.get("account_id") or ""), str(plan.get("region") or ""),
                                        source)

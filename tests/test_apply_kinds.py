@@ -34,7 +34,6 @@ from auditor.act.plan import AUDITED_IN, ApplyRefused, parse_plan, recomputed_id
 from auditor.act.readback import missing_after
 from auditor.act.targets import TARGETS
 from auditor.act.verify import VERIFIERS, Evidence
-from auditor.analyse.rules.off_hours import OffPeriod, off_hours_change
 from auditor.cli import app
 from auditor.config_file import load_config
 from auditor.emulator.components import add_component
@@ -44,6 +43,7 @@ from auditor.emulator.server import Emulator
 from auditor.emulator.workspaces import demo_notebooks, seed_workspaces
 from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
+from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
 from auditor.models import InferenceComponent
 from auditor.report.document import plan_to_dict
 from auditor.report.weekly import render_weekly_text
@@ -579,7 +579,7 @@ def test_the_next_run_takes_only_what_it_sees_as_done() -> None:
 
 
 def test_the_next_run_takes_a_domain_as_done_only_with_idle_shutdown_on_for_each_app_type_set() -> None:
-    from auditor.workspaces import StudioDomain
+    from auditor.kinds.workspaces.models import StudioDomain
 
     change = applied_change({"id": "p4", "endpoint": DOMAIN, "resource_type": "studio-domain"}, [
         {"service": "sagemaker", "operation": "UpdateDomain", "params": {"DomainId": DOMAIN, "DefaultUserSettings": {

@@ -16,13 +16,13 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from auditor.analyse.rules.no_queue_alarm import queue_alarm_change
-from auditor.analyse.rules.off_hours import OffPeriod, off_hours_change
 from auditor.cli import app
 from auditor.config import ApplyConfig
 from auditor.emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
+from auditor.kinds.endpoints.rules.no_queue_alarm import queue_alarm_change
+from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
 from auditor.models import AutoScaling, InferenceComponent, ManagedScaling, Plan, PlanOption, Variant
 from auditor.recommend.change import build_change, plan_id
 from auditor.recommend.rule_changes import change_from_details

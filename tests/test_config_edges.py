@@ -12,7 +12,6 @@ import pytest
 import schedule
 from typer.testing import CliRunner
 
-from auditor.analyse.control import config_for_endpoint
 from auditor.analyse.rules import BY_ID
 from auditor.analyse.rules.base import settings_of
 from auditor.cli import app
@@ -20,6 +19,7 @@ from auditor.config import AuditConfig
 from auditor.config_file import parse_config
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.errors import ConfigError
+from auditor.kinds.endpoints.control import config_for_endpoint
 from conftest import utc_now
 from helpers import endpoint
 from test_cli_errors import assert_one_line_error

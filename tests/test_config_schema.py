@@ -187,9 +187,9 @@ HOSTILE_TAG_VALUES = ["nan", "-nan", "inf", "-inf", "Infinity", "1e400", "-1e400
 def test_a_threshold_tag_is_obeyed_only_within_the_bounds_of_its_key(rule) -> None:
     from dataclasses import replace
 
-    from auditor.analyse.control import config_for_endpoint
     from auditor.analyse.rules.base import settings_of
     from auditor.config import AuditConfig, ThresholdsConfig
+    from auditor.kinds.endpoints.control import config_for_endpoint
     from helpers import endpoint
 
     for value in HOSTILE_TAG_VALUES:

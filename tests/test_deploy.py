@@ -262,7 +262,7 @@ def scheduler_role_actions() -> set[str]:
     """What the off-hours schedules call, derived from the change the rule builds: each universal
     target (arn:aws:scheduler:::aws-sdk:sagemaker:deleteEndpoint ...) as an IAM action, and
     sagemaker:AddTags when a request carries tags (SageMaker authorises tags on create with it)."""
-    from auditor.analyse.rules.off_hours import OffPeriod, off_hours_change
+    from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
     from helpers import endpoint
 
     tagged = replace(endpoint("office-hours"), tags={"auditor:apply": "allowed", "team": "search"})

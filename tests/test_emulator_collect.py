@@ -13,8 +13,8 @@ from auditor.catalog import load_catalog
 from auditor.collect.cloudwatch import collect_metrics
 from auditor.collect.plan import align_window, plan_queries
 from auditor.collect.session import AwsClients
-from auditor.discover.endpoints import discover_endpoints
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, async_variant, seed_fleet, serverless_variant
+from auditor.kinds.endpoints.discover import discover_endpoints
 from auditor.models import EndpointKind
 from conftest import utc_now
 

@@ -31,7 +31,15 @@ from auditor.deliver.chat import Line, Summary, _money, report_summary, slack_pa
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import FindingRecord, RunSummary
 from auditor.history.weekly import Digest, OpenFinding, ResolvedFinding, WeekPoint
-from auditor.kinds.jobs import KIND as JOBS
+from auditor.kinds.jobs.kind import KIND as JOBS
+from auditor.kinds.workspaces.models import (
+    NotebookCost,
+    NotebookInstance,
+    StudioApp,
+    StudioAppCost,
+    StudioDomain,
+    WorkspacesSection,
+)
 from auditor.models import AuditError, AuditReport, Experiment, ExperimentRun, Verdict
 from auditor.report.document import report_to_dict
 from auditor.report.email_message import build_report_message
@@ -46,14 +54,6 @@ from auditor.report.render import (
     render_table,
 )
 from auditor.report.weekly import build_weekly_message, render_weekly_csv
-from auditor.workspaces import (
-    NotebookCost,
-    NotebookInstance,
-    StudioApp,
-    StudioAppCost,
-    StudioDomain,
-    WorkspacesSection,
-)
 from conftest import utc_now
 from fleet_report import synthetic_report
 from helpers import NOW

@@ -29,8 +29,8 @@ import pytest
 import yaml
 
 from auditor.act import APPLY_OPERATIONS, OPT_IN_TAG
-from auditor.analyse.rules.no_queue_alarm import queue_alarm_change
-from auditor.analyse.rules.off_hours import OffPeriod, off_hours_change
+from auditor.kinds.endpoints.rules.no_queue_alarm import queue_alarm_change
+from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
 from auditor.models import ApiCall, AutoScaling, InferenceComponent, Plan, PlanOption, Variant
 from auditor.recommend.change import build_change, plan_id
 from helpers import endpoint
@@ -343,7 +343,7 @@ def endpoint_changes() -> dict[str, tuple[ApiCall, ...]]:
 
 
 # The workspace and HyperPod changes, with the parameters their builders write
-# (auditor/workspaces_change.py, auditor/kinds/hyperpod/change.py).
+# (auditor/kinds/workspaces/change.py, auditor/kinds/hyperpod/change.py).
 OWNED_CHANGES = {
     "notebook stop": ApiCall("sagemaker", "StopNotebookInstance", {"NotebookInstanceName": "nb-ranker"}, ""),
     "app delete": ApiCall("sagemaker", "DeleteApp", {"DomainId": "d-abc123", "SpaceName": "ranker-space",

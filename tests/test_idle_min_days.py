@@ -116,11 +116,11 @@ def test_a_weight_zero_variant_needs_min_idle_days_too() -> None:
 
 
 def test_hyperpod_idle_nodes_need_min_idle_days_of_observation() -> None:
-    from auditor.analyse.rules.hyperpod_idle_nodes import check
     from auditor.catalog import load_catalog
     from auditor.kinds.hyperpod.idle import GroupShrink, HyperPodAssessment
     from auditor.kinds.hyperpod.kind import HyperPodRegion
     from auditor.kinds.hyperpod.models import Cluster, Orchestrator
+    from auditor.kinds.hyperpod.rules.hyperpod_idle_nodes import check
 
     cluster = Cluster("arn:aws:sagemaker:us-east-1:123456789012:cluster/abc", "llm", "us-east-1", "InService", None,
                       Orchestrator.EKS, "arn:aws:eks:us-east-1:123456789012:cluster/e", (), ())

@@ -29,10 +29,12 @@ from auditor.act.plan import parse_plan
 from auditor.catalog import load_catalog
 from auditor.cli import app
 from auditor.config import ApplyConfig, AuditConfig
-from auditor.discover.jobs import _training_job, _transform_job, create_members, discover_jobs
-from auditor.discover.processing import discover_processing_jobs, processing_job
 from auditor.emulator.fleet import demo_jobs, seed_jobs
 from auditor.emulator.workspaces import demo_processing, seed_workspaces
+from auditor.kinds.jobs.change import OPERATIONS, job_change, spot_limits
+from auditor.kinds.jobs.discover import _training_job, _transform_job, create_members, discover_jobs
+from auditor.kinds.jobs.discover_processing import discover_processing_jobs, processing_job
+from auditor.kinds.jobs.risk import scale_out_risk, spot_risk
 from auditor.models import (
     ApiCall,
     Finding,
@@ -45,8 +47,6 @@ from auditor.models import (
     TransformCost,
 )
 from auditor.recommend.change import plan_id
-from auditor.recommend.job_change import OPERATIONS, job_change, spot_limits
-from auditor.recommend.job_risk import scale_out_risk, spot_risk
 from auditor.recommend.plans import build_plans
 from auditor.report.change_text import render_change
 from auditor.report.document import plan_to_dict

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from auditor.analyse.jobs import name_pattern, training_cost
 from auditor.catalog import load_catalog
 from auditor.cli import app
+from auditor.kinds.jobs.analysis import name_pattern, training_cost
 from conftest import audit_json
 
 runner = CliRunner()

@@ -14,8 +14,8 @@ import pytest
 from botocore.validate import ParamValidator
 
 from auditor.analyse.rules import judge_endpoint
-from auditor.analyse.rules.off_hours import RULE, OffHoursSettings, OffPeriod, off_hours_change, off_periods
 from auditor.config import AuditConfig
+from auditor.kinds.endpoints.rules.off_hours import RULE, OffHoursSettings, OffPeriod, off_hours_change, off_periods
 from auditor.models import InferenceComponent, ManagedScaling, Variant
 from helpers import endpoint, hourly_frame
 from test_rules_traffic import CATALOG, assessment

@@ -11,10 +11,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from auditor.analyse.assessment import HOTTEST_INSTANCE, VARIANT_MEAN, hottest_instance_sizing
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
-from auditor.discover.endpoints import CONFIG_FORMAT, MemoryConfigCache
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, demo_fleet, fleet_datums, seed_fleet
 from auditor.emulator.published import (
     ASYNC,
@@ -25,6 +23,8 @@ from auditor.emulator.published import (
     check_datum,
 )
 from auditor.emulator.server import ACCOUNT_ID
+from auditor.kinds.endpoints.assessment import HOTTEST_INSTANCE, VARIANT_MEAN, hottest_instance_sizing
+from auditor.kinds.endpoints.discover import CONFIG_FORMAT, MemoryConfigCache
 from auditor.models import InstanceUtilization, Resource, ResourceUtilization, VariantUtilization
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict
@@ -133,8 +133,8 @@ def test_the_invocation_target_keeps_the_hottest_instance_at_the_target(doc: dic
 def test_request_shares_are_per_period_measured_and_none_when_unpublished() -> None:
     import pandas as pd
 
-    from auditor.analyse.assessment import VariantAssessment
-    from auditor.analyse.rules.instance_imbalance import request_shares
+    from auditor.kinds.endpoints.assessment import VariantAssessment
+    from auditor.kinds.endpoints.rules.instance_imbalance import request_shares
     from auditor.models import Variant
 
     hours = pd.date_range("2026-11-01", periods=48, freq="h", tz="UTC")
@@ -183,7 +183,7 @@ def test_one_fleet_note_lists_the_endpoints_that_would_gain(doc: dict) -> None:
 
 
 def test_the_cost_of_enabling_is_priced_only_where_a_rate_is_bundled() -> None:
-    from auditor.analyse.rules.enhanced_metrics_off import monthly_cost
+    from auditor.kinds.endpoints.rules.enhanced_metrics_off import monthly_cost
     from auditor.prices.cloudwatch import cloudwatch_rates
 
     rates = cloudwatch_rates("us-east-1")
@@ -292,7 +292,7 @@ def test_sizing_reads_the_hottest_instance_never_below_the_variant() -> None:
 def test_only_the_enhanced_endpoints_series_become_queries_with_their_listed_dimensions(aws) -> None:
     import boto3
 
-    from auditor.collect.enhanced import enhanced_queries
+    from auditor.kinds.endpoints.enhanced import enhanced_queries
     from auditor.models import Endpoint, EndpointKind, MetricsConfig, Variant
 
     cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")

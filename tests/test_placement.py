@@ -19,18 +19,18 @@ import pytest
 from botocore.stub import Stubber
 
 from auditor.catalog import load_catalog
-from auditor.collect.promql import (
+from auditor.collect.session import AwsClients, client_config
+from auditor.config import AuditConfig
+from auditor.emulator import promql as emulated
+from auditor.emulator.published import UnpublishedMetricError, check_otel_series
+from auditor.emulator.server import ACCOUNT_ID
+from auditor.kinds.endpoints.promql import (
     PLACEMENT_HOURS,
     PromQLClient,
     collect_placement,
     placement_groups,
     placement_query,
 )
-from auditor.collect.session import AwsClients, client_config
-from auditor.config import AuditConfig
-from auditor.emulator import promql as emulated
-from auditor.emulator.published import UnpublishedMetricError, check_otel_series
-from auditor.emulator.server import ACCOUNT_ID
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict
 from conftest import utc_now
@@ -358,7 +358,7 @@ def test_in_the_demo_fleet_the_rule_fires_on_the_endpoint_with_an_empty_instance
 def test_empty_instances_are_those_empty_on_most_hours_and_at_the_last() -> None:
     from datetime import UTC, datetime
 
-    from auditor.analyse.rules.component_empty_instances import empty_hours
+    from auditor.kinds.endpoints.rules.component_empty_instances import empty_hours
     from auditor.models import ComponentPlacement
 
     hours = tuple(datetime(2026, 11, 30, h, tzinfo=UTC) for h in range(24))

@@ -12,7 +12,7 @@ from dataclasses import replace
 import boto3
 import pytest
 
-from auditor.discover.autoscaling import discover_autoscaling
+from auditor.kinds.endpoints.autoscaling import discover_autoscaling
 from auditor.models import AutoScaling, ReadScalingPolicy, Risk, RiskLevel, Variant
 from auditor.recommend.change import (
     PLAN_TAG,

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from auditor.analyse.control import apply_skips, config_for_endpoint
 from auditor.analyse.rules import BY_ID, REGISTRY, configurable_rules
 from auditor.analyse.rules.base import Phase, settings_of
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
 from auditor.errors import ConfigError
+from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
 from helpers import endpoint
 
 DOCS = Path(__file__).parent.parent / "docs"
-RULES_DIR = Path(__file__).parent.parent / "auditor" / "analyse" / "rules"
+KINDS_DIR = Path(__file__).parent.parent / "auditor" / "kinds"
 
 
 def _page(name: str) -> str:
@@ -27,7 +27,7 @@ def _page(name: str) -> str:
 
 
 def test_every_rule_module_defines_one_rule_with_its_metadata() -> None:
-    modules = {p.stem for p in RULES_DIR.glob("*.py")} - {"__init__", "base"}
+    modules = {p.stem for p in KINDS_DIR.glob("*/rules/*.py")} - {"__init__"}
     assert {r.id.replace("-", "_") for r in REGISTRY} == modules
     for rule in REGISTRY:
         assert rule.title and rule.remediation and (rule.kinds or rule.resource_type), rule.id

@@ -26,8 +26,8 @@ from auditor.deliver.chat import split_by_tag
 from auditor.deliver.mail import message_files, owner_file_part, split_by_owner, write_messages
 from auditor.emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
-from auditor.kinds.jobs import KIND as JOBS
-from auditor.kinds.workspaces import KIND as WORKSPACES
+from auditor.kinds.jobs.kind import KIND as JOBS
+from auditor.kinds.workspaces.kind import KIND as WORKSPACES
 from auditor.models import AuditReport
 from auditor.pipeline import AuditOutcome
 from auditor.tasks.audit import deliver_outcome, execute_audit
@@ -341,7 +341,7 @@ def test_denied_list_tags_is_one_error_and_no_further_call() -> None:
     stops the reading with one error, and what was read stands."""
     from botocore.stub import Stubber
 
-    from auditor.discover.jobs import read_tags
+    from auditor.kinds.jobs.discover import read_tags
 
     arn = "arn:aws:sagemaker:us-east-1:123456789012:training-job/{}".format
     client = boto3.client("sagemaker", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")

@@ -11,13 +11,13 @@ import pytest
 from botocore.stub import Stubber
 
 from auditor.analyse.rules import evaluate_collection
-from auditor.analyse.workspaces import studio_app_cost
 from auditor.catalog import load_catalog
 from auditor.collect.session import RegionAccessError
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
-from auditor.discover.studio import discover_studio
-from auditor.kinds.workspaces import WorkspacesAssessment
+from auditor.kinds.workspaces.costs import studio_app_cost
+from auditor.kinds.workspaces.discover_studio import discover_studio
+from auditor.kinds.workspaces.kind import WorkspacesAssessment
 from helpers import NOW
 
 DOMAIN = "d-abc123"

@@ -15,9 +15,9 @@ from auditor.catalog import load_catalog
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
-from auditor.discover.endpoints import ConfigCache, MemoryConfigCache
 from auditor.emulator.fleet import ab_leftover_and_shadow_test, seed_fleet
 from auditor.emulator.server import ACCOUNT_ID
+from auditor.kinds.endpoints.discover import ConfigCache, MemoryConfigCache
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict
 from conftest import seeded_emulator, utc_now

@@ -20,11 +20,11 @@ from typer.testing import CliRunner
 
 from auditor.catalog import load_catalog
 from auditor.config import AuditConfig
+from auditor.kinds.workspaces.change import LOW_RISK_IDLE_DAYS, delete_app_details
+from auditor.kinds.workspaces.models import StudioApp, StudioAppCost
 from auditor.recommend.plans import build_plans
 from auditor.report.change_text import render_change
 from auditor.report.document import plan_to_dict
-from auditor.workspaces import StudioApp, StudioAppCost
-from auditor.workspaces_change import LOW_RISK_IDLE_DAYS, delete_app_details
 from conftest import audit_json
 from helpers import NOW
 from test_studio import DOMAIN
@@ -136,8 +136,8 @@ def test_a_domain_without_idle_shutdown_gets_an_update_domain_that_keeps_its_oth
 
 
 def test_idle_shutdown_copies_the_other_settings_and_stays_within_what_users_may_set() -> None:
-    from auditor.workspaces import StudioDomain
-    from auditor.workspaces_change import idle_shutdown_details
+    from auditor.kinds.workspaces.change import idle_shutdown_details
+    from auditor.kinds.workspaces.models import StudioDomain
 
     settings = {"DefaultResourceSpec": {"InstanceType": "ml.t3.medium"}, "LifecycleConfigArns": [
         "arn:aws:sagemaker:us-east-1:123456789012:studio-lifecycle-config/setup"],

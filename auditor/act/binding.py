@@ -23,15 +23,15 @@ from collections.abc import Callable
 from typing import Any
 
 from auditor.act.plan import PlanToApply
-from auditor.analyse.rules.no_queue_alarm import AGE_METRIC, STRANDED_METRIC
-from auditor.analyse.rules.off_hours import UNIVERSAL_TARGET
-from auditor.analyse.rules.off_hours import _name as schedule_name
 from auditor.config import ApplyConfig
+from auditor.kinds.endpoints.rules.no_queue_alarm import AGE_METRIC, STRANDED_METRIC
+from auditor.kinds.endpoints.rules.off_hours import UNIVERSAL_TARGET
+from auditor.kinds.endpoints.rules.off_hours import _name as schedule_name
+from auditor.kinds.workspaces.change import IDLE_SETTING_KEYS
 from auditor.models import ApiCall
 from auditor.recommend.change import CREATE_CONFIG_FIELDS, LEAVES_INSTANCES, SCALABLE_DIMENSION, resource_name
 from auditor.recommend.change import _autoscaling_calls as autoscaling_calls
 from auditor.report.render import one_line
-from auditor.workspaces_change import IDLE_SETTING_KEYS
 
 # The operations each resource type's plans make (APPLY_OPERATIONS by resource type).
 OPERATIONS_BY_TYPE: dict[str, frozenset[tuple[str, str]]] = {

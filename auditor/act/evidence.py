@@ -144,7 +144,7 @@ def _hour_of_week(moment: datetime) -> int:
 
 
 def endpoint_since(since: Since) -> str | None:
-    from auditor.analyse.rules.idle import RULE as IDLE
+    from auditor.kinds.endpoints.rules.idle import RULE as IDLE
 
     plan = since.plan
     off = off_hours_of_week(plan)
@@ -193,8 +193,8 @@ def _vcpus(plan: PlanToApply, variant: str) -> float:
 
 
 def cluster_since(since: Since) -> str | None:
-    from auditor.analyse.rules.hyperpod_idle_nodes import RULE as HYPERPOD_IDLE
     from auditor.kinds.hyperpod.metrics import CPU, GPU, NAMESPACE
+    from auditor.kinds.hyperpod.rules.hyperpod_idle_nodes import RULE as HYPERPOD_IDLE
 
     plan = since.plan
     calls = plan.calls_of("sagemaker", "BatchDeleteClusterNodes")

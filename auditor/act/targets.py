@@ -32,7 +32,7 @@ import botocore.exceptions
 from auditor.act.binding import named_components, observed_refusal
 from auditor.act.plan import ApplyFailed, ApplyRefused, PlanToApply
 from auditor.collect.session import THROTTLING_CODES, AwsClients, describe_client_error
-from auditor.discover.studio import IDLE_SETTING_APPS, idle_minutes
+from auditor.kinds.workspaces.discover_studio import IDLE_SETTING_APPS, idle_minutes
 from auditor.recommend.change import SCALABLE_DIMENSION
 from auditor.report.render import one_line
 
@@ -579,7 +579,7 @@ class ClusterTarget(Target):
         return outcome, message
 
 
-# The keys of IdleSettings an idle-shutdown plan sets (auditor/workspaces_change.py); every other
+# The keys of IdleSettings an idle-shutdown plan sets (auditor/kinds/workspaces/change.py); every other
 # setting of the app type is copied as DescribeDomain answered it for the audit.
 _IDLE_SWITCH = ("LifecycleManagement", "IdleTimeoutInMinutes")
 

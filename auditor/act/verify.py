@@ -57,7 +57,7 @@ class Evidence:
 
 def evidence_of(report: AuditReport) -> Evidence:
     from auditor.kinds.hyperpod.kind import KIND as HYPERPOD
-    from auditor.kinds.workspaces import KIND as WORKSPACES
+    from auditor.kinds.workspaces.kind import KIND as WORKSPACES
 
     workspaces = WORKSPACES.section(report)
     hyperpod = report.sections.get(HYPERPOD.key)
@@ -178,7 +178,7 @@ def _nodes_done(change: AppliedChange, evidence: Evidence) -> bool:
 
 def _idle_shutdown_done(change: AppliedChange, evidence: Evidence) -> bool:
     """The domain the run described has idle shutdown on for each app type the change set."""
-    from auditor.discover.studio import IDLE_SETTING_APPS
+    from auditor.kinds.workspaces.discover_studio import IDLE_SETTING_APPS
 
     domain = (evidence.domains or {}).get((change.account_id, change.region, change.endpoint))
     if domain is None:

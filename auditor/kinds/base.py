@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from auditor.catalog import Catalog
     from auditor.collect.session import AwsClients
     from auditor.config import AuditConfig
-    from auditor.discover.endpoints import ConfigCache
+    from auditor.kinds.endpoints.discover import ConfigCache
     from auditor.models import AuditReport
     from auditor.pipeline.limits import RunLimits
     from auditor.pipeline.progress import Progress

@@ -20,8 +20,8 @@ from auditor.analyse.rules import judge
 from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
-from auditor.discover.endpoints import ConfigCache, MemoryConfigCache
 from auditor.kinds.base import KindResult, RegionScope, unreachable
+from auditor.kinds.endpoints.discover import ConfigCache, MemoryConfigCache
 from auditor.kinds.registry import KINDS
 from auditor.models import (
     AccountInfo,

@@ -26,6 +26,8 @@ from dataclasses import replace
 
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.jobs.change import job_change
+from auditor.kinds.jobs.risk import JobCost, job_risk
 from auditor.models import (
     AutoscalingProposal,
     Change,
@@ -47,8 +49,6 @@ from auditor.models import (
 )
 from auditor.recommend.change import build_change, plan_id, scaling_risk
 from auditor.recommend.demand import minimum_instances
-from auditor.recommend.job_change import job_change
-from auditor.recommend.job_risk import JobCost, job_risk
 from auditor.recommend.packing import HostedCopies, hosted_copies
 from auditor.recommend.risk import assess, exceeds_capacity, load_test_request, unreplayed_risk
 from auditor.recommend.rule_changes import change_from_details, risk_from_details

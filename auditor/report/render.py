@@ -25,7 +25,7 @@ from rich.text import Text
 
 from auditor.analyse.rules.base import period_label
 from auditor.analyse.usage import format_duration
-from auditor.kinds.jobs import KIND as JOBS
+from auditor.kinds.jobs.kind import KIND as JOBS
 from auditor.kinds.registry import KINDS
 from auditor.models import AuditReport
 from auditor.report.chart import utilisation_chart_png

@@ -26,7 +26,6 @@ from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Any
 
-from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
 from auditor.analyse.rules.base import (
     AnyRule,
     CollectionRule,
@@ -39,18 +38,25 @@ from auditor.analyse.rules.base import (
 )
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.models import Endpoint, Finding, ResourceKind
+
+
+def _rule_packages() -> list[str]:
+    # Each kind's rules live in its package, `auditor/kinds/<kind>/rules/`.
+    kinds = importlib.import_module("auditor.kinds")
+    return [f"auditor.kinds.{m.name}.rules" for m in pkgutil.iter_modules(kinds.__path__) if m.ispkg]
 
 
 def _discover() -> tuple[AnyRule, ...]:
     rules: list[AnyRule] = []
-    for module in pkgutil.iter_modules(__path__):
-        if module.name == "base":
-            continue
-        rule = getattr(importlib.import_module(f"{__name__}.{module.name}"), "RULE", None)
-        if not isinstance(rule, GateRule | EndpointRule | VariantRule | CollectionRule):
-            raise TypeError(f"{__name__}.{module.name} defines no RULE")
-        rules.append(rule)
+    for package_name in _rule_packages():
+        package = importlib.import_module(package_name)
+        for module in pkgutil.iter_modules(package.__path__):
+            rule = getattr(importlib.import_module(f"{package_name}.{module.name}"), "RULE", None)
+            if not isinstance(rule, GateRule | EndpointRule | VariantRule | CollectionRule):
+                raise TypeError(f"{package_name}.{module.name} defines no RULE")
+            rules.append(rule)
     ids = [r.id for r in rules]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from auditor import schema
-from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.models import (
     Finding,
     Proposal,

@@ -57,7 +57,7 @@ def price_lookup(catalog: Catalog) -> PriceLookup:
 
 def _settings(scope: RegionScope) -> tuple[float, float]:
     """The rule's [rules.hyperpod-idle-nodes] settings the clusters are assessed with (its module,
-    auditor/analyse/rules/hyperpod_idle_nodes.py, declares them and their bounds)."""
+    auditor/kinds/hyperpod/rules/hyperpod_idle_nodes.py, declares them and their bounds)."""
     settings = scope.config.rules.get(RULE_ID)
     return (float(getattr(settings, "idle_ceiling_percent", DEFAULT_IDLE_CEILING_PERCENT)),
             float(getattr(settings, "min_coverage", DEFAULT_MIN_COVERAGE)))

@@ -1,0 +1,83 @@
+"""component-packing: a variant whose inference components reserve little of its instances, so
+their copies fit on fewer instances of the same type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
+from auditor.config import AuditConfig
+from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.pricing_steps import price_fewer_instances
+from auditor.models import CountProposal, Finding, ResourceKind, Severity
+from auditor.recommend.demand import minimum_instances
+from auditor.recommend.packing import (
+    copies_per_instance,
+    instances_to_hold,
+    on_variant,
+    placements,
+    reserved_share,
+)
+from auditor.schema import setting
+
+
+@dataclass(frozen=True)
+class PackingSettings(RuleSettings):
+    max_reserved_percent: float = setting(50.0, "judged when every resource is reserved under this share",
+                                          above=0, maximum=100)
+
+
+def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditConfig) -> Finding | None:
+    hosted = on_variant(assessment.components, va.variant.name)
+    count = va.variant.instance_count
+    if not hosted or va.shape is None or count < 2:
+        return None
+    placed = placements(hosted)
+    if placed is None:
+        return None
+    settings: PackingSettings = settings_of(RULE, config)
+    shares = reserved_share(placed, va.shape, count)
+    if not shares or max(shares.values()) >= settings.max_reserved_percent:
+        return None
+    packed = instances_to_hold(placed, va.shape)
+    if packed is None:
+        return None
+    floor = minimum_instances(count, config.recommend)
+    needed = max(packed, floor)
+    if needed >= count:
+        return None
+    per_instance = {p.name: copies_per_instance(p.per_copy, va.shape) for p in placed}
+    copies = sum(p.copies for p in placed)
+    reserved = ", ".join(f"{'GPU' if k == 'gpu' else k} {v:g}%" for k, v in shares.items())
+    fit = ", ".join(f"{name}: {n} per instance" for name, n in per_instance.items())
+    return RULE.finding(
+        assessment.endpoint, va.variant.name,
+        f"{len(placed)} inference component(s) reserve {reserved} of the {count} x {va.variant.instance_type}: "
+        f"their {copies} copies fit on {needed} ({fit})",
+        {
+            "current_count": count,
+            "needed_count": needed,
+            "packed_count": packed,
+            "minimum_count": floor,
+            "reserved_percent": shares,
+            "max_reserved_percent": settings.max_reserved_percent,
+            "components": {p.name: {"copies": p.copies, "per_copy": p.per_copy.as_dict(),
+                                    "copies_per_instance": per_instance[p.name]} for p in placed},
+        },
+        proposal=CountProposal(needed),
+    )
+
+
+RULE = VariantRule(
+    id="component-packing",
+    title="Inference components leave most of their instances unreserved",
+    severity=Severity.MEDIUM,
+    remediation="Lower the variant's instance count (or its managed instance scaling MaxInstanceCount) so "
+                "that the component copies share fewer instances.",
+    docs="https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-deploy-models.html",
+    kinds=frozenset({ResourceKind.REAL_TIME}),
+    settings=PackingSettings,
+    threshold_field="max_reserved_percent",
+    check=check,
+    price=price_fewer_instances,
+)

@@ -1,0 +1,1 @@
+"""The jobs kind's rules, one module each defining `RULE`; the rule registry finds them."""

@@ -1,0 +1,1 @@
+"""The workspaces kind's rules, one module each defining `RULE`; the rule registry finds them."""
