@@ -461,7 +461,7 @@ def test_wait_minutes_governs_where_it_is_longer_or_no_deployment_is_set(fleet: 
     """A longer [apply] wait_minutes is kept; an UpdateEndpoint without a DeploymentConfig (a
     serverless plan: SageMaker's default update) waits [apply] wait_minutes."""
     from auditor.act.plan import parse_plan
-    from auditor.act.targets import deployment_wait
+    from auditor.kinds.endpoints.target import deployment_wait
 
     plan = stored_plan(fleet, "image-tagger")
     assert deployment_wait(parse_plan(plan), 90.0) == (90.0, "[apply] wait_minutes")

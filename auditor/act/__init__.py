@@ -7,6 +7,10 @@ every guard (auditor.act.guards) has passed, journaled before the first call and
 the new config (or rolled back); what a failure removed is put back (auditor.act.restore) and what it
 left is named or cleaned up (auditor.act.cleanup). The next audit run checks that the endpoint now
 has the new shape (auditor.act.verify).
+
+What differs per resource type is its kind's (auditor/kinds/<kind>/target.py, binding.py,
+evidence.py, verify.py), found through auditor.kinds.registry; the pieces they are made of are the
+write core's (auditor.write). Nothing here names a kind.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ APPLY_OPERATIONS: frozenset[tuple[str, str]] = frozenset({
     ("sagemaker", "BatchDeleteClusterNodes"),  # a HyperPod group's idle nodes, by id
     ("sagemaker", "UpdateDomain"),  # a Studio domain's idle shutdown turned on
 })
-# What apply itself reads: who it is, the resource's state and tags (the guards; auditor.act.targets),
+# What apply itself reads: who it is, the resource's state and tags (the guards; the kinds' targets),
 # the alarms a blue/green deployment rolls back on, the resource while it waits, and what the calls
 # created, read back (auditor.act.readback).
 APPLY_READS: frozenset[tuple[str, str]] = frozenset({

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from auditor.models import AuditReport
     from auditor.pipeline.limits import RunLimits
     from auditor.pipeline.progress import Progress
+    from auditor.write.binding import CallBinding
+    from auditor.write.evidence import EvidenceCheck
+    from auditor.write.target import Target
+    from auditor.write.verify import ResourceKey, Verifier
 
 SectionT = TypeVar("SectionT")
 
@@ -130,6 +134,21 @@ class ResourceKind(Generic[SectionT]):
     price_uses: Callable[[SectionT], Iterable[ResourcePrice]] = lambda _section: ()
     # Templates for its part of the HTML, text and Markdown reports (they read `doc[key]`).
     templates: dict[str, str] = field(default_factory=dict)  # format ("html", "text", "markdown") -> name
+    # Its write side, by the plan's resource_type (none: apply changes none of its resources); each
+    # in the kind's package (target.py, binding.py, evidence.py, verify.py), read by auditor.act
+    # through auditor.kinds.registry:
+    # how apply reads the resource, tells it unchanged since the audit, and waits for the change;
+    targets: Mapping[str, Target] = field(default_factory=dict)
+    # the operations its plans make, what each call must name and may do;
+    bindings: Mapping[str, CallBinding] = field(default_factory=dict)
+    # which operations make a plan destructive, and how its activity since the audit is read first;
+    evidence: Mapping[str, EvidenceCheck] = field(default_factory=dict)
+    # what the next run checks to call an applied change done, and what a run saw of each type
+    # (keyed by account, region and name; None: the run did not audit the type).
+    verifiers: Mapping[str, Verifier] = field(default_factory=dict)
+    seen: Callable[[AuditReport], Mapping[str, Mapping[ResourceKey, Any] | None]] = lambda _report: {}
+    # Resource types whose change is the next run's request (a job's settings): apply never makes it.
+    next_run_types: frozenset[str] = frozenset()
 
     def section(self, report: AuditReport) -> SectionT:
         """This kind's merged section of a report (its empty section when it was not audited)."""

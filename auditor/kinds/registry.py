@@ -1,16 +1,25 @@
 """The registered resource kinds: every module (or package with a `kind` module) in `auditor.kinds`
 that defines `KIND`, in their declared order. Nothing else lists the kinds: the pipeline, the JSON
-and rendered reports, routing and the IAM policy test read this tuple."""
+and rendered reports, routing and the IAM policy test read this tuple, and apply (auditor.act)
+finds each resource type's write side here (target_for, binding_for, evidence_for, verifier_for,
+runs_next)."""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import auditor.kinds
 from auditor.kinds.base import Audience, AudienceOf, Owned, ResourceKind
 from auditor.models import AuditReport
+
+if TYPE_CHECKING:
+    from auditor.write.binding import CallBinding
+    from auditor.write.evidence import EvidenceCheck
+    from auditor.write.target import Target
+    from auditor.write.verify import ResourceKey, Verifier
 
 _NOT_KINDS = {"base", "registry"}
 
@@ -61,3 +70,57 @@ def sections_of(report: AuditReport, audience_of: AudienceOf, audience: Audience
 def monthly_cost_by_kind(report: AuditReport) -> dict[str, float | None]:
     """Each audited kind's monthly cost (None: not known whole), in the kinds' order."""
     return {k.key: k.monthly_cost(k.section(report), report.window) for k in KINDS if k.key in report.sections}
+
+
+# --- the write side: apply (auditor.act) finds each resource type's parts here, never in a kind ---
+
+
+def _by_type(part: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for kind in KINDS:
+        for resource_type, value in getattr(kind, part).items():
+            if resource_type in found:
+                raise ValueError(f"resource type {resource_type} has {part} in two kinds")
+            found[resource_type] = value
+    return found
+
+
+TARGETS: dict[str, Target] = _by_type("targets")
+BINDINGS: dict[str, CallBinding] = _by_type("bindings")
+EVIDENCE: dict[str, EvidenceCheck] = _by_type("evidence")
+VERIFIERS: dict[str, Verifier] = _by_type("verifiers")
+NEXT_RUN_TYPES: frozenset[str] = frozenset().union(*(k.next_run_types for k in KINDS))
+
+
+def target_for(resource_type: str) -> Target | None:
+    """How apply reads, checks and waits for a resource of this type; None: apply does not change it."""
+    return TARGETS.get(resource_type)
+
+
+def binding_for(resource_type: str) -> CallBinding | None:
+    """The calls this type's plans make and what each must name and may do."""
+    return BINDINGS.get(resource_type)
+
+
+def evidence_for(resource_type: str) -> EvidenceCheck | None:
+    """The fresh evidence read before a destructive plan of this type; None: none is read."""
+    return EVIDENCE.get(resource_type)
+
+
+def verifier_for(resource_type: str) -> Verifier | None:
+    """What the next run checks to call an applied change of this type done."""
+    return VERIFIERS.get(resource_type)
+
+
+def runs_next(resource_type: str) -> bool:
+    """Whether this type's change is the next run's request (a job's): apply never makes it."""
+    return resource_type in NEXT_RUN_TYPES
+
+
+def seen_by_type(report: AuditReport) -> dict[str, Mapping[ResourceKey, Any] | None]:
+    """What the run saw of each resource type the kinds verify (None: not audited)."""
+    seen: dict[str, Mapping[ResourceKey, Any] | None] = {}
+    for kind in KINDS:
+        seen.update(kind.seen(report))
+    return seen
+

@@ -30,10 +30,14 @@ from auditor.kinds.base import (
 from auditor.kinds.endpoints.alarms import discover_alarms
 from auditor.kinds.endpoints.assessment import EndpointFleet, assess_components, assess_endpoint
 from auditor.kinds.endpoints.autoscaling import discover_autoscaling, variant_resource_id
+from auditor.kinds.endpoints.binding import BINDING
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
 from auditor.kinds.endpoints.discover import ConfigCache, discover_endpoints
 from auditor.kinds.endpoints.enhanced import EnhancedSeries, enhanced_queries
+from auditor.kinds.endpoints.evidence import EVIDENCE
 from auditor.kinds.endpoints.promql import PromQLClient, collect_placement
+from auditor.kinds.endpoints.target import TARGETS
+from auditor.kinds.endpoints.verify import VERIFIERS, seen
 from auditor.models import (
     AuditError,
     AutoScaling,
@@ -434,4 +438,9 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
     only=only,
     price_uses=price_uses,
     monthly_cost=monthly_cost,
+    targets=TARGETS,
+    bindings={"endpoint": BINDING},
+    evidence=EVIDENCE,
+    verifiers=VERIFIERS,
+    seen=seen,
 )

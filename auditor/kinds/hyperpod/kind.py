@@ -15,8 +15,10 @@ from auditor.collect.plan import MetricSpec, SeriesQuery
 from auditor.collect.session import RegionAccessError
 from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind, ResourcePrice
 from auditor.kinds.hyperpod import IAM_ACTIONS
+from auditor.kinds.hyperpod.binding import BINDING
 from auditor.kinds.hyperpod.cost import PriceLookup
 from auditor.kinds.hyperpod.discover import discover_clusters
+from auditor.kinds.hyperpod.evidence import EVIDENCE
 from auditor.kinds.hyperpod.idle import (
     DEFAULT_IDLE_CEILING_PERCENT,
     DEFAULT_MIN_COVERAGE,
@@ -27,6 +29,8 @@ from auditor.kinds.hyperpod.idle import (
 from auditor.kinds.hyperpod.metrics import NAMESPACE, STAT, NodeSeries, list_node_metrics, match_node_series, summarise
 from auditor.kinds.hyperpod.models import Cluster
 from auditor.kinds.hyperpod.report import assessment_json
+from auditor.kinds.hyperpod.target import TARGETS
+from auditor.kinds.hyperpod.verify import VERIFIERS, seen
 from auditor.models import AuditError, CollectionStats, Window
 
 RESOURCE_TYPE = "hyperpod-cluster"  # what its findings and plans are about
@@ -182,4 +186,9 @@ KIND: ResourceKind[HyperPodSection] = ResourceKind(
     price_uses=price_uses,
     monthly_cost=monthly_cost,
     templates={"html": "kind_hyperpod.html.j2", "text": "kind_hyperpod.txt.j2", "markdown": "kind_hyperpod.md.j2"},
+    targets=TARGETS,
+    bindings={RESOURCE_TYPE: BINDING},
+    evidence=EVIDENCE,
+    verifiers=VERIFIERS,
+    seen=seen,
 )

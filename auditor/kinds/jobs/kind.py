@@ -18,6 +18,7 @@ from auditor.collect.session import RegionAccessError
 from auditor.config import AuditConfig
 from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind, ResourcePrice
 from auditor.kinds.jobs.analysis import build_experiments, job_series, job_utilisation, training_cost, transform_cost
+from auditor.kinds.jobs.change import OPERATIONS as RUN_REQUESTS
 from auditor.kinds.jobs.discover import discover_jobs, read_tags
 from auditor.kinds.jobs.discover_processing import discover_processing_jobs
 from auditor.kinds.jobs.metrics import (
@@ -325,4 +326,6 @@ KIND: ResourceKind[JobsSection] = ResourceKind(
     price_uses=price_uses,
     monthly_cost=monthly_cost,
     templates={"html": "kind_jobs.html.j2", "text": "kind_jobs.txt.j2", "markdown": "kind_jobs.md.j2"},
+    # A job's change is the next run's request (audit plans show ID --as cli): apply never starts a job.
+    next_run_types=frozenset(RUN_REQUESTS),
 )

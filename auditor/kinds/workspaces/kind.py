@@ -20,10 +20,14 @@ from auditor.kinds.base import (
     ResourcePrice,
     unreachable,
 )
+from auditor.kinds.workspaces.binding import BINDINGS
 from auditor.kinds.workspaces.costs import notebook_cost, storage_prices, studio_app_cost
 from auditor.kinds.workspaces.discover_notebooks import discover_notebooks
 from auditor.kinds.workspaces.discover_studio import discover_studio
+from auditor.kinds.workspaces.evidence import EVIDENCE
 from auditor.kinds.workspaces.models import NotebookCost, StudioAppCost, StudioDomain, StudioSpace, WorkspacesSection
+from auditor.kinds.workspaces.target import TARGETS
+from auditor.kinds.workspaces.verify import VERIFIERS, seen
 from auditor.models import AuditError, Window
 from auditor.prices.parse import studio_usage
 from auditor.report.values import iso, iso_or_none
@@ -224,4 +228,9 @@ KIND: ResourceKind[WorkspacesSection | None] = ResourceKind(
     monthly_cost=monthly_cost,
     templates={"html": "kind_workspaces.html.j2", "text": "kind_workspaces.txt.j2",
                "markdown": "kind_workspaces.md.j2"},
+    targets=TARGETS,
+    bindings=BINDINGS,
+    evidence=EVIDENCE,
+    verifiers=VERIFIERS,
+    seen=seen,
 )
