@@ -15,6 +15,10 @@ write core's (auditor.write). Nothing here names a kind.
 
 from __future__ import annotations
 
+# The tag that opts a resource in (besides [apply] resources and endpoints) is the write core's, so
+# the kinds and the change builders below apply read it too.
+from auditor.write import OPT_IN_TAG as OPT_IN_TAG
+
 # The write calls a plan's change may make, as (botocore service, operation): the change builders'
 # operations must be a subset, and deploy/iam-apply-policy.json allows exactly these and APPLY_READS.
 APPLY_OPERATIONS: frozenset[tuple[str, str]] = frozenset({
@@ -71,8 +75,6 @@ APPLY_AUTHORIZED_ALSO: frozenset[str] = frozenset({
     # PutMetricAlarm.Tags, "you must be signed on with both ... PutMetricAlarm and ... TagResource".
     "cloudwatch:TagResource",
 })
-# The tag that opts an endpoint in (besides [apply] endpoints).
-OPT_IN_TAG = ("auditor:apply", "allowed")
 
 
 def apply_policy_actions() -> set[str]:
