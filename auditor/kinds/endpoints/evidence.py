@@ -45,6 +45,7 @@ def _hour_of_week(moment: datetime) -> int:
 
 
 def endpoint_since(since: Since) -> str | None:
+    # The idle rule's ceiling, as the audit's verdict used it (the rules import the kind: read at call time).
     from auditor.kinds.endpoints.rules.idle import RULE as IDLE
 
     plan = since.plan
@@ -52,7 +53,7 @@ def endpoint_since(since: Since) -> str | None:
     period = OFF_HOURS_PERIOD_SECONDS if off is not None else PERIOD_SECONDS
     variants = [str(v.get("VariantName")) for v in since.observed.described.get("ProductionVariants") or []]
     queries = [query("backlog", "AWS/SageMaker", "ApproximateBacklogSize", {"EndpointName": plan.endpoint},
-                      "Maximum", period)]
+                     "Maximum", period)]
     for index, variant in enumerate(variants):
         named = {"EndpointName": plan.endpoint, "VariantName": variant}
         queries += [query(f"inv{index}", "AWS/SageMaker", "Invocations", named, "Sum", period),

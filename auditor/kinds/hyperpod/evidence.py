@@ -15,6 +15,8 @@ from auditor.write.target import ERRORS
 
 
 def cluster_since(since: Since) -> str | None:
+    # The rule's idle ceiling, as the audit's verdict used it (the rule imports kind.py, which lists
+    # this check: read at call time).
     from auditor.kinds.hyperpod.rules.hyperpod_idle_nodes import RULE as HYPERPOD_IDLE
 
     plan = since.plan
