@@ -76,13 +76,14 @@ def account_refusal(plan: PlanToApply, caller_account: str) -> str | None:
 def resource_refusal(plan: PlanToApply, config: ApplyConfig, observed: Observed, tags: dict[str, str]) -> str | None:
     """Why the resource as it is now must not be changed, or None."""
     target = target_for(plan.resource_type)
-    changed = target.changed(plan, observed) if target else f"apply does not change a {one_line(plan.resource_type)}"
+    if target is None:
+        return f"apply does not change a {one_line(plan.resource_type)}"
+    changed = target.changed(plan, observed)
     if changed:
         return changed
     key, value = OPT_IN_TAG
-    patterns = (*config.resources, *(config.endpoints if plan.resource_type == "endpoint" else ()))
+    patterns, listed = target.opt_in_patterns(config)
     if tags.get(key) != value and not any(fnmatch.fnmatchcase(plan.endpoint, p) for p in patterns):
-        listed = "[apply] endpoints or [apply] resources" if plan.resource_type == "endpoint" else "[apply] resources"
         return f"{plan_noun(plan)} is not opted in: tag it {key}={value} or list it in {listed}"
     return None
 

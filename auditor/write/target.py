@@ -18,6 +18,7 @@ from typing import Any
 import botocore.exceptions
 
 from auditor.collect.session import THROTTLING_CODES, AwsClients, describe_client_error
+from auditor.config import ApplyConfig
 from auditor.text import one_line
 from auditor.write.plan import ApplyFailed, ApplyRefused, PlanToApply
 
@@ -81,6 +82,11 @@ class Target(ABC):
     def described(self, plan: PlanToApply, operation: str, call: Callable[[], Any]) -> dict[str, Any]:
         """A SageMaker Describe call's answer, as a dict (`read`)."""
         return dict(self.read(plan, operation, call))
+
+    def opt_in_patterns(self, config: ApplyConfig) -> tuple[tuple[str, ...], str]:
+        """The name patterns that opt a resource of this type in besides the tag, and the settings
+        they come from, as a refusal names them."""
+        return config.resources, "[apply] resources"
 
     def plan_problem(self, plan: PlanToApply) -> str | None:
         """What the plan lacks for this type (read from the plan alone), or None."""

@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from auditor.collect.session import AwsClients
+from auditor.config import ApplyConfig
 from auditor.kinds.endpoints.binding import named_components, observed_refusal
 from auditor.recommend.change import SCALABLE_DIMENSION
 from auditor.text import one_line
@@ -148,6 +149,9 @@ class EndpointTarget(Target):
 
     noun = "endpoint"
     in_progress: frozenset[str] = frozenset({"Updating", "SystemUpdating", "RollingBack", "Creating"})
+
+    def opt_in_patterns(self, config: ApplyConfig) -> tuple[tuple[str, ...], str]:
+        return (*config.resources, *config.endpoints), "[apply] endpoints or [apply] resources"
 
     def plan_problem(self, plan: PlanToApply) -> str | None:
         if plan.calls_of("sagemaker", "UpdateEndpoint") and plan.target_config is None:
