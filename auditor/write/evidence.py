@@ -50,6 +50,8 @@ class EvidenceCheck:
 
     destructive: frozenset[str]
     since: Callable[[Since], str | None]
+    # The calls `since` makes, as (botocore service, operation): in apply's IAM policy.
+    reads: frozenset[tuple[str, str]] = frozenset()
 
 
 def metric_data(since: Since, queries: list[dict[str, Any]]) -> dict[str, list[tuple[datetime, float]]]:

@@ -66,6 +66,9 @@ class Target(ABC):
     # The statuses a change of this type is still going in (a deployment, an update): nothing else
     # is changed on the resource meanwhile.
     in_progress: frozenset[str] = frozenset()
+    # The calls it reads the resource with (`observe`, `settle`), as (botocore service, operation):
+    # in apply's IAM policy (auditor.act.APPLY_READS).
+    reads: frozenset[tuple[str, str]] = frozenset()
 
     def named(self, plan: PlanToApply) -> str:
         """The plan's resource as the messages name it: its noun and its name."""

@@ -92,5 +92,6 @@ def _vcpus(plan: PlanToApply, variant: str) -> float:
 
 
 EVIDENCE: dict[str, EvidenceCheck] = {
-    "endpoint": EvidenceCheck(frozenset({"DeleteEndpoint", "CreateSchedule", "PutScheduledAction"}), endpoint_since),
+    "endpoint": EvidenceCheck(frozenset({"DeleteEndpoint", "CreateSchedule", "PutScheduledAction"}), endpoint_since,
+                              reads=frozenset({("cloudwatch", "GetMetricData")})),
 }

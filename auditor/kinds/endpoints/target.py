@@ -149,6 +149,14 @@ class EndpointTarget(Target):
 
     noun = "endpoint"
     in_progress: frozenset[str] = frozenset({"Updating", "SystemUpdating", "RollingBack", "Creating"})
+    reads = frozenset({
+        ("sagemaker", "DescribeEndpoint"),
+        ("sagemaker", "DescribeEndpointConfig"),  # the audited config a copy is held to
+        # the variants' targets and policies, as the plan saw them (drift)
+        ("application-autoscaling", "DescribeScalableTargets"),
+        ("application-autoscaling", "DescribeScalingPolicies"),
+        ("sagemaker", "ListInferenceComponents"),  # the components a plan's call names are the endpoint's
+    })
 
     def opt_in_patterns(self, config: ApplyConfig) -> tuple[tuple[str, ...], str]:
         return (*config.resources, *config.endpoints), "[apply] endpoints or [apply] resources"

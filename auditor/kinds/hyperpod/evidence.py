@@ -52,5 +52,8 @@ def cluster_since(since: Since) -> str | None:
 
 
 EVIDENCE: dict[str, EvidenceCheck] = {
-    "hyperpod-cluster": EvidenceCheck(frozenset({"BatchDeleteClusterNodes"}), cluster_since),
+    # a node's series (Container Insights names them by NodeName: ListMetrics finds them by InstanceId)
+    "hyperpod-cluster": EvidenceCheck(
+        frozenset({"BatchDeleteClusterNodes"}), cluster_since,
+        reads=frozenset({("cloudwatch", "ListMetrics"), ("cloudwatch", "GetMetricData")})),
 }

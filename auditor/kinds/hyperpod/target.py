@@ -17,6 +17,8 @@ class ClusterTarget(Target):
     """HyperPod nodes deleted (BatchDeleteClusterNodes): the group shrinks by those nodes."""
 
     noun = "HyperPod cluster"
+    # its status; the nodes a plan deletes must all still exist
+    reads = frozenset({("sagemaker", "DescribeCluster"), ("sagemaker", "ListClusterNodes")})
 
     @staticmethod
     def _delete(plan: PlanToApply) -> tuple[str, list[str]]:

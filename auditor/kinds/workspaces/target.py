@@ -25,6 +25,7 @@ class NotebookTarget(Target):
     """A notebook instance stopped (StopNotebookInstance): its volume and files are kept."""
 
     noun = "notebook instance"
+    reads = frozenset({("sagemaker", "DescribeNotebookInstance")})
 
     @staticmethod
     def audited_type(plan: PlanToApply) -> str | None:
@@ -73,6 +74,7 @@ class StudioAppTarget(Target):
     """A Studio app deleted (DeleteApp): the space (or user profile) and its storage are kept."""
 
     noun = "Studio app"
+    reads = frozenset({("sagemaker", "DescribeApp")})
 
     @staticmethod
     def _keys(plan: PlanToApply) -> dict[str, Any]:
@@ -127,6 +129,7 @@ class StudioDomainTarget(Target):
     JupyterLab and Code Editor apps, each copied as the audit described it, idle shutdown ENABLED)."""
 
     noun = "Studio domain"
+    reads = frozenset({("sagemaker", "DescribeDomain")})  # its status and settings, before and after UpdateDomain
 
     @staticmethod
     def _update(plan: PlanToApply) -> tuple[str, dict[str, dict[str, Any]]]:
