@@ -2,7 +2,8 @@
 
 `plan_refusal` reads only the plan and the config (the dry run says it without credentials);
 `credentials_refusal` that apply has credentials of its own; `resource_refusal` what the resource
-is now (its type's read, its kind's target through auditor.kinds.registry, and its tags, read with apply's credentials).
+is now (its type's read, its kind's target found through auditor.kinds.registry, and its tags, read
+with apply's credentials).
 """
 
 from __future__ import annotations

@@ -123,4 +123,3 @@ def seen_by_type(report: AuditReport) -> dict[str, Mapping[ResourceKey, Any] | N
     for kind in KINDS:
         seen.update(kind.seen(report))
     return seen
-
