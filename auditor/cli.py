@@ -543,7 +543,7 @@ def demo(
     output_dir: Annotated[Path, typer.Option("--output-dir", help="Where the report files go.")] = Path("audit-demo"),
 ) -> None:
     """Run the whole audit against a local AWS emulator seeded with a synthetic fleet."""
-    from auditor.emulator.demo import run_demo
+    from auditor_emulator.demo import run_demo
 
     try:
         check_writable(output_dir / "report.html", "--output-dir")  # before seeding, not after
@@ -560,7 +560,7 @@ def emulator_command(
 ) -> None:
     """Start the bundled AWS emulator with the demo fleet and print the environment that points the AWS SDK
     at it, to try audit run, audit plans and audit apply with your own config before AWS; Ctrl-C stops it."""
-    from auditor.emulator.demo import serve_demo_fleet
+    from auditor_emulator.demo import serve_demo_fleet
 
     stop = threading.Event()
     try:

@@ -28,8 +28,6 @@ from auditor.act.apply import apply_plan
 from auditor.act.plan import ApplyFailed, ApplyRefused
 from auditor.cli import app
 from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
-from auditor.emulator.fleet import demo_fleet, seed_fleet
-from auditor.emulator.server import Emulator
 from auditor.history.store import History
 from auditor.history.weekly import build_digest, iso_week
 from auditor.models import Plan
@@ -37,6 +35,8 @@ from auditor.recommend.change import plan_id, resource_name
 from auditor.report.document import plan_to_dict
 from auditor.report.weekly import render_weekly_text
 from auditor.tasks.audit import deliver_outcome, execute_audit
+from auditor_emulator.fleet import demo_fleet, seed_fleet
+from auditor_emulator.server import Emulator
 from conftest import seeded_emulator, utc_now
 from helpers import live_basis
 

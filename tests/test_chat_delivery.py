@@ -268,7 +268,7 @@ def test_the_empty_instance_plan_and_its_owners_post_carry_the_component_saving(
     an instance fill two of its three ml.g5.12xlarge; the third, hosting no copy, is the saving. The
     plan carries it, and so does its owner's post (it once read "$0/month to save"), through the CLI."""
     from auditor.catalog import HOURS_PER_MONTH, load_catalog
-    from auditor.emulator.fleet import demo_fleet, seed_fleet
+    from auditor_emulator.fleet import demo_fleet, seed_fleet
     from conftest import utc_now
 
     (llm,) = [e for e in demo_fleet() if e.name == "support-llm"]

@@ -17,9 +17,9 @@ from auditor.analyse.rules.base import settings_of
 from auditor.cli import app
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.errors import ConfigError
 from auditor.kinds.endpoints.control import config_for_endpoint
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 from helpers import endpoint
 from test_cli_errors import assert_one_line_error

@@ -13,8 +13,8 @@ from auditor.analyse.rules.base import settings_of
 from auditor.cli import app
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 from helpers import endpoint
 

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.errors import ConfigError
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import seeded_emulator, utc_now
 
 runner = CliRunner()

@@ -26,9 +26,9 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.config_file import load_config
 from auditor.deliver.chat import send_chat_outbox
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.redact import scrub
 from auditor.tasks.scheduler import Scheduler, nightly_job, weekly_job
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import Inbox, utc_now
 
 runner = CliRunner()

@@ -15,11 +15,11 @@ from auditor.catalog import load_catalog
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
-from auditor.emulator.fleet import ab_leftover_and_shadow_test, seed_fleet
-from auditor.emulator.server import ACCOUNT_ID
 from auditor.kinds.endpoints.discover import ConfigCache, MemoryConfigCache
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict
+from auditor_emulator.fleet import ab_leftover_and_shadow_test, seed_fleet
+from auditor_emulator.server import ACCOUNT_ID
 from conftest import seeded_emulator, utc_now
 
 CATALOG = load_catalog()
