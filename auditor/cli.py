@@ -317,8 +317,7 @@ def history_command(
         "--applied", help="List the changes `audit apply` made (who, what, when, outcome) instead of runs.")] = False,
 ) -> None:
     """List recent audit runs with their totals (or, with --applied, the changes applied)."""
-    from auditor.history.store import History, check_history
-    from auditor.tasks.audit import history_path
+    from auditor.history.store import History, check_history, history_path
 
     try:
         config = read_config(config_path)
@@ -584,7 +583,7 @@ class ChangeFormat(enum.StrEnum):
 
 
 def _history_for_plans(config_path: Path | None) -> Path:
-    from auditor.tasks.audit import history_path
+    from auditor.history.store import history_path
 
     path = history_path(read_config(config_path))
     if not path.exists():

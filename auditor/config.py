@@ -240,6 +240,10 @@ PROVISIONING_ALLOWANCE_SECONDS = 2400  # the green fleet's instances start and p
 MIN_DEPLOYMENT_TIMEOUT_SECONDS, MAX_DEPLOYMENT_TIMEOUT_SECONDS = 600, 28800  # SageMaker's bounds
 
 
+# The tag that opts a resource in to `audit apply` (besides [apply] endpoints).
+OPT_IN_TAG = ("auditor:apply", "allowed")
+
+
 @dataclass(frozen=True)
 class ApplyConfig:
     """`audit apply`: the write path, guarded (auditor/act/). Its credentials are its own, never

@@ -57,8 +57,8 @@ def _shown(key: schema.Key, value: Any) -> str:
 def effective_settings(config: AuditConfig, environ: Mapping[str, str] | None = None) -> Iterator[Setting]:
     """Every key of every section and rule, then the environment the audit reads."""
     from auditor.analyse.rules import configurable_rules
+    from auditor.history.store import history_path
     from auditor.pipeline.prices import cache_path
-    from auditor.tasks.audit import history_path
 
     environ = os.environ if environ is None else environ
     flags = dict(config.flags)

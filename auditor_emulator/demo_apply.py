@@ -16,10 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from auditor.act import OPT_IN_TAG
 from auditor.act.apply import apply_plan
 from auditor.act.plan import ApplyFailed, ApplyRefused, load_plan
-from auditor.config import AuditConfig
+from auditor.config import OPT_IN_TAG, AuditConfig
 from auditor.files import write_atomic
 from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week

@@ -28,9 +28,9 @@ from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig, AwsConfig
 from auditor.kinds.endpoints.assessment import assess_endpoint
 from auditor.kinds.endpoints.discover import discover_endpoints
+from auditor.kinds.jobs.analysis import processing_cost
 from auditor.kinds.jobs.discover_processing import discover_processing_jobs
 from auditor.kinds.jobs.kind import with_utilisation
-from auditor.kinds.workspaces.costs import processing_cost
 from auditor.kinds.workspaces.discover_notebooks import discover_notebooks
 from auditor.pipeline import run_audit
 from auditor_emulator.fleet import demo_jobs, seed_fleet, seed_jobs, synthetic_fleet

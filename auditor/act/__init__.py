@@ -67,8 +67,6 @@ APPLY_AUTHORIZED_ALSO: frozenset[str] = frozenset({
     # PutMetricAlarm.Tags, "you must be signed on with both ... PutMetricAlarm and ... TagResource".
     "cloudwatch:TagResource",
 })
-# The tag that opts an endpoint in (besides [apply] endpoints).
-OPT_IN_TAG = ("auditor:apply", "allowed")
 
 
 def apply_policy_actions() -> set[str]:

@@ -27,9 +27,9 @@ from typing import Any
 
 import botocore.exceptions
 
-from auditor.act import OPT_IN_TAG
 from auditor.act.restore import ScalingSnapshot, planned_scaling, restore
 from auditor.collect.session import AwsClients, describe_client_error
+from auditor.config import OPT_IN_TAG
 from auditor.history.store import AppliedChange, History
 from auditor.models import ApiCall
 from auditor.report.render import one_line

@@ -15,11 +15,11 @@ import botocore.model
 import botocore.session
 import botocore.validate
 
-from auditor.act import APPLY_OPERATIONS, OPT_IN_TAG
+from auditor.act import APPLY_OPERATIONS
 from auditor.act.binding import call_refusal, content_refusal
 from auditor.act.plan import PlanToApply
 from auditor.act.targets import JOB_TYPES, TARGETS, Observed, plan_noun
-from auditor.config import ApplyConfig
+from auditor.config import OPT_IN_TAG, ApplyConfig
 from auditor.models import RiskLevel
 from auditor.report.render import one_line
 

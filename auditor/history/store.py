@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 import platformdirs
 
+from auditor.config import AuditConfig
 from auditor.errors import AuditorError
 from auditor.models import AccountInfo, AuditReport, Finding, Resource, VariantUtilization
 from auditor.recommend.wording import advice_text
@@ -288,6 +289,11 @@ class AppliedChange:
 
 def default_history_path() -> Path:
     return Path(platformdirs.user_data_dir("sagemaker-auditor")) / "history.sqlite3"
+
+
+def history_path(config: AuditConfig) -> Path:
+    """The history database [history] path names, or the user's data directory's."""
+    return Path(config.history.path).expanduser() if config.history.path else default_history_path()
 
 
 def fingerprint(rule: str, account_id: str, region: str, endpoint: str, variant: str | None) -> str:

@@ -29,8 +29,7 @@ from dataclasses import replace
 from itertools import zip_longest
 from typing import Any
 
-from auditor.act import OPT_IN_TAG
-from auditor.config import TERMINATION_WAIT_SECONDS, ApplyConfig
+from auditor.config import OPT_IN_TAG, TERMINATION_WAIT_SECONDS, ApplyConfig
 from auditor.models import (
     ApiCall,
     AutoScaling,

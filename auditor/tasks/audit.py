@@ -19,7 +19,7 @@ from auditor.history.store import (
     History,
     HistoryError,
     StoredConfigCache,
-    default_history_path,
+    history_path,
     prepare_history,
 )
 from auditor.models import AuditError, RiskLevel
@@ -64,10 +64,6 @@ def check_writable(path: Path, option: str) -> None:
         raise ConfigError(f"cannot write {option} {path}: {exc.strerror or exc}") from None
     if path.is_dir():
         raise ConfigError(f"cannot write {option} {path}: it is a directory")
-
-
-def history_path(config: AuditConfig) -> Path:
-    return Path(config.history.path).expanduser() if config.history.path else default_history_path()
 
 
 @dataclass(frozen=True)

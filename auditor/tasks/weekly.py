@@ -9,9 +9,8 @@ from pathlib import Path
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError, ConfigError, ProblemLines
 from auditor.files import write_atomic
-from auditor.history.store import History
+from auditor.history.store import History, history_path
 from auditor.history.weekly import Digest, build_digest, iso_week
-from auditor.tasks.audit import history_path
 
 
 @dataclass(frozen=True)

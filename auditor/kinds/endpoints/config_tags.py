@@ -13,9 +13,8 @@ from datetime import UTC, datetime
 
 import botocore.exceptions
 
-from auditor.act import OPT_IN_TAG
 from auditor.collect.session import AwsClients, client_config, describe_client_error
-from auditor.config import AuditConfig
+from auditor.config import OPT_IN_TAG, AuditConfig
 from auditor.errors import AuditorError
 from auditor.recommend.change import settable_tags
 from auditor.report.change_text import CopiedTags

@@ -17,7 +17,14 @@ from auditor.catalog import Catalog
 from auditor.collect.session import RegionAccessError
 from auditor.config import AuditConfig
 from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind, ResourcePrice
-from auditor.kinds.jobs.analysis import build_experiments, job_series, job_utilisation, training_cost, transform_cost
+from auditor.kinds.jobs.analysis import (
+    build_experiments,
+    job_series,
+    job_utilisation,
+    processing_cost,
+    training_cost,
+    transform_cost,
+)
 from auditor.kinds.jobs.discover import discover_jobs, read_tags
 from auditor.kinds.jobs.discover_processing import discover_processing_jobs
 from auditor.kinds.jobs.metrics import (
@@ -28,7 +35,6 @@ from auditor.kinds.jobs.metrics import (
     collect_job_metrics,
     list_job_hosts,
 )
-from auditor.kinds.workspaces.costs import processing_cost
 from auditor.models import (
     AuditError,
     Experiment,
