@@ -190,3 +190,28 @@ def test_send_outbox_with_chat_only_and_nothing_waiting_does_nothing(tmp_path: P
     (tmp_path / "outbox" / "20261130T000000Z-aaaaaaaa.eml").write_bytes(_eml("x"))
     waiting = runner.invoke(app, ["send-outbox", "--config", str(config)])
     assert waiting.exit_code == 1 and "email.sender is required" in waiting.stderr
+
+
+def test_send_outbox_drains_chat_then_mail_and_says_what_each_sent(smtp_server, hooks, monkeypatch,
+                                                                      tmp_path: Path) -> None:
+    controller, inbox = smtp_server
+    url, received, _ = hooks
+    monkeypatch.setenv("AUDIT_SLACK", f"{url}/slack")
+    outbox = tmp_path / "outbox"
+    outbox.mkdir()
+    (outbox / "20261130T000000Z-aaaaaaaa.chat.json").write_text(json.dumps(
+        {"service": "slack", "webhook_env": "AUDIT_SLACK", "label": "default", "payload": {"text": "x"}}))
+    (outbox / "20261130T000000Z-bbbbbbbb.eml").write_bytes(_eml("mail"))
+    (outbox / "20261130T000000Z-cccccccc.eml").mkdir()  # not a message: named, left, the rest still sent
+    config = tmp_path / "auditor.toml"
+    config.write_text(f'[email]\nsender = "a@example.com"\nrecipients = ["b@example.com"]\nsmtp_host = "127.0.0.1"\n'
+                      f'smtp_port = {controller.port}\noutbox_dir = "{outbox}"\n'
+                      '[chat]\nslack_webhook_env = "AUDIT_SLACK"\n')
+    result = runner.invoke(app, ["send-outbox", "--config", str(config)])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[-3:-1] == [f"posted 1 chat message from {outbox}", f"sent 1 message from {outbox}"]
+    assert lines[-1].startswith("error: 20261130T000000Z-cccccccc.eml: not a saved message (")
+    assert lines[-1].endswith("; left in the outbox")
+    assert received == [("/slack", {"text": "x"})] and [m["Subject"] for m in inbox.messages] == ["mail"]
+    assert [p.name for p in outbox.iterdir()] == ["20261130T000000Z-cccccccc.eml"]
