@@ -512,27 +512,33 @@ def send_outbox_command(
     config_path: ConfigOption = None,
 ) -> None:
     """Send the reports and chat posts that could not be sent earlier (saved in the outbox)."""
-    from auditor.deliver.chat import send_chat_outbox
-    from auditor.deliver.mail import outbox_path, send_outbox
+    from auditor.deliver.channel import Channel
+    from auditor.deliver.chat import ChatChannel
+    from auditor.deliver.mail import MailChannel, outbox_of
 
     secrets: list[str] = []
+    sent: list[int] = []
+    errors: list[str] = []
     try:
         config = read_config(config_path)
         secrets = secret_values(config)
-        outbox = outbox_path(config.email)
-        posted, errors = send_chat_outbox(config.chat, outbox)
-        chat_waited = posted + len(errors)
-        # A chat-only setup has no [email] to check: mail is sent when some waits or mail is configured.
-        if not chat_waited or config.email.sender or (outbox.is_dir() and any(outbox.glob("*.eml"))):
-            sent, mail_errors = send_outbox(config.email)
-            errors += mail_errors
-        else:
-            sent = 0
+        outbox = outbox_of(config.email)
+        # Mail last: its line is always printed, even when nothing was sent.
+        channels: tuple[Channel[Any], ...] = (ChatChannel(config.chat), MailChannel(config.email))
+        for channel in channels:
+            # A channel without settings (a chat-only setup's mail) is drained only when some of its messages wait.
+            if not channel.configured and not outbox.waiting(channel):
+                sent.append(0)
+                continue
+            channel.check()
+            drained = outbox.drain(channel)
+            sent.append(drained.sent)
+            errors += drained.errors
     except AuditorError as exc:
         raise fail(*problem_lines(exc), secrets=secrets) from None
-    if posted:
-        typer.echo(f"posted {posted} chat message{'s' if posted != 1 else ''} from {outbox}", err=True)
-    typer.echo(f"sent {sent} message{'s' if sent != 1 else ''} from {outbox_path(config.email)}", err=True)
+    for done, count in zip(channels, sent, strict=True):
+        if count or done is channels[-1]:
+            typer.echo(f"{done.drained_line(count)} from {outbox.directory}", err=True)
     if errors:
         raise fail(*(f"{error}; left in the outbox" for error in errors), secrets=secrets)
 

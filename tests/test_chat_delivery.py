@@ -18,10 +18,11 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.config import AuditConfig, ChatConfig, EmailConfig, HistoryConfig
 from auditor.config_file import parse_config
+from auditor.deliver.channel import Outbox
 from auditor.deliver.chat import (
     OUTBOX_SUFFIX,
+    ChatChannel,
     Summary,
-    send_chat_outbox,
     slack_escape,
     slack_payload,
     teams_escape,
@@ -205,8 +206,8 @@ def test_a_failed_post_waits_in_the_outbox_until_send_outbox(webhooks, env, tmp_
     (saved,) = outbox.glob(f"*{OUTBOX_SUFFIX}")
     assert webhooks.url not in saved.read_text(encoding="utf-8")  # the secret URL is never stored
     # Still failing: left in the outbox, one line names it.
-    sent, errors = send_chat_outbox(config.chat, outbox)
-    assert sent == 0 and "HTTP 500" in errors[0] and saved.exists()
+    drained = Outbox(outbox).drain(ChatChannel(config.chat))
+    assert drained.sent == 0 and "HTTP 500" in drained.errors[0] and saved.exists()
     webhooks.failing.clear()
     # A chat-only setup (no [email] sender) can still run send-outbox.
     result = CliRunner().invoke(app, ["send-outbox", "--config", str(config_file)])
