@@ -670,7 +670,8 @@ def plans_show_command(
     with History(_history_for_plans(config), reading=True) as history:
         plan = history.plan(plan_id)
     if plan is None:
-        raise AuditorError(f"no plan {plan_id!r} in the history database; `audit plans` lists the latest run's plans")
+        raise AuditorError(f"no plan {one_line(plan_id)!r} in the history database; "
+                           "`audit plans` lists the latest run's plans")
     copied_tags = None
     source = copied_config(plan)
     if source is not None and as_ is not ChangeFormat.JSON:
