@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from auditor.analyse.rules import BY_ID, REGISTRY, configurable_rules
 from auditor.analyse.rules.base import Phase, settings_of
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
 from auditor.errors import ConfigError
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
+from auditor.kinds.registry import BY_ID, REGISTRY, configurable_rules
 from helpers import endpoint
 
 DOCS = Path(__file__).parent.parent / "docs"
@@ -60,14 +60,14 @@ def test_docs_config_reference_lists_every_rule_with_its_defaults() -> None:
 def test_every_configurable_rule_parses_its_table_and_honours_skip_endpoints(rule) -> None:
     config = parse_config({"rules": {rule.id: {"enabled": False, "skip_endpoints": ["dev-*"]}}})
     assert settings_of(rule, config).enabled is False
-    skipped, errors = apply_skips(replace(endpoint("dev-model")), config)
+    skipped, errors = apply_skips(replace(endpoint("dev-model")), config, REGISTRY)
     assert errors == [] and rule.id in skipped.skipped_rules
 
 
 @pytest.mark.parametrize("rule", [r for r in configurable_rules() if r.threshold_field], ids=lambda r: r.id)
 def test_every_threshold_tag_sets_its_field(rule) -> None:
     tagged = replace(endpoint("ep"), tags={f"auditor:{rule.id}:threshold": "42"})
-    config, errors = config_for_endpoint(tagged, AuditConfig())
+    config, errors = config_for_endpoint(tagged, AuditConfig(), REGISTRY)
     assert errors == []
     if rule.threshold_field == "thresholds":
         assert config.thresholds.cpu == config.thresholds.memory == 42
