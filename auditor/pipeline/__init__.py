@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from auditor.analyse.rules import Judge
+from auditor.analyse.rules import RuleJudge
 from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
@@ -82,7 +82,7 @@ def run_audit(
         account_clients = entered[board.account].clients
         assert account_clients is not None
         scope = RegionScope(board.account, board.region, config, account_clients, catalog, window, now, limits,
-                            progress, Judge(REGISTRY, catalog, config), board, configs)
+                            progress, RuleJudge(REGISTRY, catalog, config), board, configs)
         results: RegionResult = {}
         board.so_far = results  # the kinds finished, kept if the region is stopped before the others
         for kind in kinds:

@@ -27,7 +27,7 @@ from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding
 
-__all__ = ["Judge", "Phase", "Rule", "discover_rules", "evaluate_collection", "judge_collection",
+__all__ = ["Phase", "Rule", "RuleJudge", "discover_rules", "evaluate_collection", "judge_collection",
            "without_superseded"]
 
 
@@ -75,10 +75,11 @@ def judge_collection(rules: tuple[Rule[Any], ...], assessment: object, catalog: 
 
 
 @dataclass(frozen=True)
-class Judge:
+class RuleJudge:
     """The registered rules (every kind's), bound to a run's catalog and config: a kind's
-    assessment in, its priced findings out. The pipeline gives one to each kind's audit
-    (`RegionScope.judge`); `rules` is there for what names a rule (tags that skip rules)."""
+    assessment in, its priced findings out. The pipeline gives one to each kind's audit as its
+    `RegionScope.judge` (auditor.kinds.base.Judge); `rules` is there for what names a rule (tags
+    that skip rules)."""
 
     rules: tuple[Rule[Any], ...]
     catalog: Catalog
