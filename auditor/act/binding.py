@@ -30,7 +30,7 @@ from auditor.config import ApplyConfig
 from auditor.models import ApiCall
 from auditor.recommend.change import CREATE_CONFIG_FIELDS, LEAVES_INSTANCES, SCALABLE_DIMENSION, resource_name
 from auditor.recommend.change import _autoscaling_calls as autoscaling_calls
-from auditor.report.render import one_line
+from auditor.text import one_line
 from auditor.workspaces_change import IDLE_SETTING_KEYS
 
 # The operations each resource type's plans make (APPLY_OPERATIONS by resource type).

@@ -28,8 +28,8 @@ from auditor.models import AuditReport
 from auditor.report.change_text import plans_text
 from auditor.report.document import plan_to_dict
 from auditor.report.render import OutputFormat, render, terminal_width, wrap_paragraph
-from auditor.schema import printable
 from auditor.tasks.audit import deliver_outcome, execute_audit
+from auditor.text import printable
 
 DEMO_SENDER = "sagemaker-auditor@example.com"
 DEMO_RECIPIENTS = ("ml-platform@example.com", "finops@example.com")

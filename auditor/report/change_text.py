@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from auditor.text import one_line
+
 FORMATS = ("cli", "cloudformation", "terraform", "json")
 # A job plan's change: the next run's request (recommend/job_change.py).
 JOB_RUNS = ("CreateTrainingJob", "CreateProcessingJob", "CreateTransformJob")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def plan_line(plan: dict[str, Any]) -> str:
 
 def _line(value: Any) -> str:
     """One line of text for a comment: control characters (newlines) replaced."""
-    return _CONTROL.sub(" ", str(value))
+    return one_line(str(value))
 
 
 def _header(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], comment: str,
