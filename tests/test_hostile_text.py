@@ -39,13 +39,13 @@ from auditor.report.render import (
     OutputFormat,
     csv_cell,
     md_cell,
-    one_line,
     plain_document,
     render,
     render_experiments,
     render_table,
 )
 from auditor.report.weekly import build_weekly_message, render_weekly_csv
+from auditor.text import one_line
 from auditor.workspaces import (
     NotebookCost,
     NotebookInstance,

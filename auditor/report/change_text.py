@@ -144,21 +144,27 @@ def _kebab(operation: str) -> str:
 
 def _cli(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], notes: list[str]) -> str:
     lines = _header(plan, change, risk, "#", notes)
-    region = str(plan.get("region") or "")
+    region = _word(plan.get("region") or "")
     request = risk.get("load_test_request")
     calls = ([request] if request else []) + list(change.get("calls") or [])
     for call in calls:
         lines.append(f"# {_line(call.get('purpose'))}")
         if call is request:
             lines.append("# (the load test: run it, read its recommendations, then apply the rest)")
-        lines.append(f"aws {shlex.quote(call['service'])} {shlex.quote(_kebab(call['operation']))} "
-                     f"--region {shlex.quote(region)} --cli-input-json "
+        lines.append(f"aws {_word(call['service'])} {_word(_kebab(call['operation']))} "
+                     f"--region {region} --cli-input-json "
                      f"{shlex.quote(json.dumps(call['params'], sort_keys=True))}")
     waiter = _WAITERS.get(str(plan.get("resource_type")))
     if change.get("waits_for") and plan.get("endpoint") and waiter:
-        lines.append(f"aws sagemaker wait {waiter[0]} --region {shlex.quote(region)} "
-                     f"{waiter[1]} {shlex.quote(str(plan['endpoint']))}")
+        lines.append(f"aws sagemaker wait {waiter[0]} --region {region} {waiter[1]} {_word(plan['endpoint'])}")
     return "\n".join(lines) + "\n"
+
+
+def _word(value: Any) -> str:
+    """A name (a service, an operation, a region, an endpoint) as one shell word on the command's line:
+    quoted, and a control character in it a space (no AWS name holds one; a forged one would break the
+    command's line in two)."""
+    return shlex.quote(_line(value))
 
 
 # The AWS CLI waiter (botocore's sagemaker waiters) for what a change waits for, by resource type;
