@@ -4,6 +4,10 @@ JSON request bodies (`audit plans show ID --as ...`). Reads the plan as stored (
 Every value comes from AWS or the config (tag values are anyone's text): the CLI commands quote them
 for a POSIX shell, the YAML and HCL write them as escaped double-quoted strings, never bare.
 
+CloudFormation and Terraform share one walk over the change's calls (`_declare`): each call becomes a
+resource, a part of one declared before, or a comment line saying why not; what differs between the
+two tools (resource types, names, bodies, references, layout) is a `_Dialect`.
+
 The audit does not read an endpoint config's tags (one ListTags a config), so a plan's new config
 may carry none: `audit plans show` reads them when it shows the change (CopiedTags) and they are
 written into every form, with a comment line saying where they came from, or why they were not read.
