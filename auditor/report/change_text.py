@@ -21,9 +21,9 @@ import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, ClassVar
 
+from auditor.models import CopiedTags
 from auditor.text import one_line
 
 FORMATS = ("cli", "cloudformation", "terraform", "json")
@@ -31,15 +31,6 @@ FORMATS = ("cli", "cloudformation", "terraform", "json")
 JOB_RUNS = ("CreateTrainingJob", "CreateProcessingJob", "CreateTransformJob")
 
 
-@dataclass(frozen=True)
-class CopiedTags:
-    """The tags of the endpoint config a plan's new config copies, read when the change is shown:
-    settable ones only (no `aws:` tag, no `auditor:apply`: the opt-in is set by people, per resource)."""
-
-    source_config: str
-    read_at: datetime
-    tags: tuple[tuple[str, str], ...] = ()
-    problem: str | None = None  # why they could not be read (then none are written, and the text says so)
 
 
 def copied_config(plan: dict[str, Any]) -> str | None:
