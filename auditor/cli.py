@@ -25,9 +25,9 @@ from auditor.cli_frame import (
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError, AwsAccessError, ConfigError, ProblemLines
 from auditor.files import write_atomic
+from auditor.limits import pause_point
 from auditor.models import AuditReport, RiskLevel
 from auditor.pipeline import Progress, RunLimits
-from auditor.pipeline.limits import pause_point
 from auditor.report.headline import report_headline
 from auditor.report.render import TABLE_PLANS, OutputFormat, render, render_experiments
 from auditor.signals import on_stop_signals

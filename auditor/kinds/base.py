@@ -17,12 +17,12 @@ from auditor.models import AuditError, CollectionStats, Finding, Window
 
 if TYPE_CHECKING:
     from auditor.catalog import Catalog
+    from auditor.collect.config_cache import ConfigCache
     from auditor.collect.session import AwsClients
     from auditor.config import AuditConfig
-    from auditor.kinds.endpoints.discover import ConfigCache
+    from auditor.limits import RunLimits
     from auditor.models import AuditReport
-    from auditor.pipeline.limits import RunLimits
-    from auditor.pipeline.progress import Progress
+    from auditor.progress import Progress
 
 SectionT = TypeVar("SectionT")
 
