@@ -36,7 +36,7 @@ test: $(VENV)/.installed-dev
 	$(MAKE) --no-print-directory check-install
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check auditor tests bench
+	$(BIN)/ruff check auditor auditor_emulator tests bench
 	$(BIN)/mypy
 
 # The reference in docs/ as a site in site/ (MkDocs, Material theme); --strict turns warnings into failures.

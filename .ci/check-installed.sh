@@ -35,7 +35,7 @@ sdist=${sdists[0]}
 step "built $(basename "$sdist") and $(basename "$wheel")"
 
 # 2. contents: every package of the source tree, the templates and the data files
-find auditor -name __init__.py -not -path '*/__pycache__/*' | sort >"$TMP/packages"
+find auditor auditor_emulator -name __init__.py -not -path '*/__pycache__/*' | sort >"$TMP/packages"
 ls templates/*.j2 >"$TMP/templates"
 ls auditor/data/*.json >"$TMP/data"
 "$PY" - "$wheel" "$sdist" "$TMP" <<'EOF'

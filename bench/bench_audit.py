@@ -20,22 +20,22 @@ import math
 import time
 from datetime import UTC, datetime
 
-from auditor.analyse.rules import judge_endpoint
 from auditor.catalog import load_catalog
 from auditor.collect.cloudwatch import collect_metrics
 from auditor.collect.plan import align_window, plan_queries
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig, AwsConfig
-from auditor.emulator.fleet import demo_jobs, seed_fleet, seed_jobs, synthetic_fleet
-from auditor.emulator.server import Emulator
-from auditor.emulator.workspaces import seed_workspaces, synthetic_notebooks, synthetic_processing
 from auditor.kinds.endpoints.assessment import assess_endpoint
 from auditor.kinds.endpoints.discover import discover_endpoints
+from auditor.kinds.endpoints.judge import judge_endpoint
+from auditor.kinds.jobs.analysis import processing_cost
 from auditor.kinds.jobs.discover_processing import discover_processing_jobs
 from auditor.kinds.jobs.kind import with_utilisation
-from auditor.kinds.workspaces.costs import processing_cost
 from auditor.kinds.workspaces.discover_notebooks import discover_notebooks
 from auditor.pipeline import run_audit
+from auditor_emulator.fleet import demo_jobs, seed_fleet, seed_jobs, synthetic_fleet
+from auditor_emulator.server import Emulator
+from auditor_emulator.workspaces import seed_workspaces, synthetic_notebooks, synthetic_processing
 
 REGION = "us-east-1"
 

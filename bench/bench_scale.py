@@ -38,9 +38,9 @@ from pathlib import Path
 
 from synthetic_aws import SyntheticAws
 
-from auditor.emulator.fleet import seed_fleet, synthetic_fleet
-from auditor.emulator.server import ACCOUNT_ID, Emulator
 from auditor.report.email_message import HTML_BUDGET_BYTES
+from auditor_emulator.fleet import seed_fleet, synthetic_fleet
+from auditor_emulator.server import ACCOUNT_ID, Emulator
 
 REGIONS = ("us-east-1", "eu-west-1", "us-west-2", "ap-northeast-1")
 PERIODS = 14 * 24  # 14 days of hourly points

@@ -15,10 +15,10 @@ from aiosmtpd.handlers import Message
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.emulator.fleet import demo_jobs, seed_jobs
-from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
-from auditor.emulator.server import Emulator
-from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
+from auditor_emulator.fleet import demo_jobs, seed_jobs
+from auditor_emulator.hyperpod import demo_clusters, seed_hyperpod
+from auditor_emulator.server import Emulator
+from auditor_emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
 
 
 @pytest.fixture(scope="session")

@@ -30,13 +30,13 @@ from typer.testing import CliRunner
 from auditor.act.plan import ApplyRefused
 from auditor.cli import app
 from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
-from auditor.emulator.fleet import demo_fleet, seed_fleet
-from auditor.emulator.server import Emulator
 from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
 from auditor.models import Plan
 from auditor.report.document import plan_to_dict
 from auditor.tasks.audit import deliver_outcome, execute_audit
+from auditor_emulator.fleet import demo_fleet, seed_fleet
+from auditor_emulator.server import Emulator
 from conftest import seeded_emulator, utc_now
 
 APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"

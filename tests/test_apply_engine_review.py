@@ -33,11 +33,11 @@ from auditor.act.journal import Journal
 from auditor.act.plan import ApplyFailed, ApplyInterrupted, ApplyRefused, parse_plan
 from auditor.cli import app
 from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
-from auditor.emulator.fleet import demo_fleet, seed_fleet
-from auditor.emulator.server import Emulator
 from auditor.history.store import AppliedChange, History
 from auditor.report.document import plan_to_dict
 from auditor.tasks.audit import deliver_outcome, execute_audit
+from auditor_emulator.fleet import demo_fleet, seed_fleet
+from auditor_emulator.server import Emulator
 from conftest import seeded_emulator, utc_now
 from test_apply_engine import (
     APPLY_ROLE,

@@ -29,10 +29,10 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config_file import load_config
-from auditor.emulator.fleet import demo_fleet, seed_fleet
-from auditor.emulator.server import Emulator
 from auditor.history.store import History
 from auditor.tasks.audit import deliver_outcome, execute_audit
+from auditor_emulator.fleet import demo_fleet, seed_fleet
+from auditor_emulator.server import Emulator
 from conftest import utc_now
 
 # search-embeddings: tagged auditor:apply=allowed (a resize plan); churn-model-legacy: idle, opted in by

@@ -34,11 +34,6 @@ from auditor.act.plan import AUDITED_IN, ApplyRefused, parse_plan, recomputed_id
 from auditor.act.readback import missing_after
 from auditor.cli import app
 from auditor.config_file import load_config
-from auditor.emulator.components import add_component
-from auditor.emulator.fleet import demo_fleet, seed_fleet
-from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
-from auditor.emulator.server import Emulator
-from auditor.emulator.workspaces import demo_notebooks, seed_workspaces
 from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
 from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
@@ -48,6 +43,11 @@ from auditor.report.document import plan_to_dict
 from auditor.report.weekly import render_weekly_text
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from auditor.write.verify import Evidence
+from auditor_emulator.components import add_component
+from auditor_emulator.fleet import demo_fleet, seed_fleet
+from auditor_emulator.hyperpod import demo_clusters, seed_hyperpod
+from auditor_emulator.server import Emulator
+from auditor_emulator.workspaces import demo_notebooks, seed_workspaces
 from conftest import seeded_emulator, utc_now
 from helpers import endpoint as helper_endpoint
 from helpers import live_basis

@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 from auditor.act.apply import apply_plan, cleanup_lines
 from auditor.act.plan import ApplyFailed, ApplyRefused
 from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
-from auditor.emulator.server import Emulator
 from auditor.history.store import History
+from auditor_emulator.server import Emulator
 from conftest import seeded_emulator
 
 APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"

@@ -18,9 +18,6 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config import ApplyConfig
-from auditor.emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
-from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
-from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
 from auditor.kinds.endpoints.rules.no_queue_alarm import queue_alarm_change
 from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
 from auditor.models import AutoScaling, InferenceComponent, ManagedScaling, Plan, PlanOption, Variant
@@ -28,6 +25,9 @@ from auditor.recommend.change import build_change, plan_id
 from auditor.recommend.rule_changes import change_from_details
 from auditor.report.change_text import render_change
 from auditor.report.document import change_to_dict, plan_to_dict
+from auditor_emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
+from auditor_emulator.hyperpod import demo_clusters, seed_hyperpod
+from auditor_emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
 from cfn_lint_snippets import lint_all
 from conftest import seeded_emulator, utc_now
 from helpers import endpoint

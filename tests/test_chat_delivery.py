@@ -18,10 +18,11 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.config import AuditConfig, ChatConfig, EmailConfig, HistoryConfig
 from auditor.config_file import parse_config
+from auditor.deliver.channel import Outbox
 from auditor.deliver.chat import (
     OUTBOX_SUFFIX,
+    ChatChannel,
     Summary,
-    send_chat_outbox,
     slack_escape,
     slack_payload,
     teams_escape,
@@ -205,8 +206,8 @@ def test_a_failed_post_waits_in_the_outbox_until_send_outbox(webhooks, env, tmp_
     (saved,) = outbox.glob(f"*{OUTBOX_SUFFIX}")
     assert webhooks.url not in saved.read_text(encoding="utf-8")  # the secret URL is never stored
     # Still failing: left in the outbox, one line names it.
-    sent, errors = send_chat_outbox(config.chat, outbox)
-    assert sent == 0 and "HTTP 500" in errors[0] and saved.exists()
+    drained = Outbox(outbox).drain(ChatChannel(config.chat))
+    assert drained.sent == 0 and "HTTP 500" in drained.errors[0] and saved.exists()
     webhooks.failing.clear()
     # A chat-only setup (no [email] sender) can still run send-outbox.
     result = CliRunner().invoke(app, ["send-outbox", "--config", str(config_file)])
@@ -268,7 +269,7 @@ def test_the_empty_instance_plan_and_its_owners_post_carry_the_component_saving(
     an instance fill two of its three ml.g5.12xlarge; the third, hosting no copy, is the saving. The
     plan carries it, and so does its owner's post (it once read "$0/month to save"), through the CLI."""
     from auditor.catalog import HOURS_PER_MONTH, load_catalog
-    from auditor.emulator.fleet import demo_fleet, seed_fleet
+    from auditor_emulator.fleet import demo_fleet, seed_fleet
     from conftest import utc_now
 
     (llm,) = [e for e in demo_fleet() if e.name == "support-llm"]

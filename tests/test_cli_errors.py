@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.emulator.fleet import EndpointSpec, VariantSpec, seed_fleet
+from auditor_emulator.fleet import EndpointSpec, VariantSpec, seed_fleet
 from conftest import utc_now
 
 runner = CliRunner()

@@ -20,10 +20,10 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
-from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
-from auditor.emulator.server import Emulator
-from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
+from auditor_emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
+from auditor_emulator.hyperpod import demo_clusters, seed_hyperpod
+from auditor_emulator.server import Emulator
+from auditor_emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
 from conftest import seeded_emulator
 from test_html_in_browser import ARTIFACTS, chromium
 

@@ -16,11 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.emulator.demo import CONFIG_NAME, HISTORY_NAME, move_history
-from auditor.emulator.fleet import demo_fleet
-from auditor.emulator.server import Emulator
 from auditor.history.store import History
 from auditor.history.weekly import build_digest, iso_week
+from auditor_emulator.demo import CONFIG_NAME, HISTORY_NAME, move_history
+from auditor_emulator.fleet import demo_fleet
+from auditor_emulator.server import Emulator
 from conftest import seeded_emulator
 
 runner = CliRunner()
@@ -193,8 +193,8 @@ def test_without_an_opted_in_endpoint_the_story_says_so_in_one_line(tmp_path: Pa
     from typing import cast
 
     from auditor.config import AuditConfig
-    from auditor.emulator.demo_apply import tell_the_action_story
     from auditor.models import AuditReport
+    from auditor_emulator.demo_apply import tell_the_action_story
 
     printed: list[str] = []
     untagged = [s for s in demo_fleet() if s.name != OPTED_IN]

@@ -318,7 +318,7 @@ def test_the_apply_role_is_opt_in_and_holds_exactly_the_apply_actions(name: str)
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
 def test_the_scheduler_role_may_only_stop_and_start_opted_in_endpoints(name: str) -> None:
-    from auditor.act import OPT_IN_TAG
+    from auditor.config import OPT_IN_TAG
 
     template = _template(name)
     role = template["Resources"]["OffHoursSchedulerRole"]

@@ -17,13 +17,13 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.config import MAX_DEPLOYMENT_TIMEOUT_SECONDS, TERMINATION_WAIT_SECONDS, ApplyConfig, AuditConfig
 from auditor.config_file import parse_config
-from auditor.emulator.fleet import demo_fleet, seed_fleet
 from auditor.errors import ConfigError
 from auditor.kinds.endpoints.alarms import discover_alarms
 from auditor.models import RollbackAlarm
 from auditor.recommend.change import build_change
 from auditor.report.change_text import render_change
 from auditor.report.document import plan_to_dict
+from auditor_emulator.fleet import demo_fleet, seed_fleet
 from conftest import seeded_emulator, utc_now
 from test_plan_change import PLANS, RANKER, SESSION, valid
 

@@ -15,17 +15,15 @@ from typing import Any
 import pytest
 import typer.main
 
-import auditor.config
 from auditor.act import apply_policy_actions
-from auditor.analyse.rules import BY_ID, REGISTRY, configurable_rules
 from auditor.analyse.rules.base import RuleSettings
 from auditor.cli import app
-from auditor.kinds.registry import KINDS, audit_actions
+from auditor.kinds.registry import BY_ID, CONFIG_SECTIONS, KINDS, REGISTRY, audit_actions, configurable_rules
 from auditor.report.document import report_to_dict
 from test_deploy import denied_actions, scheduler_role_actions
 
-# The config's sections (named `_SECTIONS` before the config reading moved to config_file.py).
-_SECTIONS: dict[str, type] = getattr(auditor.config, "SECTIONS", None) or auditor.config._SECTIONS
+# The config's sections: the core's and the kinds' own.
+_SECTIONS: dict[str, type] = CONFIG_SECTIONS
 ROOT = Path(__file__).parent.parent
 DOCS = ROOT / "docs"
 PAGES = {p.relative_to(DOCS).as_posix(): p.read_text(encoding="utf-8") for p in sorted(DOCS.rglob("*.md"))}
@@ -296,7 +294,7 @@ JSON_BUILDERS = {
     "auditor/report/document.py": {"_option", "plan_to_dict", "finding_to_dict", "prices_to_dict",
                                    "settings_to_dict", "_document", "call_to_dict", "risk_to_dict",
                                    "change_to_dict", "basis_to_dict"},
-    "auditor/report/values.py": {"utilization_summary"},
+    "auditor/values.py": {"utilization_summary"},
     "auditor/report/headline.py": {"summary_figures"},
     "auditor/kinds/endpoints/kind.py": {"to_dict", "_autoscaling", "_metrics_config", "_instance"},
     "auditor/kinds/jobs/kind.py": {"to_dict"},
@@ -452,7 +450,7 @@ PRODUCED = re.compile(r"^<!-- produced by: (.+?) -->\n```[^\n]*\n(.*?)^```", fla
 # Durations that are settings, limits or an example of wording, not measurements; each is checked
 # against what it states.
 NOT_MEASURED = {
-    "30 minutes + 0.6 s per endpoint": ("auditor/pipeline/limits.py",
+    "30 minutes + 0.6 s per endpoint": ("auditor/limits.py",
                                         ["BASE_DEADLINE_SECONDS = 30 * 60", "SECONDS_PER_ENDPOINT = 0.6"]),
     "give the process 30 s to finish": ("deploy/systemd/sagemaker-auditor-nightly.service", ["TimeoutStopSec=30"]),
     "the age must end above 60 s": ("auditor/kinds/endpoints/rules/rising_queue_latency.py",

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from auditor.catalog import HOURS_PER_MONTH, load_catalog
 from auditor.cli import app
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.prices.effective import UsageCost, region_of, usage_rates
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 
 runner = CliRunner()

@@ -11,7 +11,7 @@ import boto3
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 
 runner = CliRunner()

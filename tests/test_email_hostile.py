@@ -14,13 +14,13 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.config import EmailConfig
 from auditor.deliver.mail import PLACEHOLDER_RECIPIENT, PLACEHOLDER_SENDER, plan_deliveries, split_by_owner
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import History
 from auditor.history.weekly import build_digest
 from auditor.models import AuditReport
 from auditor.report.email_message import HTML_BUDGET_BYTES, build_report_message
 from auditor.report.render import OutputFormat, render
 from auditor.report.weekly import build_weekly_message, render_weekly_html
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 from fleet_report import synthetic_report
 

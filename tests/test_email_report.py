@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.config import EmailConfig
 from auditor.deliver.mail import plan_deliveries, split_by_owner
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.report.email_message import HTML_BUDGET_BYTES, build_report_message
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 from fleet_report import synthetic_report
 from test_email_delivery import write_config

@@ -8,14 +8,14 @@ import boto3
 import numpy as np
 import pytest
 
-import auditor.emulator.server as emulator_server
+import auditor_emulator.server as emulator_server
 from auditor.catalog import load_catalog
 from auditor.collect.cloudwatch import collect_metrics
 from auditor.collect.plan import align_window, plan_queries
 from auditor.collect.session import AwsClients
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, async_variant, seed_fleet, serverless_variant
 from auditor.kinds.endpoints.discover import discover_endpoints
 from auditor.models import EndpointKind
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, async_variant, seed_fleet, serverless_variant
 from conftest import utc_now
 
 CATALOG = load_catalog()

@@ -12,7 +12,7 @@ import boto3
 import botocore.exceptions
 import pytest
 
-from auditor.emulator.server import Emulator
+from auditor_emulator.server import Emulator
 
 ROLE = "arn:aws:iam::123456789012:role/sagemaker-execution"
 CANARY = {"BlueGreenUpdatePolicy": {"TrafficRoutingConfiguration": {

@@ -1,5 +1,5 @@
 """The emulator's writes as AWS answers them where `audit apply` depends on it, and the faults a test
-arms on any call (auditor.emulator.writes, auditor.emulator.faults), through boto3 over HTTP, with
+arms on any call (auditor_emulator.writes, auditor_emulator.faults), through boto3 over HTTP, with
 botocore's own retries in play."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import botocore.config
 import botocore.exceptions
 import pytest
 
-from auditor.emulator.server import Emulator
+from auditor_emulator.server import Emulator
 
 ROLE = "arn:aws:iam::123456789012:role/sagemaker-execution"
 ENDPOINT_ARN = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/ep"

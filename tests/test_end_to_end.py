@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.emulator.fleet import demo_fleet, seed_fleet
+from auditor_emulator.fleet import demo_fleet, seed_fleet
 from conftest import seeded_emulator, utc_now
 
 runner = CliRunner()

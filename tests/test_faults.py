@@ -24,11 +24,11 @@ import auditor.pipeline
 from auditor.cli import app
 from auditor.collect.session import AwsClients
 from auditor.config_file import CONTEXT_PREFIX, parse_config
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import History
 from auditor.pipeline import RunLimits, run_audit
 from auditor.report.document import SCHEMA_VERSION
 from auditor.tasks.scheduler import nightly_job
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 from faultproxy import FaultProxy, Faults, closed_port
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import boto3
 import pytest
 
-from auditor.emulator.fleet import (
+from auditor_emulator.fleet import (
     EndpointSpec,
     Load,
     VariantSpec,
@@ -18,7 +18,7 @@ from auditor.emulator.fleet import (
     seed_fleet,
     synthetic_fleet,
 )
-from auditor.emulator.published import (
+from auditor_emulator.published import (
     ASYNC,
     ENDPOINT_DIMS,
     INSTANCE_NS,

@@ -22,9 +22,9 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config_file import CONTEXT_PREFIX, parse_config
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import SCHEMA_VERSION, History, HistoryError, check_history, prepare_history
 from auditor.tasks.scheduler import Scheduler, nightly_job
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 from fleet_report import synthetic_report
 

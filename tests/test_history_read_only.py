@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config_file import load_config
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import History
 from auditor.tasks.scheduler import Scheduler, nightly_job, weekly_job
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 
 runner = CliRunner()

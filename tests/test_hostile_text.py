@@ -28,7 +28,6 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.config import ChatConfig
 from auditor.deliver.chat import Line, Summary, _money, report_summary, slack_payload, teams_escape, teams_payload
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import FindingRecord, RunSummary
 from auditor.history.weekly import Digest, OpenFinding, ResolvedFinding, WeekPoint
 from auditor.kinds.jobs.kind import KIND as JOBS
@@ -47,13 +46,14 @@ from auditor.report.render import (
     OutputFormat,
     csv_cell,
     md_cell,
-    one_line,
     plain_document,
     render,
     render_experiments,
     render_table,
 )
 from auditor.report.weekly import build_weekly_message, render_weekly_csv
+from auditor.text import one_line
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 from fleet_report import synthetic_report
 from helpers import NOW

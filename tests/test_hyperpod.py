@@ -17,9 +17,6 @@ from botocore.stub import Stubber
 
 from auditor.catalog import load_catalog
 from auditor.collect.session import RegionAccessError
-from auditor.emulator.fleet import Load
-from auditor.emulator.hyperpod import ClusterSpec, GroupSpec, demo_clusters, instance_id, seed_hyperpod
-from auditor.emulator.server import Emulator
 from auditor.kinds.hyperpod.cost import cluster_monthly_cost, group_costs, price_lookup_from_table
 from auditor.kinds.hyperpod.discover import discover_clusters
 from auditor.kinds.hyperpod.idle import (
@@ -35,6 +32,9 @@ from auditor.kinds.hyperpod.models import Cluster, ClusterNode, InstanceGroup, O
 from auditor.kinds.hyperpod.report import assessment_json, assessment_lines
 from auditor.prices.parse import parse_price_item
 from auditor.prices.table import build_table
+from auditor_emulator.fleet import Load
+from auditor_emulator.hyperpod import ClusterSpec, GroupSpec, demo_clusters, instance_id, seed_hyperpod
+from auditor_emulator.server import Emulator
 from conftest import seeded_emulator
 
 REGION = "us-east-1"

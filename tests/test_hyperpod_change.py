@@ -15,11 +15,11 @@ import yaml
 from botocore.validate import ParamValidator
 from typer.testing import CliRunner
 
-from auditor.emulator.hyperpod import instance_id
 from auditor.kinds.hyperpod.change import MAX_NODES_PER_CALL, rollback_request, shrink_details
 from auditor.kinds.hyperpod.idle import GroupShrink
 from auditor.kinds.hyperpod.models import Cluster, ClusterNode, InstanceGroup, Orchestrator
 from auditor.report.change_text import render_change
+from auditor_emulator.hyperpod import instance_id
 from conftest import audit_json
 
 runner = CliRunner()

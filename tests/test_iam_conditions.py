@@ -28,7 +28,8 @@ from typing import Any
 import pytest
 import yaml
 
-from auditor.act import APPLY_OPERATIONS, OPT_IN_TAG
+from auditor.act import APPLY_OPERATIONS
+from auditor.config import OPT_IN_TAG
 from auditor.kinds.endpoints.rules.no_queue_alarm import queue_alarm_change
 from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
 from auditor.models import ApiCall, AutoScaling, InferenceComponent, Plan, PlanOption, Variant

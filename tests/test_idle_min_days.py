@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.errors import ConfigError
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import seeded_emulator, utc_now
 
 runner = CliRunner()
@@ -92,8 +92,9 @@ def test_min_idle_days_is_typed_and_bounded(value: object) -> None:
 
 
 def test_a_weight_zero_variant_needs_min_idle_days_too() -> None:
-    from auditor.analyse.rules import EndpointAssessment, VariantAssessment, evaluate_endpoint
     from auditor.catalog import load_catalog
+    from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+    from auditor.kinds.endpoints.judge import evaluate_endpoint
     from auditor.models import Resource, Variant
     from helpers import endpoint, utilization
 

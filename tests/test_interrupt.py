@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import History
-from auditor.pipeline.limits import PAUSE_VARIABLE
+from auditor.limits import PAUSE_VARIABLE
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 
 FLEET = [

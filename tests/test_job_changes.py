@@ -29,8 +29,6 @@ from auditor.act.plan import parse_plan
 from auditor.catalog import load_catalog
 from auditor.cli import app
 from auditor.config import ApplyConfig, AuditConfig
-from auditor.emulator.fleet import demo_jobs, seed_jobs
-from auditor.emulator.workspaces import demo_processing, seed_workspaces
 from auditor.kinds.jobs.change import OPERATIONS, job_change, spot_limits
 from auditor.kinds.jobs.discover import _training_job, _transform_job, create_members, discover_jobs
 from auditor.kinds.jobs.discover_processing import discover_processing_jobs, processing_job
@@ -50,6 +48,8 @@ from auditor.recommend.change import plan_id
 from auditor.recommend.plans import build_plans
 from auditor.report.change_text import render_change
 from auditor.report.document import plan_to_dict
+from auditor_emulator.fleet import demo_jobs, seed_jobs
+from auditor_emulator.workspaces import demo_processing, seed_workspaces
 from conftest import seeded_emulator, utc_now
 
 runner = CliRunner()

@@ -11,10 +11,16 @@ from datetime import UTC, datetime
 
 import pytest
 
+from auditor.collect.config_cache import MemoryConfigCache
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, demo_fleet, fleet_datums, seed_fleet
-from auditor.emulator.published import (
+from auditor.kinds.endpoints.assessment import HOTTEST_INSTANCE, VARIANT_MEAN, hottest_instance_sizing
+from auditor.kinds.endpoints.discover import CONFIG_FORMAT
+from auditor.models import InstanceUtilization, Resource, ResourceUtilization, VariantUtilization
+from auditor.pipeline import run_audit
+from auditor.report.document import report_to_dict
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, demo_fleet, fleet_datums, seed_fleet
+from auditor_emulator.published import (
     ASYNC,
     INSTANCE_NS,
     INVOCATION_NS,
@@ -22,12 +28,7 @@ from auditor.emulator.published import (
     UnpublishedMetricError,
     check_datum,
 )
-from auditor.emulator.server import ACCOUNT_ID
-from auditor.kinds.endpoints.assessment import HOTTEST_INSTANCE, VARIANT_MEAN, hottest_instance_sizing
-from auditor.kinds.endpoints.discover import CONFIG_FORMAT, MemoryConfigCache
-from auditor.models import InstanceUtilization, Resource, ResourceUtilization, VariantUtilization
-from auditor.pipeline import run_audit
-from auditor.report.document import report_to_dict
+from auditor_emulator.server import ACCOUNT_ID
 from conftest import seeded_emulator, utc_now
 
 NEW_RULES = ("instance-imbalance", "gpu-unused-devices", "enhanced-metrics-off")

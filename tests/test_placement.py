@@ -21,9 +21,6 @@ from botocore.stub import Stubber
 from auditor.catalog import load_catalog
 from auditor.collect.session import AwsClients, client_config
 from auditor.config import AuditConfig
-from auditor.emulator import promql as emulated
-from auditor.emulator.published import UnpublishedMetricError, check_otel_series
-from auditor.emulator.server import ACCOUNT_ID
 from auditor.kinds.endpoints.promql import (
     PLACEMENT_HOURS,
     PromQLClient,
@@ -33,6 +30,9 @@ from auditor.kinds.endpoints.promql import (
 )
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict
+from auditor_emulator import promql as emulated
+from auditor_emulator.published import UnpublishedMetricError, check_otel_series
+from auditor_emulator.server import ACCOUNT_ID
 from conftest import utc_now
 from test_inference_components import ARN, describe_response
 
@@ -331,7 +331,7 @@ def test_managed_scaling_minimum_that_keeps_an_empty_instance_is_lowered(aws) ->
 def test_in_the_demo_fleet_the_rule_fires_on_the_endpoint_with_an_empty_instance_only(aws) -> None:
     from dataclasses import replace
 
-    from auditor.emulator.fleet import ComponentSpec, demo_fleet, seed_fleet
+    from auditor_emulator.fleet import ComponentSpec, demo_fleet, seed_fleet
 
     demo = {s.name: s for s in demo_fleet()}
     llm = demo["support-llm"]

@@ -18,12 +18,12 @@ from botocore.validate import ParamValidator
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.emulator.fleet import demo_fleet, seed_fleet
-from auditor.emulator.server import ACCOUNT_ID
 from auditor.models import ApiCall, Plan, PlanOption
 from auditor.recommend.change import CREATE_CONFIG_FIELDS, build_change, plan_id
 from auditor.report.change_text import render_change
 from auditor.report.document import plan_to_dict
+from auditor_emulator.fleet import demo_fleet, seed_fleet
+from auditor_emulator.server import ACCOUNT_ID
 from conftest import seeded_emulator, utc_now
 from helpers import endpoint
 

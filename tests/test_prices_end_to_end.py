@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from auditor.catalog import load_catalog
 from auditor.cli import app
 from auditor.collect.pricing import fetch_price_table
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.prices.merge import apply_price_table
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 from pricelist import catalog_items, paged, price_item, stubbed_pricing
 

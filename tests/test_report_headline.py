@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 from faultproxy import FaultProxy, Faults, closed_port
 

@@ -24,13 +24,13 @@ from auditor.cli import app
 from auditor.config import AuditConfig, AwsConfig, ChatConfig, EmailConfig
 from auditor.deliver.chat import split_by_tag
 from auditor.deliver.mail import message_files, owner_file_part, split_by_owner, write_messages
-from auditor.emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
-from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
 from auditor.kinds.jobs.kind import KIND as JOBS
 from auditor.kinds.workspaces.kind import KIND as WORKSPACES
 from auditor.models import AuditReport
 from auditor.pipeline import AuditOutcome
 from auditor.tasks.audit import deliver_outcome, execute_audit
+from auditor_emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
+from auditor_emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
 from conftest import seeded_emulator, utc_now
 from fleet_report import synthetic_report
 

@@ -12,10 +12,10 @@ from botocore.stub import Stubber
 
 from auditor.collect.session import AwsClients
 from auditor.config_file import parse_config
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict
 from auditor.report.render import OutputFormat, render
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 
 SUMMARY = {
     "HourlyCommitmentToPurchase": "2.40", "EstimatedMonthlySavingsAmount": "612.50",

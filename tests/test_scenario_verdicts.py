@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from auditor.catalog import load_catalog
 from auditor.cli import app
-from auditor.emulator.fleet import scenario_fleet, seed_fleet
+from auditor_emulator.fleet import scenario_fleet, seed_fleet
 from conftest import seeded_emulator, utc_now
 
 runner = CliRunner()

@@ -1,6 +1,6 @@
 """The scenario fleet in the emulator: the data-level facts it guarantees, as CloudWatch returns them.
 
-No rule verdicts here (each scenario's docstring in auditor/emulator/fleet.py says what a correct
+No rule verdicts here (each scenario's docstring in auditor_emulator/fleet.py says what a correct
 audit concludes); only that the audit runs over it and that the data looks like a real account's.
 """
 
@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.emulator import fleet as scenarios
-from auditor.emulator.fleet import scenario_fleet, seed_fleet
-from auditor.emulator.published import INSTANCE_NS, INVOCATION_NS
+from auditor_emulator import fleet as scenarios
+from auditor_emulator.fleet import scenario_fleet, seed_fleet
+from auditor_emulator.published import INSTANCE_NS, INVOCATION_NS
 from conftest import seeded_emulator, utc_now
 
 runner = CliRunner()

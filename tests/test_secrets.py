@@ -25,10 +25,11 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config_file import load_config
-from auditor.deliver.chat import send_chat_outbox
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
+from auditor.deliver.channel import Outbox
+from auditor.deliver.chat import ChatChannel
 from auditor.redact import scrub
 from auditor.tasks.scheduler import Scheduler, nightly_job, weekly_job
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import Inbox, utc_now
 
 runner = CliRunner()
@@ -141,7 +142,8 @@ def test_hostile_runs_name_the_variables_keep_the_posts_and_print_no_secret(
 
     resend = runner.invoke(app, ["send-outbox", "--config", str(planted)])
     assert resend.exit_code == 1 and "left in the outbox" in resend.stderr
-    posted, why = send_chat_outbox(load_config(planted).chat, outbox)
+    drained = Outbox(outbox).drain(ChatChannel(load_config(planted).chat))
+    posted, why = drained.sent, drained.errors
     assert posted == 0 and len(why) == 2 and len(list(outbox.glob("*.chat.json"))) == 2
     assert any("($AUDIT_TEAMS)" in line and "line break" in line for line in why), why  # named, not quoted
 

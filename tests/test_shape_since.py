@@ -17,11 +17,11 @@ import pytest
 
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
-from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, demo_fleet, fleet_datums, seed_fleet
-from auditor.emulator.server import Emulator
 from auditor.models import Window
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict
+from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, demo_fleet, fleet_datums, seed_fleet
+from auditor_emulator.server import Emulator
 from conftest import seeded_emulator, utc_now
 
 DEMO = {s.name: s for s in demo_fleet()}

@@ -16,8 +16,6 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.emulator.demo import seed_demo
-from auditor.emulator.server import Emulator
 from auditor.report.render import (
     TABLE_PLANS,
     _finding_details,
@@ -27,6 +25,8 @@ from auditor.report.render import (
     plain_document,
     render_table,
 )
+from auditor_emulator.demo import seed_demo
+from auditor_emulator.server import Emulator
 from conftest import seeded_emulator, utc_now
 
 runner = CliRunner()

@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 
 from auditor.catalog import load_catalog
 from auditor.cli import app
-from auditor.emulator.fleet import EndpointSpec, async_variant, seed_fleet
 from auditor.kinds.jobs.analysis import transform_cost
 from auditor.kinds.workspaces.costs import studio_app_cost
 from auditor.kinds.workspaces.models import StudioApp
@@ -22,6 +21,7 @@ from auditor.models import TransformJob
 from auditor.prices.merge import apply_price_table
 from auditor.prices.parse import PriceRecord, usage_of
 from auditor.prices.table import build_table, write_cache
+from auditor_emulator.fleet import EndpointSpec, async_variant, seed_fleet
 from conftest import utc_now
 
 runner = CliRunner()

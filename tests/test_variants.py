@@ -12,14 +12,14 @@ from datetime import datetime
 import pytest
 
 from auditor.catalog import load_catalog
+from auditor.collect.config_cache import ConfigCache, MemoryConfigCache
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
-from auditor.emulator.fleet import ab_leftover_and_shadow_test, seed_fleet
-from auditor.emulator.server import ACCOUNT_ID
-from auditor.kinds.endpoints.discover import ConfigCache, MemoryConfigCache
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict
+from auditor_emulator.fleet import ab_leftover_and_shadow_test, seed_fleet
+from auditor_emulator.server import ACCOUNT_ID
 from conftest import seeded_emulator, utc_now
 
 CATALOG = load_catalog()
@@ -132,7 +132,8 @@ def test_reports_say_which_variant_is_the_shadow(seeded: datetime) -> None:
 # ---------- variant-unused on hand-made assessments: when a weight-0 variant is not a leftover ----------
 
 def _unused_verdicts(weight: float | None, own: float | None, other: float | None) -> set[str]:
-    from auditor.analyse.rules import EndpointAssessment, VariantAssessment, evaluate_endpoint
+    from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+    from auditor.kinds.endpoints.judge import evaluate_endpoint
     from auditor.models import Resource, Variant
     from helpers import endpoint, utilization
 

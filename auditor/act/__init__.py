@@ -15,10 +15,7 @@ write core's (auditor.write). Nothing here names a kind.
 
 from __future__ import annotations
 
-# The tag that opts a resource in (besides [apply] resources and endpoints) is the write core's, so
-# the kinds and the change builders below apply read it too.
 from auditor.kinds.registry import BINDINGS, EVIDENCE, TARGETS
-from auditor.write import OPT_IN_TAG as OPT_IN_TAG
 
 # The write calls a plan's change may make, as (botocore service, operation): each kind's call
 # bindings' operations (auditor/kinds/<kind>/binding.py), and the one apply makes of its own;

@@ -32,7 +32,7 @@ from auditor.errors import AuditorError
 from auditor.history.store import History
 from auditor.kinds.registry import target_for
 from auditor.models import ApiCall
-from auditor.report.render import one_line
+from auditor.text import one_line
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, opt
     if not yes:
         return ApplyResult(plan.id, "would-apply", f"guards pass: would apply as {caller_arn}; nothing was changed "
                                                    "(--yes makes the calls)", caller_arn)
-    from auditor.tasks.audit import history_path
+    from auditor.history.store import history_path
 
     try:  # opened first: a change that cannot be journaled is not made
         history = History(history_path(config))
@@ -148,7 +148,7 @@ def cleanup_lines(config: AuditConfig, *, yes: bool, now: Callable[[], datetime]
                   clients: AwsClients | None = None) -> list[str]:
     """`audit apply --cleanup`: what the journal says apply left to clean (auditor.act.cleanup), in
     the account apply's credentials act in; deleted and registered with `yes`, else listed."""
-    from auditor.tasks.audit import history_path
+    from auditor.history.store import history_path
 
     path = history_path(config)
     if not path.exists():

@@ -25,7 +25,7 @@ from typing import Any
 from auditor.act.plan import PlanToApply
 from auditor.config import ApplyConfig
 from auditor.kinds.registry import BINDINGS, binding_for
-from auditor.report.render import one_line
+from auditor.text import one_line
 
 # The operations each resource type's plans make, and the top-level keys of each operation's
 # parameters (exactly those the change builders emit), gathered from the kinds.

@@ -9,7 +9,7 @@ from typing import Any
 from auditor.config import AuditConfig
 from auditor.kinds.registry import target_for
 from auditor.models import ApiCall, Change, Risk, RiskLevel
-from auditor.report.render import one_line
+from auditor.text import one_line
 
 # The plan type and apply's errors live in the write core (every kind's target reads them); apply's
 # callers keep importing them from here.
@@ -35,8 +35,7 @@ def load_plan(config: AuditConfig, plan_id: str, now: datetime | None = None) ->
     account and region without an error (neither partial nor interrupted), when that run holds it
     and started less than [apply] max_plan_age_hours ago; with `audited_in` added: that run's id,
     start and window end (what the fresh-evidence checks read from). The one place apply reads plans."""
-    from auditor.history.store import History
-    from auditor.tasks.audit import history_path
+    from auditor.history.store import History, history_path
 
     now = now or datetime.now(UTC)
     path = history_path(config)

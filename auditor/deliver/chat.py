@@ -4,8 +4,8 @@ Adaptive Card 1.4 in a message attachment).
 
 Webhook URLs are secrets: the config names the environment variables that hold them, and the URL
 is never written to a message, a log or the outbox. A post that fails is saved in the outbox (beside
-the unsent mail, as `*.chat.json`, with the variable's name and the payload) and `audit send-outbox`
-posts it again.
+the unsent mail, as `*.chat.json`, with the variable's name and the payload: ChatChannel) and
+`audit send-outbox` posts it again.
 """
 
 from __future__ import annotations
@@ -17,18 +17,16 @@ import re
 import ssl
 import urllib.error
 import urllib.request
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from auditor.deliver.audience import AudienceOf, delivered_partition, has_something_to_act_on, partition
+from auditor.deliver.channel import Outbox, Unsent
 from auditor.errors import AuditorError, ConfigError
-from auditor.files import write_atomic
 from auditor.models import AuditReport
 from auditor.report.headline import report_headline
+from auditor.text import clipped, one_line
 
 if TYPE_CHECKING:
     from auditor.config import ChatConfig
@@ -141,13 +139,9 @@ def digest_summary(digest: Digest, chat: ChatConfig, pointer: str) -> Summary:
 
 # --- the two formats ------------------------------------------------------------------------------
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
 def _plain(value: str, limit: int = MAX_VALUE_CHARS) -> str:
     """User values on one line (no control character can start a line of its own), cut to `limit`."""
-    value = _CONTROL.sub(" ", value).strip()
-    return value if len(value) <= limit else value[: limit - 1] + "…"
+    return clipped(one_line(value).strip(), limit)
 
 
 def slack_escape(value: str, limit: int = MAX_VALUE_CHARS) -> str:
@@ -342,49 +336,53 @@ def _network_reason(reason: object) -> str:
     return type(reason).__name__ if isinstance(reason, BaseException) else "the URL cannot be used"
 
 
-def save_post(item: ChatPost, outbox: Path) -> Path:
-    """Atomically, as JSON: the service, the variable's name, the label and the payload."""
-    outbox.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    final = outbox / f"{stamp}-{uuid.uuid4().hex[:8]}{OUTBOX_SUFFIX}"
-    write_atomic(final, json.dumps({"service": item.service, "webhook_env": item.webhook_env,
-                                    "label": item.label, "payload": item.payload}))
-    return final
+@dataclass(frozen=True)
+class ChatChannel:
+    """Slack and Teams incoming webhooks: one channel, as their posts share the way they are sent
+    (JSON over HTTPS to the URL in the post's variable) and their outbox file (`*.chat.json`: the
+    service, the variable's NAME, the label and the payload; never the URL)."""
 
+    chat: ChatConfig
+    name: ClassVar[str] = "chat"
+    noun: ClassVar[str] = "chat post"
+    outbox_suffix: ClassVar[str] = OUTBOX_SUFFIX
+    transient_errors: ClassVar[tuple[type[AuditorError], ...]] = (ChatError,)
 
-def deliver_posts(posts: list[ChatPost], chat: ChatConfig, outbox: Path) -> tuple[list[str], list[str]]:
-    """Post each; one that fails goes to the outbox. Returns (what was posted, one line per failure)."""
-    posted, problems = [], []
-    for item in posts:
+    @property
+    def configured(self) -> bool:
+        return chat_configured(self.chat)
+
+    def check(self) -> None:
+        """Nothing before a drain: a post whose variable is not set fails alone, with its line, and
+        waits (check_chat_config guards `--chat` before an audit)."""
+
+    def send(self, message: ChatPost) -> None:
+        post(message, self.chat.timeout_seconds)
+
+    def dump(self, message: ChatPost) -> bytes:
+        return json.dumps({"service": message.service, "webhook_env": message.webhook_env,
+                           "label": message.label, "payload": message.payload}).encode("utf-8")
+
+    def load(self, data: bytes) -> ChatPost:
+        saved = json.loads(data.decode("utf-8"))
         try:
-            post(item, chat.timeout_seconds)
-        except ChatError as exc:
-            try:
-                saved = save_post(item, outbox)
-                problems.append(f"{exc}; saved in {saved.parent} (retry: audit send-outbox)")
-            except OSError as save_error:
-                problems.append(f"{exc}; and it could not be saved in {outbox}: {save_error.strerror}")
-            continue
-        posted.append(f"{item.service}:{item.label}")
-    return posted, problems
-
-
-def send_chat_outbox(chat: ChatConfig, outbox: Path) -> tuple[int, list[str]]:
-    """Post every saved post again; those posted are removed. Returns (posted, errors)."""
-    sent, errors = 0, []
-    for path in sorted(outbox.glob(f"*{OUTBOX_SUFFIX}")) if outbox.is_dir() else []:
-        try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
-            item = ChatPost(str(saved["service"]), str(saved["webhook_env"]), str(saved.get("label", "default")),
+            return ChatPost(str(saved["service"]), str(saved["webhook_env"]), str(saved.get("label", "default")),
                             dict(saved["payload"]))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            errors.append(f"{path.name}: not a saved chat post ({exc})")
-            continue
-        try:
-            post(item, chat.timeout_seconds)
-        except ChatError as exc:
-            errors.append(f"{path.name}: {exc}")
-            continue
-        path.unlink()
-        sent += 1
-    return sent, errors
+        except (KeyError, TypeError) as exc:
+            raise ValueError(str(exc)) from None
+
+    def unsent_line(self, unsent: Unsent[ChatPost]) -> str:
+        if isinstance(unsent.kept, OSError):
+            return (f"{unsent.error}; and it could not be saved in {unsent.outbox}: "
+                    f"{unsent.kept.strerror or unsent.kept}")
+        return f"{unsent.error}; saved in {unsent.kept.parent} (retry: audit send-outbox)"
+
+    def drained_line(self, sent: int) -> str:
+        return f"posted {sent} chat message{'s' if sent != 1 else ''}"
+
+
+def deliver_posts(posts: list[ChatPost], chat: ChatConfig, outbox: Outbox) -> tuple[list[str], list[str]]:
+    """Post each; one that fails goes to the outbox. Returns (what was posted, one line per failure)."""
+    channel = ChatChannel(chat)
+    posted, unsent = outbox.send_or_keep(channel, posts)
+    return [f"{item.service}:{item.label}" for item in posted], [channel.unsent_line(u) for u in unsent]

@@ -1,7 +1,8 @@
 """Send the report by SMTP or Amazon SES (SendRawEmail), as configured in [email].
 
-A message that cannot be sent is never lost: it is saved as an .eml file in the outbox, and
-`audit send-outbox` sends it later, to the recipients it was addressed to.
+A message that cannot be sent is never lost: it is saved as an .eml file in the outbox
+(auditor.deliver.channel), and `audit send-outbox` sends it later, to the recipients it was
+addressed to.
 """
 
 from __future__ import annotations
@@ -11,18 +12,18 @@ import os
 import re
 import smtplib
 import ssl
-import uuid
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from email.utils import getaddresses
 from pathlib import Path
+from typing import ClassVar
 
 import platformdirs
 
 from auditor.config import EmailConfig
 from auditor.deliver.audience import AudienceOf, delivered_partition, has_something_to_act_on, partition
+from auditor.deliver.channel import Outbox, Unsent
 from auditor.errors import AuditorError, ConfigError, ProblemLines
 from auditor.files import write_atomic
 from auditor.models import AuditReport
@@ -127,23 +128,11 @@ def send_report(report: AuditReport, email: EmailConfig) -> list[Delivery]:
     """Send every planned message; those that fail go to the outbox, one line each in the error."""
     check_email_config(email)
     deliveries = plan_deliveries(report, email)
-    failures: list[str] = []
-    sent: list[str] = []
-    for delivery in deliveries:
-        try:
-            transmit(delivery.message, email)
-            sent += delivery.recipients
-        except DeliveryError as exc:
-            try:
-                path = save_to_outbox(delivery.message, email)
-            except OSError as save_error:
-                failures.append(f"{exc}; the unsent message to {', '.join(delivery.recipients)} could not be "
-                                f"saved in {outbox_path(email)}: {save_error.strerror or save_error}")
-                continue
-            failures.append(f"{exc}; the unsent message to {', '.join(delivery.recipients)} saved in "
-                            f"{path.parent} (retry: audit send-outbox)")
-    if failures:
-        raise DeliveryFailures(failures, tuple(sent))
+    channel = MailChannel(email)
+    sent, unsent = outbox_of(email).send_or_keep(channel, deliveries)
+    if unsent:
+        raise DeliveryFailures([channel.unsent_line(u) for u in unsent],
+                               tuple(r for delivery in sent for r in delivery.recipients))
     return deliveries
 
 
@@ -201,31 +190,49 @@ def transmit(message: EmailMessage, email: EmailConfig) -> None:
         send_with_smtp(message, email)
 
 
-def save_to_outbox(message: EmailMessage, email: EmailConfig) -> Path:
-    """Written atomically: a crash or a full disk never leaves half a message."""
-    outbox = outbox_path(email)
-    outbox.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    final = outbox / f"{stamp}-{uuid.uuid4().hex[:8]}.eml"
-    write_atomic(final, bytes(message))
-    return final
+def outbox_of(email: EmailConfig) -> Outbox:
+    """The outbox of every channel: mail's setting names it (email.outbox_dir)."""
+    return Outbox(outbox_path(email))
 
 
-def send_outbox(email: EmailConfig) -> tuple[int, list[str]]:
-    """Send every saved message; sent ones are removed. Returns (sent, errors)."""
-    check_email_config(email)
-    outbox = outbox_path(email)
-    sent, errors = 0, []
-    for path in sorted(outbox.glob("*.eml")) if outbox.is_dir() else []:
-        message = message_from_bytes(path.read_bytes(), policy=policy.default)
-        try:
-            transmit(message, email)
-        except DeliveryError as exc:
-            errors.append(f"{path.name}: {exc}")
-            continue
-        path.unlink()
-        sent += 1
-    return sent, errors
+@dataclass(frozen=True)
+class MailChannel:
+    """Mail by SMTP or SES (email.transport). A message waits in the outbox as its .eml file and is
+    sent again to the addresses in its To and Cc."""
+
+    email: EmailConfig
+    name: ClassVar[str] = "mail"
+    noun: ClassVar[str] = "message"
+    outbox_suffix: ClassVar[str] = ".eml"
+    transient_errors: ClassVar[tuple[type[AuditorError], ...]] = (DeliveryError,)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.email.sender)
+
+    def check(self) -> None:
+        check_email_config(self.email)
+
+    def send(self, message: Delivery) -> None:
+        transmit(message.message, self.email)
+
+    def dump(self, message: Delivery) -> bytes:
+        return bytes(message.message)
+
+    def load(self, data: bytes) -> Delivery:
+        message = message_from_bytes(data, policy=policy.default)
+        assert isinstance(message, EmailMessage)  # policy.default builds EmailMessage objects
+        return Delivery(tuple(_recipients(message)), message)
+
+    def unsent_line(self, unsent: Unsent[Delivery]) -> str:
+        whom = f"the unsent message to {', '.join(unsent.message.recipients)}"
+        if isinstance(unsent.kept, OSError):
+            return (f"{unsent.error}; {whom} could not be saved in {unsent.outbox}: "
+                    f"{unsent.kept.strerror or unsent.kept}")
+        return f"{unsent.error}; {whom} saved in {unsent.kept.parent} (retry: audit send-outbox)"
+
+    def drained_line(self, sent: int) -> str:
+        return f"sent {sent} message{'s' if sent != 1 else ''}"
 
 
 def _recipients(message: EmailMessage) -> list[str]:

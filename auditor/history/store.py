@@ -26,10 +26,12 @@ from urllib.parse import quote
 
 import platformdirs
 
+from auditor.config import AuditConfig
 from auditor.errors import AuditorError
 from auditor.models import AccountInfo, AuditReport, Finding, Resource, VariantUtilization
 from auditor.recommend.wording import advice_text
 from auditor.report.document import plan_to_dict
+from auditor.text import one_line_words
 
 # Each entry upgrades the schema by one version.
 MIGRATIONS: tuple[str, ...] = (
@@ -195,7 +197,7 @@ _COMPANIONS = ("-wal", "-shm", "-journal")
 
 
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    return one_line_words(str(exc)) or type(exc).__name__
 
 
 def is_damage(exc: sqlite3.Error) -> bool:
@@ -288,6 +290,11 @@ class AppliedChange:
 
 def default_history_path() -> Path:
     return Path(platformdirs.user_data_dir("sagemaker-auditor")) / "history.sqlite3"
+
+
+def history_path(config: AuditConfig) -> Path:
+    """The history database [history] path names, or the user's data directory's."""
+    return Path(config.history.path).expanduser() if config.history.path else default_history_path()
 
 
 def fingerprint(rule: str, account_id: str, region: str, endpoint: str, variant: str | None) -> str:
@@ -694,7 +701,7 @@ def check_history(path: Path, quick: bool = False) -> list[str]:
     db = _connect_read_only(path)
     try:
         rows = db.execute("PRAGMA quick_check" if quick else "PRAGMA integrity_check").fetchall()
-        problems = [" ".join(str(row[0]).split()) for row in rows if row[0] != "ok"]
+        problems = [one_line_words(str(row[0])) for row in rows if row[0] != "ok"]
         version = int(db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
             problems.append(f"schema {version} is newer than this auditor's {SCHEMA_VERSION}: "

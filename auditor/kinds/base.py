@@ -12,16 +12,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
+from auditor.analyse.rules.base import Rule
 from auditor.models import AuditError, CollectionStats, Finding, Window
 
 if TYPE_CHECKING:
     from auditor.catalog import Catalog
+    from auditor.collect.config_cache import ConfigCache
     from auditor.collect.session import AwsClients
     from auditor.config import AuditConfig
-    from auditor.kinds.endpoints.discover import ConfigCache
+    from auditor.limits import RunLimits
     from auditor.models import AuditReport
-    from auditor.pipeline.limits import RunLimits
-    from auditor.pipeline.progress import Progress
+    from auditor.progress import Progress
     from auditor.write.binding import CallBinding
     from auditor.write.evidence import EvidenceCheck
     from auditor.write.target import Target
@@ -32,7 +33,11 @@ SectionT = TypeVar("SectionT")
 
 class Judge(Protocol):
     """The rule registry, bound to the run's catalog and config: a kind's assessment in, its priced
-    findings out (kinds hand it their assessments; they never import the rules)."""
+    findings out (kinds hand it their assessments; they never import the registry). `rules` is every
+    kind's, for what names a rule (a tag that skips rules by id)."""
+
+    @property
+    def rules(self) -> tuple[Rule[Any], ...]: ...
 
     def __call__(self, assessment: object) -> list[Finding]: ...
 
@@ -149,6 +154,11 @@ class ResourceKind(Generic[SectionT]):
     seen: Callable[[AuditReport], Mapping[str, Mapping[ResourceKey, Any] | None]] = lambda _report: {}
     # Resource types whose change is the next run's request (a job's settings): apply never makes it.
     next_run_types: frozenset[str] = frozenset()
+    # Its rules (one module each in its `rules/` package, found there); the rule registry joins every kind's.
+    rules: tuple[Rule[Any], ...] = ()
+    # Its own config sections, by section name ({"jobs": JobsConfig}): read, checked and documented
+    # like the core's (auditor/config_file.py, through the registry); it reads them through its class.
+    settings: Mapping[str, type] = field(default_factory=dict)
 
     def section(self, report: AuditReport) -> SectionT:
         """This kind's merged section of a report (its empty section when it was not audited)."""

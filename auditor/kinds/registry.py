@@ -1,8 +1,12 @@
 """The registered resource kinds: every module (or package with a `kind` module) in `auditor.kinds`
 that defines `KIND`, in their declared order. Nothing else lists the kinds: the pipeline, the JSON
-and rendered reports, routing and the IAM policy test read this tuple, and apply (auditor.act)
-finds each resource type's write side here (target_for, binding_for, evidence_for, verifier_for,
-runs_next)."""
+and rendered reports, routing and the IAM policy test read this tuple.
+
+From the kinds also come the rule registry (every kind's `rules`: REGISTRY, BY_ID,
+configurable_rules), which the config's [rules.<id>] tables, the tag overrides and the pipeline's
+judge read, the config's sections (the core's, then every kind's `settings`: CONFIG_SECTIONS),
+which the config file's reader and `audit config` read, and each resource type's write side, which
+apply (auditor.act) reads here (target_for, binding_for, evidence_for, verifier_for, runs_next)."""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import auditor.kinds
+from auditor.analyse.rules.base import Rule
+from auditor.config import SECTIONS
 from auditor.kinds.base import Audience, AudienceOf, Owned, ResourceKind
 from auditor.models import AuditReport
 
@@ -50,6 +56,39 @@ def _discover() -> tuple[ResourceKind[Any], ...]:
 
 KINDS: tuple[ResourceKind[Any], ...] = _discover()
 BY_KEY: dict[str, ResourceKind[Any]] = {k.key: k for k in KINDS}
+
+
+def _rules() -> tuple[Rule[Any], ...]:
+    rules = [r for k in KINDS for r in k.rules]
+    ids = [r.id for r in rules]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"rule ids defined twice: {', '.join(duplicates)}")
+    return tuple(sorted(rules, key=lambda r: r.id))
+
+
+# Every kind's rules, by id.
+REGISTRY: tuple[Rule[Any], ...] = _rules()
+BY_ID: dict[str, Rule[Any]] = {r.id: r for r in REGISTRY}
+
+
+def configurable_rules() -> tuple[Rule[Any], ...]:
+    """The rules that have a [rules.<id>] table: every rule but the gates."""
+    return tuple(r for r in REGISTRY if r.configurable)
+
+
+def _sections() -> dict[str, type]:
+    sections = dict(SECTIONS)
+    for kind in KINDS:
+        for name, cls in kind.settings.items():
+            if name in sections or name == "rules":
+                raise ValueError(f"config section [{name}] of kind {kind.key} is defined twice")
+            sections[name] = cls
+    return sections
+
+
+# Every config section but [rules.<id>]: the core's, then each kind's, in the kinds' order.
+CONFIG_SECTIONS: dict[str, type] = _sections()
 
 
 def audit_actions() -> frozenset[str]:

@@ -13,16 +13,16 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from functools import partial
 from typing import Any
 
-from auditor.analyse.rules import judge
+from auditor.analyse.rules import RuleJudge
+from auditor.collect.config_cache import ConfigCache, MemoryConfigCache
 from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.kinds.base import KindResult, RegionScope, unreachable
-from auditor.kinds.endpoints.discover import ConfigCache, MemoryConfigCache
-from auditor.kinds.registry import KINDS
+from auditor.kinds.registry import KINDS, REGISTRY
+from auditor.limits import RunLimits, RunStopped, pause_point
 from auditor.models import (
     AccountInfo,
     AuditError,
@@ -34,11 +34,11 @@ from auditor.models import (
     ResourceThresholds,
 )
 from auditor.pipeline.accounts import AccountAccess, open_estate
-from auditor.pipeline.limits import RunLimits, RunStopped, pause_point
 from auditor.pipeline.prices import prepare_prices, price_info, savings_plan_advice
-from auditor.pipeline.progress import Progress
 from auditor.pipeline.regions import RegionWork, run_regions
+from auditor.progress import Progress
 from auditor.recommend.plans import build_plans
+from auditor.text import one_line_words
 
 __all__ = ["AuditOutcome", "Progress", "RunLimits", "RunStopped", "report_settings", "run_audit"]
 
@@ -83,7 +83,7 @@ def run_audit(
         account_clients = entered[board.account].clients
         assert account_clients is not None
         scope = RegionScope(board.account, board.region, config, account_clients, catalog, window, now, limits,
-                            progress, partial(judge, catalog=catalog, config=config), board, configs)
+                            progress, RuleJudge(REGISTRY, catalog, config), board, configs)
         results: RegionResult = {}
         board.so_far = results  # the kinds finished, kept if the region is stopped before the others
         for kind in kinds:
@@ -183,8 +183,7 @@ def describe_crash(exc: BaseException) -> tuple[str, str]:
         where = f" at {path.replace(os.sep, '/')}:{inner.lineno}"
         stage = next((s for s in ("discover", "collect", "analyse", "recommend", "report")
                       if f"{os.sep}auditor{os.sep}{s}{os.sep}" in inner.filename), stage)
-    message = " ".join(str(exc).split())
-    message = message if len(message) <= 300 else message[:299] + "…"
+    message = one_line_words(str(exc), 300)
     return stage, f"crashed: {type(exc).__name__}{': ' + message if message else ''}{where} (a bug: please report it)"
 
 

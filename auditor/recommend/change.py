@@ -29,7 +29,7 @@ from dataclasses import replace
 from itertools import zip_longest
 from typing import Any
 
-from auditor.config import TERMINATION_WAIT_SECONDS, ApplyConfig
+from auditor.config import OPT_IN_TAG, TERMINATION_WAIT_SECONDS, ApplyConfig
 from auditor.models import (
     ApiCall,
     AutoScaling,
@@ -42,7 +42,6 @@ from auditor.models import (
     RiskLevel,
     RollbackAlarm,
 )
-from auditor.write import OPT_IN_TAG
 
 # The fields CreateEndpointConfig takes, in botocore's model (tests/test_plan_change.py holds this
 # to it): a copy carries every one the current config has.

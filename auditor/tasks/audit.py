@@ -19,7 +19,7 @@ from auditor.history.store import (
     History,
     HistoryError,
     StoredConfigCache,
-    default_history_path,
+    history_path,
     prepare_history,
 )
 from auditor.models import AuditError, RiskLevel
@@ -64,10 +64,6 @@ def check_writable(path: Path, option: str) -> None:
         raise ConfigError(f"cannot write {option} {path}: {exc.strerror or exc}") from None
     if path.is_dir():
         raise ConfigError(f"cannot write {option} {path}: it is a directory")
-
-
-def history_path(config: AuditConfig) -> Path:
-    return Path(config.history.path).expanduser() if config.history.path else default_history_path()
 
 
 @dataclass(frozen=True)
@@ -180,7 +176,7 @@ def post_chat(config: AuditConfig, outcome: AuditOutcome, run_id: int | None,
               sent_to: tuple[str, ...]) -> tuple[tuple[str, ...], list[str]]:
     """The run's summary to Slack and Teams; failed posts wait in the outbox."""
     from auditor.deliver.chat import deliver_posts, plan_report_posts
-    from auditor.deliver.mail import outbox_path
+    from auditor.deliver.mail import outbox_of
 
     where = []
     if sent_to:
@@ -189,7 +185,7 @@ def post_chat(config: AuditConfig, outcome: AuditOutcome, run_id: int | None,
         where.append(f"run {run_id} in the audit history (audit history)")
     pointer = "Full report: " + ("; ".join(where) if where else "the report file of the audit run")
     posts = plan_report_posts(outcome.report, config.chat, pointer)
-    posted, problems = deliver_posts(posts, config.chat, outbox_path(config.email))
+    posted, problems = deliver_posts(posts, config.chat, outbox_of(config.email))
     return tuple(posted), problems
 
 

@@ -26,9 +26,9 @@ import schedule
 
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError
-from auditor.history.store import History, HistoryError
+from auditor.history.store import History, HistoryError, history_path
 from auditor.redact import scrub_fields, secret_values
-from auditor.tasks.audit import history_path, nightly_audit
+from auditor.tasks.audit import nightly_audit
 from auditor.tasks.weekly import weekly_digest
 
 CATCH_UP_AFTER = timedelta(hours=24)

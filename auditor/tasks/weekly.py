@@ -9,9 +9,8 @@ from pathlib import Path
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError, ConfigError, ProblemLines
 from auditor.files import write_atomic
-from auditor.history.store import History
+from auditor.history.store import History, history_path
 from auditor.history.weekly import Digest, build_digest, iso_week
-from auditor.tasks.audit import history_path
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,7 @@ def _weekly_digest(
 ) -> WeeklyResult:
     """The digest of `week` (default: this one) as HTML in `output`, as an .eml in `email_to_file`,
     and sent by mail with `email` (once a week unless `force`)."""
-    from auditor.deliver.mail import check_email_config, for_file, save_to_outbox, transmit
+    from auditor.deliver.mail import Delivery, MailChannel, check_email_config, for_file, outbox_of
     from auditor.report.weekly import build_weekly_message, render_weekly_file, render_weekly_text
 
     now = now or datetime.now(UTC)
@@ -110,15 +109,15 @@ def _weekly_digest(
             _write_file(email_to_file, bytes(message), "the digest's email")
             written.append(str(email_to_file))
             return result("written", f"digest for {week} written to {', '.join(written)}")
-        try:
-            transmit(message, config.email)
-        except AuditorError as exc:
-            try:
-                saved = save_to_outbox(message, config.email)
-            except OSError as save_error:
-                raise AuditorError(f"{exc}; and the digest could not be saved in the outbox: "
-                                   f"{save_error.strerror or save_error}") from None
-            raise AuditorError(f"{exc}; the digest was saved in {saved.parent} (retry: audit send-outbox)") from None
+        _, unsent = outbox_of(config.email).send_or_keep(
+            MailChannel(config.email), [Delivery(tuple(config.email.recipients), message)])
+        if unsent:  # the one message, in the digest's own words
+            (failed,) = unsent
+            if isinstance(failed.kept, OSError):
+                raise AuditorError(f"{failed.error}; and the digest could not be saved in the outbox: "
+                                   f"{failed.kept.strerror or failed.kept}")
+            raise AuditorError(f"{failed.error}; the digest was saved in {failed.kept.parent} "
+                               "(retry: audit send-outbox)")
         history.record_digest(week, now, list(config.email.recipients))
         return result("sent", f"digest for {week} sent to {', '.join(config.email.recipients)}")
 
@@ -135,12 +134,12 @@ def _write_file(path: Path, data: str | bytes, what: str) -> None:
 def post_digest(config: AuditConfig, digest: Digest, emailed: bool) -> list[str]:
     """The digest's summary to Slack and Teams; a failed post waits in the outbox and raises."""
     from auditor.deliver.chat import deliver_posts, plan_digest_posts
-    from auditor.deliver.mail import outbox_path
+    from auditor.deliver.mail import outbox_of
 
     pointer = (f"Full digest: emailed to {', '.join(config.email.recipients)}" if emailed and config.email.recipients
                else f"Full digest: audit weekly --week {digest.week} --output digest.html")
     posted, problems = deliver_posts(plan_digest_posts(digest, config.chat, pointer), config.chat,
-                                     outbox_path(config.email))
+                                     outbox_of(config.email))
     if problems:
         raise ProblemLines(problems)
     return posted

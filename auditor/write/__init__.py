@@ -10,9 +10,3 @@ Each kind's parts live in auditor/kinds/<kind>/ (target.py, binding.py, evidence
 are listed on its ResourceKind; auditor.act (the engine) finds them through auditor.kinds.registry.
 Nothing here imports a kind, auditor.act, the report or the tasks.
 """
-
-from __future__ import annotations
-
-# The tag that opts a resource in to `audit apply` (besides [apply] resources and endpoints): the
-# guards read it, and the change builders and the kinds carry it onto what they create.
-OPT_IN_TAG = ("auditor:apply", "allowed")

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from auditor.analyse.rules.base import settings_of
 from auditor.catalog import load_catalog
+from auditor.kinds.endpoints.rules.idle import RULE as IDLE
 from auditor.text import one_line
 from auditor.write.evidence import PERIOD_SECONDS, EvidenceCheck, Since, metric_data, query
 from auditor.write.plan import ApplyRefused, PlanToApply
@@ -45,9 +46,6 @@ def _hour_of_week(moment: datetime) -> int:
 
 
 def endpoint_since(since: Since) -> str | None:
-    # The idle rule's ceiling, as the audit's verdict used it (the rules import the kind: read at call time).
-    from auditor.kinds.endpoints.rules.idle import RULE as IDLE
-
     plan = since.plan
     off = off_hours_of_week(plan)
     period = OFF_HOURS_PERIOD_SECONDS if off is not None else PERIOD_SECONDS

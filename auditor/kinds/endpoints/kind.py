@@ -11,15 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from auditor.analyse.rules import judge_collection, judge_endpoint
 from auditor.catalog import Catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
+from auditor.collect.config_cache import ConfigCache
 from auditor.collect.plan import plan_queries
 from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
 from auditor.kinds.base import (
     Audience,
     AudienceOf,
+    Judge,
     KindResult,
     Owned,
     RegionBoard,
@@ -32,10 +33,12 @@ from auditor.kinds.endpoints.assessment import EndpointFleet, assess_components,
 from auditor.kinds.endpoints.autoscaling import discover_autoscaling, variant_resource_id
 from auditor.kinds.endpoints.binding import BINDING
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
-from auditor.kinds.endpoints.discover import ConfigCache, discover_endpoints
+from auditor.kinds.endpoints.discover import discover_endpoints
 from auditor.kinds.endpoints.enhanced import EnhancedSeries, enhanced_queries
 from auditor.kinds.endpoints.evidence import EVIDENCE
+from auditor.kinds.endpoints.judge import judge_endpoint
 from auditor.kinds.endpoints.promql import PromQLClient, collect_placement
+from auditor.kinds.endpoints.rules import RULES
 from auditor.kinds.endpoints.target import TARGETS
 from auditor.kinds.endpoints.verify import VERIFIERS, seen
 from auditor.models import (
@@ -53,11 +56,11 @@ from auditor.models import (
     Window,
     price_usage,
 )
-from auditor.report.values import iso, utilization_by_resource
+from auditor.values import iso, utilization_by_resource
 
 if TYPE_CHECKING:
-    from auditor.pipeline.limits import RunLimits
-    from auditor.pipeline.progress import Progress
+    from auditor.limits import RunLimits
+    from auditor.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -80,10 +83,12 @@ def audit_endpoints(
     now: datetime,
     progress: Progress,
     limits: RunLimits,
+    judge: Judge,
     board: RegionBoard | None = None,
     configs: ConfigCache | None = None,
 ) -> EndpointsResult:
-    """`limits` are checked between calls (RunStopped ends the region); `board` is told what was
+    """`limits` are checked between calls (RunStopped ends the region); `judge` judges the fleet
+    (the endpoints themselves are judged by this kind's engine); `board` is told what was
     discovered, so a region stopped later still lists its endpoints."""
     try:
         discovery = discover_endpoints(clients.client("sagemaker", region), region, config.aws.max_workers,
@@ -99,7 +104,7 @@ def audit_endpoints(
     limits.check()
     errors: list[AuditError] = list(discovery.errors)
     checked = [check_catalog(e, catalog) for e in discovery.endpoints]
-    skipped = [apply_skips(e, config) for e, _ in checked]
+    skipped = [apply_skips(e, config, judge.rules) for e, _ in checked]
     endpoints = [e for e, _ in skipped]
     errors += [error for _, step_errors in (*checked, *skipped) for error in step_errors]
     endpoints, scaling_errors = attach_autoscaling(endpoints, clients, region)
@@ -150,7 +155,7 @@ def audit_endpoints(
     reports: list[EndpointReport] = []
     findings: list[Finding] = []
     for endpoint in endpoints:
-        endpoint_config, tag_errors = config_for_endpoint(endpoint, config)
+        endpoint_config, tag_errors = config_for_endpoint(endpoint, config, judge.rules)
         errors.extend(tag_errors)
         assessed = assess_endpoint(endpoint, metrics, catalog, endpoint_config, window, now)
         assessed = replace(assessed, components=assess_components(endpoint, metrics, config, window))
@@ -170,7 +175,7 @@ def audit_endpoints(
     # Fleet-wide notes (which endpoints would gain from per-instance metrics): one per account.
     for account in sorted({e.account_id for e in endpoints}):
         fleet = EndpointFleet(account, region, tuple(e for e in endpoints if e.account_id == account))
-        findings += judge_collection(fleet, catalog, config)
+        findings += judge(fleet)
     return EndpointsResult(endpoints=tuple(reports), findings=tuple(findings), errors=tuple(errors), fatal=fatal,
                            queries=len(queries), datapoints=metrics.datapoints, calls=metrics.calls)
 
@@ -292,7 +297,7 @@ KEY = "endpoints"
 
 def audit(scope: RegionScope) -> KindResult[tuple[EndpointReport, ...]]:
     result = audit_endpoints(scope.region, scope.config, scope.clients, scope.catalog, scope.window, scope.now,
-                             scope.progress, scope.limits, scope.board, scope.configs)
+                             scope.progress, scope.limits, scope.judge, scope.board, scope.configs)
     return KindResult(result.endpoints, result.findings, result.errors, result.fatal,
                       CollectionStats(scope.account_id, scope.region, result.queries, result.datapoints,
                                       result.calls))
@@ -377,7 +382,7 @@ def to_dict(section: tuple[EndpointReport, ...]) -> Iterator[dict[str, Any]]:
                     "monthly_cost_usd": v.monthly_cost_usd,
                     "price_basis": v.price_basis,
                     "average_instances": v.average_instances,
-                    "utilization": utilization_by_resource(v),
+                    "utilization": utilization_by_resource(v.utilization),
                     "invocations": v.utilization.invocations if v.utilization else None,
                     "instance_metric_days": v.utilization.instance_metric_days if v.utilization else None,
                     "autoscaling": (_autoscaling(v.variant.autoscaling) if e.endpoint.autoscaling_known
@@ -401,7 +406,7 @@ def to_dict(section: tuple[EndpointReport, ...]) -> Iterator[dict[str, Any]]:
                     "copy_count": c.component.copy_count,
                     "per_copy": {"cpu_cores": c.component.cpu_cores, "accelerators": c.component.accelerators,
                                  "memory_mb": c.component.memory_mb},
-                    "utilization": utilization_by_resource(c),
+                    "utilization": utilization_by_resource(c.utilization),
                 }
                 for c in e.components
             ],
@@ -438,6 +443,7 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
     only=only,
     price_uses=price_uses,
     monthly_cost=monthly_cost,
+    rules=RULES,
     targets=TARGETS,
     bindings={"endpoint": BINDING},
     evidence=EVIDENCE,

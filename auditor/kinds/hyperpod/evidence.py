@@ -8,6 +8,7 @@ from __future__ import annotations
 from auditor.analyse.rules.base import settings_of
 from auditor.collect.session import describe_client_error
 from auditor.kinds.hyperpod.metrics import CPU, GPU, NAMESPACE
+from auditor.kinds.hyperpod.rules.hyperpod_idle_nodes import RULE as HYPERPOD_IDLE
 from auditor.text import one_line
 from auditor.write.evidence import PERIOD_SECONDS, EvidenceCheck, Since, metric_data
 from auditor.write.plan import ApplyRefused
@@ -15,10 +16,6 @@ from auditor.write.target import ERRORS
 
 
 def cluster_since(since: Since) -> str | None:
-    # The rule's idle ceiling, as the audit's verdict used it (the rule imports kind.py, which lists
-    # this check: read at call time).
-    from auditor.kinds.hyperpod.rules.hyperpod_idle_nodes import RULE as HYPERPOD_IDLE
-
     plan = since.plan
     calls = plan.calls_of("sagemaker", "BatchDeleteClusterNodes")
     nodes = {str(n) for c in calls for n in c.params.get("NodeIds") or []}

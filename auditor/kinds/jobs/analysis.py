@@ -21,6 +21,8 @@ from auditor.config import AuditConfig
 from auditor.models import (
     Experiment,
     ExperimentRun,
+    ProcessingCost,
+    ProcessingJob,
     TrainingCost,
     TrainingJob,
     TransformCost,
@@ -143,6 +145,17 @@ def transform_cost(job: TransformJob, catalog: Catalog) -> TransformCost:
     seconds = job.duration_seconds
     cost = None if price is None or seconds is None else round(seconds / 3600 * price * job.instance_count, 4)
     return TransformCost(job, price, cost, price_basis=basis)
+
+
+# ---------- Processing ----------
+
+def processing_cost(job: ProcessingJob, catalog: Catalog) -> ProcessingCost:
+    """Duration x count x the processing rate (the hosting rate where the prices have none: `price_basis`)."""
+    found = catalog.rate(job.instance_type, job.region, "processing")
+    price, basis = (None, "processing") if found is None else found
+    seconds = job.duration_seconds
+    cost = None if price is None or seconds is None else round(seconds / 3600 * price * job.instance_count, 4)
+    return ProcessingCost(job, price, cost, price_basis=basis)
 
 
 def name_pattern(name: str) -> str:

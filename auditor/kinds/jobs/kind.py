@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -17,7 +17,15 @@ from auditor.catalog import Catalog
 from auditor.collect.session import RegionAccessError
 from auditor.config import AuditConfig
 from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind, ResourcePrice
-from auditor.kinds.jobs.analysis import build_experiments, job_series, job_utilisation, training_cost, transform_cost
+from auditor.kinds.jobs.analysis import (
+    build_experiments,
+    job_series,
+    job_utilisation,
+    processing_cost,
+    training_cost,
+    transform_cost,
+)
+from auditor.kinds.jobs.assessment import JobsAssessment
 from auditor.kinds.jobs.change import OPERATIONS as RUN_REQUESTS
 from auditor.kinds.jobs.discover import discover_jobs, read_tags
 from auditor.kinds.jobs.discover_processing import discover_processing_jobs
@@ -29,7 +37,8 @@ from auditor.kinds.jobs.metrics import (
     collect_job_metrics,
     list_job_hosts,
 )
-from auditor.kinds.workspaces.costs import processing_cost
+from auditor.kinds.jobs.rules import RULES
+from auditor.kinds.jobs.settings import JobsConfig
 from auditor.models import (
     AuditError,
     Experiment,
@@ -42,7 +51,7 @@ from auditor.models import (
     TransformJob,
     Window,
 )
-from auditor.report.values import iso, money, utilization_summary
+from auditor.values import iso, money, utilization_summary
 
 # Job hosts' metrics are collected at 1-minute periods.
 JOB_PERIOD_SECONDS = 60
@@ -58,22 +67,6 @@ class JobsSection:
     processing: tuple[ProcessingCost, ...] = ()
 
 
-@dataclass(frozen=True)
-class JobsAssessment:
-    """The training, transform and processing jobs of one region in the window, with their costs."""
-
-    training: tuple[TrainingCost, ...] = ()
-    transform: tuple[TransformCost, ...] = ()
-    window: Window | None = None
-    by_name: dict[str, TrainingCost | TransformCost | ProcessingCost] = field(default_factory=dict)
-    processing: tuple[ProcessingCost, ...] = ()
-
-    def __post_init__(self) -> None:
-        costs: tuple[TrainingCost | TransformCost | ProcessingCost, ...] = (
-            *self.training, *self.transform, *self.processing)
-        self.by_name.update({c.job.name: c for c in costs})
-
-
 def audit(scope: RegionScope) -> KindResult[JobsSection]:
     """Training and transform jobs created in the window: cost, Spot, utilisation, experiments;
     then processing jobs (a failure there leaves training and transform standing)."""
@@ -83,7 +76,7 @@ def audit(scope: RegionScope) -> KindResult[JobsSection]:
     try:
         discovery = discover_jobs(sagemaker, region, window.start, config.aws.max_workers)
         errors.extend(discovery.errors)
-        discount = config.jobs.spot_discount_percent / 100.0
+        discount = JobsConfig.of(config).spot_discount_percent / 100.0
         training = [training_cost(job, catalog, discount) for job in discovery.training]
         transform = [transform_cost(job, catalog) for job in discovery.transform]
         training, training_errors = with_utilisation(training, cloudwatch, region, TRAINING_NAMESPACE, catalog,
@@ -120,7 +113,7 @@ def audit(scope: RegionScope) -> KindResult[JobsSection]:
                                                                 processing)
         errors += tag_errors
     section = JobsSection(tuple(training), tuple(transform),
-                          tuple(build_experiments(training, config.jobs.experiment_prefixes)),
+                          tuple(build_experiments(training, JobsConfig.of(config).experiment_prefixes)),
                           processing=tuple(processing))
     return KindResult(section, tuple(findings), tuple(errors), tuple(fatal))
 
@@ -316,7 +309,7 @@ KIND: ResourceKind[JobsSection] = ResourceKind(
         "sagemaker:DescribeTransformJob", "sagemaker:ListProcessingJobs", "sagemaker:DescribeProcessingJob",
         "cloudwatch:ListMetrics", "cloudwatch:GetMetricData",
     }),
-    enabled=lambda config: config.jobs.enabled,
+    enabled=lambda config: JobsConfig.of(config).enabled,
     audit=audit,
     empty=JobsSection(),
     merge=merge,
@@ -326,6 +319,8 @@ KIND: ResourceKind[JobsSection] = ResourceKind(
     price_uses=price_uses,
     monthly_cost=monthly_cost,
     templates={"html": "kind_jobs.html.j2", "text": "kind_jobs.txt.j2", "markdown": "kind_jobs.md.j2"},
+    rules=RULES,
     # A job's change is the next run's request (audit plans show ID --as cli): apply never starts a job.
     next_run_types=frozenset(RUN_REQUESTS),
+    settings={"jobs": JobsConfig},
 )

@@ -1,9 +1,9 @@
-"""Costs of notebook instances, Studio apps and processing jobs. Pure: models in, figures out.
+"""Costs of notebook instances and Studio apps. Pure: models in, figures out.
 
-Each usage is priced at its own rate (notebook instances, Studio apps by app type, processing jobs)
+Each usage is priced at its own rate (notebook instances, Studio apps by app type)
 where the prices have it (after `audit prices update` or an offer-file import); where they do not
 (the bundled snapshot lists hosting and training only), at the hosting list price of the same type.
-Every figure says which (`price_basis`). Processing jobs cost duration x count x the rate. The ML
+Every figure says which (`price_basis`). The ML
 storage volume of a notebook instance is priced from `data/workspaces.json`.
 """
 
@@ -16,7 +16,6 @@ from importlib import resources
 
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.kinds.workspaces.models import NotebookCost, NotebookInstance, StudioApp, StudioAppCost
-from auditor.models import ProcessingCost, ProcessingJob
 from auditor.prices.parse import studio_usage
 
 RUNNING = frozenset({"InService", "Pending", "Updating"})
@@ -59,10 +58,3 @@ def studio_app_cost(app: StudioApp, catalog: Catalog, now: datetime) -> StudioAp
     monthly = None if price is None else round(price * HOURS_PER_MONTH, 2)
     return StudioAppCost(app, price, monthly if app.status == "InService" else (0.0 if price else None), idle,
                          basis)
-
-
-def processing_cost(job: ProcessingJob, catalog: Catalog) -> ProcessingCost:
-    price, basis = _rate(catalog, job.instance_type, job.region, "processing")
-    seconds = job.duration_seconds
-    cost = None if price is None or seconds is None else round(seconds / 3600 * price * job.instance_count, 4)
-    return ProcessingCost(job, price, cost, price_basis=basis)

@@ -2,7 +2,7 @@
 
 The emulator runs in the test's own process, so a test arms faults directly (no proxy, no port):
 
-    from auditor.emulator.server import Emulator
+    from auditor_emulator.server import Emulator
 
     Emulator.faults.arm("sagemaker", "UpdateEndpoint", "server_error_after")      # once, by default
     Emulator.faults.arm("cloudwatch", "GetMetricData", "throttle", times=3)

@@ -22,8 +22,8 @@ import boto3
 import numpy as np
 
 from auditor.catalog import Catalog, load_catalog
-from auditor.emulator.fleet import Load, _host_datums
-from auditor.emulator.server import Emulator
+from auditor_emulator.fleet import Load, _host_datums
+from auditor_emulator.server import Emulator
 
 ROLE = "arn:aws:iam::123456789012:role/sagemaker-execution"
 # The OnStart of AWS's auto-stop-idle sample, as teams paste it into a lifecycle configuration.

@@ -6,7 +6,7 @@ so that apply runs end to end in the emulator:
   `Failed` list (NodeIdNotFound), as AWS reports it. The cluster is Updating for
   `UpdateBehaviour.seconds`, then InService again (settled when DescribeCluster is answered).
 - ListTags on a cluster's ARN: moto looks resources up by the name at the end of the ARN, but a
-  HyperPod ARN ends in the cluster's id (auditor.emulator.hyperpod sets it as AWS does).
+  HyperPod ARN ends in the cluster's id (auditor_emulator.hyperpod sets it as AWS does).
 - Studio apps (moto has none): CreateApp (to seed one), DescribeApp, DeleteApp (Deleting, then
   Deleted after `UpdateBehaviour.seconds`: AWS keeps describing a deleted app for a while),
   ListApps and ListTags on the app's ARN. The audit's Studio discovery of what the emulator cannot
@@ -41,7 +41,7 @@ try:  # moto is the `demo` extra
 except ImportError:  # pragma: no cover - exercised only without the extra
     SageMakerModelBackend = None  # type: ignore[assignment,misc]
 
-from auditor.emulator.updates import BEHAVIOUR
+from auditor_emulator.updates import BEHAVIOUR
 
 _LOCK = threading.RLock()
 _INSTALLED: list[bool] = []

@@ -16,18 +16,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from auditor.act import OPT_IN_TAG
 from auditor.act.apply import apply_plan
 from auditor.act.plan import ApplyFailed, ApplyRefused, load_plan
-from auditor.config import AuditConfig
-from auditor.emulator.fleet import EndpointSpec
+from auditor.config import OPT_IN_TAG, AuditConfig
 from auditor.files import write_atomic
 from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
 from auditor.models import AuditReport, Plan
-from auditor.report.render import one_line
 from auditor.report.weekly import render_weekly_file
 from auditor.tasks.audit import deliver_outcome, execute_audit, history_path
+from auditor.text import one_line
+from auditor_emulator.fleet import EndpointSpec
 
 # The role apply assumes in the emulator (its STS accepts any role of its account).
 DEMO_APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"

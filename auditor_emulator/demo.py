@@ -1,5 +1,5 @@
 """`audit demo`: the whole audit against a local emulator seeded with the demo fleet, then one of
-its plans applied there (auditor.emulator.demo_apply), with the demo's history kept beside its reports."""
+its plans applied there (auditor_emulator.demo_apply), with the demo's history kept beside its reports."""
 
 from __future__ import annotations
 
@@ -16,20 +16,20 @@ import typer
 
 from auditor.config import ApplyConfig, AuditConfig, AwsConfig, EmailConfig, HistoryConfig
 from auditor.deliver.mail import write_messages
-from auditor.emulator.demo_apply import DEMO_APPLY_ROLE, DEPLOYMENT_SECONDS, StoryOutcome, tell_the_action_story
-from auditor.emulator.fleet import EndpointSpec, demo_fleet, demo_jobs, seed_fleet, seed_jobs
-from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
-from auditor.emulator.server import Emulator
-from auditor.emulator.updates import BEHAVIOUR
-from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
 from auditor.errors import AuditorError
 from auditor.files import write_atomic
 from auditor.models import AuditReport
 from auditor.report.change_text import plans_text
 from auditor.report.document import plan_to_dict
 from auditor.report.render import OutputFormat, render, terminal_width, wrap_paragraph
-from auditor.schema import printable
 from auditor.tasks.audit import deliver_outcome, execute_audit
+from auditor.text import printable
+from auditor_emulator.demo_apply import DEMO_APPLY_ROLE, DEPLOYMENT_SECONDS, StoryOutcome, tell_the_action_story
+from auditor_emulator.fleet import EndpointSpec, demo_fleet, demo_jobs, seed_fleet, seed_jobs
+from auditor_emulator.hyperpod import demo_clusters, seed_hyperpod
+from auditor_emulator.server import Emulator
+from auditor_emulator.updates import BEHAVIOUR
+from auditor_emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
 
 DEMO_SENDER = "sagemaker-auditor@example.com"
 DEMO_RECIPIENTS = ("ml-platform@example.com", "finops@example.com")

@@ -10,17 +10,17 @@ changed inside the emulator process, not in the auditor:
 - moto enforces none of CloudWatch's GetMetricData limits; the replacement enforces the 500-query
   cap and returns at most 100,800 datapoints per call with a NextToken, as CloudWatch does, so the
   collector's batching and pagination are exercised for real.
-- moto has no PromQL API (CloudWatch's QueryMetrics): auditor.emulator.promql answers it on the
+- moto has no PromQL API (CloudWatch's QueryMetrics): auditor_emulator.promql answers it on the
   same port, for the OpenTelemetry series the fleet publishes (detailed observability).
-- moto has no ListInferenceComponents nor DescribeInferenceComponent: auditor.emulator.components
+- moto has no ListInferenceComponents nor DescribeInferenceComponent: auditor_emulator.components
   answers them for the components the fleet seeder adds.
-- moto has no UpdateEndpoint: auditor.emulator.updates adds it (Updating, then InService on the new
+- moto has no UpdateEndpoint: auditor_emulator.updates adds it (Updating, then InService on the new
   config, or rolled back), so that `audit apply` runs against the emulator; it also makes
   UpdateEndpointWeightsAndCapacities a deployment (Updating, then InService with the new counts).
-- auditor.emulator.writes makes the writes apply's guards and undo depend on behave as AWS's:
+- auditor_emulator.writes makes the writes apply's guards and undo depend on behave as AWS's:
   CreateEndpointConfig refuses an existing name, DeregisterScalableTarget deletes the target's
   policies and scheduled actions, scaling policies need a registered target.
-- auditor.emulator.faults lets a test arm a fault on any call (throttle, a 500 before or after the
+- auditor_emulator.faults lets a test arm a fault on any call (throttle, a 500 before or after the
   change, a hang, AccessDenied) and lists the calls made: `Emulator.faults`.
 """
 
@@ -38,8 +38,8 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
-from auditor.emulator.faults import FAULTS
 from auditor.errors import EmulatorUnavailable
+from auditor_emulator.faults import FAULTS
 
 ACCOUNT_ID = "123456789012"
 MAX_QUERIES = 500
@@ -227,7 +227,7 @@ def _free_loopback_port() -> int:
 
 class Emulator:
     """A running moto server on 127.0.0.1; `environment()` points boto3 at it. `Emulator.faults` arms
-    faults on its calls and lists the calls made (auditor.emulator.faults)."""
+    faults on its calls and lists the calls made (auditor_emulator.faults)."""
 
     faults = FAULTS
 
@@ -240,13 +240,13 @@ class Emulator:
                 "(pip install '.[demo]')"
             )
         install_cloudwatch_limits()
-        from auditor.emulator.apply_calls import install_apply_calls
-        from auditor.emulator.updates import install_update_endpoint
+        from auditor_emulator.apply_calls import install_apply_calls
+        from auditor_emulator.updates import install_update_endpoint
 
         install_update_endpoint()
-        from auditor.emulator.components import install_inference_components
-        from auditor.emulator.faults import install_faults
-        from auditor.emulator.writes import install_writes
+        from auditor_emulator.components import install_inference_components
+        from auditor_emulator.faults import install_faults
+        from auditor_emulator.writes import install_writes
 
         install_inference_components()
         install_apply_calls()
@@ -263,7 +263,7 @@ class Emulator:
         # CloudWatch's PromQL API (moto has none) on the same port, beside moto's own answers.
         from moto.iam.models import get_account_id_from
 
-        from auditor.emulator import promql
+        from auditor_emulator import promql
 
         wsgi = self._server._server
         wsgi.app = promql.middleware(wsgi.app, get_account_id_from)  # type: ignore[union-attr]
@@ -306,7 +306,7 @@ class Emulator:
         import urllib.request
 
         urllib.request.urlopen(urllib.request.Request(f"{self.url}/moto-api/reset", method="POST")).read()
-        from auditor.emulator import components, promql
+        from auditor_emulator import components, promql
 
         promql.reset()
         components.reset()
@@ -324,8 +324,8 @@ class Emulator:
     @staticmethod
     def deployments(seconds: float | None = None, fail_instance_types: tuple[str, ...] | None = None) -> None:
         """How UpdateEndpoint deployments go here: how long they take, which instance types fail
-        (the deployment rolls back; see auditor.emulator.updates)."""
-        from auditor.emulator.updates import set_update_behaviour
+        (the deployment rolls back; see auditor_emulator.updates)."""
+        from auditor_emulator.updates import set_update_behaviour
 
         set_update_behaviour(seconds, fail_instance_types)
 

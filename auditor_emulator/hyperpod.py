@@ -28,9 +28,9 @@ import boto3
 import numpy as np
 
 from auditor.catalog import Catalog, load_catalog
-from auditor.emulator.fleet import Load
-from auditor.emulator.published import UnpublishedMetricError
-from auditor.emulator.server import ACCOUNT_ID, Emulator
+from auditor_emulator.fleet import Load
+from auditor_emulator.published import UnpublishedMetricError
+from auditor_emulator.server import ACCOUNT_ID, Emulator
 
 NAMESPACE = "ContainerInsights"
 ROLE = f"arn:aws:iam::{ACCOUNT_ID}:role/hyperpod-execution"

@@ -1,6 +1,6 @@
 """Synthetic SageMaker fleets seeded into the emulator: the demo's, the tests', the scenarios' and the bench's.
 
-Published the way AWS publishes, kind by kind (see `auditor.emulator.published`, which every datum
+Published the way AWS publishes, kind by kind (see `auditor_emulator.published`, which every datum
 is checked against before it is sent):
 
 - Loads are given as the true utilisation (0-100%) and published as SageMaker does: CPU summed
@@ -29,8 +29,8 @@ import boto3
 import numpy as np
 
 from auditor.catalog import Catalog, load_catalog
-from auditor.emulator.published import ASYNC, INSTANCE_NS, INVOCATION_NS, REAL_TIME, SERVERLESS, check_datums
-from auditor.emulator.server import ACCOUNT_ID, Emulator
+from auditor_emulator.published import ASYNC, INSTANCE_NS, INVOCATION_NS, REAL_TIME, SERVERLESS, check_datums
+from auditor_emulator.server import ACCOUNT_ID, Emulator
 
 __all__ = ["INSTANCE_NS", "INVOCATION_NS", "Busy", "ComponentSpec", "EndpointSpec", "Load", "VariantSpec",
            "ab_leftover_and_shadow_test", "async_variant", "day_night_counts", "demo_fleet", "fleet_datums",
@@ -462,7 +462,7 @@ def _add_components(spec: EndpointSpec, now: datetime, region: str, account_id: 
     with detailed observability, their placement as OpenTelemetry series over the last two days."""
     if not spec.components:
         return
-    from auditor.emulator import components, promql
+    from auditor_emulator import components, promql
 
     variant = spec.variants[0]
     for c in spec.components:

@@ -7,7 +7,7 @@ signed with Signature Version 4 for the service `monitoring`; with the emulator'
 500 series (then truncated, with a warning) and no range over 7 days (HTTP 422).
 
 It holds the OpenTelemetry series the fleet publishes (`publish`, checked against
-`auditor.emulator.published.OTEL`) per account and region, and evaluates the PromQL it is sent when
+`auditor_emulator.published.OTEL`) per account and region, and evaluates the PromQL it is sent when
 it is of the forms the audit uses: a selector in `last_over_time(...[<n>h])`, `count by (...)` of
 it, `0 * <that>`, and `<a> or <b>` of them. Anything else is a `bad_data` error, never a guess.
 """
@@ -27,7 +27,7 @@ import botocore.auth
 import botocore.awsrequest
 import botocore.credentials
 
-from auditor.emulator.published import check_otel_series
+from auditor_emulator.published import check_otel_series
 
 MAX_SERIES = 500
 MAX_RANGE_SECONDS = 7 * 86400
