@@ -54,3 +54,16 @@ def test_the_kinds_operations_are_the_ones_apply_may_make() -> None:
     for resource_type, binding in BINDINGS.items():
         assert binding.operations <= APPLY_OPERATIONS, resource_type
         assert {operation for _, operation in binding.operations} == set(binding.parameter_keys), resource_type
+
+
+WRITE_MODULES = sorted(p for part in ("target", "binding", "evidence", "verify")
+                       for p in (PACKAGE / "kinds").glob(f"*/{part}.py"))
+
+
+@pytest.mark.parametrize("path", WRITE_MODULES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_kinds_write_side_imports_its_own_kind_and_the_core_only(path: Path) -> None:
+    above = ("auditor.act", "auditor.report", "auditor.tasks", "auditor.pipeline", "auditor.cli")
+    kind = f"auditor.kinds.{path.parent.name}"
+    wrong = {m for m in imported(path) if m.startswith(above)
+             or (m.startswith("auditor.kinds.") and not (m == kind or m.startswith(f"{kind}.")))}
+    assert WRITE_MODULES and not wrong, f"auditor/kinds/{path.parent.name}/{path.name} imports {sorted(wrong)}"
