@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from auditor.write.verify import ResourceKey, Verifier
 
 SectionT = TypeVar("SectionT")
+CsvTable = tuple[tuple[str, ...], list[dict[str, Any]]]  # columns, rows
 
 
 class Judge(Protocol):
@@ -154,6 +155,9 @@ class ResourceKind(Generic[SectionT]):
     seen: Callable[[AuditReport], Mapping[str, Mapping[ResourceKey, Any] | None]] = lambda _report: {}
     # Resource types whose change is the next run's request (a job's settings): apply never makes it.
     next_run_types: frozenset[str] = frozenset()
+    # Tables of its own that the CSV output writes beside the findings (`<output>-<name>.csv`), from
+    # its JSON section: name -> (columns, rows); a table without rows is not written.
+    csv_tables: Callable[[Any], Mapping[str, CsvTable]] = lambda _section_json: {}
     # Its rules (one module each in its `rules/` package, found there); the rule registry joins every kind's.
     rules: tuple[Rule[Any], ...] = ()
     # Its own config sections, by section name ({"jobs": JobsConfig}): read, checked and documented
