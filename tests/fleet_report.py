@@ -15,9 +15,9 @@ from auditor.collect.cloudwatch import CollectedMetrics
 from auditor.collect.plan import align_window
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import assess_endpoint
+from auditor.kinds.registry import plans_for
 from auditor.models import AuditReport, CatalogInfo, EndpointReport, Variant, VariantReport
 from auditor.pipeline import report_settings
-from auditor.recommend.plans import build_plans
 from helpers import NOW, endpoint
 
 SHAPES = ["ml.m5.xlarge", "ml.m5.2xlarge", "ml.c5.xlarge", "ml.c5.2xlarge", "ml.r5.xlarge", "ml.g4dn.xlarge"]
@@ -58,6 +58,6 @@ def synthetic_report(count: int = 200, seed: int = 3) -> AuditReport:
     endpoint_reports = tuple(reports)
     return AuditReport(
         generated_at=NOW, window=window, sections={"endpoints": endpoint_reports}, findings=tuple(findings), errors=(),
-        plans=build_plans(findings, endpoint_reports, catalog, config),
+        plans=plans_for(findings, {"endpoints": endpoint_reports}, catalog, config),
         catalog=CatalogInfo(catalog.source, catalog.as_of, catalog.priced_regions), settings=report_settings(config),
     )

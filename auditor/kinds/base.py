@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 from auditor.models import AuditError, CollectionStats, Finding, Window
+from auditor.recommend.plans import SubjectOf, no_subjects
 
 if TYPE_CHECKING:
     from auditor.catalog import Catalog
@@ -128,6 +129,11 @@ class ResourceKind(Generic[SectionT]):
     # the summary's monthly cost is the kinds' sum.
     monthly_cost: Callable[[SectionT, Window], float | None]
     price_uses: Callable[[SectionT], Iterable[ResourcePrice]] = lambda _section: ()
+    # What its plans rest on (recommend/plans.py builds them): from its section and the run's catalog,
+    # config and window, the resource each of its findings' plans is for (its shape, the risk of an
+    # option, the change). None claimed: the rule's details state the risk and the change.
+    plan_subjects: Callable[[SectionT, Catalog, AuditConfig, Window | None], SubjectOf] = (
+        lambda _section, _catalog, _config, _window: no_subjects)
     # Templates for its part of the HTML, text and Markdown reports (they read `doc[key]`).
     templates: dict[str, str] = field(default_factory=dict)  # format ("html", "text", "markdown") -> name
 

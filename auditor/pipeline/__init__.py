@@ -22,7 +22,7 @@ from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.kinds.base import KindResult, RegionScope, unreachable
 from auditor.kinds.endpoints.discover import ConfigCache, MemoryConfigCache
-from auditor.kinds.registry import KINDS
+from auditor.kinds.registry import KINDS, plans_for
 from auditor.models import (
     AccountInfo,
     AuditError,
@@ -38,7 +38,6 @@ from auditor.pipeline.limits import RunLimits, RunStopped, pause_point
 from auditor.pipeline.prices import prepare_prices, price_info, savings_plan_advice
 from auditor.pipeline.progress import Progress
 from auditor.pipeline.regions import RegionWork, run_regions
-from auditor.recommend.plans import build_plans
 
 __all__ = ["AuditOutcome", "Progress", "RunLimits", "RunStopped", "report_settings", "run_audit"]
 
@@ -147,8 +146,6 @@ def run_audit(
                                  f.variant or "", f.rule))
     merged = {k.key: k.merge(sections[k.key]) if sections[k.key] else k.empty for k in kinds}
     endpoint_reports: tuple[EndpointReport, ...] = merged.get("endpoints", ())
-    jobs = merged.get("jobs")  # a job plan's risk and next-run request read the job's own costs and answer
-    job_costs = (*jobs.training, *jobs.transform, *jobs.processing) if jobs is not None else ()
     savings_plans, plan_problems = savings_plan_advice(config, clients)
     errors.extend(AuditError("-", None, "recommend", problem) for problem in plan_problems)
     uses = [use for k in kinds for use in k.price_uses(merged[k.key])]
@@ -161,7 +158,7 @@ def run_audit(
         catalog=price_info(prices, endpoint_reports, findings, uses),
         api_calls=clients.counter.as_dict(),
         settings=report_settings(config),
-        plans=build_plans(findings, endpoint_reports, catalog, config, window, job_costs),
+        plans=plans_for(findings, merged, catalog, config, window),
         accounts=tuple(_account_info(a, endpoint_reports) for a in estate.accounts),
         collection=tuple(collection),
         savings_plans=savings_plans,

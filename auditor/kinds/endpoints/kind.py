@@ -33,6 +33,7 @@ from auditor.kinds.endpoints.autoscaling import discover_autoscaling, variant_re
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
 from auditor.kinds.endpoints.discover import ConfigCache, discover_endpoints
 from auditor.kinds.endpoints.enhanced import EnhancedSeries, enhanced_queries
+from auditor.kinds.endpoints.plans import plan_subjects
 from auditor.kinds.endpoints.promql import PromQLClient, collect_placement
 from auditor.models import (
     AuditError,
@@ -434,4 +435,5 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
     only=only,
     price_uses=price_uses,
     monthly_cost=monthly_cost,
+    plan_subjects=plan_subjects,
 )

@@ -28,6 +28,7 @@ from auditor.kinds.jobs.metrics import (
     collect_job_metrics,
     list_job_hosts,
 )
+from auditor.kinds.jobs.plans import plan_subjects
 from auditor.kinds.workspaces.costs import processing_cost
 from auditor.models import (
     AuditError,
@@ -324,5 +325,6 @@ KIND: ResourceKind[JobsSection] = ResourceKind(
     only=only,
     price_uses=price_uses,
     monthly_cost=monthly_cost,
+    plan_subjects=plan_subjects,
     templates={"html": "kind_jobs.html.j2", "text": "kind_jobs.txt.j2", "markdown": "kind_jobs.md.j2"},
 )
