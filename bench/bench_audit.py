@@ -31,6 +31,7 @@ from auditor.emulator.server import Emulator
 from auditor.emulator.workspaces import seed_workspaces, synthetic_notebooks, synthetic_processing
 from auditor.kinds.endpoints.assessment import assess_endpoint
 from auditor.kinds.endpoints.discover import discover_endpoints
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.kinds.jobs.discover_processing import discover_processing_jobs
 from auditor.kinds.jobs.kind import with_utilisation
 from auditor.kinds.workspaces.costs import processing_cost
@@ -91,7 +92,7 @@ def main() -> None:
                              processing_probe.client("cloudwatch", REGION), REGION, "/aws/sagemaker/ProcessingJobs",
                              catalog, config, now)
 
-    n = len(outcome.report.endpoints)
+    n = len(ENDPOINTS.section(outcome.report))
     total_calls = sum(calls.values())
     print(f"\naudit of {n} endpoints: {wall:.2f} s wall, {len(outcome.report.findings)} findings, "
           f"{outcome.report.monthly_savings_usd:,.2f} USD/month to save")

@@ -32,6 +32,7 @@ from auditor.emulator.fleet import demo_fleet, seed_fleet
 from auditor.emulator.server import Emulator
 from auditor.history.store import History
 from auditor.history.weekly import build_digest, iso_week
+from auditor.kinds.endpoints.kind import KIND as ENDPOINT_KIND
 from auditor.models import Plan
 from auditor.recommend.change import plan_id, resource_name
 from auditor.report.document import plan_to_dict
@@ -275,7 +276,7 @@ def test_dry_run_then_apply_then_the_next_run_verifies_and_the_digest_counts_it(
 
     # The next run sees the new shape and verifies the change; the week's digest counts its saving.
     outcome = execute_audit(fleet["config"])
-    variant = next(v for e in outcome.report.endpoints if e.endpoint.name == "search-embeddings"
+    variant = next(v for e in ENDPOINT_KIND.section(outcome.report) if e.endpoint.name == "search-embeddings"
                    for v in e.variants)
     assert (variant.variant.instance_type, variant.variant.instance_count) == ("ml.m5.xlarge", 3)
     assert not deliver_outcome(fleet["config"], outcome).problems

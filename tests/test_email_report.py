@@ -13,6 +13,7 @@ from auditor.cli import app
 from auditor.config import EmailConfig
 from auditor.deliver.mail import plan_deliveries, split_by_owner
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.report.email_message import HTML_BUDGET_BYTES, build_report_message
 from conftest import utc_now
 from fleet_report import synthetic_report
@@ -48,9 +49,9 @@ def test_large_fleet_stays_under_gmails_clipping_limit(large_report) -> None:
 def test_small_fleet_shows_everything_without_attachment(large_report) -> None:
     from dataclasses import replace
 
-    small = replace(large_report.with_section("endpoints", large_report.endpoints[:5]),
+    small = replace(ENDPOINTS.with_section(large_report, ENDPOINTS.section(large_report)[:5]),
         findings=tuple(f for f in large_report.findings if f.endpoint in
-                                   {e.endpoint.name for e in large_report.endpoints[:5]}))
+                                   {e.endpoint.name for e in ENDPOINTS.section(large_report)[:5]}))
     message = build_report_message(small, "auditor@example.com", ["a@example.com"])
     assert list(message.iter_attachments()) == []
     assert message.get_content_type() == "multipart/alternative"

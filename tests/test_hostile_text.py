@@ -31,6 +31,7 @@ from auditor.deliver.chat import Line, Summary, _money, report_summary, slack_pa
 from auditor.emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor.history.store import FindingRecord, RunSummary
 from auditor.history.weekly import Digest, OpenFinding, ResolvedFinding, WeekPoint
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.kinds.jobs.kind import KIND as JOBS
 from auditor.kinds.workspaces.models import (
     NotebookCost,
@@ -241,7 +242,7 @@ def _check_outputs(report: AuditReport, clean: AuditReport, values: dict[str, st
     rows = list(csv.DictReader(io.StringIO(render(report, OutputFormat.CSV))))
     assert len(rows) == len(report.findings)
     assert {r["message"] for r in rows} == {csv_cell(values["message"])}
-    assert {r["endpoint"] for r in rows} <= {e.endpoint.name for e in report.endpoints}
+    assert {r["endpoint"] for r in rows} <= {e.endpoint.name for e in ENDPOINTS.section(report)}
     # Markdown: the same blocks, cells and inline markup as with harmless text; the values in a cell.
     structure, runs = _markdown(render(report, OutputFormat.MARKDOWN))
     assert structure == _markdown(render(clean, OutputFormat.MARKDOWN))[0]

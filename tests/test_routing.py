@@ -26,6 +26,7 @@ from auditor.deliver.chat import split_by_tag
 from auditor.deliver.mail import message_files, owner_file_part, split_by_owner, write_messages
 from auditor.emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.kinds.jobs.kind import KIND as JOBS
 from auditor.kinds.workspaces.kind import KIND as WORKSPACES
 from auditor.models import AuditReport
@@ -62,7 +63,7 @@ def fleet(emulator, tmp_path_factory) -> Iterator[AuditReport]:
 
 
 def owners(report: AuditReport) -> set[str]:
-    tags = [e.endpoint.tags for e in report.endpoints]
+    tags = [e.endpoint.tags for e in ENDPOINTS.section(report)]
     tags += [n.notebook.tags for n in WORKSPACES.section(report).notebooks] if WORKSPACES.section(report) else []
     tags += [c.job.tags for c in (*JOBS.section(report).training, *JOBS.section(report).processing)]
     return {t["owner"] for t in tags if "@" in t.get("owner", "")}
@@ -72,7 +73,7 @@ def items(report: AuditReport) -> dict[str, list[int]]:
     """Everything a report holds that belongs to someone, by kind, as object ids."""
     ws, jobs = WORKSPACES.section(report), JOBS.section(report)
     return {
-        "endpoints": [id(e) for e in report.endpoints], "findings": [id(f) for f in report.findings],
+        "endpoints": [id(e) for e in ENDPOINTS.section(report)], "findings": [id(f) for f in report.findings],
         "plans": [id(p) for p in report.plans], "errors": [id(e) for e in report.errors],
         "training": [id(c) for c in jobs.training], "transform": [id(c) for c in jobs.transform],
         "processing": [id(c) for c in jobs.processing], "experiments": [id(e) for e in jobs.experiments],
@@ -231,9 +232,9 @@ def test_owner_tags_aws_accepts_write_eml_files(tmp_path: Path) -> None:
     long_owner = "a" * 243 + "@example.com"  # 255 characters: AWS's longest tag value is 256
     tags = {flagged[0]: "team/ml@example.com", flagged[1]: long_owner, flagged[2]: "Ops@example.com",
             flagged[3]: "ops@example.com"}
-    report = report.with_section("endpoints", tuple(
+    report = ENDPOINTS.with_section(report, tuple(
         replace(e, endpoint=replace(e.endpoint, tags={"owner": tags[e.endpoint.name]})) if e.endpoint.name in tags
-        else e for e in report.endpoints))
+        else e for e in ENDPOINTS.section(report)))
     target = tmp_path / "out" / "report.eml"
     written = write_messages(report, EmailConfig(route_by_tag="owner"), target)
     assert written[0] == target and target.is_file()  # the recipients' file first
@@ -329,7 +330,7 @@ def test_any_tagging_is_partitioned() -> None:
               "c@example.com\nBcc: all@example.com", "", "<script>@example.com"]
     for seed in range(8):
         rng = random.Random(seed)
-        report = base.with_section("endpoints", tuple(
+        report = ENDPOINTS.with_section(base, tuple(
             replace(e, endpoint=replace(e.endpoint, tags={"owner": rng.choice(values)} if rng.random() < 0.9 else {}))
             for e in base.endpoints))
         assert_partition(report, split_by_owner(report, "owner"))

@@ -18,6 +18,7 @@ from auditor.config_file import parse_config
 from auditor.emulator.fleet import ab_leftover_and_shadow_test, seed_fleet
 from auditor.emulator.server import ACCOUNT_ID
 from auditor.kinds.endpoints.discover import ConfigCache, MemoryConfigCache
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict
 from conftest import seeded_emulator, utc_now
@@ -115,7 +116,7 @@ def test_descriptions_kept_in_the_history_keep_shadows_weights_and_their_format(
     again = StoredConfigCache(path)
     outcome = run_audit(AuditConfig(), AwsClients(), now=seeded, configs=again)
     assert "sagemaker:DescribeEndpointConfig" not in outcome.report.api_calls  # read from the history
-    variants = {v.name: v for e in outcome.report.endpoints for v in e.endpoint.variants}
+    variants = {v.name: v for e in ENDPOINTS.section(outcome.report) for v in e.endpoint.variants}
     assert variants["xgb-v5-shadow"].shadow and variants["xgb-v3"].weight == 0.0
 
 

@@ -8,7 +8,7 @@ registered kinds; a new kind is a new module (or small package) in `auditor.kind
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
@@ -140,3 +140,9 @@ class ResourceKind(Generic[SectionT]):
     def section(self, report: AuditReport) -> SectionT:
         """This kind's merged section of a report (its empty section when it was not audited)."""
         return cast(SectionT, report.sections.get(self.key, self.empty))
+
+    def with_section(self, report: AuditReport, section: SectionT) -> AuditReport:
+        """The report with this kind's section replaced, and its monthly cost with it."""
+        return replace(report, sections={**report.sections, self.key: section},
+                       monthly_cost_by_kind={**report.monthly_cost_by_kind,
+                                             self.key: self.monthly_cost(section, report.window)})

@@ -62,9 +62,10 @@ def sections_of(report: AuditReport, audience_of: AudienceOf, audience: Audience
     return {k.key: k.only(k.section(report), audience_of, audience) for k in KINDS if k.key in report.sections}
 
 
-def monthly_cost_by_kind(report: AuditReport) -> dict[str, float | None]:
-    """Each audited kind's monthly cost (None: not known whole), in the kinds' order."""
-    return {k.key: k.monthly_cost(k.section(report), report.window) for k in KINDS if k.key in report.sections}
+def monthly_cost_by_kind(sections: Mapping[str, Any], window: Window) -> dict[str, float | None]:
+    """Each audited kind's monthly cost (None: not known whole), in the kinds' order: what a report
+    built from `sections` holds (AuditReport.monthly_cost_by_kind)."""
+    return {k.key: k.monthly_cost(sections[k.key], window) for k in KINDS if k.key in sections}
 
 
 def plans_for(findings: Iterable[Finding], sections: Mapping[str, Any], catalog: Catalog, config: AuditConfig,

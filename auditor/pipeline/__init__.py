@@ -22,7 +22,7 @@ from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.kinds.base import KindResult, RegionScope, unreachable
 from auditor.kinds.endpoints.discover import ConfigCache, MemoryConfigCache
-from auditor.kinds.registry import KINDS, plans_for
+from auditor.kinds.registry import KINDS, monthly_cost_by_kind, plans_for
 from auditor.models import (
     AccountInfo,
     AuditError,
@@ -153,6 +153,7 @@ def run_audit(
         generated_at=now,
         window=window,
         sections=merged,
+        monthly_cost_by_kind=monthly_cost_by_kind(merged, window),
         findings=tuple(findings),
         errors=tuple(errors),
         catalog=price_info(prices, endpoint_reports, findings, uses),
