@@ -33,6 +33,7 @@ from auditor.history.store import FindingRecord, RunSummary
 from auditor.history.weekly import Digest, OpenFinding, ResolvedFinding, WeekPoint
 from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.kinds.jobs.kind import KIND as JOBS
+from auditor.kinds.registry import monthly_cost_by_kind
 from auditor.kinds.workspaces.models import (
     NotebookCost,
     NotebookInstance,
@@ -150,7 +151,8 @@ def _hostile(names: list[str], variant: str, owner: str, message: str, reason: s
                                    apps=(StudioAppCost(app, 0.05, 36.5, 3.0),))
     sections = {**base.sections, "endpoints": tuple(endpoints), "workspaces": workspaces,
                 "jobs": replace(JOBS.section(base), experiments=(experiment,))}
-    return replace(base, sections=sections, findings=findings, plans=plans, errors=errors, partial=partial or None)
+    return replace(base, sections=sections, monthly_cost_by_kind=monthly_cost_by_kind(sections, base.window),
+                   findings=findings, plans=plans, errors=errors, partial=partial or None)
 
 
 def _clean(names: list[str], variant: str, owner: str, message: str, reason: str, error: str,
