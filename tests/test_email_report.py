@@ -66,9 +66,9 @@ def test_owner_routing_sends_each_owner_their_endpoints(large_report) -> None:
     assert set(parts) == {*(f"team-{i}@example.com" for i in range(7)), None}
     assert parts[None].endpoints == () and parts[None].findings == () and parts[None].plans == ()
     for owner, part in parts.items():
-        assert all(e.endpoint.tags["owner"] == owner for e in part.endpoints)
-        assert {f.endpoint for f in part.findings} <= {e.endpoint.name for e in part.endpoints}
-        assert {p.endpoint for p in part.plans} <= {e.endpoint.name for e in part.endpoints}
+        assert all(e.endpoint.tags["owner"] == owner for e in ENDPOINTS.section(part))
+        assert {f.endpoint for f in part.findings} <= {e.endpoint.name for e in ENDPOINTS.section(part)}
+        assert {p.endpoint for p in part.plans} <= {e.endpoint.name for e in ENDPOINTS.section(part)}
     deliveries = plan_deliveries(large_report, EmailConfig(sender="a@example.com", recipients=("finops@example.com",),
                                                            route_by_tag="owner", send_empty_owner_reports=True))
     # The recipients still get theirs (saying so), first.

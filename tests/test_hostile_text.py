@@ -125,9 +125,9 @@ def _hostile(names: list[str], variant: str, owner: str, message: str, reason: s
     training runs (hyperparameter names and values, and metric names, are the user's own), a notebook
     instance and a Studio app of a user profile."""
     base = _base()
-    rename = {e.endpoint.name: n for e, n in zip(base.endpoints, names, strict=True)}
+    rename = {e.endpoint.name: n for e, n in zip(ENDPOINTS.section(base), names, strict=True)}
     endpoints = []
-    for i, e in enumerate(base.endpoints):
+    for i, e in enumerate(ENDPOINTS.section(base)):
         ep = replace(e.endpoint, name=rename[e.endpoint.name], tags={"owner": owner, "team": owner},
                      variants=tuple(replace(v, name=variant) for v in e.endpoint.variants),
                      skipped_reason=reason if i == 1 else None,

@@ -137,14 +137,14 @@ def test_each_owner_is_mailed_only_their_part(fleet: AuditReport, smtp_server) -
     texts = {to: "\n".join(line for line in m.get_body(("plain",)).get_content().splitlines()
                            if "enhanced-metrics-off" not in line)
              for to, m in messages.items()}
-    names = [e.endpoint.name for e in fleet.endpoints] + [c.job.name for c in JOBS.section(fleet).training]
+    names = [e.endpoint.name for e in ENDPOINTS.section(fleet)] + [c.job.name for c in JOBS.section(fleet).training]
     names += [n.notebook.name for n in WORKSPACES.section(fleet).notebooks] if WORKSPACES.section(fleet) else []
     planned = {p.endpoint for p in fleet.plans}
     for name in names:
         if name in planned:
             assert sum(1 for text in texts.values() if name in text) == 1, name
     # An owner of one endpoint: only it, and its own total.
-    (mine,) = [e for e in fleet.endpoints if e.endpoint.tags.get("owner") == "pricing@example.com"]
+    (mine,) = [e for e in ENDPOINTS.section(fleet) if e.endpoint.tags.get("owner") == "pricing@example.com"]
     assert mine.endpoint.name in texts["pricing@example.com"]
     assert not [n for n in names if n != mine.endpoint.name and n in texts["pricing@example.com"]]
     own = sum(max(p.monthly_savings_usd, 0) for p in fleet.plans if p.endpoint == mine.endpoint.name and p.measured)
@@ -332,7 +332,7 @@ def test_any_tagging_is_partitioned() -> None:
         rng = random.Random(seed)
         report = ENDPOINTS.with_section(base, tuple(
             replace(e, endpoint=replace(e.endpoint, tags={"owner": rng.choice(values)} if rng.random() < 0.9 else {}))
-            for e in base.endpoints))
+            for e in ENDPOINTS.section(base)))
         assert_partition(report, split_by_owner(report, "owner"))
         assert_partition(report, split_by_tag(report, "owner", set(rng.sample(values, 3))))
 
