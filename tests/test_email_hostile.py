@@ -112,7 +112,7 @@ def test_an_owner_tag_with_a_line_break_is_not_an_address() -> None:
     forged = replace(first, endpoint=replace(first.endpoint, tags={"owner": "a@example.com\nBcc:all@example.com"}))
     report = ENDPOINTS.with_section(report, (forged, *ENDPOINTS.section(report)[1:]))
     parts = split_by_owner(report, "owner")
-    assert first.endpoint.name in {e.endpoint.name for e in parts[None].endpoints}  # to the recipients
+    assert first.endpoint.name in {e.endpoint.name for e in ENDPOINTS.section(parts[None])}  # to the recipients
     email = EmailConfig(sender="a@example.com", recipients=("finops@example.com",), route_by_tag="owner")
     for delivery in plan_deliveries(report, email):
         assert delivery.message["Bcc"] is None
