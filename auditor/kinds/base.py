@@ -108,6 +108,9 @@ class ResourcePrice:
     # False: the kind never prices this usage at the hosting rate when it has no rate of its own
     # (it says "not priced" instead), so no hosting rate is listed for it either.
     hosting_fallback: bool = True
+    # Its monthly cost where the resource is billed as endpoint hosting: the reconciliation with
+    # Cost Explorer's hosting bill adds these up per region (None: not on that bill, or not priced).
+    hosting_monthly_usd: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

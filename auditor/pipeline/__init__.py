@@ -28,7 +28,6 @@ from auditor.models import (
     AuditError,
     AuditReport,
     CollectionStats,
-    EndpointReport,
     Finding,
     ReportSettings,
     ResourceThresholds,
@@ -145,10 +144,11 @@ def run_audit(
     findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.region, f.endpoint,
                                  f.variant or "", f.rule))
     merged = {k.key: k.merge(sections[k.key]) if sections[k.key] else k.empty for k in kinds}
-    endpoint_reports: tuple[EndpointReport, ...] = merged.get("endpoints", ())
     savings_plans, plan_problems = savings_plan_advice(config, clients)
     errors.extend(AuditError("-", None, "recommend", problem) for problem in plan_problems)
     uses = [use for k in kinds for use in k.price_uses(merged[k.key])]
+    # The caller's own account's id comes with its resources' ARNs (no call asked for it).
+    own_account = next((o.account_id for k in kinds for o in k.owned(merged[k.key])), "")
     report = AuditReport(
         generated_at=now,
         window=window,
@@ -156,11 +156,11 @@ def run_audit(
         monthly_cost_by_kind=monthly_cost_by_kind(merged, window),
         findings=tuple(findings),
         errors=tuple(errors),
-        catalog=price_info(prices, endpoint_reports, findings, uses),
+        catalog=price_info(prices, findings, uses),
         api_calls=clients.counter.as_dict(),
         settings=report_settings(config),
         plans=plans_for(findings, merged, catalog, config, window),
-        accounts=tuple(_account_info(a, endpoint_reports) for a in estate.accounts),
+        accounts=tuple(_account_info(a, own_account) for a in estate.accounts),
         collection=tuple(collection),
         savings_plans=savings_plans,
         partial=stopped[0] if stopped else None,
@@ -195,9 +195,8 @@ def _account_marker(account_id: str) -> Callable[[AuditError], AuditError]:
     return mark
 
 
-def _account_info(access: AccountAccess, endpoints: tuple[EndpointReport, ...]) -> AccountInfo:
-    account_id = access.account.id or next((e.endpoint.account_id for e in endpoints), "")
-    return AccountInfo(account_id, access.account.name, access.error is None, access.regions,
+def _account_info(access: AccountAccess, own_account: str) -> AccountInfo:
+    return AccountInfo(access.account.id or own_account, access.account.name, access.error is None, access.regions,
                        access.skipped_regions, access.error)
 
 

@@ -315,7 +315,8 @@ def price_uses(section: tuple[EndpointReport, ...]) -> Iterable[ResourcePrice]:
         for variant in report.variants:
             if variant.variant.instance_type:
                 yield ResourcePrice("endpoint", report.endpoint.name, price_usage(report.endpoint),
-                                    variant.variant.instance_type, report.endpoint.region)
+                                    variant.variant.instance_type, report.endpoint.region,
+                                    hosting_monthly_usd=variant.monthly_cost_usd)
 
 
 def _autoscaling(scaling: AutoScaling | None) -> dict[str, Any] | None:
