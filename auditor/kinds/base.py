@@ -17,9 +17,9 @@ from auditor.recommend.plans import SubjectOf, no_subjects
 
 if TYPE_CHECKING:
     from auditor.catalog import Catalog
+    from auditor.collect.config_cache import ConfigCache
     from auditor.collect.session import AwsClients
     from auditor.config import AuditConfig
-    from auditor.kinds.endpoints.discover import ConfigCache
     from auditor.models import AuditReport
     from auditor.pipeline.limits import RunLimits
     from auditor.pipeline.progress import Progress

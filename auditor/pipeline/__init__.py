@@ -17,11 +17,11 @@ from functools import partial
 from typing import Any
 
 from auditor.analyse.rules import judge
+from auditor.collect.config_cache import ConfigCache, MemoryConfigCache
 from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.kinds.base import KindResult, RegionScope, unreachable
-from auditor.kinds.endpoints.discover import ConfigCache, MemoryConfigCache
 from auditor.kinds.registry import KINDS, monthly_cost_by_kind, plans_for
 from auditor.models import (
     AccountInfo,

@@ -1,0 +1,32 @@
+"""Endpoint config descriptions kept between runs (a config never changes once created): the
+run passes a cache to the kinds that describe configs; the history keeps one between runs
+(history/store.py StoredConfigCache), one run alone keeps them in memory."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Protocol
+
+
+class ConfigCache(Protocol):
+    """Endpoint config descriptions kept between runs: a config never changes once created."""
+
+    def get(self, account_id: str, region: str, name: str) -> dict[str, Any] | None: ...
+
+    def put(self, account_id: str, region: str, name: str, description: dict[str, Any]) -> None: ...
+
+
+class MemoryConfigCache:
+    """For one run (or --no-history): endpoints that share a config describe it once."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, account_id: str, region: str, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self._items.get((account_id, region, name))
+
+    def put(self, account_id: str, region: str, name: str, description: dict[str, Any]) -> None:
+        with self._lock:
+            self._items[(account_id, region, name)] = description
