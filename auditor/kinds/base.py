@@ -1,6 +1,6 @@
 """What a resource kind is: one object that says how the kind is discovered and judged in a region,
 how the regions' parts join, what it contributes to the JSON report and the HTML, email and text
-reports, which prices it uses, who owns each of its resources, and which read-only IAM actions
+reports, which prices it uses, what its plans rest on, who owns each of its resources, and which read-only IAM actions
 all that takes. The pipeline, the report, routing and the IAM policy test iterate over the
 registered kinds; a new kind is a new module (or small package) in `auditor.kinds`.
 """

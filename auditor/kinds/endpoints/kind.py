@@ -1,6 +1,6 @@
 """Endpoints (real-time, async, serverless; their variants and inference components), as a resource
 kind: discover, collect their metrics, assess, judge and price them, one region at a time. Its
-section is the tuple of EndpointReports (AuditReport.endpoints), which plans and charts read."""
+section is the tuple of EndpointReports (`KIND.section(report)`), which plans and charts read."""
 
 from __future__ import annotations
 
