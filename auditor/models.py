@@ -840,8 +840,8 @@ class ReportSettings:
 class AuditReport:
     generated_at: datetime
     window: Window
-    # Each resource kind's section, by its key (auditor.kinds): "endpoints" holds the EndpointReports;
-    # a kind reads its own with `KIND.section(report)`.
+    # Each resource kind's section, by its key (auditor.kinds): a kind reads its own with
+    # `KIND.section(report)` and replaces it with `KIND.with_section(report, section)`.
     sections: dict[str, Any]
     findings: tuple[Finding, ...]
     errors: tuple[AuditError, ...]
@@ -862,22 +862,9 @@ class AuditReport:
     max_risk: RiskLevel | None = None
     plans_above_risk: tuple[Plan, ...] = ()
     settings: ReportSettings = field(kw_only=True)  # the thresholds and targets the verdicts used
-
-    def with_section(self, key: str, section: Any) -> AuditReport:
-        """The report with one kind's section replaced."""
-        return replace(self, sections={**self.sections, key: section})
-
-    @property
-    def endpoints(self) -> tuple[EndpointReport, ...]:
-        """The endpoints kind's section: every endpoint with its variants (plans and charts read them)."""
-        return tuple(self.sections.get("endpoints", ()))
-
-    @property
-    def monthly_cost_by_kind(self) -> dict[str, float | None]:
-        """Each audited kind's monthly cost (None: not known whole); the kinds price their own sections."""
-        from auditor.kinds.registry import monthly_cost_by_kind  # the kinds import this module
-
-        return monthly_cost_by_kind(self)
+    # Each audited kind's monthly cost at the window (None: not known whole), in the kinds' order: the
+    # kinds price their own sections when the report is built (auditor.kinds.registry.monthly_cost_by_kind).
+    monthly_cost_by_kind: dict[str, float | None] = field(default_factory=dict, kw_only=True)
 
     @property
     def monthly_cost_usd(self) -> float:
