@@ -34,7 +34,7 @@ from auditor.recommend.packing import HostedCopies, hosted_copies
 from auditor.recommend.plans import PlanSubject, SubjectOf
 from auditor.recommend.risk import assess, load_test_request, unreplayed_risk
 from auditor.recommend.rule_changes import change_from_details
-from auditor.recommend.wording import advice_text
+from auditor.wording import advice_text
 
 FIXED_ACTIONS = ("resize",)
 LATENCY_ALARM_FACTOR = 1.2
