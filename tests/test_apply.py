@@ -30,6 +30,7 @@ from auditor.cli import app
 from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
 from auditor.history.store import History
 from auditor.history.weekly import build_digest, iso_week
+from auditor.kinds.endpoints.kind import KIND as ENDPOINT_KIND
 from auditor.models import Plan
 from auditor.recommend.change import plan_id, resource_name
 from auditor.report.document import plan_to_dict
@@ -275,7 +276,7 @@ def test_dry_run_then_apply_then_the_next_run_verifies_and_the_digest_counts_it(
 
     # The next run sees the new shape and verifies the change; the week's digest counts its saving.
     outcome = execute_audit(fleet["config"])
-    variant = next(v for e in outcome.report.endpoints if e.endpoint.name == "search-embeddings"
+    variant = next(v for e in ENDPOINT_KIND.section(outcome.report) if e.endpoint.name == "search-embeddings"
                    for v in e.variants)
     assert (variant.variant.instance_type, variant.variant.instance_count) == ("ml.m5.xlarge", 3)
     assert not deliver_outcome(fleet["config"], outcome).problems
@@ -327,15 +328,10 @@ def _actions(document: dict[str, Any]) -> set[str]:
 def test_the_apply_policy_is_exactly_what_apply_calls() -> None:
     policy = json.loads((ROOT / "deploy" / "iam-apply-policy.json").read_text())
     assert _actions(policy) == apply_policy_actions()
-    # The reads apply makes in its code (its writes are data: the plan's ApiCalls): the engine's, the
-    # write core's and the kinds' write side (targets, fresh evidence).
+    # The reads apply makes in its code (its writes are data: the plan's ApiCalls).
     methods = {xform_name(op): (service, op) for service, op in APPLY_READS}
     called: set[tuple[str, str]] = set()
-    kinds_write = [p for part in ("target", "binding", "evidence", "verify")
-                   for p in (ROOT / "auditor" / "kinds").glob(f"*/{part}.py")]
-    assert kinds_write  # the glob finds the kinds' modules
-    for path in [*(ROOT / "auditor" / "act").rglob("*.py"), *(ROOT / "auditor" / "write").rglob("*.py"),
-                 *kinds_write]:
+    for path in (ROOT / "auditor" / "act").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 name = node.func.attr
@@ -466,7 +462,7 @@ def test_wait_minutes_governs_where_it_is_longer_or_no_deployment_is_set(fleet: 
     """A longer [apply] wait_minutes is kept; an UpdateEndpoint without a DeploymentConfig (a
     serverless plan: SageMaker's default update) waits [apply] wait_minutes."""
     from auditor.act.plan import parse_plan
-    from auditor.kinds.endpoints.target import deployment_wait
+    from auditor.act.targets import deployment_wait
 
     plan = stored_plan(fleet, "image-tagger")
     assert deployment_wait(parse_plan(plan), 90.0) == (90.0, "[apply] wait_minutes")
@@ -498,9 +494,10 @@ def test_every_operation_a_change_builder_can_emit_is_one_apply_may_make() -> No
     services = ("sagemaker", "application-autoscaling", "cloudwatch", "scheduler")
     names = {service: set(session.get_service_model(service).operation_names) for service in services}
     root = Path(__file__).parent.parent / "auditor"
-    builders = [root / "recommend" / "change.py", *sorted((root / "kinds").glob("*/rules/*.py")),
-                # a job's change is the next run's request (CreateTrainingJob ...): apply never makes it
-                *sorted(p for p in (root / "kinds").glob("*/change.py") if p.parent.name != "jobs")]
+    # A job's change is its next run's request, which apply never makes: the jobs kind is left out.
+    builders = [path for path in [root / "recommend" / "change.py", *sorted(root.glob("kinds/*/rules/*.py")),
+                                  *sorted(root.glob("kinds/*/change.py")), *sorted(root.glob("kinds/*/plans.py"))]
+                if "jobs" not in path.parts]
     named = {(service, node.value) for path in builders for node in ast.walk(ast.parse(path.read_text()))
              if isinstance(node, ast.Constant) and isinstance(node.value, str)
              for service in services

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import auditor.kinds
 from auditor.analyse.rules.base import Rule
-from auditor.config import SECTIONS
+from auditor.catalog import Catalog
+from auditor.config import SECTIONS, AuditConfig
 from auditor.kinds.base import Audience, AudienceOf, Owned, ResourceKind
-from auditor.models import AuditReport
+from auditor.models import AuditReport, Finding, Plan, Window
+from auditor.recommend.plans import build_plans
 
 if TYPE_CHECKING:
     from auditor.write.binding import CallBinding
@@ -106,9 +108,17 @@ def sections_of(report: AuditReport, audience_of: AudienceOf, audience: Audience
     return {k.key: k.only(k.section(report), audience_of, audience) for k in KINDS if k.key in report.sections}
 
 
-def monthly_cost_by_kind(report: AuditReport) -> dict[str, float | None]:
-    """Each audited kind's monthly cost (None: not known whole), in the kinds' order."""
-    return {k.key: k.monthly_cost(k.section(report), report.window) for k in KINDS if k.key in report.sections}
+def monthly_cost_by_kind(sections: Mapping[str, Any], window: Window) -> dict[str, float | None]:
+    """Each audited kind's monthly cost (None: not known whole), in the kinds' order: what a report
+    built from `sections` holds (AuditReport.monthly_cost_by_kind)."""
+    return {k.key: k.monthly_cost(sections[k.key], window) for k in KINDS if k.key in sections}
+
+
+def plans_for(findings: Iterable[Finding], sections: Mapping[str, Any], catalog: Catalog, config: AuditConfig,
+              window: Window | None = None) -> tuple[Plan, ...]:
+    """The plans of the findings: each kind in `sections` (merged, by key) says what its own rest on."""
+    return build_plans(findings, [k.plan_subjects(sections[k.key], catalog, config, window)
+                                  for k in KINDS if k.key in sections])
 
 
 # --- the write side: apply (auditor.act) finds each resource type's parts here, never in a kind ---
@@ -160,5 +170,5 @@ def seen_by_type(report: AuditReport) -> dict[str, Mapping[ResourceKey, Any] | N
     """What the run saw of each resource type the kinds verify (None: not audited)."""
     seen: dict[str, Mapping[ResourceKey, Any] | None] = {}
     for kind in KINDS:
-        seen.update(kind.seen(report))
+        seen.update(kind.seen(report.sections.get(kind.key)))
     return seen

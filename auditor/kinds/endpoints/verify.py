@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from auditor.models import AuditReport, Endpoint
+from auditor.models import Endpoint, EndpointReport
 from auditor.write.verify import Evidence, ResourceKey, Verifier, operations, params_of
 
 if TYPE_CHECKING:
@@ -78,10 +78,10 @@ def has_new_shape(change: AppliedChange, endpoint: Endpoint) -> bool:
     return True
 
 
-def seen(report: AuditReport) -> Mapping[str, Mapping[ResourceKey, Any] | None]:
-    """The endpoints the run saw (every run audits endpoints)."""
+def seen(section: tuple[EndpointReport, ...] | None) -> Mapping[str, Mapping[ResourceKey, Any] | None]:
+    """The endpoints the run saw (every run audits endpoints: none is an empty section)."""
     return {"endpoint": {(e.endpoint.account_id, e.endpoint.region, e.endpoint.name): e.endpoint
-                         for e in report.endpoints}}
+                         for e in section or ()}}
 
 
 VERIFIERS: dict[str, Verifier] = {"endpoint": endpoint_done}

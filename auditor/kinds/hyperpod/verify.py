@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from auditor.models import AuditReport
 from auditor.write.verify import Evidence, ResourceKey, Verifier, params_of
 
 if TYPE_CHECKING:
     # history.store imports the report (to store plans), which imports the kinds: a type only here.
     from auditor.history.store import AppliedChange
+    from auditor.kinds.hyperpod.kind import HyperPodSection  # kind.py lists these verifiers
 
 
 def nodes_done(change: AppliedChange, evidence: Evidence) -> bool:
@@ -23,9 +23,8 @@ def nodes_done(change: AppliedChange, evidence: Evidence) -> bool:
     return bool(deleted) and not deleted & {n.instance_id for n in cluster.nodes}
 
 
-def seen(report: AuditReport) -> Mapping[str, Mapping[ResourceKey, Any] | None]:
+def seen(section: HyperPodSection | None) -> Mapping[str, Mapping[ResourceKey, Any] | None]:
     """The clusters the run saw; None when it did not audit HyperPod."""
-    section = report.sections.get("hyperpod")
     return {"hyperpod-cluster": None if section is None else {
         (a.cluster.account_id, a.cluster.region, a.cluster.name): a.cluster for a in section.clusters}}
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from auditor.kinds.workspaces.discover_studio import IDLE_SETTING_APPS
-from auditor.models import AuditReport
+from auditor.kinds.workspaces.models import WorkspacesSection
 from auditor.write.verify import Evidence, ResourceKey, Verifier, params_of
 
 if TYPE_CHECKING:
@@ -36,10 +36,9 @@ def idle_shutdown_done(change: AppliedChange, evidence: Evidence) -> bool:
     return bool(apps) and all(domain.idle_timeout_minutes.get(app) is not None for app in apps)
 
 
-def seen(report: AuditReport) -> Mapping[str, Mapping[ResourceKey, Any] | None]:
+def seen(section: WorkspacesSection | None) -> Mapping[str, Mapping[ResourceKey, Any] | None]:
     """The notebook instances, Studio apps and domains (by domain id) the run saw; None for each
     when it did not audit workspaces."""
-    section = report.sections.get("workspaces")
     if section is None:
         return dict.fromkeys(("notebook-instance", "studio-app", "studio-domain"))
     return {
