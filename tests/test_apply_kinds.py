@@ -48,13 +48,12 @@ from auditor.models import InferenceComponent
 from auditor.report.document import plan_to_dict
 from auditor.report.weekly import render_weekly_text
 from auditor.tasks.audit import deliver_outcome, execute_audit
-from conftest import seeded_emulator, utc_now
+from conftest import APPLY_ROLE, seeded_emulator, utc_now
 from helpers import endpoint as helper_endpoint
 from helpers import live_basis
 
 ENDPOINTS = ("internal-reports", "pricing-api", "video-transcode-async", "churn-model-legacy")
 NOTEBOOKS = ("cv-research-gpu", "feature-eng-m5")
-APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
 TOPIC = "arn:aws:sns:us-east-1:123456789012:ml-oncall"
 runner = CliRunner()
 
