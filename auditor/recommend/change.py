@@ -21,7 +21,6 @@ from auditor.models import Plan
 # The tag on what apply creates (the config, the alarms): the plan's id. IAM conditions creates on
 # it (aws:RequestTag), and leftovers are found by it.
 PLAN_TAG = "auditor:plan"
-
 _NAME_RE = re.compile(r"[^A-Za-z0-9-]")
 
 

@@ -6,7 +6,7 @@ Pure: no AWS.
   KmsKeyId, AsyncInferenceConfig, MetricsConfig, tags ...), named `<endpoint>-<plan id>`, then
   UpdateEndpoint with a blue/green deployment ([apply] traffic_shifting: a canary, then the rest;
   or linear steps) that rolls back by itself when a CloudWatch alarm fires: the variant's existing
-  alarms on its errors or latency (discover/alarms.py), else alarms the plan defines
+  alarms on its errors or latency (alarms.py), else alarms the plan defines
   (Invocation5XXErrors, ModelLatency p99).
   Order: everything that can be made first (the config, the alarms), then what removes protection.
   An autoscaled variant whose instance type changes is deregistered just before the UpdateEndpoint
@@ -37,22 +37,15 @@ from auditor.recommend.change import PLAN_TAG, resource_name, tagged
 CREATE_CONFIG_FIELDS = ("ProductionVariants", "DataCaptureConfig", "KmsKeyId", "AsyncInferenceConfig",
                         "ExplainerConfig", "ShadowProductionVariants", "ExecutionRoleArn", "VpcConfig",
                         "EnableNetworkIsolation", "MetricsConfig", "CrossRegionTrafficConfig")
-
 CONFIG_ACTIONS = ("resize", "scale-out", "resize+autoscale", "serverless", "resize-memory", "remove-variant",
                   "end-shadow-test")
-
 MAX_ROLLBACK_ALARMS = 10  # AutoRollbackConfiguration.Alarms takes at most 10
-
 SCALE_IN_COOLDOWN_SECONDS = 300
-
 SCALE_OUT_COOLDOWN_SECONDS = 60
-
 SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
-
 # Target-tracking metrics that count requests per instance: their target depends on the instance type.
 PER_INSTANCE_REQUEST_METRICS = ("SageMakerVariantInvocationsPerInstance",
                                 "SageMakerVariantConcurrentRequestsPerModelHighResolution")
-
 # Changes that move a variant off its instances (or drop it): its scalable target goes with them.
 LEAVES_INSTANCES = ("serverless", "resize-memory", "remove-variant", "end-shadow-test")
 
