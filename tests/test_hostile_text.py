@@ -32,6 +32,7 @@ from auditor.history.store import FindingRecord, RunSummary
 from auditor.history.weekly import Digest, OpenFinding, ResolvedFinding, WeekPoint
 from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.kinds.jobs.kind import KIND as JOBS
+from auditor.kinds.jobs.models import Experiment, ExperimentRun, Verdict
 from auditor.kinds.registry import monthly_cost_by_kind
 from auditor.kinds.workspaces.models import (
     NotebookCost,
@@ -41,7 +42,7 @@ from auditor.kinds.workspaces.models import (
     StudioDomain,
     WorkspacesSection,
 )
-from auditor.models import AuditError, AuditReport, Experiment, ExperimentRun, Verdict
+from auditor.models import AuditError, AuditReport
 from auditor.report.document import report_to_dict
 from auditor.report.email_message import build_report_message
 from auditor.report.render import (

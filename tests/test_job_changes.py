@@ -33,19 +33,10 @@ from auditor.kinds.jobs.change import OPERATIONS, job_change, spot_limits
 from auditor.kinds.jobs.discover import _training_job, _transform_job, create_members, discover_jobs
 from auditor.kinds.jobs.discover_processing import discover_processing_jobs, processing_job
 from auditor.kinds.jobs.kind import JobsSection
+from auditor.kinds.jobs.models import ProcessingCost, TransformCost
 from auditor.kinds.jobs.risk import scale_out_risk, spot_risk
 from auditor.kinds.registry import plans_for
-from auditor.models import (
-    ApiCall,
-    Finding,
-    Plan,
-    PlanOption,
-    ProcessingCost,
-    Recommendation,
-    RiskLevel,
-    Severity,
-    TransformCost,
-)
+from auditor.models import ApiCall, Finding, Plan, PlanOption, Recommendation, RiskLevel, Severity
 from auditor.recommend.change import plan_id
 from auditor.report.change_text import render_change
 from auditor.report.document import plan_to_dict

@@ -29,9 +29,9 @@ import platformdirs
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError
 from auditor.models import AccountInfo, AuditReport, Finding, Resource, VariantUtilization
-from auditor.recommend.wording import advice_text
 from auditor.report.document import plan_to_dict
 from auditor.text import one_line_words
+from auditor.wording import advice_text
 
 # Each entry upgrades the schema by one version.
 MIGRATIONS: tuple[str, ...] = (

@@ -27,7 +27,7 @@ from auditor.models import Change, Finding, Plan, PlanOption, Risk
 from auditor.recommend.change import plan_id
 from auditor.recommend.risk import exceeds_capacity, unreplayed_risk
 from auditor.recommend.rule_changes import change_from_details, risk_from_details
-from auditor.recommend.wording import advice_text
+from auditor.wording import advice_text
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from auditor.models import (
     ReportSettings,
     Risk,
 )
-from auditor.recommend.wording import advice_text
 from auditor.report.headline import headline, incomplete, summary_figures
 from auditor.values import iso
+from auditor.wording import advice_text
 
 # 2: the `jobs` section (training and batch transform), `resource_type` on findings.
 # 3: `plans` (one per variant: what to change, with alternatives); findings carry `title` and

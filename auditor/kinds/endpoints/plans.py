@@ -31,7 +31,7 @@ from auditor.recommend.demand import minimum_instances
 from auditor.recommend.plans import PlanSubject, SubjectOf
 from auditor.recommend.risk import assess, load_test_request, unreplayed_risk
 from auditor.recommend.rule_changes import change_from_details
-from auditor.recommend.wording import advice_text
+from auditor.wording import advice_text
 
 FIXED_ACTIONS = ("resize",)
 LATENCY_ALARM_FACTOR = 1.2

@@ -36,22 +36,20 @@ from auditor.kinds.jobs.metrics import (
     collect_job_metrics,
     list_job_hosts,
 )
-from auditor.kinds.jobs.plans import plan_subjects
-from auditor.kinds.jobs.report import csv_tables
-from auditor.kinds.jobs.rules import RULES
-from auditor.kinds.jobs.settings import JobsConfig
-from auditor.models import (
-    AuditError,
+from auditor.kinds.jobs.models import (
     Experiment,
-    Finding,
     ProcessingCost,
     ProcessingJob,
     TrainingCost,
     TrainingJob,
     TransformCost,
     TransformJob,
-    Window,
 )
+from auditor.kinds.jobs.plans import plan_subjects
+from auditor.kinds.jobs.report import csv_tables
+from auditor.kinds.jobs.rules import RULES
+from auditor.kinds.jobs.settings import JobsConfig
+from auditor.models import AuditError, Finding, Window
 from auditor.values import iso, money, utilization_summary
 
 # Job hosts' metrics are collected at 1-minute periods.

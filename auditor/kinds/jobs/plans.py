@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.jobs.change import job_change
+from auditor.kinds.jobs.models import ProcessingCost, TrainingCost, TransformCost
 from auditor.kinds.jobs.risk import JobCost, job_risk
-from auditor.models import Change, Finding, Plan, PlanOption, ProcessingCost, Risk, TrainingCost, TransformCost, Window
+from auditor.models import Change, Finding, Plan, PlanOption, Risk, Window
 from auditor.recommend.plans import PlanSubject, SubjectOf
 
 if TYPE_CHECKING:
