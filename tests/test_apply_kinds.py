@@ -38,8 +38,8 @@ from auditor.cli import app
 from auditor.config_file import load_config
 from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
+from auditor.kinds.endpoints.models import InferenceComponent
 from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
-from auditor.models import InferenceComponent
 from auditor.report.document import plan_to_dict
 from auditor.report.weekly import render_weekly_text
 from auditor.tasks.audit import deliver_outcome, execute_audit

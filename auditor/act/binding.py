@@ -24,13 +24,14 @@ from typing import Any
 
 from auditor.act.plan import PlanToApply
 from auditor.config import ApplyConfig
+from auditor.kinds.endpoints.change import CREATE_CONFIG_FIELDS, LEAVES_INSTANCES, SCALABLE_DIMENSION
+from auditor.kinds.endpoints.change import _autoscaling_calls as autoscaling_calls
 from auditor.kinds.endpoints.rules.no_queue_alarm import AGE_METRIC, STRANDED_METRIC
 from auditor.kinds.endpoints.rules.off_hours import UNIVERSAL_TARGET
 from auditor.kinds.endpoints.rules.off_hours import _name as schedule_name
 from auditor.kinds.workspaces.change import IDLE_SETTING_KEYS
 from auditor.models import ApiCall
-from auditor.recommend.change import CREATE_CONFIG_FIELDS, LEAVES_INSTANCES, SCALABLE_DIMENSION, resource_name
-from auditor.recommend.change import _autoscaling_calls as autoscaling_calls
+from auditor.recommend.change import resource_name
 from auditor.text import one_line
 
 # The operations each resource type's plans make (APPLY_OPERATIONS by resource type).

@@ -32,8 +32,8 @@ import botocore.exceptions
 from auditor.act.binding import named_components, observed_refusal
 from auditor.act.plan import ApplyFailed, ApplyRefused, PlanToApply
 from auditor.collect.session import THROTTLING_CODES, AwsClients, describe_client_error
+from auditor.kinds.endpoints.change import SCALABLE_DIMENSION
 from auditor.kinds.workspaces.discover_studio import IDLE_SETTING_APPS, idle_minutes
-from auditor.recommend.change import SCALABLE_DIMENSION
 from auditor.text import one_line
 
 FIRST_POLL_SECONDS = 0.5

@@ -22,7 +22,8 @@ from datetime import datetime
 from typing import Any
 
 from auditor.history.store import AppliedChange, History
-from auditor.models import AuditReport, Endpoint
+from auditor.kinds.endpoints.models import Endpoint
+from auditor.models import AuditReport
 
 # Whatever its record says, a change that landed is verified when a run sees it: a timed-out or
 # interrupted apply's deployment goes on; a call that failed may have been done (a 500 after the
