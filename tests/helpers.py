@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from auditor.models import Endpoint, EndpointKind, Resource, ResourceUtilization, Variant, VariantUtilization
+from auditor.kinds.endpoints.models import Endpoint, EndpointKind, Variant
+from auditor.models import Resource, ResourceUtilization, VariantUtilization
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 

@@ -18,10 +18,12 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config import ApplyConfig
+from auditor.kinds.endpoints.change import build_change
+from auditor.kinds.endpoints.models import AutoScaling, InferenceComponent, ManagedScaling, Variant
 from auditor.kinds.endpoints.rules.no_queue_alarm import queue_alarm_change
 from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
-from auditor.models import AutoScaling, InferenceComponent, ManagedScaling, Plan, PlanOption, Variant
-from auditor.recommend.change import build_change, plan_id
+from auditor.models import Plan, PlanOption
+from auditor.recommend.change import plan_id
 from auditor.recommend.rule_changes import change_from_details
 from auditor.report.change_text import render_change
 from auditor.report.document import change_to_dict, plan_to_dict

@@ -19,8 +19,8 @@ from auditor.config import MAX_DEPLOYMENT_TIMEOUT_SECONDS, TERMINATION_WAIT_SECO
 from auditor.config_file import parse_config
 from auditor.errors import ConfigError
 from auditor.kinds.endpoints.alarms import discover_alarms
-from auditor.models import RollbackAlarm
-from auditor.recommend.change import build_change
+from auditor.kinds.endpoints.change import build_change
+from auditor.kinds.endpoints.models import RollbackAlarm
 from auditor.report.change_text import render_change
 from auditor.report.document import plan_to_dict
 from auditor_emulator.fleet import demo_fleet, seed_fleet

@@ -95,7 +95,8 @@ def test_a_weight_zero_variant_needs_min_idle_days_too() -> None:
     from auditor.catalog import load_catalog
     from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
     from auditor.kinds.endpoints.judge import evaluate_endpoint
-    from auditor.models import Resource, Variant
+    from auditor.kinds.endpoints.models import Variant
+    from auditor.models import Resource
     from helpers import endpoint, utilization
 
     catalog = load_catalog()

@@ -19,8 +19,8 @@ from auditor.cli import app
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.alarms import queue_alarm_endpoints
 from auditor.kinds.endpoints.judge import judge_endpoint
+from auditor.kinds.endpoints.models import EndpointKind, Variant
 from auditor.kinds.endpoints.rules.no_queue_alarm import alarm_topic, queue_alarm_change
-from auditor.models import EndpointKind, Variant
 from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, async_variant, seed_fleet
 from conftest import seeded_emulator, utc_now
 from helpers import endpoint, hourly_frame

@@ -16,7 +16,8 @@ from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import HOTTEST_INSTANCE, VARIANT_MEAN, hottest_instance_sizing
 from auditor.kinds.endpoints.discover import CONFIG_FORMAT
-from auditor.models import InstanceUtilization, Resource, ResourceUtilization, VariantUtilization
+from auditor.kinds.endpoints.models import InstanceUtilization
+from auditor.models import Resource, ResourceUtilization, VariantUtilization
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict
 from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, demo_fleet, fleet_datums, seed_fleet
@@ -135,8 +136,8 @@ def test_request_shares_are_per_period_measured_and_none_when_unpublished() -> N
     import pandas as pd
 
     from auditor.kinds.endpoints.assessment import VariantAssessment
+    from auditor.kinds.endpoints.models import Variant
     from auditor.kinds.endpoints.rules.instance_imbalance import request_shares
-    from auditor.models import Variant
 
     hours = pd.date_range("2026-11-01", periods=48, freq="h", tz="UTC")
     full = pd.DataFrame({"cpu:Maximum": 50.0, "Invocations:Sum": 100.0}, index=hours)
@@ -294,7 +295,7 @@ def test_only_the_enhanced_endpoints_series_become_queries_with_their_listed_dim
     import boto3
 
     from auditor.kinds.endpoints.enhanced import enhanced_queries
-    from auditor.models import Endpoint, EndpointKind, MetricsConfig, Variant
+    from auditor.kinds.endpoints.models import Endpoint, EndpointKind, MetricsConfig, Variant
 
     cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
 

@@ -358,8 +358,8 @@ def test_in_the_demo_fleet_the_rule_fires_on_the_endpoint_with_an_empty_instance
 def test_empty_instances_are_those_empty_on_most_hours_and_at_the_last() -> None:
     from datetime import UTC, datetime
 
+    from auditor.kinds.endpoints.models import ComponentPlacement
     from auditor.kinds.endpoints.rules.component_empty_instances import empty_hours
-    from auditor.models import ComponentPlacement
 
     hours = tuple(datetime(2026, 11, 30, h, tzinfo=UTC) for h in range(24))
     busy, empty = (2.0,) * 24, (0.0,) * 24

@@ -18,8 +18,9 @@ from botocore.validate import ParamValidator
 from typer.testing import CliRunner
 
 from auditor.cli import app
+from auditor.kinds.endpoints.change import CREATE_CONFIG_FIELDS, build_change
 from auditor.models import ApiCall, Plan, PlanOption
-from auditor.recommend.change import CREATE_CONFIG_FIELDS, build_change, plan_id
+from auditor.recommend.change import plan_id
 from auditor.report.change_text import render_change
 from auditor.report.document import plan_to_dict
 from auditor_emulator.fleet import demo_fleet, seed_fleet
@@ -148,7 +149,7 @@ def test_autoscaling_plans_register_the_target_and_put_the_policy() -> None:
 
 
 def test_an_autoscaled_variant_is_deregistered_before_its_instance_type_changes() -> None:
-    from auditor.models import AutoScaling, Variant
+    from auditor.kinds.endpoints.models import AutoScaling, Variant
 
     scaled = replace(RANKER, variants=(Variant("AllTraffic", "ml.m5.4xlarge", 4,
                                                autoscaling=AutoScaling(2, 6, ("ranker-invocations",))),))

@@ -13,19 +13,9 @@ from botocore.validate import ParamValidator
 from auditor.catalog import Catalog, load_catalog
 from auditor.collect.plan import align_window
 from auditor.config import AuditConfig, RecommendConfig
+from auditor.kinds.endpoints.models import EndpointReport, Variant, VariantReport
 from auditor.kinds.registry import plans_for
-from auditor.models import (
-    EndpointReport,
-    Finding,
-    Plan,
-    Recommendation,
-    Resource,
-    RiskLevel,
-    Severity,
-    Variant,
-    VariantReport,
-    Window,
-)
+from auditor.models import Finding, Plan, Recommendation, Resource, RiskLevel, Severity, Window
 from auditor.recommend.risk import level_of, replay
 from helpers import NOW, endpoint
 
@@ -242,7 +232,7 @@ def test_the_issues_daily_hour_over_the_target_is_a_medium_plan() -> None:
 
 
 def test_a_resize_that_drops_a_step_scaling_policy_is_at_least_medium() -> None:
-    from auditor.models import AutoScaling, ReadScalingPolicy
+    from auditor.kinds.endpoints.models import AutoScaling, ReadScalingPolicy
 
     step = ReadScalingPolicy("backlog", "StepScaling", {"AdjustmentType": "ChangeInCapacity",
                                                         "StepAdjustments": [{"ScalingAdjustment": 1}]})

@@ -28,7 +28,7 @@ import platformdirs
 
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError
-from auditor.models import AccountInfo, AuditReport, EndpointReport, Finding, Resource, VariantUtilization
+from auditor.models import AccountInfo, AuditReport, Finding, Resource, VariantUtilization
 from auditor.report.document import plan_to_dict
 from auditor.text import one_line_words
 from auditor.wording import advice_text
@@ -384,9 +384,9 @@ class History:
 
     def record_run(self, report: AuditReport, fatal: bool = False) -> int:
         """Store the run, its variants and findings in one transaction; returns the run id."""
-        # The endpoints kind's section (its variants are the history's rows): read by its key, as the
-        # history sits below the kinds and imports none of them.
-        endpoints: tuple[EndpointReport, ...] = tuple(report.sections.get("endpoints", ()))
+        # The endpoints kind's section (its variants are the history's rows): read by its key and
+        # duck-typed (its EndpointReports), as the history sits below the kinds and imports none of them.
+        endpoints: tuple[Any, ...] = tuple(report.sections.get("endpoints", ()))
         try:
             with self._transaction() as db:
                 cursor = db.execute(

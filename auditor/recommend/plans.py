@@ -21,8 +21,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
-from auditor.models import Change, Finding, Plan, PlanBasis, PlanOption, Risk
+from auditor.models import Change, Finding, Plan, PlanOption, Risk
 from auditor.recommend.change import plan_id
 from auditor.recommend.risk import exceeds_capacity, unreplayed_risk
 from auditor.recommend.rule_changes import change_from_details, risk_from_details
@@ -37,7 +38,10 @@ class PlanSubject:
 
     instance_type: str | None = None  # the current shape and count
     instance_count: int = 0
-    basis: PlanBasis | None = None  # what `audit apply` reads again live and compares (endpoints)
+    # What `audit apply` reads again live and compares, as JSON-safe data (Plan.basis), and the
+    # endpoint config the audit saw (Plan.endpoint_config); None: the kind records none.
+    basis: dict[str, Any] | None = None
+    endpoint_config: str | None = None
 
     def options(self, findings: Sequence[Finding]) -> tuple[PlanOption, ...]:
         """Options beyond one per finding: those that combine findings."""
@@ -92,7 +96,6 @@ def build_plans(findings: Iterable[Finding], subjects: Sequence[SubjectOf] = ())
                     else max(options, key=lambda o: (o.monthly_savings_usd, o.action)))
         rec = first.recommendation
         assert rec is not None
-        basis = subject.basis
         plan = Plan(
             account_id=first.account_id, region=region, endpoint=name, variant=variant_name,
             resource_type=first.resource_type,
@@ -102,8 +105,8 @@ def build_plans(findings: Iterable[Finding], subjects: Sequence[SubjectOf] = ())
             proposed=proposed,
             alternatives=_alternatives(proposed, options, risks, group),
             measured=all(f.measured for f in group if f.rule in proposed.rules),
-            endpoint_config=(basis.endpoint_config_name or None) if basis else None,
-            basis=basis,
+            endpoint_config=subject.endpoint_config,
+            basis=subject.basis,
         )
         plans.append(_finished(plan, risks[id(proposed)], subject))
     # Biggest money first (risk is a column and a filter, not the order); a plan that costs more

@@ -15,7 +15,6 @@ from auditor.models import (
     Change,
     Finding,
     Plan,
-    PlanBasis,
     PlanOption,
     PriceUse,
     ReportSettings,
@@ -105,29 +104,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
                           "change": change_to_dict(o.change)} for o in plan.alternatives],
         "risk": risk_to_dict(plan.risk),
         "change": change_to_dict(plan.change),
-        "basis": basis_to_dict(plan.basis),
-    }
-
-
-def basis_to_dict(basis: PlanBasis | None) -> dict[str, Any] | None:
-    """What an endpoint plan was computed from (`audit apply` reads it live again and compares)."""
-    if basis is None:
-        return None
-    return {
-        "endpoint_config_name": basis.endpoint_config_name,
-        "status": basis.status,
-        "autoscaling_read": basis.autoscaling_read,
-        "variants": [{
-            "name": v.name, "instance_type": v.instance_type, "instance_count": v.instance_count,
-            "weight": v.weight, "shadow": v.shadow,
-            "serverless": None if v.serverless_memory_mb is None else {
-                "memory_size_mb": v.serverless_memory_mb, "max_concurrency": v.serverless_max_concurrency},
-            "managed_instance_scaling": None if v.managed_scaling is None else {
-                "min_instances": v.managed_scaling.min_instances, "max_instances": v.managed_scaling.max_instances},
-            "autoscaling": None if v.autoscaling is None else {
-                "min_capacity": v.autoscaling.min_capacity, "max_capacity": v.autoscaling.max_capacity,
-                "policies": list(v.autoscaling.policies)},
-        } for v in basis.variants],
+        "basis": plan.basis,  # the kind's own record, JSON-safe (the endpoints kind's PlanBasis)
     }
 
 

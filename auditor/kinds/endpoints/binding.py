@@ -13,12 +13,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from auditor.kinds.endpoints.change import CREATE_CONFIG_FIELDS, LEAVES_INSTANCES, SCALABLE_DIMENSION
+from auditor.kinds.endpoints.change import _autoscaling_calls as autoscaling_calls
 from auditor.kinds.endpoints.rules.no_queue_alarm import AGE_METRIC, STRANDED_METRIC
 from auditor.kinds.endpoints.rules.off_hours import UNIVERSAL_TARGET
 from auditor.kinds.endpoints.rules.off_hours import _name as schedule_name
 from auditor.models import ApiCall
-from auditor.recommend.change import CREATE_CONFIG_FIELDS, LEAVES_INSTANCES, SCALABLE_DIMENSION, resource_name
-from auditor.recommend.change import _autoscaling_calls as autoscaling_calls
+from auditor.recommend.change import resource_name
 from auditor.text import one_line
 from auditor.write.binding import CallBinding, names
 from auditor.write.plan import PlanToApply

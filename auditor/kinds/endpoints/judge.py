@@ -20,9 +20,10 @@ from auditor.analyse.rules.base import Phase, Rule, settings_of
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.models import Endpoint
 from auditor.kinds.endpoints.rule_types import EndpointRule, GateRule, VariantRule
 from auditor.kinds.endpoints.rules import RULES
-from auditor.models import Endpoint, Finding, ResourceKind
+from auditor.models import Finding, ResourceKind
 
 _BY_ID: dict[str, Rule[Any]] = {r.id: r for r in RULES}
 # Gates run in this order: a status first (nothing else can be said), then the data.

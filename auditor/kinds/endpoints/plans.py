@@ -2,35 +2,32 @@
 option replayed over the window on its shape (recommend/risk), the resize under an autoscaling
 policy scaled to it, the load-test request where a replay cannot predict the new shape, what a
 change that deregisters an autoscaled variant cannot carry across, and the change as AWS requests
-(recommend/change)."""
+(change.py)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.endpoints.change import build_change, scaling_risk
+from auditor.kinds.endpoints.models import Endpoint, EndpointReport, PlanBasis, VariantReport, price_usage
+from auditor.kinds.endpoints.packing import HostedCopies, hosted_copies
 from auditor.models import (
     AutoscalingProposal,
     Change,
-    Endpoint,
-    EndpointReport,
     Finding,
     Plan,
-    PlanBasis,
     PlanOption,
     Recommendation,
     Risk,
     ScalingPolicy,
-    VariantReport,
     Window,
-    price_usage,
 )
-from auditor.recommend.change import build_change, scaling_risk
 from auditor.recommend.demand import minimum_instances
-from auditor.recommend.packing import HostedCopies, hosted_copies
 from auditor.recommend.plans import PlanSubject, SubjectOf
 from auditor.recommend.risk import assess, load_test_request, unreplayed_risk
 from auditor.recommend.rule_changes import change_from_details
@@ -64,8 +61,9 @@ def plan_subjects(section: tuple[EndpointReport, ...], catalog: Catalog, config:
         return VariantSubject(
             instance_type=variant.variant.instance_type if variant else None,
             instance_count=variant.variant.instance_count if variant else 0,
-            basis=PlanBasis(endpoint.config_name, endpoint.status, endpoint.variants, endpoint.autoscaling_known)
-            if endpoint else None,
+            basis=basis_to_dict(PlanBasis(endpoint.config_name, endpoint.status, endpoint.variants,
+                                          endpoint.autoscaling_known)) if endpoint else None,
+            endpoint_config=(endpoint.config_name or None) if endpoint else None,
             endpoint=endpoint, variant_name=variant_name, variant=variant, copies=copies,
             catalog=catalog, config=config, window=shaped)
 
@@ -174,3 +172,24 @@ def _combined(group: list[Finding], catalog: Catalog, config: AuditConfig, regio
     return PlanOption(tuple(sorted({resize.rule, scaling.rule})), "resize+autoscale", rec.instance_type, minimum,
                       combined_policy.as_dict(), monthly, recommendation.monthly_savings_usd,
                       advice_text(recommendation))
+
+
+def basis_to_dict(basis: PlanBasis) -> dict[str, Any]:
+    """What an endpoint plan was computed from, as the plan carries it (Plan.basis, the JSON's
+    `basis`): `audit apply` reads it live again and compares."""
+    return {
+        "endpoint_config_name": basis.endpoint_config_name,
+        "status": basis.status,
+        "autoscaling_read": basis.autoscaling_read,
+        "variants": [{
+            "name": v.name, "instance_type": v.instance_type, "instance_count": v.instance_count,
+            "weight": v.weight, "shadow": v.shadow,
+            "serverless": None if v.serverless_memory_mb is None else {
+                "memory_size_mb": v.serverless_memory_mb, "max_concurrency": v.serverless_max_concurrency},
+            "managed_instance_scaling": None if v.managed_scaling is None else {
+                "min_instances": v.managed_scaling.min_instances, "max_instances": v.managed_scaling.max_instances},
+            "autoscaling": None if v.autoscaling is None else {
+                "min_capacity": v.autoscaling.min_capacity, "max_capacity": v.autoscaling.max_capacity,
+                "policies": list(v.autoscaling.policies)},
+        } for v in basis.variants],
+    }

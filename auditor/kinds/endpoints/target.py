@@ -14,7 +14,7 @@ from typing import Any
 from auditor.collect.session import AwsClients
 from auditor.config import ApplyConfig
 from auditor.kinds.endpoints.binding import named_components, observed_refusal
-from auditor.recommend.change import SCALABLE_DIMENSION
+from auditor.kinds.endpoints.change import SCALABLE_DIMENSION
 from auditor.text import one_line
 from auditor.write.plan import ApplyRefused, PlanToApply
 from auditor.write.target import Observed, Target, Waiting, poll

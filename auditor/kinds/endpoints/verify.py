@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from auditor.models import Endpoint, EndpointReport
+from auditor.kinds.endpoints.models import Endpoint, EndpointReport
 from auditor.write.verify import Evidence, ResourceKey, Verifier, operations, params_of
 
 if TYPE_CHECKING:

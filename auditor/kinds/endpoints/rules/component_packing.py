@@ -8,17 +8,17 @@ from dataclasses import dataclass
 from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
-from auditor.kinds.endpoints.pricing_steps import price_fewer_instances
-from auditor.kinds.endpoints.rule_types import VariantRule
-from auditor.models import CountProposal, Finding, ResourceKind, Severity
-from auditor.recommend.demand import minimum_instances
-from auditor.recommend.packing import (
+from auditor.kinds.endpoints.packing import (
     copies_per_instance,
     instances_to_hold,
     on_variant,
     placements,
     reserved_share,
 )
+from auditor.kinds.endpoints.pricing_steps import price_fewer_instances
+from auditor.kinds.endpoints.rule_types import VariantRule
+from auditor.models import CountProposal, Finding, ResourceKind, Severity
+from auditor.recommend.demand import minimum_instances
 from auditor.schema import setting
 
 

@@ -19,8 +19,9 @@ from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointFleet
 from auditor.kinds.endpoints.enhanced import ACCELERATOR_METRICS, INSTANCE_INVOCATION_METRICS, INSTANCE_METRICS
+from auditor.kinds.endpoints.models import Endpoint, EndpointKind
 from auditor.kinds.endpoints.rule_types import INSTANCE_KINDS
-from auditor.models import Endpoint, EndpointKind, Finding, Severity
+from auditor.models import Finding, Severity
 from auditor.prices.cloudwatch import CloudWatchRates, cloudwatch_rates
 
 HOW = ("set MetricsConfig.EnableEnhancedMetrics to true in a new endpoint config (CLI: aws sagemaker "

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.models import Endpoint, EndpointKind
 from auditor.kinds.endpoints.rule_types import ENDPOINT_KINDS, Gate, GateRule
-from auditor.models import Endpoint, EndpointKind, Finding, Severity
+from auditor.models import Finding, Severity
 
 
 def withheld_idle_verdict(endpoint: Endpoint, variant: str | None, rule: str, what: str, days: float,

@@ -31,8 +31,9 @@ from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.models import Endpoint, price_usage
 from auditor.kinds.endpoints.rule_types import EndpointRule
-from auditor.models import Endpoint, Finding, Recommendation, ResourceKind, Severity, price_usage
+from auditor.models import Finding, Recommendation, ResourceKind, Severity
 from auditor.recommend.change import settable_tags
 from auditor.recommend.pricing import priced
 from auditor.schema import ACCOUNT_ID_PLACEHOLDER, ROLE_ARN_TEMPLATE, setting
