@@ -102,7 +102,7 @@ def _money(value: float) -> str:
 def report_summary(report: AuditReport, chat: ChatConfig, pointer: str, owner: str | None = None) -> Summary:
     counts = report.findings_by_severity()
     plans = sorted((p for p in report.plans if p.monthly_savings_usd > 0), key=lambda p: -p.monthly_savings_usd)
-    lines = tuple(Line(p.endpoint, p.variant, p.proposed.advice, p.monthly_savings_usd)
+    lines = tuple(Line(p.resource.name, p.variant, p.proposed.advice, p.monthly_savings_usd)
                   for p in plans[:chat.top_plans])
     # The report's headline, as the mail's subject and every output open with.
     title = report_headline(report)

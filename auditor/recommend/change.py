@@ -69,7 +69,7 @@ _NAME_RE = re.compile(r"[^A-Za-z0-9-]")
 def plan_id(plan: Plan) -> str:
     """Stable: a digest of the resource and what the plan proposes (the same in every run)."""
     option = plan.proposed
-    key = [plan.account_id, plan.region, plan.resource_type, plan.endpoint, plan.variant or "",
+    key = [plan.resource.account_id, plan.resource.region, plan.resource.type, plan.resource.name, plan.variant or "",
            option.action, option.instance_type or "", option.instance_count, option.autoscaling or {},
            {k: option.details[k] for k in ("memory_size_mb", "max_concurrency") if k in option.details}]
     if option.details.get("idle_nodes"):  # a HyperPod shrink: other nodes idle are another change
@@ -115,7 +115,7 @@ def build_change(plan: Plan, endpoint: Endpoint | None, latency_threshold_ms: fl
     p99 alarm the plan defines when the variant has no latency alarm of its own (None: none, the
     error alarms alone guard the deployment). `apply`: the deployment's traffic shifting."""
     apply = apply or ApplyConfig()
-    if plan.resource_type != "endpoint" or endpoint is None:
+    if plan.resource.type != "endpoint" or endpoint is None:
         return None
     option = plan.proposed
     if option.action == "delete":

@@ -13,7 +13,7 @@ an option whose replay goes over 100% of a resource in any period is never propo
 carries a stable id, its risk and its change as AWS requests (recommend/change). Plans sort by
 saving, the largest first; risk is stated, and `--max-risk` filters by it.
 
-Plans are per (region, endpoint, variant); for a job, per job: its risk from recommend/job_risk, its
+Plans are per (resource, variant); for a job, per job: its risk from recommend/job_risk, its
 change the next run's request (recommend/job_change). Pure: findings and the catalog in.
 """
 
@@ -37,6 +37,7 @@ from auditor.models import (
     PlanOption,
     ProcessingCost,
     Recommendation,
+    ResourceRef,
     Risk,
     ScalingPolicy,
     TrainingCost,
@@ -67,12 +68,13 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
                   for e in endpoints for v in e.variants
                   if e.components or not e.endpoint.inference_components_listed}
     usages = {(e.endpoint.region, e.endpoint.name): price_usage(e.endpoint) for e in endpoints}
-    groups: dict[tuple[str, str, str | None], list[Finding]] = defaultdict(list)
+    groups: dict[tuple[ResourceRef, str | None], list[Finding]] = defaultdict(list)
     for finding in findings:
         if finding.recommendation is not None:
-            groups[(finding.region, finding.endpoint, finding.variant)].append(finding)
+            groups[(finding.resource, finding.variant)].append(finding)
     plans = []
-    for (region, name, variant_name), group in groups.items():
+    for (resource, variant_name), group in groups.items():
+        region, name = resource.region, resource.name
         options = [_option(f) for f in group]
         hosting = components.get((region, name, variant_name or ""))
         copies = (hosted_copies(hosting.components, variant_name or "", hosting.endpoint.inference_components_listed)
@@ -82,8 +84,8 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
             options.append(combined)
         variant = variants.get((region, name, variant_name)) if variant_name else None
         first = group[0]
-        endpoint_kind = first.resource_type == "endpoint"
-        job = job_costs.get((first.account_id, region, first.resource_type, name))
+        endpoint_kind = resource.type == "endpoint"
+        job = job_costs.get((resource.account_id, region, resource.type, name))
         endpoint = by_name.get((region, name)) if endpoint_kind else None
         # Replayed over the endpoint's shape window, the part of the audit window its rules read.
         shaped = window.starting_at(endpoint.config_created_at) if window and endpoint else window
@@ -103,8 +105,7 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
         rec = first.recommendation
         assert rec is not None
         plan = Plan(
-            account_id=first.account_id, region=region, endpoint=name, variant=variant_name,
-            resource_type=first.resource_type,
+            resource=resource, variant=variant_name,
             current_instance_type=variant.variant.instance_type if variant else job.job.instance_type if job else None,
             current_instance_count=variant.variant.instance_count if variant else job.job.instance_count if job else 0,
             current_monthly_usd=rec.current_monthly_usd,
@@ -118,7 +119,7 @@ def build_plans(findings: list[Finding] | tuple[Finding, ...], endpoints: tuple[
         plans.append(_finished(plan, risks[id(proposed)], endpoint, variant, config, job))
     # Biggest money first (risk is a column and a filter, not the order); a plan that costs more
     # (a risk to fix) after those that save.
-    plans.sort(key=lambda p: (-p.monthly_savings_usd, p.region, p.endpoint, p.variant or ""))
+    plans.sort(key=lambda p: (-p.monthly_savings_usd, p.resource.region, p.resource.name, p.variant or ""))
     return tuple(plans)
 
 
@@ -164,7 +165,7 @@ def _finished(plan: Plan, risk: Risk | None, endpoint: Endpoint | None, variant:
         risk = risk_from_details(plan.proposed.details)
     if risk is not None and risk.load_test_first and endpoint is not None:
         model = _model_of(endpoint, plan.variant)
-        request = load_test_request(plan.account_id, plan.endpoint, plan.id, model, plan.proposed,
+        request = load_test_request(plan.resource.account_id, plan.resource.name, plan.id, model, plan.proposed,
                                     config.recommend)
         risk = replace(risk, load_test_request=request)
     latency = variant.model_latency_max_ms if variant else None

@@ -18,6 +18,7 @@ from auditor.models import (
     PlanOption,
     PriceUse,
     ReportSettings,
+    ResourceRef,
     Risk,
 )
 from auditor.recommend.wording import advice_text
@@ -44,7 +45,11 @@ from auditor.report.values import iso
 #    `plans_costing_more` (what the headline saving leaves out). Plans are ordered by saving.
 #    Endpoint plans carry `basis` (what the plan was computed from: `audit apply` compares it with
 #    the live endpoint and refuses when it differs).
-SCHEMA_VERSION = 8
+# 9: findings and plans name what they are about in `resource` ({kind, type, name, account_id,
+#    region}: kind the resource kind's key, type the former `resource_type`, name the former
+#    `endpoint`), in place of their top-level `account_id`, `region`, `endpoint` and `resource_type`;
+#    the document validates against auditor/data/audit-report.schema.json (docs/json-schema.md).
+SCHEMA_VERSION = 9
 
 
 def _option(option: PlanOption) -> dict[str, Any]:
@@ -89,11 +94,8 @@ def change_to_dict(change: Change | None) -> dict[str, Any] | None:
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
     return {
         "id": plan.id,
-        "account_id": plan.account_id,
-        "region": plan.region,
-        "endpoint": plan.endpoint,
+        "resource": resource_to_dict(plan.resource),
         "variant": plan.variant,
-        "resource_type": plan.resource_type,
         "current": {"instance_type": plan.current_instance_type, "instance_count": plan.current_instance_count,
                     "monthly_cost_usd": plan.current_monthly_usd, "endpoint_config_name": plan.endpoint_config},
         "proposed": _option(plan.proposed),
@@ -130,17 +132,20 @@ def basis_to_dict(basis: PlanBasis | None) -> dict[str, Any] | None:
     }
 
 
+def resource_to_dict(resource: ResourceRef) -> dict[str, str]:
+    """What a finding or a plan is about (schema 9): its kind's key, its type, name, account and region."""
+    return {"kind": resource.kind, "type": resource.type, "name": resource.name,
+            "account_id": resource.account_id, "region": resource.region}
+
+
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
     rec = finding.recommendation
     return {
         "rule": finding.rule,
         "title": finding.title,
         "remediation": finding.remediation,
-        "resource_type": finding.resource_type,
         "severity": finding.severity.value,
-        "account_id": finding.account_id,
-        "region": finding.region,
-        "endpoint": finding.endpoint,
+        "resource": resource_to_dict(finding.resource),
         "variant": finding.variant,
         "message": finding.message,
         "evidence": finding.evidence,

@@ -12,7 +12,7 @@ cheaper, a saving below the minimum), then drop advice that another rule `supers
 Order of evaluation for an endpoint: the gates (not-in-service, then insufficient-data) decide
 what may be judged at all; an exclusive verdict (idle) makes the others moot, and an exclusive
 variant verdict (variant-unused) those on its variant; then every judging
-rule whose kinds include the endpoint's kind adds its finding (variant rules judge production variants;
+rule that judges the endpoint's kind adds its finding (variant rules judge production variants;
 those marked `shadow_variants` judge shadow variants only). Findings are sorted later, so the
 order among judging rules does not matter.
 """
@@ -39,7 +39,7 @@ from auditor.analyse.rules.base import (
 )
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.models import Endpoint, Finding, ResourceKind
+from auditor.models import Endpoint, Finding, Judged
 
 
 def _discover() -> tuple[AnyRule, ...]:
@@ -86,10 +86,10 @@ def evaluate_endpoint(assessment: EndpointAssessment, config: AuditConfig) -> li
             return findings
         judged = result.judged
     view = replace(assessment, variants=judged)
-    kind = ResourceKind.of_endpoint(endpoint.kind)
+    kind = Judged.of_endpoint(endpoint.kind)
 
     def applicable(phase: Phase) -> Iterable[AnyRule]:
-        return (r for r in REGISTRY if r.phase is phase and kind in r.kinds and rule_applies(r, endpoint, config))
+        return (r for r in REGISTRY if r.phase is phase and kind in r.judges and rule_applies(r, endpoint, config))
 
     # An exclusive verdict is about the whole endpoint: only when every variant could be judged.
     if len(judged) == len(assessment.variants):
@@ -129,7 +129,7 @@ def evaluate_collection(assessment: object, catalog: Catalog, config: AuditConfi
         if isinstance(rule, CollectionRule) and isinstance(assessment, rule.assessment) \
                 and (settings := settings_of(rule, config)).enabled:
             findings.extend(f for f in rule.check(assessment, catalog, config)
-                            if not _matches(f.endpoint, settings.skip_endpoints))
+                            if not _matches(f.resource.name, settings.skip_endpoints))
     return findings
 
 
@@ -179,14 +179,14 @@ def judge(assessment: object, catalog: Catalog, config: AuditConfig) -> list[Fin
 def _without_superseded(findings: list[Finding]) -> list[Finding]:
     """Drop a finding whose advice a superseding rule's finding on the same variant already gives
     (the same instance type)."""
-    advised = {(f.endpoint, f.variant, f.rule): f.recommendation for f in findings if f.recommendation}
+    advised = {(f.resource.name, f.variant, f.rule): f.recommendation for f in findings if f.recommendation}
 
     def superseded(finding: Finding) -> bool:
         if finding.recommendation is None:
             return False
         return any(
             finding.rule in rule.supersedes
-            and (other := advised.get((finding.endpoint, finding.variant, rule.id))) is not None
+            and (other := advised.get((finding.resource.name, finding.variant, rule.id))) is not None
             and other.instance_type == finding.recommendation.instance_type
             for rule in REGISTRY
         )

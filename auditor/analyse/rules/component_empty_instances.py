@@ -30,8 +30,8 @@ from auditor.models import (
     ComponentPlacement,
     CountProposal,
     Finding,
+    Judged,
     Recommendation,
-    ResourceKind,
     Severity,
     price_usage,
 )
@@ -160,7 +160,7 @@ RULE = VariantRule(
     remediation="Lower the variant's instance count to the instances that host copies (with managed instance "
                 "scaling: lower its MinInstanceCount, and SageMaker removes the empty instances itself).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/inference-monitoring.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     settings=EmptyInstancesSettings,
     threshold_field="min_empty_percent",
     check=check,

@@ -9,7 +9,7 @@ from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
 from auditor.analyse.pricing_steps import price_fewer_instances
 from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
 from auditor.config import AuditConfig
-from auditor.models import CountProposal, Finding, ResourceKind, Severity
+from auditor.models import CountProposal, Finding, Judged, Severity
 from auditor.recommend.demand import minimum_instances
 from auditor.recommend.packing import (
     copies_per_instance,
@@ -75,7 +75,7 @@ RULE = VariantRule(
     remediation="Lower the variant's instance count (or its managed instance scaling MaxInstanceCount) so "
                 "that the component copies share fewer instances.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-deploy-models.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     settings=PackingSettings,
     threshold_field="max_reserved_percent",
     check=check,

@@ -12,7 +12,7 @@ from auditor.analyse.pricing_steps import same_type_count
 from auditor.analyse.rules.base import RESOURCE_LABELS, RuleSettings, VariantRule, settings_of, target_percent
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.models import ComponentReport, CountProposal, Finding, Resource, ResourceKind, Severity
+from auditor.models import ComponentReport, CountProposal, Finding, Judged, Resource, Severity
 from auditor.recommend.demand import minimum_instances
 from auditor.recommend.packing import Placement, Reservation, instances_to_hold, on_variant, reservation
 from auditor.recommend.pricing import priced
@@ -163,7 +163,7 @@ RULE = VariantRule(
     remediation="Lower the component's copy count (UpdateInferenceComponentRuntimeConfig), or its "
                 "ComputeResourceRequirements (UpdateInferenceComponent), then let the endpoint run fewer instances.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateInferenceComponentRuntimeConfig.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     settings=ComponentSettings,
     threshold_field="thresholds",
     check=check,

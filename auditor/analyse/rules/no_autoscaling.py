@@ -24,8 +24,8 @@ from auditor.config import AuditConfig
 from auditor.models import (
     AutoscalingProposal,
     Finding,
+    Judged,
     Recommendation,
-    ResourceKind,
     ScalingPolicy,
     Severity,
     price_usage,
@@ -170,7 +170,7 @@ RULE = VariantRule(
     remediation="Register the variant with Application Auto Scaling and add target tracking on "
                 "SageMakerVariantInvocationsPerInstance with the advised target and capacities.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     settings=AutoscalingSettings,
     threshold_field="target_utilization",
     check=check,

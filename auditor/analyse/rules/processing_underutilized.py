@@ -13,7 +13,7 @@ from auditor.analyse.workspaces_jobs import recurring_processing
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.jobs import JobsAssessment
-from auditor.models import Finding, ProcessingCost, Recommendation, Resource, ResourceKind, Severity, ShapeProposal
+from auditor.models import Finding, Judged, ProcessingCost, Recommendation, Resource, Severity, ShapeProposal
 from auditor.recommend.pricing import priced
 from auditor.recommend.sizing import rightsize
 
@@ -47,7 +47,7 @@ def check(jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> Iterat
 
 
 def price(finding: Finding, jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> Finding | None:
-    cost = jobs.by_name[finding.endpoint]
+    cost = jobs.by_name[finding.resource.name]
     assert isinstance(cost, ProcessingCost) and jobs.window is not None
     job = cost.job
     shape = catalog.shape(job.instance_type)
@@ -82,7 +82,7 @@ RULE = CollectionRule(
     severity=Severity.LOW,
     remediation="Run the job on the advised instance type or count (ProcessingResources.ClusterConfig).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/processing-job.html",
-    kinds=frozenset({ResourceKind.PROCESSING_JOB}),
+    judges=frozenset({Judged.PROCESSING_JOB}),
     settings=RuleSettings,
     check=check,
     price=price,

@@ -10,7 +10,7 @@ from auditor.analyse.assessment import EndpointAssessment, VariantAssessment
 from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
 from auditor.analyse.trend import TrendResult, judge_rising, recent_series, rise_text, trend
 from auditor.config import AuditConfig
-from auditor.models import Finding, ResourceKind, Severity
+from auditor.models import Finding, Judged, Severity
 from auditor.schema import setting
 
 
@@ -76,7 +76,7 @@ RULE = VariantRule(
     remediation="If invocations rose with it, add capacity or autoscaling; if not, look for a regression in the "
                 "model or its container (a deploy, a dependency, a growing input).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     settings=TrendSettings,
     threshold_field="min_rise_percent",
     check=check,

@@ -24,7 +24,7 @@ from auditor.analyse.rules.rising_latency import TrendSettings
 from auditor.analyse.trend import TrendResult, judge_rising, recent_series, rise_text, trend
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.models import CountProposal, Finding, ResourceKind, Severity
+from auditor.models import CountProposal, Finding, Judged, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 
@@ -193,7 +193,7 @@ RULE = EndpointRule(
     severity=Severity.HIGH,
     remediation="Scale out, or add a target-tracking policy on ApproximateBacklogSizePerInstance.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-autoscale.html",
-    kinds=frozenset({ResourceKind.ASYNC}),
+    judges=frozenset({Judged.ASYNC}),
     settings=QueueSettings,
     threshold_field="min_rise_percent",
     check=check,

@@ -17,7 +17,7 @@ from auditor.analyse.rules.serverless_oversized import milliseconds, smallest_me
 from auditor.analyse.usage import mean_duration_seconds, per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.models import Finding, Recommendation, Resource, ResourceKind, ServerlessProposal, Severity
+from auditor.models import Finding, Judged, Recommendation, Resource, ServerlessProposal, Severity
 from auditor.recommend.packing import on_variant
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
@@ -138,7 +138,7 @@ RULE = VariantRule(
     severity=Severity.MEDIUM,
     remediation="Move the endpoint to Serverless Inference with the advised memory size (mind cold starts).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/serverless-endpoints.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     settings=CandidateSettings,
     threshold_field="min_savings_percent",
     check=check,

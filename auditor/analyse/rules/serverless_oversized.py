@@ -11,7 +11,7 @@ from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of, t
 from auditor.analyse.usage import compute_seconds_per_month, mean_duration_seconds
 from auditor.catalog import SERVERLESS_MEMORY_SIZES_MB, Catalog
 from auditor.config import AuditConfig
-from auditor.models import Finding, MemoryProposal, Recommendation, Resource, ResourceKind, Severity
+from auditor.models import Finding, Judged, MemoryProposal, Recommendation, Resource, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 
@@ -86,7 +86,7 @@ RULE = VariantRule(
     severity=Severity.LOW,
     remediation="Update the endpoint to a serverless config with the advised MemorySizeInMB.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/serverless-endpoints.html",
-    kinds=frozenset({ResourceKind.SERVERLESS}),
+    judges=frozenset({Judged.SERVERLESS}),
     settings=OversizedSettings,
     threshold_field="target_utilization",
     check=check,

@@ -10,7 +10,7 @@ from auditor.analyse.usage import format_duration, per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.jobs import JobsAssessment
-from auditor.models import Finding, Recommendation, ResourceKind, Severity, SpotProposal, TrainingCost
+from auditor.models import Finding, Judged, Recommendation, Severity, SpotProposal, TrainingCost
 from auditor.recommend.pricing import priced
 
 
@@ -49,7 +49,7 @@ def _check_job(cost: TrainingCost, config: AuditConfig) -> Finding | None:
 
 
 def price(finding: Finding, jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> Finding:
-    cost = jobs.by_name[finding.endpoint]
+    cost = jobs.by_name[finding.resource.name]
     assert isinstance(cost, TrainingCost) and isinstance(finding.proposal, SpotProposal)
     assert jobs.window is not None
     job = cost.job
@@ -71,7 +71,7 @@ RULE = CollectionRule(
     remediation="Set EnableManagedSpotTraining, MaxWaitTimeInSeconds and a CheckpointConfig so interrupted jobs "
                 "resume.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/model-managed-spot-training.html",
-    kinds=frozenset({ResourceKind.TRAINING_JOB}),
+    judges=frozenset({Judged.TRAINING_JOB}),
     settings=RuleSettings,
     check=check,
     price=price,

@@ -12,7 +12,7 @@ from auditor.analyse.rules.base import Phase, RuleSettings, VariantRule
 from auditor.analyse.rules.insufficient_data import withheld_idle_verdict
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.models import Finding, Recommendation, ResourceKind, Severity
+from auditor.models import Finding, Judged, Recommendation, Severity
 from auditor.recommend.pricing import priced
 
 
@@ -67,7 +67,7 @@ RULE = VariantRule(
     remediation="Create an endpoint config without the variant (the others unchanged) and update the endpoint "
                 "to it (UpdateEndpoint); the variant's instances stop being billed.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/model-ab-testing.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     phase=Phase.EXCLUSIVE,
     settings=RuleSettings,
     check=check,
