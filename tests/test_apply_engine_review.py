@@ -88,8 +88,9 @@ def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Itera
                              apply=ApplyConfig(role_arn=APPLY_ROLE, wait_minutes=1.0))
         outcome = execute_audit(config)
         assert not deliver_outcome(config, outcome).problems
-        plans = {p.endpoint: p for p in outcome.report.plans if p.endpoint in SCENARIOS and p.proposed.instance_type}
-        assert set(plans) == set(SCENARIOS), [p.endpoint for p in outcome.report.plans]
+        plans = {p.resource.name: p for p in outcome.report.plans if p.resource.name in SCENARIOS
+                 and p.proposed.instance_type}
+        assert set(plans) == set(SCENARIOS), [p.resource.name for p in outcome.report.plans]
         (home / "auditor.toml").write_text(
             f'[history]\npath = "{home / "history.sqlite3"}"\n[apply]\nrole_arn = "{APPLY_ROLE}"\nwait_minutes = 1\n')
         yield {"config": config, "plans": plans, "home": home, "sagemaker": sagemaker, "scaling": scaling,

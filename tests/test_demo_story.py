@@ -48,7 +48,7 @@ def report(demo: tuple[Path, str]) -> dict:
 
 @pytest.fixture(scope="module")
 def applied_plan(report: dict) -> dict:
-    (plan,) = [p for p in report["plans"] if p["endpoint"] == OPTED_IN]
+    (plan,) = [p for p in report["plans"] if p["resource"]["name"] == OPTED_IN]
     return plan
 
 

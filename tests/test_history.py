@@ -34,7 +34,7 @@ def at(report: AuditReport, when: datetime) -> AuditReport:
 def without(report: AuditReport, endpoint: str) -> AuditReport:
     """The report after the owners deleted `endpoint`."""
     return replace(report.with_section("endpoints", tuple(e for e in report.endpoints if e.endpoint.name != endpoint)),
-        findings=tuple(f for f in report.findings if f.endpoint != endpoint))
+        findings=tuple(f for f in report.findings if f.resource.name != endpoint))
 
 
 def config_file(tmp_path: Path, extra: str = "") -> Path:
@@ -114,10 +114,10 @@ def seed_three_weeks(path: Path, report: AuditReport) -> tuple[str, float]:
         history.record_run(at(report, MONDAY - timedelta(days=14)))
         history.record_run(at(report, MONDAY - timedelta(days=7)))
         history.record_run(at(report, MONDAY - timedelta(days=6)))  # two runs in W47: the latest counts
-        history.record_run(at(without(report, idle.endpoint), MONDAY))
+        history.record_run(at(without(report, idle.resource.name), MONDAY))
     cost = sum(v.monthly_cost_usd or 0
-               for e in report.endpoints if e.endpoint.name == idle.endpoint for v in e.variants)
-    return idle.endpoint, cost
+               for e in report.endpoints if e.endpoint.name == idle.resource.name for v in e.variants)
+    return idle.resource.name, cost
 
 
 def test_digest_new_resolved_and_open(tmp_path: Path, base_report: AuditReport) -> None:
@@ -134,7 +134,8 @@ def test_digest_new_resolved_and_open(tmp_path: Path, base_report: AuditReport) 
         assert digest.trend[0].monthly_cost_usd is None  # no run 8 weeks ago
         first = build_digest(history, "2026-W46")
         # One row per resource and variant: a variant's several findings rest on one plan.
-        variants = {(f.account_id, f.region, f.endpoint, f.variant) for f in base_report.findings}
+        variants = {(f.resource.account_id, f.resource.region, f.resource.name, f.variant)
+                    for f in base_report.findings}
         assert len(variants) < len(base_report.findings)
         assert first is not None and len(first.new) == len(variants) and first.previous_run is None
         assert build_digest(history, "2026-W40") is None

@@ -31,7 +31,7 @@ import yaml
 from auditor.act import APPLY_OPERATIONS, OPT_IN_TAG
 from auditor.analyse.rules.no_queue_alarm import queue_alarm_change
 from auditor.analyse.rules.off_hours import OffPeriod, off_hours_change
-from auditor.models import ApiCall, AutoScaling, InferenceComponent, Plan, PlanOption, Variant
+from auditor.models import ApiCall, AutoScaling, InferenceComponent, Plan, PlanOption, ResourceRef, Variant
 from auditor.recommend.change import build_change, plan_id
 from helpers import endpoint
 from test_deploy import CloudFormationLoader
@@ -299,7 +299,8 @@ def _plan(action: str, instance_type: str | None = "ml.m5.xlarge", count: int = 
           autoscaling: dict[str, Any] | None = None, details: dict[str, Any] | None = None) -> Plan:
     option = PlanOption(("underutilized",), action, instance_type, count, autoscaling, 500.0, 1500.0, "advice",
                         details or {})
-    made = Plan(ACCOUNT, REGION, "ranker", variant, "endpoint", "ml.m5.4xlarge", 4, 2000.0, option)
+    made = Plan(ResourceRef("endpoints", "endpoint", "ranker", ACCOUNT, REGION), variant, "ml.m5.4xlarge", 4, 2000.0,
+                option)
     return replace(made, id=plan_id(made))
 
 

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.emulator.fleet import demo_fleet, seed_fleet
 from auditor.emulator.server import ACCOUNT_ID
-from auditor.models import ApiCall, Plan, PlanOption
+from auditor.models import ApiCall, Plan, PlanOption, ResourceRef
 from auditor.recommend.change import CREATE_CONFIG_FIELDS, build_change, plan_id
 from auditor.report.change_text import render_change
 from auditor.report.document import plan_to_dict
@@ -59,7 +59,8 @@ def plan(action: str, instance_type: str | None = "ml.m5.xlarge", count: int = 3
          autoscaling: dict | None = None, details: dict | None = None) -> Plan:
     option = PlanOption(("underutilized",), action, instance_type, count, autoscaling, 500.0, 1500.0, "advice",
                         details or {})
-    made = Plan("123456789012", "us-east-1", "ranker", variant, "endpoint", "ml.m5.4xlarge", 4, 2000.0, option)
+    made = Plan(ResourceRef("endpoints", "endpoint", "ranker", "123456789012", "us-east-1"), variant, "ml.m5.4xlarge",
+                4, 2000.0, option)
     return replace(made, id=plan_id(made))
 
 
@@ -240,9 +241,10 @@ def report(fleet_home: Path, config: str) -> dict:
 
 
 def test_every_endpoint_plan_shows_its_risk_and_change(report: dict) -> None:
-    assert report["schema_version"] == 8
-    endpoint_plans = [p for p in report["plans"] if p["resource_type"] == "endpoint"]
-    assert {p["endpoint"] for p in endpoint_plans} >= {"search-embeddings", "churn-model-legacy", "internal-reports"}
+    assert report["schema_version"] == 9
+    endpoint_plans = [p for p in report["plans"] if p["resource"]["type"] == "endpoint"]
+    assert {p["resource"]["name"] for p in endpoint_plans} >= {"search-embeddings", "churn-model-legacy",
+                                                               "internal-reports"}
     for p in endpoint_plans:
         assert re.fullmatch(r"[0-9a-f]{10}", p["id"])
         assert p["risk"]["level"] in ("low", "medium", "high"), p
@@ -260,7 +262,7 @@ def test_every_endpoint_plan_shows_its_risk_and_change(report: dict) -> None:
                 if call["operation"] == "CreateEndpointConfig":
                     assert call["params"]["EndpointConfigName"] not in created
     assert any(a["change"] for p in endpoint_plans for a in p["alternatives"])
-    search = next(p for p in endpoint_plans if p["endpoint"] == "search-embeddings")
+    search = next(p for p in endpoint_plans if p["resource"]["name"] == "search-embeddings")
     create = search["change"]["calls"][0]
     assert create["operation"] == "CreateEndpointConfig"
     assert create["params"]["DataCaptureConfig"]["DestinationS3Uri"] == "s3://captures/ranker/"
@@ -284,7 +286,7 @@ def test_audit_plans_lists_the_latest_runs_plans_from_the_history(report: dict, 
 
 @pytest.mark.parametrize("as_", ["cli", "cloudformation", "terraform", "json"])
 def test_audit_plans_show_prints_the_change(report: dict, config: str, as_: str) -> None:
-    search = next(p for p in report["plans"] if p["endpoint"] == "search-embeddings")
+    search = next(p for p in report["plans"] if p["resource"]["name"] == "search-embeddings")
     result = runner.invoke(app, ["plans", "show", search["id"], "--as", as_, "--config", config])
     assert result.exit_code == 0, result.output
     if as_ == "json":
