@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import socket
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.handlers import Message
@@ -19,6 +22,8 @@ from auditor.emulator.fleet import demo_jobs, seed_jobs
 from auditor.emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor.emulator.server import Emulator
 from auditor.emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
+from auditor.report import document as document_module
+from auditor.report.document import report_schema
 
 
 @pytest.fixture(scope="session")
@@ -61,7 +66,7 @@ def audit_json(home: Path) -> dict:
     out = home / "report.json"
     result = CliRunner().invoke(app, ["run", "--format", "json", "--output", str(out), "--no-history"])
     assert result.exit_code == 0, result.output
-    return json.loads(out.read_text())
+    return check_report_json(json.loads(out.read_text()))
 
 
 # The demo's fleets of each kind, seeded once for a module that asks (see `seeded_emulator`).
@@ -119,3 +124,45 @@ def smtp_server() -> Iterator[tuple[Controller, Inbox]]:
     controller.start()
     yield controller, inbox
     controller.stop()
+
+
+# Every JSON document a test makes is checked against the published JSON Schema
+# (auditor/data/audit-report.schema.json): `audit_json` checks what `audit run` wrote, and
+# `validated_documents` each document the report module builds in this process (report_to_dict,
+# write_report_json), up to a size the check takes milliseconds for.
+VALIDATE_UP_TO_ENDPOINTS = 500
+
+
+def check_report_json(document: dict) -> dict:
+    """`document`, after jsonschema found it valid against the published schema (else the errors)."""
+    errors = sorted(_report_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
+    assert not errors, "\n".join(f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
+                                 for e in errors[:10])
+    return document
+
+
+@functools.cache
+def _report_validator() -> jsonschema.protocols.Validator:
+    schema = report_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def validated_documents() -> Iterator[None]:
+    """Wraps the report module's document builder (its one seam, `_document`) so that each document
+    it makes is checked whole; the long lists are made before the check, so only documents of at
+    most VALIDATE_UP_TO_ENDPOINTS endpoints (a streamed 10,000-endpoint one stays streamed)."""
+    made = document_module._document
+
+    def checked(report: Any) -> dict[str, Any]:
+        parts = made(report)
+        if len(report.endpoints) > VALIDATE_UP_TO_ENDPOINTS:
+            return parts
+        whole = {key: list(value) if isinstance(value, Iterator) else value for key, value in parts.items()}
+        check_report_json(json.loads(json.dumps(whole)))
+        return whole
+
+    document_module._document = checked
+    yield
+    document_module._document = made

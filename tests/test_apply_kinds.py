@@ -467,7 +467,8 @@ def test_nodes_already_gone_are_refused(fleet: dict[str, Any]) -> None:
 
 
 def test_another_account_and_no_credentials_are_refused(fleet: dict[str, Any]) -> None:
-    plan = own_id({**notebook_plan(fleet), "account_id": "210987654321"})
+    stored = notebook_plan(fleet)
+    plan = own_id({**stored, "resource": {**stored["resource"], "account_id": "210987654321"}})
     assert refusal(fleet, plan, max_risk="medium") == (
         f"plan {plan['id']}: the apply credentials act in account 123456789012, the plan is for account 210987654321")
     assert refusal(fleet, notebook_plan(fleet), role_arn=None, max_risk="medium").startswith("no apply credentials")

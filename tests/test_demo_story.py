@@ -21,7 +21,7 @@ from auditor.emulator.fleet import demo_fleet
 from auditor.emulator.server import Emulator
 from auditor.history.store import History
 from auditor.history.weekly import build_digest, iso_week
-from conftest import seeded_emulator
+from conftest import check_report_json, seeded_emulator
 
 runner = CliRunner()
 DEMO_STDERR: list[str] = []  # what the module's demo said on stderr
@@ -43,7 +43,8 @@ def demo(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 @pytest.fixture(scope="module")
 def report(demo: tuple[Path, str]) -> dict:
-    return json.loads((demo[0] / "report.json").read_text())
+    """The demo's JSON document, valid against the published schema (a full run of every kind)."""
+    return check_report_json(json.loads((demo[0] / "report.json").read_text()))
 
 
 @pytest.fixture(scope="module")

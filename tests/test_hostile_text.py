@@ -242,7 +242,7 @@ def _check_outputs(report: AuditReport, clean: AuditReport, values: dict[str, st
     rows = list(csv.DictReader(io.StringIO(render(report, OutputFormat.CSV))))
     assert len(rows) == len(report.findings)
     assert {r["message"] for r in rows} == {csv_cell(values["message"])}
-    assert {r["endpoint"] for r in rows} <= {e.endpoint.name for e in report.endpoints}
+    assert {r["resource"] for r in rows} <= {e.endpoint.name for e in report.endpoints}
     # Markdown: the same blocks, cells and inline markup as with harmless text; the values in a cell.
     structure, runs = _markdown(render(report, OutputFormat.MARKDOWN))
     assert structure == _markdown(render(clean, OutputFormat.MARKDOWN))[0]

@@ -485,7 +485,7 @@ def test_every_demo_job_plan_has_its_change_and_risk(report: dict, home: Path) -
     applied = runner.invoke(app, ["apply", plans[0]["id"], "--config", str(home / "auditor.toml")])
     assert applied.exit_code == 1
     assert [line for line in applied.stderr.splitlines() if line.startswith("error:")] == [
-        f"error: plan {plans[0]['id']} ({plans[0]['endpoint']}): its change is the next run's request "
+        f"error: plan {plans[0]['id']} ({plans[0]['resource']['name']}): its change is the next run's request "
         f"(audit plans show {plans[0]['id']} --as cli); apply never starts a job"]
 
 

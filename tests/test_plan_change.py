@@ -171,7 +171,8 @@ def test_an_autoscaled_variant_is_deregistered_before_its_instance_type_changes(
 
 def test_no_change_without_the_current_config_or_for_a_job() -> None:
     assert build_change(PLANS["resize"], replace(RANKER, config_description=None), None) is None
-    assert build_change(replace(PLANS["resize"], resource_type="training-job"), RANKER, None) is None
+    job = replace(PLANS["resize"].resource, kind="jobs", type="training-job")
+    assert build_change(replace(PLANS["resize"], resource=job), RANKER, None) is None
 
 
 def test_cli_text_quotes_every_value_and_round_trips_the_requests() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict
+from importlib import resources
 from typing import Any, TextIO
 
 from auditor.kinds.registry import KINDS
@@ -50,6 +51,14 @@ from auditor.report.values import iso
 #    `endpoint`), in place of their top-level `account_id`, `region`, `endpoint` and `resource_type`;
 #    the document validates against auditor/data/audit-report.schema.json (docs/json-schema.md).
 SCHEMA_VERSION = 9
+# The document's JSON Schema (draft 2020-12), shipped as package data; docs/ holds the same file.
+SCHEMA_FILE = "audit-report.schema.json"
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema every document of SCHEMA_VERSION validates against."""
+    schema = json.loads((resources.files("auditor.data") / SCHEMA_FILE).read_text(encoding="utf-8"))
+    return dict(schema)
 
 
 def _option(option: PlanOption) -> dict[str, Any]:
