@@ -194,9 +194,12 @@ MIGRATIONS: tuple[str, ...] = (
     # resource_type; the plans and the apply journal's copies are rewritten so (see upgraded_plan,
     # which reads a file opened read-only, never migrated, the same way).
     f"""
-    UPDATE plans SET body = {_RESOURCE_SQL.format(column="body")} WHERE json_type(body, '$.resource') IS NULL;
-    UPDATE applied SET plan = {_RESOURCE_SQL.format(column="plan")} WHERE json_type(plan, '$.resource') IS NULL
-        AND json_type(plan, '$.resource_type') IS NOT NULL
+    UPDATE plans SET body = {_RESOURCE_SQL.format(column="body")}
+        WHERE CASE WHEN json_valid(body) THEN json_type(body, '$.resource') IS NULL
+                   AND json_type(body, '$.resource_type') IS NOT NULL ELSE 0 END;
+    UPDATE applied SET plan = {_RESOURCE_SQL.format(column="plan")}
+        WHERE CASE WHEN json_valid(plan) THEN json_type(plan, '$.resource') IS NULL
+                   AND json_type(plan, '$.resource_type') IS NOT NULL ELSE 0 END
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
