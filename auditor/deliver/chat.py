@@ -77,7 +77,7 @@ def _all_envs(chat: ChatConfig) -> list[tuple[str, str]]:
 class Line:
     """One plan, or one finding of the digest."""
 
-    endpoint: str
+    resource: str  # its name: an endpoint's, a job's, a notebook's...
     variant: str | None
     advice: str
     monthly_savings_usd: float
@@ -181,7 +181,7 @@ def teams_escape(value: str, limit: int = MAX_VALUE_CHARS) -> str:
 
 
 def _where(line: Line, escape: Any) -> str:
-    return escape(line.endpoint) + (f" / {escape(line.variant)}" if line.variant else "")
+    return escape(line.resource) + (f" / {escape(line.variant)}" if line.variant else "")
 
 
 def slack_payload(summary: Summary) -> dict[str, Any]:

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+ENDPOINT_TYPES = ("endpoint", "endpoint-fleet")  # named by their name alone ("all endpoints" for a fleet)
+
 
 @dataclass(frozen=True)
 class ResourceView:
@@ -28,6 +30,12 @@ class ResourceView:
     def noun(self) -> str:
         """The type in words: "endpoint", "training job", "notebook instance"."""
         return self.type.replace("-", " ")
+
+    @property
+    def label(self) -> str:
+        """How a report line names it: an endpoint by its name (the reports are endpoint-first), any
+        other resource with its type ("training job churn-xgb", "notebook instance cv-research")."""
+        return self.name if self.type in ENDPOINT_TYPES else f"{self.noun} {self.name}"
 
     @classmethod
     def of(cls, stated: Mapping[str, Any]) -> ResourceView:
@@ -57,8 +65,8 @@ class FindingView:
 
     @property
     def target(self) -> str:
-        """"name / variant", or the name."""
-        return self.resource.name + (f" / {self.variant}" if self.variant else "")
+        """"label / variant", or the label."""
+        return self.resource.label + (f" / {self.variant}" if self.variant else "")
 
 
 @dataclass(frozen=True)
@@ -93,7 +101,8 @@ class PlanView:
 
     @property
     def target(self) -> str:
-        return self.resource.name + (f" / {self.variant}" if self.variant else "")
+        """"label / variant", or the label."""
+        return self.resource.label + (f" / {self.variant}" if self.variant else "")
 
 
 Shapes = Mapping[tuple[str, str | None], str]
