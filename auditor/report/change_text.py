@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from auditor.report.views import ENDPOINT_TYPES
+
 FORMATS = ("cli", "cloudformation", "terraform", "json")
 # A job plan's change: the next run's request (recommend/job_change.py).
 JOB_RUNS = ("CreateTrainingJob", "CreateProcessingJob", "CreateTransformJob")
@@ -108,7 +110,9 @@ def plan_line(plan: dict[str, Any]) -> str:
     """One row of `audit plans`: id, risk, saving, whether it has a change, and the advice."""
     risk = (plan.get("risk") or {}).get("level") or "-"
     resource = _resource(plan)
-    where = f"{resource.get('name')}{'/' + str(plan['variant']) if plan.get('variant') else ''}"
+    kind = str(resource.get("type") or "endpoint")
+    label = str(resource.get("name")) if kind in ENDPOINT_TYPES else f"{kind.replace('-', ' ')} {resource.get('name')}"
+    where = f"{label}{'/' + str(plan['variant']) if plan.get('variant') else ''}"
     advice = (plan.get("proposed") or {}).get("advice") or ""
     return _line(f"{plan.get('id') or ''!s:10}  {risk:6}  {float(plan.get('monthly_savings_usd') or 0):>13,.2f}  "
                  f"{'yes' if plan.get('change') else 'no':6}  {where} ({resource.get('region')}): {advice}")
