@@ -44,8 +44,9 @@ def test_json_document_shape(report: dict) -> None:
     variant = report["endpoints"][0]["variants"][0]
     assert set(variant["utilization"]) == {"cpu", "memory", "disk", "gpu", "gpu_memory"}
     for finding in report["findings"]:
-        assert set(finding) >= {"rule", "title", "remediation", "severity", "account_id", "region", "endpoint",
-                                "variant", "message", "evidence", "recommendation"}
+        assert set(finding) >= {"rule", "title", "remediation", "severity", "resource", "variant", "message",
+                                "evidence", "recommendation"}
+        assert set(finding["resource"]) == {"kind", "type", "name", "account_id", "region"}
         assert finding["title"] and finding["remediation"]
     # One plan per variant: alternatives are never added up, and advice that costs more is no saving.
     keys = [(p["resource"]["region"], p["resource"]["name"], p["variant"]) for p in report["plans"]]
