@@ -281,7 +281,7 @@ def _check_chat(report: AuditReport, values: dict[str, str]) -> None:
         assert not re.search(r"&(?!amp;|lt;|gt;)", text)
     shown = norm(" ".join(mrkdwn).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
     for plan in summary.lines:
-        assert norm(plan.resource.name) in shown and norm(plan.variant or "") in shown
+        assert norm(plan.resource) in shown and norm(plan.variant or "") in shown
     card = teams_payload(summary)["attachments"][0]["content"]
     texts = [b["text"] for b in card["body"] if b["type"] == "TextBlock"]
     texts += [v for b in card["body"] if b["type"] == "FactSet" for f in b["facts"] for v in (f["title"], f["value"])]
@@ -292,7 +292,7 @@ def _check_chat(report: AuditReport, values: dict[str, str]) -> None:
         assert "{{" not in text
     card_text = norm(" ".join(_unescape_teams(t) for t in texts))
     for plan in summary.lines:
-        assert norm(plan.resource.name) in card_text and norm(plan.variant or "") in card_text
+        assert norm(plan.resource) in card_text and norm(plan.variant or "") in card_text
     assert _unescape_teams(texts[0]) == summary.title.strip()[:150] or len(summary.title.strip()) > 150
     if values["partial"].strip():
         assert norm(values["partial"])[:200] in norm(_unescape_teams(texts[1]))

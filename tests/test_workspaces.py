@@ -107,7 +107,7 @@ def test_every_format_shows_notebooks_and_processing(workspaces_home: Path) -> N
     assert csv_run.exit_code == 0
     rows = list(csv.DictReader(io.StringIO((workspaces_home / "f.csv").read_text())))
     stop = next(r for r in rows if r["rule"] == "notebook-left-running")
-    assert stop["action"] == "stop" and stop["resource"]["name"] == "cv-research-gpu"
+    assert stop["action"] == "stop" and stop["resource"] == "cv-research-gpu"
 
 
 def test_history_records_the_new_findings(workspaces_home: Path) -> None:

@@ -67,7 +67,7 @@ def dry_run_summary(plan: dict[str, Any]) -> list[str]:
     and request too; `audit plans show ID --as json` prints them all)."""
     current, proposed = plan.get("current") or {}, plan.get("proposed") or {}
     risk = (plan.get("risk") or {}).get("level") or "not assessed"
-    lines = [f"  {one_line(plan['endpoint'])} / {one_line(plan.get('variant') or '-')}: "
+    lines = [f"  {one_line(plan['resource']['name'])} / {one_line(plan.get('variant') or '-')}: "
              f"{shape(current.get('instance_type'), current.get('instance_count'))} -> "
              f"{shape(proposed.get('instance_type'), proposed.get('instance_count'))}, "
              f"saves ${float(plan.get('monthly_savings_usd') or 0):,.2f}/month, risk {one_line(str(risk))}"]
