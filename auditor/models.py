@@ -68,8 +68,17 @@ class ResourceRef:
 
     @property
     def noun(self) -> str:
-        """How the reports call it: "endpoint", or its type in words ("training job")."""
+        """Its type in words: "endpoint", "training job", "notebook instance"."""
         return self.type.replace("-", " ")
+
+    @property
+    def label(self) -> str:
+        """How a report line names it: an endpoint by its name (the reports are endpoint-first), any
+        other resource with its type ("training job churn-xgb", "notebook instance cv-research")."""
+        return self.name if self.type in ENDPOINT_TYPES else f"{self.noun} {self.name}"
+
+
+ENDPOINT_TYPES = ("endpoint", "endpoint-fleet")  # named by their name alone ("all endpoints" for a fleet)
 
 
 class Severity(enum.StrEnum):

@@ -1,4 +1,4 @@
-"""What the report templates read of findings and plans (auditor/report/views.py): a resource that
+"""What the report templates read of findings and plans (auditor/report/views.py; ResourceRef.label): a resource that
 is no endpoint is named with its type in every rendered format, and an endpoint's owner tag is
 never shown for another kind's resource of the same name."""
 
@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from auditor.models import AuditReport
+from auditor.models import AuditReport, ResourceRef
 from auditor.report.render import OutputFormat, render
-from auditor.report.views import ResourceView
 from fleet_report import synthetic_report
 
 
@@ -24,9 +23,9 @@ def _as_training_job(report: AuditReport) -> tuple[AuditReport, str]:
 
 
 def test_a_resource_that_is_no_endpoint_is_named_with_its_type() -> None:
-    assert ResourceView("jobs", "training-job", "nightly", "1", "r").label == "training job nightly"
-    assert ResourceView("endpoints", "endpoint", "ranker", "1", "r").label == "ranker"
-    assert ResourceView("endpoints", "endpoint-fleet", "all endpoints", "1", "r").label == "all endpoints"
+    assert ResourceRef("jobs", "training-job", "nightly", "1", "r").label == "training job nightly"
+    assert ResourceRef("endpoints", "endpoint", "ranker", "1", "r").label == "ranker"
+    assert ResourceRef("endpoints", "endpoint-fleet", "all endpoints", "1", "r").label == "all endpoints"
     report, name = _as_training_job(synthetic_report(count=12))
     owner = next(e.endpoint.tags["owner"] for e in report.endpoints if e.endpoint.name == name)
     text = render(report, OutputFormat.TEXT)

@@ -208,7 +208,7 @@ def test_each_channel_gets_only_its_part(fleet: AuditReport, webhooks: Webhooks,
     saving = [p for p in fleet.plans if p.monthly_savings_usd > 0]
     assert len(lines) == len(saving)
     for plan in saving:
-        where = f"• *{plan.resource.name}" + (f" / {plan.variant}*" if plan.variant else "*")
+        where = f"• *{plan.resource.label}" + (f" / {plan.variant}*" if plan.variant else "*")
         assert sum(1 for line in lines if line.startswith(where)) == 1, where
     default = json.dumps(webhooks.posts["/slack/default"])
     assert "resnet50-p3-bs128-lr001" in default  # an untagged job's plan: the default channel's

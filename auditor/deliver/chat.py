@@ -77,7 +77,7 @@ def _all_envs(chat: ChatConfig) -> list[tuple[str, str]]:
 class Line:
     """One plan, or one finding of the digest."""
 
-    resource: str  # its name: an endpoint's, a job's, a notebook's...
+    resource: str  # how reports name it (ResourceRef.label): an endpoint's name, "training job nightly"
     variant: str | None
     advice: str
     monthly_savings_usd: float
@@ -102,7 +102,7 @@ def _money(value: float) -> str:
 def report_summary(report: AuditReport, chat: ChatConfig, pointer: str, owner: str | None = None) -> Summary:
     counts = report.findings_by_severity()
     plans = sorted((p for p in report.plans if p.monthly_savings_usd > 0), key=lambda p: -p.monthly_savings_usd)
-    lines = tuple(Line(p.resource.name, p.variant, p.proposed.advice, p.monthly_savings_usd)
+    lines = tuple(Line(p.resource.label, p.variant, p.proposed.advice, p.monthly_savings_usd)
                   for p in plans[:chat.top_plans])
     # The report's headline, as the mail's subject and every output open with.
     title = report_headline(report)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from auditor.report.views import ENDPOINT_TYPES
+from auditor.models import ENDPOINT_TYPES
 
 FORMATS = ("cli", "cloudformation", "terraform", "json")
 # A job plan's change: the next run's request (recommend/job_change.py).

@@ -31,7 +31,7 @@ from auditor.models import AuditReport
 from auditor.report.chart import utilisation_chart_png
 from auditor.report.document import report_to_dict, write_report_json
 from auditor.report.headline import doc_headline
-from auditor.report.views import ResourceView, finding_view, plan_view
+from auditor.report.views import finding_view, plan_view, resource_of
 
 
 class OutputFormat(enum.StrEnum):
@@ -565,7 +565,7 @@ def _plan_layouts(doc: dict[str, Any], plans: list[dict[str, Any]]) -> tuple[Lay
     shapes = current_shapes(doc)
     wide, medium = [], []
     for p in plans:
-        target = ResourceView.of(p["resource"]).label + (f" / {p['variant']}" if p["variant"] else "")
+        target = resource_of(p["resource"]).label + (f" / {p['variant']}" if p["variant"] else "")
         now = shapes.get((p["resource"]["name"], p["variant"]), "")
         alternatives = "".join(f"\nor {a['advice']} ({saving_text(a['monthly_savings_usd'])})"
                                for a in p["alternatives"])
@@ -587,7 +587,7 @@ def _plan_details(doc: dict[str, Any], plans: list[dict[str, Any]], width: int) 
     shapes = current_shapes(doc)
     lines = []
     for n, p in enumerate(plans, start=1):
-        target = ResourceView.of(p["resource"]).label + (f" / {p['variant']}" if p["variant"] else "")
+        target = resource_of(p["resource"]).label + (f" / {p['variant']}" if p["variant"] else "")
         now = shapes.get((p["resource"]["name"], p["variant"]), "")
         saving = plan_saving_text(p, "/month") + ("" if p.get("measured", True) else " (not counted)")
         risk = risk_text(p.get("risk")).replace("\n", ", ")
@@ -603,7 +603,7 @@ def _finding_layout(findings: list[dict[str, Any]]) -> Layout:
     rows = []
     for f in findings:
         rec = f["recommendation"]
-        target = ResourceView.of(f["resource"]).label + (f" / {f['variant']}" if f["variant"] else "")
+        target = resource_of(f["resource"]).label + (f" / {f['variant']}" if f["variant"] else "")
         rows.append((f["severity"], f["rule"], f["resource"]["region"], target, rec["advice"] if rec else "-",
                      usd(rec["monthly_savings_usd"]) if rec else "-", f["message"]))
     return Layout(("Severity", "Rule", "Region", "Resource / variant", "Advice", "Saving/month", "Why"), rows,
@@ -614,7 +614,7 @@ def _finding_details(findings: list[dict[str, Any]], width: int) -> list[str]:
     lines = []
     for f in findings:
         rec = f["recommendation"]
-        target = ResourceView.of(f["resource"]).label + (f" / {f['variant']}" if f["variant"] else "")
+        target = resource_of(f["resource"]).label + (f" / {f['variant']}" if f["variant"] else "")
         saving = f"  {usd(rec['monthly_savings_usd'])}/month" if rec else ""
         lines += wrap_paragraph(f"{f['severity']} {f['rule']}: {target} ({f['resource']['region']}){saving}", width)
         if rec:

@@ -1,10 +1,10 @@
 """What the report templates read about findings and plans: typed views made from the JSON
 document (schema 9, auditor/data/audit-report.schema.json), each field named here, so that a
-template reads `p.resource.name` or `f.owner` and never reaches into a model or guesses a key.
+template reads `p.resource.label` or `f.owner` and never reaches into a model or guesses a key.
 
 The views are made after `plain_document` (auditor/report/render.py) has made every string one
 line; they add what the templates show beside the document: the resource's current shape and,
-for an endpoint, its owner tag.
+for an endpoint, its owner tag. A finding's or plan's `resource` is the models' ResourceRef.
 """
 
 from __future__ import annotations
@@ -13,34 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-ENDPOINT_TYPES = ("endpoint", "endpoint-fleet")  # named by their name alone ("all endpoints" for a fleet)
+from auditor.models import ResourceRef
 
 
-@dataclass(frozen=True)
-class ResourceView:
-    """A finding's or a plan's `resource`: its kind's key, its type, name, account and region."""
-
-    kind: str
-    type: str
-    name: str
-    account_id: str
-    region: str
-
-    @property
-    def noun(self) -> str:
-        """The type in words: "endpoint", "training job", "notebook instance"."""
-        return self.type.replace("-", " ")
-
-    @property
-    def label(self) -> str:
-        """How a report line names it: an endpoint by its name (the reports are endpoint-first), any
-        other resource with its type ("training job churn-xgb", "notebook instance cv-research")."""
-        return self.name if self.type in ENDPOINT_TYPES else f"{self.noun} {self.name}"
-
-    @classmethod
-    def of(cls, stated: Mapping[str, Any]) -> ResourceView:
-        return cls(kind=str(stated["kind"]), type=str(stated["type"]), name=str(stated["name"]),
-                   account_id=str(stated["account_id"]), region=str(stated["region"]))
+def resource_of(stated: Mapping[str, Any]) -> ResourceRef:
+    """A document's `resource` ({kind, type, name, account_id, region}) as the typed reference."""
+    return ResourceRef(kind=str(stated["kind"]), type=str(stated["type"]), name=str(stated["name"]),
+                       account_id=str(stated["account_id"]), region=str(stated["region"]))
 
 
 @dataclass(frozen=True)
@@ -56,7 +35,7 @@ class FindingView:
     title: str
     remediation: str
     severity: str
-    resource: ResourceView
+    resource: ResourceRef
     variant: str | None
     message: str
     recommendation: RecommendationView | None
@@ -88,7 +67,7 @@ class RiskView:
 @dataclass(frozen=True)
 class PlanView:
     id: str
-    resource: ResourceView
+    resource: ResourceRef
     variant: str | None
     monthly_savings_usd: float
     measured: bool
@@ -110,7 +89,7 @@ Shapes = Mapping[tuple[str, str | None], str]
 
 def finding_view(finding: Mapping[str, Any], shapes: Shapes, owners: Mapping[str, str]) -> FindingView:
     """A finding of the document (finding_to_dict) as the templates read it."""
-    resource = ResourceView.of(finding["resource"])
+    resource = resource_of(finding["resource"])
     rec = finding["recommendation"]
     return FindingView(
         rule=finding["rule"], title=finding["title"], remediation=finding["remediation"],
@@ -124,7 +103,7 @@ def finding_view(finding: Mapping[str, Any], shapes: Shapes, owners: Mapping[str
 
 def plan_view(plan: Mapping[str, Any], shapes: Shapes, owners: Mapping[str, str]) -> PlanView:
     """A plan of the document (plan_to_dict) as the templates read it."""
-    resource = ResourceView.of(plan["resource"])
+    resource = resource_of(plan["resource"])
     risk = plan.get("risk")
     return PlanView(
         id=plan.get("id") or "", resource=resource, variant=plan["variant"],
@@ -143,7 +122,7 @@ def _option(option: Mapping[str, Any]) -> OptionView:
     return OptionView(option["action"], option["advice"], option["monthly_savings_usd"])
 
 
-def _owner(resource: ResourceView, owners: Mapping[str, str]) -> str:
+def _owner(resource: ResourceRef, owners: Mapping[str, str]) -> str:
     """The owner tag the report shows: endpoints' (by name); another kind's resource of the same
     name is not that endpoint."""
     return owners.get(resource.name, "") if resource.type == "endpoint" else ""
