@@ -293,7 +293,7 @@ FREE_FORM = {"tags", "evidence", "details", "hyperparameters", "final_metrics", 
 JSON_BUILDERS = {
     "auditor/report/document.py": {"_option", "plan_to_dict", "finding_to_dict", "prices_to_dict",
                                    "settings_to_dict", "_document", "call_to_dict", "risk_to_dict",
-                                   "change_to_dict"},
+                                   "change_to_dict", "basis_to_dict", "resource_to_dict"},
     "auditor/values.py": {"utilization_summary"},
     "auditor/report/headline.py": {"summary_figures"},
     "auditor/kinds/endpoints/kind.py": {"to_dict", "_autoscaling", "_metrics_config", "_instance"},

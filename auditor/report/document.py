@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict
+from importlib import resources
 from typing import Any, TextIO
 
 from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
@@ -18,6 +19,7 @@ from auditor.models import (
     PlanOption,
     PriceUse,
     ReportSettings,
+    ResourceRef,
     Risk,
 )
 from auditor.report.headline import headline, incomplete, summary_figures
@@ -44,7 +46,19 @@ from auditor.wording import advice_text
 #    `plans_costing_more` (what the headline saving leaves out). Plans are ordered by saving.
 #    Endpoint plans carry `basis` (what the plan was computed from: `audit apply` compares it with
 #    the live endpoint and refuses when it differs).
-SCHEMA_VERSION = 8
+# 9: findings and plans name what they are about in `resource` ({kind, type, name, account_id,
+#    region}: kind the resource kind's key, type the former `resource_type`, name the former
+#    `endpoint`), in place of their top-level `account_id`, `region`, `endpoint` and `resource_type`;
+#    the document validates against auditor/data/audit-report.schema.json (docs/json-schema.md).
+SCHEMA_VERSION = 9
+# The document's JSON Schema (draft 2020-12), shipped as package data; docs/ holds the same file.
+SCHEMA_FILE = "audit-report.schema.json"
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema every document of SCHEMA_VERSION validates against."""
+    schema = json.loads((resources.files("auditor.data") / SCHEMA_FILE).read_text(encoding="utf-8"))
+    return dict(schema)
 
 
 def _option(option: PlanOption) -> dict[str, Any]:
@@ -89,11 +103,8 @@ def change_to_dict(change: Change | None) -> dict[str, Any] | None:
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
     return {
         "id": plan.id,
-        "account_id": plan.account_id,
-        "region": plan.region,
-        "endpoint": plan.endpoint,
+        "resource": resource_to_dict(plan.resource),
         "variant": plan.variant,
-        "resource_type": plan.resource_type,
         "current": {"instance_type": plan.current_instance_type, "instance_count": plan.current_instance_count,
                     "monthly_cost_usd": plan.current_monthly_usd, "endpoint_config_name": plan.endpoint_config},
         "proposed": _option(plan.proposed),
@@ -108,17 +119,20 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     }
 
 
+def resource_to_dict(resource: ResourceRef) -> dict[str, str]:
+    """What a finding or a plan is about (schema 9): its kind's key, its type, name, account and region."""
+    return {"kind": resource.kind, "type": resource.type, "name": resource.name,
+            "account_id": resource.account_id, "region": resource.region}
+
+
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
     rec = finding.recommendation
     return {
         "rule": finding.rule,
         "title": finding.title,
         "remediation": finding.remediation,
-        "resource_type": finding.resource_type,
         "severity": finding.severity.value,
-        "account_id": finding.account_id,
-        "region": finding.region,
-        "endpoint": finding.endpoint,
+        "resource": resource_to_dict(finding.resource),
         "variant": finding.variant,
         "message": finding.message,
         "evidence": finding.evidence,
