@@ -184,7 +184,8 @@ def apply_fleet(emulator: Emulator, home: Path, names: Sequence[str], *, untagge
                              apply=ApplyConfig(role_arn=APPLY_ROLE, wait_minutes=1.0))
         outcome = execute_audit(config)
         assert not deliver_outcome(config, outcome).problems
-        plans = {p.resource.name: p for p in outcome.report.plans if p.resource.name in names and p.proposed.instance_type}
+        plans = {p.resource.name: p for p in outcome.report.plans
+                 if p.resource.name in names and p.proposed.instance_type}
         assert set(plans) == set(names), [p.resource.name for p in outcome.report.plans]
         (home / "auditor.toml").write_text(
             f'[history]\npath = "{home / "history.sqlite3"}"\n[apply]\nrole_arn = "{APPLY_ROLE}"\nwait_minutes = 1\n')
