@@ -32,7 +32,7 @@ from auditor.history.weekly import build_digest, iso_week
 from auditor.kinds.endpoints.kind import KIND as ENDPOINT_KIND
 from auditor.models import Plan
 from auditor.recommend.change import plan_id, resource_name
-from auditor.report.document import plan_to_dict
+from auditor.records import plan_to_dict
 from auditor.report.weekly import render_weekly_text
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from auditor_emulator.fleet import demo_fleet, seed_fleet

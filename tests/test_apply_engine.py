@@ -30,7 +30,7 @@ from auditor.cli import app
 from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
 from auditor.models import Plan
-from auditor.report.document import plan_to_dict
+from auditor.records import plan_to_dict
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from auditor_emulator.server import Emulator
 from conftest import (

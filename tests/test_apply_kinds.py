@@ -40,7 +40,7 @@ from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
 from auditor.kinds.endpoints.models import InferenceComponent
 from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
-from auditor.report.document import plan_to_dict
+from auditor.records import plan_to_dict
 from auditor.report.weekly import render_weekly_text
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from auditor_emulator.components import add_component

@@ -25,8 +25,8 @@ from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
 from auditor.models import Plan, PlanOption, ResourceRef
 from auditor.recommend.change import plan_id
 from auditor.recommend.rule_changes import change_from_details
+from auditor.records import change_to_dict, plan_to_dict
 from auditor.report.change_text import render_change
-from auditor.report.document import change_to_dict, plan_to_dict
 from auditor_emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor_emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor_emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces

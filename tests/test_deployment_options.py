@@ -21,8 +21,8 @@ from auditor.errors import ConfigError
 from auditor.kinds.endpoints.alarms import discover_alarms
 from auditor.kinds.endpoints.change import build_change
 from auditor.kinds.endpoints.models import RollbackAlarm
+from auditor.records import plan_to_dict
 from auditor.report.change_text import render_change
-from auditor.report.document import plan_to_dict
 from auditor_emulator.fleet import demo_fleet, seed_fleet
 from conftest import seeded_emulator, utc_now
 from test_plan_change import PLANS, RANKER, SESSION, valid

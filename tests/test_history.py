@@ -208,7 +208,7 @@ def test_migration_9_rewrites_the_stored_plans_and_apply_reads_either_shape(tmp_
                                                                              base_report: AuditReport) -> None:
     from auditor.act.plan import parse_plan
     from auditor.history.store import upgraded_plan
-    from auditor.report.document import plan_to_dict
+    from auditor.records import plan_to_dict
 
     plans = [plan_to_dict(p) for p in base_report.plans]
     assert plans and all(p["resource"]["kind"] == "endpoints" for p in plans)

@@ -38,8 +38,8 @@ from auditor.kinds.jobs.risk import scale_out_risk, spot_risk
 from auditor.kinds.registry import plans_for
 from auditor.models import ApiCall, Finding, Plan, PlanOption, Recommendation, ResourceRef, RiskLevel, Severity
 from auditor.recommend.change import plan_id
+from auditor.records import plan_to_dict
 from auditor.report.change_text import render_change
-from auditor.report.document import plan_to_dict
 from auditor_emulator.fleet import demo_jobs, seed_jobs
 from auditor_emulator.workspaces import demo_processing, seed_workspaces
 from conftest import seeded_emulator, utc_now

@@ -21,8 +21,8 @@ from auditor.cli import app
 from auditor.kinds.endpoints.change import CREATE_CONFIG_FIELDS, build_change
 from auditor.models import ApiCall, Plan, PlanOption, ResourceRef
 from auditor.recommend.change import plan_id
+from auditor.records import plan_to_dict
 from auditor.report.change_text import render_change
-from auditor.report.document import plan_to_dict
 from auditor_emulator.fleet import demo_fleet, seed_fleet
 from auditor_emulator.server import ACCOUNT_ID
 from conftest import seeded_emulator, utc_now

@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 from auditor.kinds.workspaces.change import LOW_RISK_IDLE_DAYS, delete_app_details
 from auditor.kinds.workspaces.models import StudioApp, StudioAppCost
 from auditor.recommend.plans import build_plans
+from auditor.records import plan_to_dict
 from auditor.report.change_text import render_change
-from auditor.report.document import plan_to_dict
 from conftest import audit_json
 from helpers import NOW
 from test_studio import DOMAIN

@@ -29,7 +29,7 @@ import platformdirs
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError
 from auditor.models import AccountInfo, AuditReport, Finding, Resource, VariantUtilization
-from auditor.report.document import plan_to_dict
+from auditor.records import plan_to_dict
 from auditor.text import one_line_words
 from auditor.wording import advice_text
 
