@@ -12,8 +12,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 
-class ResourceKind(enum.StrEnum):
-    """What a rule can judge: the three endpoint kinds and the two kinds of job."""
+class Judged(enum.StrEnum):
+    """What a rule can judge (its `judges`): the three endpoint kinds, the three kinds of job, a
+    notebook instance and a Studio app. Not a resource kind of auditor.kinds: `kind_key` names the
+    kind each belongs to."""
 
     REAL_TIME = "real-time"
     ASYNC = "async"
@@ -25,16 +27,50 @@ class ResourceKind(enum.StrEnum):
     STUDIO_APP = "studio-app"
 
     @classmethod
-    def of_endpoint(cls, kind: enum.StrEnum) -> ResourceKind:  # the endpoints kind's EndpointKind
+    def of_endpoint(cls, kind: enum.StrEnum) -> Judged:  # the endpoints kind's EndpointKind
         return cls(kind.value)
 
     @property
     def is_job(self) -> bool:
-        return self in (ResourceKind.TRAINING_JOB, ResourceKind.TRANSFORM_JOB, ResourceKind.PROCESSING_JOB)
+        return self in (Judged.TRAINING_JOB, Judged.TRANSFORM_JOB, Judged.PROCESSING_JOB)
 
     @property
     def is_endpoint(self) -> bool:
-        return self in (ResourceKind.REAL_TIME, ResourceKind.ASYNC, ResourceKind.SERVERLESS)
+        return self in (Judged.REAL_TIME, Judged.ASYNC, Judged.SERVERLESS)
+
+    @property
+    def kind_key(self) -> str:
+        """The key of the resource kind (auditor.kinds) it belongs to."""
+        return "endpoints" if self.is_endpoint else "jobs" if self.is_job else "workspaces"
+
+
+@dataclass(frozen=True)
+class ResourceRef:
+    """What a finding or a plan is about: `kind` the key of its resource kind (auditor.kinds:
+    endpoints, jobs, workspaces, hyperpod), `type` the resource type (endpoint, endpoint-fleet,
+    training-job, transform-job, processing-job, notebook-instance, studio-app, studio-domain,
+    hyperpod-cluster), `name` its name (an endpoint's, a job's, a notebook's, a Studio domain's id,
+    a cluster's), and where it is."""
+
+    kind: str
+    type: str
+    name: str
+    account_id: str
+    region: str
+
+    @property
+    def noun(self) -> str:
+        """Its type in words: "endpoint", "training job", "notebook instance"."""
+        return self.type.replace("-", " ")
+
+    @property
+    def label(self) -> str:
+        """How a report line names it: an endpoint by its name (the reports are endpoint-first), any
+        other resource with its type ("training job churn-xgb", "notebook instance cv-research")."""
+        return self.name if self.type in ENDPOINT_TYPES else f"{self.noun} {self.name}"
+
+
+ENDPOINT_TYPES = ("endpoint", "endpoint-fleet")  # named by their name alone ("all endpoints" for a fleet)
 
 
 class Severity(enum.StrEnum):
@@ -203,17 +239,13 @@ Proposal = (CountProposal | AutoscalingProposal | MemoryProposal | ServerlessPro
 class Finding:
     rule: str
     severity: Severity
-    account_id: str
-    region: str
-    endpoint: str  # the endpoint, or the job's name
-    variant: str | None
+    resource: ResourceRef
+    variant: str | None  # the endpoint's variant, the HyperPod instance group (None: the whole resource)
     message: str
     evidence: dict[str, Any]
     recommendation: Recommendation | None = None
     title: str = ""
     remediation: str = ""
-    # endpoint | training-job | transform-job | processing-job | notebook-instance | studio-app | studio-domain
-    resource_type: str = "endpoint"
     proposal: Proposal | None = None
     measured: bool = True  # False: its rule rests on circumstantial evidence (no usage metric exists)
 
@@ -318,11 +350,8 @@ class Plan:
     """What to change on one variant (or endpoint, or job): the cheapest option its findings
     together support, and the others as alternatives."""
 
-    account_id: str
-    region: str
-    endpoint: str
+    resource: ResourceRef
     variant: str | None
-    resource_type: str
     current_instance_type: str | None
     current_instance_count: int
     current_monthly_usd: float

@@ -34,7 +34,7 @@ from auditor.kinds.endpoints.change import build_change
 from auditor.kinds.endpoints.models import AutoScaling, InferenceComponent, Variant
 from auditor.kinds.endpoints.rules.no_queue_alarm import queue_alarm_change
 from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
-from auditor.models import ApiCall, Plan, PlanOption
+from auditor.models import ApiCall, Plan, PlanOption, ResourceRef
 from auditor.recommend.change import plan_id
 from helpers import endpoint
 from test_deploy import CloudFormationLoader
@@ -302,7 +302,8 @@ def _plan(action: str, instance_type: str | None = "ml.m5.xlarge", count: int = 
           autoscaling: dict[str, Any] | None = None, details: dict[str, Any] | None = None) -> Plan:
     option = PlanOption(("underutilized",), action, instance_type, count, autoscaling, 500.0, 1500.0, "advice",
                         details or {})
-    made = Plan(ACCOUNT, REGION, "ranker", variant, "endpoint", "ml.m5.4xlarge", 4, 2000.0, option)
+    made = Plan(ResourceRef("endpoints", "endpoint", "ranker", ACCOUNT, REGION), variant, "ml.m5.4xlarge", 4, 2000.0,
+                option)
     return replace(made, id=plan_id(made))
 
 

@@ -133,14 +133,14 @@ def report(emulator, tmp_path_factory) -> Iterator[dict]:
 
 
 def fired(report: dict, rule: str) -> list[str]:
-    return sorted(f["endpoint"] for f in report["findings"] if f["rule"] == rule)
+    return sorted(f["resource"]["name"] for f in report["findings"] if f["rule"] == rule)
 
 
 def test_end_to_end_the_unwatched_queue_and_the_office_hours_endpoint(report: dict) -> None:
     assert fired(report, "no-queue-alarm") == ["queue-unwatched"]
     assert fired(report, "off-hours") == ["office-hours"]
     assert report["summary"]["api_calls_by_operation"]["cloudwatch:DescribeAlarms"] == 1
-    (plan,) = [p for p in report["plans"] if p["endpoint"] == "office-hours"]
+    (plan,) = [p for p in report["plans"] if p["resource"]["name"] == "office-hours"]
     assert plan["proposed"]["action"] == "off-hours" and plan["monthly_savings_usd"] > 0
 
 

@@ -64,7 +64,7 @@ def doc(emulator, tmp_path_factory) -> Iterator[dict]:
 
 
 def found(doc: dict, rule: str) -> dict[str, dict]:
-    return {f["endpoint"]: f for f in doc["findings"] if f["rule"] == rule}
+    return {f["resource"]["name"]: f for f in doc["findings"] if f["rule"] == rule}
 
 
 def variant(doc: dict, endpoint: str) -> dict:
@@ -168,7 +168,7 @@ def test_one_fleet_note_lists_the_endpoints_that_would_gain(doc: dict) -> None:
     notes = [f for f in doc["findings"] if f["rule"] == "enhanced-metrics-off"]
     assert len(notes) == 1
     (note,) = notes
-    assert note["severity"] == "info" and note["resource_type"] == "endpoint-fleet"
+    assert note["severity"] == "info" and note["resource"]["type"] == "endpoint-fleet"
     assert set(note["evidence"]["endpoints"]) == {"pricing-api", "chat-router-blind", "mild-skew-blind"}
     assert "EnableEnhancedMetrics" in note["message"]
     # What enabling it would publish (billed): per instance 3 utilisation + 7 invocation series on
@@ -203,7 +203,7 @@ def test_the_cost_of_enabling_is_priced_only_where_a_rate_is_bundled() -> None:
 def test_a_balanced_endpoint_with_enhanced_metrics_draws_no_new_finding(doc: dict) -> None:
     assert variant(doc, "ads-ctr")["sizing_basis"] == HOTTEST_INSTANCE
     assert len(variant(doc, "ads-ctr")["instances"]) == 3
-    assert not [f for f in doc["findings"] if f["endpoint"] == "ads-ctr"]
+    assert not [f for f in doc["findings"] if f["resource"]["name"] == "ads-ctr"]
 
 
 def test_an_older_kept_config_is_described_again_for_its_metrics_config(emulator, tmp_path) -> None:

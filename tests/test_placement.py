@@ -345,7 +345,7 @@ def test_in_the_demo_fleet_the_rule_fires_on_the_endpoint_with_an_empty_instance
     clients = AwsClients()
     doc = report_to_dict(run_audit(AuditConfig(), clients, now=now).report)
     assert clients.counter.as_dict()["cloudwatch:QueryMetrics"] == 1  # one query for the region
-    fired = {f["endpoint"]: f for f in doc["findings"] if f["rule"] == "component-empty-instances"}
+    fired = {f["resource"]["name"]: f for f in doc["findings"] if f["rule"] == "component-empty-instances"}
     assert set(fired) == {"support-llm"}
     assert fired["support-llm"]["evidence"]["empty_instances"] == 1
     assert fired["support-llm"]["evidence"]["hours_measured"] == PLACEMENT_HOURS

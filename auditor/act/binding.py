@@ -42,15 +42,15 @@ def call_refusal(plan: PlanToApply) -> str | None:
                 "written by another version; run the audit again")
     if plan.content_id is None:
         return "its id cannot be recomputed from its content (proposed option unreadable); run the audit again"
-    binding = binding_for(plan.resource_type)
+    binding = binding_for(plan.resource.type)
     allowed = binding.operations if binding else frozenset()
     for number, call in enumerate(plan.change.calls if plan.change else (), start=1):
         which = f"call {number} ({one_line(call.service)}:{one_line(call.operation)})"
         if (call.service, call.operation) not in allowed:
-            return f"{which} is not a call {one_line(plan.resource_type)} plans make"
+            return f"{which} is not a call {one_line(plan.resource.type)} plans make"
         problem = binding.names(plan, call.operation, call.params) if binding else "no check for this resource type"
         if problem:
-            return f"{which} {problem}, not the plan's {one_line(plan.endpoint)}"
+            return f"{which} {problem}, not the plan's {one_line(plan.resource.name)}"
     return None
 
 
@@ -64,7 +64,7 @@ def content_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
     deregister is followed by the update and the target registered again; UpdateDomain sets only
     the app settings the plan copies. One line naming the call and the key; None when all hold."""
     calls = plan.change.calls if plan.change else ()
-    binding = binding_for(plan.resource_type)
+    binding = binding_for(plan.resource.type)
     for number, call in enumerate(calls, start=1):
         which = f"call {number} ({one_line(call.service)}:{one_line(call.operation)})"
         extra = sorted(set(call.params) - (binding.parameter_keys.get(call.operation, frozenset()) if binding

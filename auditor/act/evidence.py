@@ -24,7 +24,7 @@ def evidence_refusal(clients: AwsClients, plan: PlanToApply, observed: Observed,
                      now: datetime) -> str | None:
     """Why the resource is not as idle now as the audit found it (one line naming what was seen),
     or None; for a plan that is not destructive, None without a read."""
-    check = evidence_for(plan.resource_type)
+    check = evidence_for(plan.resource.type)
     operations = {c.operation for c in plan.change.calls} if plan.change else set()
     if check is None or not operations & check.destructive:
         return None

@@ -44,7 +44,7 @@ def verify_applied(history: History, report: AuditReport, run_id: int, at: datet
             change.started_at
         if change.outcome in _UNSURE and superseded:
             continue
-        done = verifier_for(str(change.plan.get("resource_type")))
+        done = verifier_for(str((change.plan.get("resource") or {}).get("type")))
         if done is not None and done(change, evidence):
             history.mark_verified(change.id, run_id, at)
             verified.append(change)

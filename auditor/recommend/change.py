@@ -27,7 +27,7 @@ _NAME_RE = re.compile(r"[^A-Za-z0-9-]")
 def plan_id(plan: Plan) -> str:
     """Stable: a digest of the resource and what the plan proposes (the same in every run)."""
     option = plan.proposed
-    key = [plan.account_id, plan.region, plan.resource_type, plan.endpoint, plan.variant or "",
+    key = [plan.resource.account_id, plan.resource.region, plan.resource.type, plan.resource.name, plan.variant or "",
            option.action, option.instance_type or "", option.instance_count, option.autoscaling or {},
            {k: option.details[k] for k in ("memory_size_mb", "max_concurrency") if k in option.details}]
     if option.details.get("idle_nodes"):  # a HyperPod shrink: other nodes idle are another change

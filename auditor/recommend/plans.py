@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from auditor.models import Change, Finding, Plan, PlanOption, Risk
+from auditor.models import Change, Finding, Plan, PlanOption, ResourceRef, Risk
 from auditor.recommend.change import plan_id
 from auditor.recommend.risk import exceeds_capacity, unreplayed_risk
 from auditor.recommend.rule_changes import change_from_details, risk_from_details
@@ -76,12 +76,12 @@ def no_subjects(_finding: Finding) -> PlanSubject | None:
 def build_plans(findings: Iterable[Finding], subjects: Sequence[SubjectOf] = ()) -> tuple[Plan, ...]:
     """One plan per resource and variant with a priced finding; `subjects`: each kind's (a finding
     that none claims gets the base `PlanSubject`)."""
-    groups: dict[tuple[str, str, str | None], list[Finding]] = defaultdict(list)
+    groups: dict[tuple[ResourceRef, str | None], list[Finding]] = defaultdict(list)
     for finding in findings:
         if finding.recommendation is not None:
-            groups[(finding.region, finding.endpoint, finding.variant)].append(finding)
+            groups[(finding.resource, finding.variant)].append(finding)
     plans = []
-    for (region, name, variant_name), group in groups.items():
+    for (resource, variant_name), group in groups.items():
         first = group[0]
         subject = next((s for of in subjects if (s := of(first)) is not None), None) or PlanSubject()
         options = [*(_option(f) for f in group), *subject.options(group)]
@@ -97,8 +97,7 @@ def build_plans(findings: Iterable[Finding], subjects: Sequence[SubjectOf] = ())
         rec = first.recommendation
         assert rec is not None
         plan = Plan(
-            account_id=first.account_id, region=region, endpoint=name, variant=variant_name,
-            resource_type=first.resource_type,
+            resource=resource, variant=variant_name,
             current_instance_type=subject.instance_type,
             current_instance_count=subject.instance_count,
             current_monthly_usd=rec.current_monthly_usd,
@@ -111,7 +110,7 @@ def build_plans(findings: Iterable[Finding], subjects: Sequence[SubjectOf] = ())
         plans.append(_finished(plan, risks[id(proposed)], subject))
     # Biggest money first (risk is a column and a filter, not the order); a plan that costs more
     # (a risk to fix) after those that save.
-    plans.sort(key=lambda p: (-p.monthly_savings_usd, p.region, p.endpoint, p.variant or ""))
+    plans.sort(key=lambda p: (-p.monthly_savings_usd, p.resource.region, p.resource.name, p.variant or ""))
     return tuple(plans)
 
 

@@ -57,7 +57,7 @@ class EvidenceCheck:
 def metric_data(since: Since, queries: list[dict[str, Any]]) -> dict[str, list[tuple[datetime, float]]]:
     """One GetMetricData call (its NextToken pages followed, which these few short series never
     need): each query's (timestamp, value) pairs, by its Id."""
-    api = since.clients.client("cloudwatch", since.plan.region)
+    api = since.clients.client("cloudwatch", since.plan.resource.region)
     kwargs: dict[str, Any] = {"MetricDataQueries": queries, "StartTime": since.start, "EndTime": since.end}
     found: dict[str, list[tuple[datetime, float]]] = {}
     try:
@@ -71,7 +71,7 @@ def metric_data(since: Since, queries: list[dict[str, Any]]) -> dict[str, list[t
                 return found
             kwargs["NextToken"] = answer["NextToken"]
     except ERRORS as exc:
-        problem = describe_client_error(exc, "cloudwatch", "GetMetricData", since.plan.region)
+        problem = describe_client_error(exc, "cloudwatch", "GetMetricData", since.plan.resource.region)
         raise ApplyRefused(f"{since.who}: {problem}") from None
 
 

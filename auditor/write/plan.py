@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from auditor.errors import AuditorError
-from auditor.models import ApiCall, Change, Risk
+from auditor.models import ApiCall, Change, ResourceRef, Risk
 
 
 class ApplyRefused(AuditorError):
@@ -30,11 +30,8 @@ class ApplyInterrupted(ApplyFailed):
 @dataclass(frozen=True)
 class PlanToApply:
     id: str
-    account_id: str
-    region: str
-    endpoint: str
+    resource: ResourceRef  # what the plan changes (its `resource`)
     variant: str | None
-    resource_type: str
     measured: bool
     risk: Risk | None
     change: Change | None

@@ -72,15 +72,15 @@ class Target(ABC):
 
     def named(self, plan: PlanToApply) -> str:
         """The plan's resource as the messages name it: its noun and its name."""
-        return f"{self.noun} {one_line(plan.endpoint)}"
+        return f"{self.noun} {one_line(plan.resource.name)}"
 
     def read(self, plan: PlanToApply, operation: str, call: Callable[[], Any], service: str = "sagemaker") -> Any:
         """`call`'s answer; ApplyRefused naming the resource and the call when AWS does not give it."""
         try:
             return call()
         except ERRORS as exc:
-            raise ApplyRefused(f"{self.named(plan)}: {describe_client_error(exc, service, operation, plan.region)}"
-                               ) from None
+            problem = describe_client_error(exc, service, operation, plan.resource.region)
+            raise ApplyRefused(f"{self.named(plan)}: {problem}") from None
 
     def described(self, plan: PlanToApply, operation: str, call: Callable[[], Any]) -> dict[str, Any]:
         """A SageMaker Describe call's answer, as a dict (`read`)."""
@@ -174,16 +174,15 @@ def poll(plan: PlanToApply, waiting: Waiting, wait_minutes: float, sleep: Callab
                 answer = None
             elif transient(exc):
                 if outage is None:
-                    outage = (clock(), describe_client_error(exc, "sagemaker", waiting.operation, plan.region))
+                    outage = (clock(), describe_client_error(exc, "sagemaker", waiting.operation, plan.resource.region))
                 ended = wait_or_time_out(f"plan {plan.id}: {who} could not be read at the end of the "
                                          f"{wait_minutes:g} minutes ({wait_source}); {waiting.at_deadline}", None)
                 if ended:
                     return ended
                 continue
             else:
-                raise ApplyFailed(said(f"plan {plan.id}: the calls were made, but "
-                                       f"{describe_client_error(exc, 'sagemaker', waiting.operation, plan.region)}"
-                                       )) from None
+                problem = describe_client_error(exc, "sagemaker", waiting.operation, plan.resource.region)
+                raise ApplyFailed(said(f"plan {plan.id}: the calls were made, but {problem}")) from None
         if outage is not None:
             outages.append(f"{waiting.operation} did not answer for {clock() - outage[0]:.0f} s ({outage[1]})")
             outage = None

@@ -65,7 +65,7 @@ def content_problem(plan: PlanToApply, index: int, operation: str, params: dict[
     variant's as the audit saw it; a deregister is followed by the update and the target
     registered again (unless the variant goes serverless or is removed)."""
     resource = str(params.get("ResourceId") or "")
-    if not resource.startswith(f"{VARIANT_PREFIX}{plan.endpoint}/variant/"):
+    if not resource.startswith(f"{VARIANT_PREFIX}{plan.resource.name}/variant/"):
         return None
     variant = resource.rsplit("/", 1)[-1]
     if operation == "RegisterScalableTarget":
@@ -109,7 +109,7 @@ def _own_calls(plan: PlanToApply, variant: str) -> list[ApiCall]:
     if not isinstance(policy, dict):
         return []
     try:
-        return autoscaling_calls(plan.endpoint, variant, policy, plan.names_id)
+        return autoscaling_calls(plan.resource.name, variant, policy, plan.names_id)
     except (KeyError, TypeError, ValueError):
         return []
 
@@ -131,7 +131,7 @@ def _basis_shape(plan: PlanToApply, variant: str) -> tuple[Any, Any] | None:
 
 def named_variants(plan: PlanToApply) -> set[str]:
     """The variants the plan's calls name (ResourceId endpoint/<endpoint>/variant/<name>)."""
-    prefix = f"{VARIANT_PREFIX}{plan.endpoint}/variant/"
+    prefix = f"{VARIANT_PREFIX}{plan.resource.name}/variant/"
     calls = plan.change.calls if plan.change else ()
     return {str(c.params.get("ResourceId"))[len(prefix):] for c in calls
             if str(c.params.get("ResourceId") or "").startswith(prefix)}
@@ -156,11 +156,11 @@ def observed_refusal(plan: PlanToApply, variants: set[str], components: set[str]
                 return (f"call {number} (sagemaker:CreateEndpointConfig) {problem}, not as in "
                         f"{one_line(plan.audited_config or '?')}; run the audit again")
     for variant in sorted(named_variants(plan) - variants):
-        return (f"a call names variant {one_line(variant)}, which endpoint {one_line(plan.endpoint)} does not have; "
-                "run the audit again")
+        return (f"a call names variant {one_line(variant)}, which endpoint {one_line(plan.resource.name)} does "
+                "not have; run the audit again")
     for component in sorted(named_components(plan) - (components or set())):
         return (f"a call names inference component {one_line(component)}, which endpoint "
-                f"{one_line(plan.endpoint)} does not host; run the audit again")
+                f"{one_line(plan.resource.name)} does not host; run the audit again")
     return None
 
 
@@ -198,7 +198,7 @@ def _copy_problem(plan: PlanToApply, body: dict[str, Any], config: dict[str, Any
 
 
 def _endpoint_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
-    endpoint, config = plan.endpoint, resource_name(plan.endpoint, plan.names_id)
+    endpoint, config = plan.resource.name, resource_name(plan.resource.name, plan.names_id)
     if operation == "DeleteEndpoint":
         return names(params.get("EndpointName"), endpoint, "endpoint")
     if operation == "UpdateEndpoint":
@@ -219,7 +219,7 @@ def _scaling_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> 
     resource = str(params.get("ResourceId") or "")
     if params.get("ServiceNamespace") != "sagemaker":
         return f"names service namespace {one_line(str(params.get('ServiceNamespace')))}"
-    variant_prefix = f"{VARIANT_PREFIX}{plan.endpoint}/variant/"
+    variant_prefix = f"{VARIANT_PREFIX}{plan.resource.name}/variant/"
     if resource.startswith(variant_prefix) and "/" not in resource[len(variant_prefix):] \
             and resource[len(variant_prefix):]:
         variant = resource[len(variant_prefix):]
@@ -228,7 +228,7 @@ def _scaling_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> 
         if operation == "PutScalingPolicy":
             # The plan's own policy, or one of the variant's policies as the audit saw them (a plan that
             # deregisters the variant's target carries its policies across under their own names).
-            expected = f"{resource_name(plan.endpoint, plan.names_id, limit=200)}-{variant}"[:256]
+            expected = f"{resource_name(plan.resource.name, plan.names_id, limit=200)}-{variant}"[:256]
             name = params.get("PolicyName")
             return None if name in _basis_policies(plan, variant) else names(name, expected, "scaling policy")
         if operation == "PutScheduledAction":
@@ -263,13 +263,13 @@ def _alarm_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
     dimensions = params.get("Dimensions")
     named = [d.get("Value") for d in dimensions if isinstance(d, dict) and d.get("Name") == "EndpointName"] \
         if isinstance(dimensions, list) else []
-    if not named or any(value != plan.endpoint for value in named):
+    if not named or any(value != plan.resource.name for value in named):
         shown = ", ".join(one_line(str(v)) for v in named) or "no endpoint"
         return f"watches {shown}"
     name = str(params.get("AlarmName") or "")
-    base = f"{plan.endpoint}-{plan.variant or ''}-{plan.names_id}"[:200]
+    base = f"{plan.resource.name}-{plan.variant or ''}-{plan.names_id}"[:200]
     rollback = {f"{base}-5xx", f"{base}-latency-p99"} if plan.variant else set()
-    queue = {f"{plan.endpoint}-{metric}"[:255] for metric in (AGE_METRIC, STRANDED_METRIC)}
+    queue = {f"{plan.resource.name}-{metric}"[:255] for metric in (AGE_METRIC, STRANDED_METRIC)}
     if name not in rollback | queue:
         return f"names alarm {one_line(name)}"
     return None
@@ -281,7 +281,7 @@ def _schedule_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
     if action is None:
         return f"targets {one_line(str(target.get('Arn')))}"
     name = str(params.get("Name") or "")
-    if not _derived(name, lambda prefix, index: schedule_name(prefix, plan.endpoint, index),
+    if not _derived(name, lambda prefix, index: schedule_name(prefix, plan.resource.name, index),
                     (SCHEDULE_PREFIXES[action],)):
         return f"names schedule {one_line(name)}"
     try:
@@ -290,7 +290,7 @@ def _schedule_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
         body = None
     if not isinstance(body, dict):
         return "has a target input that is not a JSON object"
-    if body.get("EndpointName") != plan.endpoint:
+    if body.get("EndpointName") != plan.resource.name:
         return f"targets endpoint {one_line(str(body.get('EndpointName')))}"
     if action == "createEndpoint" and body.get("EndpointConfigName") != plan.audited_config:
         return f"creates the endpoint on config {one_line(str(body.get('EndpointConfigName')))}"

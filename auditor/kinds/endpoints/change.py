@@ -57,7 +57,7 @@ def build_change(plan: Plan, endpoint: Endpoint | None, latency_threshold_ms: fl
     p99 alarm the plan defines when the variant has no latency alarm of its own (None: none, the
     error alarms alone guard the deployment). `apply`: the deployment's traffic shifting."""
     apply = apply or ApplyConfig()
-    if plan.resource_type != "endpoint" or endpoint is None:
+    if plan.resource.type != "endpoint" or endpoint is None:
         return None
     option = plan.proposed
     if option.action == "delete":

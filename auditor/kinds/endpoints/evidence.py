@@ -36,7 +36,7 @@ def off_hours_of_week(plan: PlanToApply) -> set[int] | None:
             first = DAYS.index(day.upper()) * 24 + int(clock.split(":")[0])
             hours |= {(first + i) % HOURS_PER_WEEK for i in range(int(period["hours"]))}
         except (KeyError, TypeError, ValueError):
-            raise ApplyRefused(f"endpoint {one_line(plan.endpoint)}: its off periods cannot be read "
+            raise ApplyRefused(f"endpoint {one_line(plan.resource.name)}: its off periods cannot be read "
                                "(proposed.details.off_periods_utc); run the audit again") from None
     return hours
 
@@ -50,10 +50,10 @@ def endpoint_since(since: Since) -> str | None:
     off = off_hours_of_week(plan)
     period = OFF_HOURS_PERIOD_SECONDS if off is not None else PERIOD_SECONDS
     variants = [str(v.get("VariantName")) for v in since.observed.described.get("ProductionVariants") or []]
-    queries = [query("backlog", "AWS/SageMaker", "ApproximateBacklogSize", {"EndpointName": plan.endpoint},
+    queries = [query("backlog", "AWS/SageMaker", "ApproximateBacklogSize", {"EndpointName": plan.resource.name},
                      "Maximum", period)]
     for index, variant in enumerate(variants):
-        named = {"EndpointName": plan.endpoint, "VariantName": variant}
+        named = {"EndpointName": plan.resource.name, "VariantName": variant}
         queries += [query(f"inv{index}", "AWS/SageMaker", "Invocations", named, "Sum", period),
                     query(f"done{index}", "AWS/SageMaker", "TotalProcessingTime", named, "SampleCount", period),
                     query(f"cpu{index}", "/aws/sagemaker/Endpoints", "CPUUtilization", named, "Maximum", period)]
@@ -62,7 +62,7 @@ def endpoint_since(since: Since) -> str | None:
     def values(query_id: str) -> list[float]:
         return [v for t, v in found.get(query_id, []) if off is None or _hour_of_week(t) in off]
 
-    name = one_line(plan.endpoint)
+    name = one_line(plan.resource.name)
     during = " in the hours the schedules would have it off" if off is not None else ""
     requests = sum(sum(values(f"inv{i}")) + sum(values(f"done{i}")) for i in range(len(variants)))
     if requests > 0:

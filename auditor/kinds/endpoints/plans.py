@@ -41,19 +41,22 @@ RESOURCE_TYPE = "endpoint"  # its findings' and plans' resource type
 def plan_subjects(section: tuple[EndpointReport, ...], catalog: Catalog, config: AuditConfig,
                   window: Window | None) -> SubjectOf:
     """The variant (or endpoint) each endpoint finding's plan is for."""
-    by_name = {(e.endpoint.region, e.endpoint.name): e.endpoint for e in section}
-    variants = {(e.endpoint.region, e.endpoint.name, v.variant.name): v for e in section for v in e.variants}
-    components = {(e.endpoint.region, e.endpoint.name, v.variant.name): e
+    # Keyed by account too: two accounts may each have an endpoint of the same name in a region.
+    by_name = {(e.endpoint.account_id, e.endpoint.region, e.endpoint.name): e.endpoint for e in section}
+    variants = {(e.endpoint.account_id, e.endpoint.region, e.endpoint.name, v.variant.name): v
+                for e in section for v in e.variants}
+    components = {(e.endpoint.account_id, e.endpoint.region, e.endpoint.name, v.variant.name): e
                   for e in section for v in e.variants
                   if e.components or not e.endpoint.inference_components_listed}
 
     def subject_of(finding: Finding) -> PlanSubject | None:
-        if finding.resource_type != RESOURCE_TYPE:
+        if finding.resource.type != RESOURCE_TYPE:
             return None
-        region, name, variant_name = finding.region, finding.endpoint, finding.variant
-        endpoint = by_name.get((region, name))
-        variant = variants.get((region, name, variant_name)) if variant_name else None
-        hosting = components.get((region, name, variant_name or ""))
+        where = (finding.resource.account_id, finding.resource.region, finding.resource.name)
+        variant_name = finding.variant
+        endpoint = by_name.get(where)
+        variant = variants.get((*where, variant_name)) if variant_name else None
+        hosting = components.get((*where, variant_name or ""))
         copies = (hosted_copies(hosting.components, variant_name or "", hosting.endpoint.inference_components_listed)
                   if hosting else None)
         # Replayed over the endpoint's shape window, the part of the audit window its rules read.
@@ -81,7 +84,7 @@ class VariantSubject(PlanSubject):
     window: Window | None
 
     def options(self, findings: Sequence[Finding]) -> tuple[PlanOption, ...]:
-        region = findings[0].region
+        region = findings[0].resource.region
         usage = price_usage(self.endpoint) if self.endpoint else "hosting"
         combined = _combined(list(findings), self.catalog, self.config, region, usage, self.copies)
         return (combined,) if combined is not None else ()
@@ -111,7 +114,7 @@ class VariantSubject(PlanSubject):
     def proposed_risk(self, plan: Plan, risk: Risk | None) -> Risk | None:
         if risk is not None and risk.load_test_first and self.endpoint is not None:
             model = _model_of(self.endpoint, plan.variant)
-            request = load_test_request(plan.account_id, plan.endpoint, plan.id, model, plan.proposed,
+            request = load_test_request(plan.resource.account_id, plan.resource.name, plan.id, model, plan.proposed,
                                         self.config.recommend)
             risk = replace(risk, load_test_request=request)
         return self.carried_risk(plan.proposed, risk)

@@ -43,8 +43,8 @@ def _scaling(target: Target, clients: AwsClients, plan: PlanToApply,
     """Each variant's scalable target now: (min, max, its policies as "name (type)", sorted)."""
     if not variants:
         return {}
-    api = clients.client("application-autoscaling", plan.region)
-    ids = {f"endpoint/{plan.endpoint}/variant/{v}": v for v in variants}
+    api = clients.client("application-autoscaling", plan.resource.region)
+    ids = {f"endpoint/{plan.resource.name}/variant/{v}": v for v in variants}
     targets = target.read(plan, "DescribeScalableTargets", lambda: [
         t for page in api.get_paginator("describe_scalable_targets").paginate(
             ServiceNamespace="sagemaker", ResourceIds=sorted(ids), ScalableDimension=SCALABLE_DIMENSION)
@@ -173,8 +173,9 @@ class EndpointTarget(Target):
         """DescribeEndpoint; the scalable targets and scaling policies of its variants
         (DescribeScalableTargets, DescribeScalingPolicies); the inference components it hosts
         (ListInferenceComponents) when a call names one."""
-        api = clients.client("sagemaker", plan.region)
-        described = self.described(plan, "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.endpoint))
+        api = clients.client("sagemaker", plan.resource.region)
+        name = plan.resource.name
+        described = self.described(plan, "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=name))
         variants = [str(v.get("VariantName")) for key in ("ProductionVariants", "ShadowProductionVariants")
                     for v in described.get(key) or []]
         scaling = _scaling(self, clients, plan, variants)
@@ -182,7 +183,7 @@ class EndpointTarget(Target):
         if named_components(plan):
             components = self.read(plan, "ListInferenceComponents", lambda: {
                 str(c.get("InferenceComponentName"))
-                for page in api.get_paginator("list_inference_components").paginate(EndpointNameEquals=plan.endpoint)
+                for page in api.get_paginator("list_inference_components").paginate(EndpointNameEquals=name)
                 for c in page.get("InferenceComponents", [])})
         config = None
         if plan.calls_of("sagemaker", "CreateEndpointConfig") and plan.audited_config \
@@ -194,7 +195,7 @@ class EndpointTarget(Target):
                         described, scaling, components, config)
 
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
-        name = one_line(plan.endpoint)
+        name = one_line(plan.resource.name)
         now = str(observed.described.get("EndpointConfigName") or "")
         if now != plan.audited_config:
             return (f"endpoint {name} changed since the audit: its config is now {one_line(now)!r}, the plan was "
@@ -216,7 +217,7 @@ class EndpointTarget(Target):
             observed = self.observe(clients, plan)
         except ApplyRefused as exc:
             return f"its state could not be read ({exc})"
-        name, status = one_line(plan.endpoint), one_line(observed.status)
+        name, status = one_line(plan.resource.name), one_line(observed.status)
         pending = str((observed.described.get("PendingDeploymentSummary") or {}).get("EndpointConfigName") or "")
         if observed.status in self.in_progress and pending:
             return f"endpoint {name} is {status} to config {one_line(pending)}; the deployment goes on"
@@ -225,11 +226,11 @@ class EndpointTarget(Target):
 
     def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
                sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
-        api = clients.client("sagemaker", plan.region)
-        name = one_line(plan.endpoint)
+        api = clients.client("sagemaker", plan.resource.region)
+        name = one_line(plan.resource.name)
         if plan.calls_of("sagemaker", "DeleteEndpoint"):
             outcome, message, _ = poll(plan, Waiting(
-                self.named(plan), "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.endpoint),
+                self.named(plan), "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.resource.name),
                 "EndpointStatus", done=None, in_progress=frozenset({"Deleting", "InService"}), gone_is_done=True),
                 wait_minutes, sleep, clock)
             return outcome, message
@@ -238,7 +239,7 @@ class EndpointTarget(Target):
         target, old = plan.target_config, plan.audited_config
         minutes, source = deployment_wait(plan, wait_minutes)
         outcome, message, described = poll(plan, Waiting(
-            self.named(plan), "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.endpoint),
+            self.named(plan), "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.resource.name),
             "EndpointStatus", done="InService", in_progress=self.in_progress,
             at_deadline="the deployment goes on and the next audit run checks its shape"), minutes, sleep, clock,
             source)

@@ -11,7 +11,7 @@ from auditor.write.plan import PlanToApply
 
 
 def _cluster_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
-    problem = names(params.get("ClusterName"), plan.endpoint, "cluster")
+    problem = names(params.get("ClusterName"), plan.resource.name, "cluster")
     if problem:
         return problem
     idle = plan.proposed.get("details", {}).get("idle_nodes") if isinstance(plan.proposed.get("details"), dict) \

@@ -22,14 +22,14 @@ def cluster_since(since: Since) -> str | None:
     eks = ((since.observed.described.get("Orchestrator") or {}).get("Eks") or {}).get("ClusterArn")
     if not eks or not nodes:
         return None  # a Slurm cluster gets no delete plan; its nodes publish nothing to read
-    api = since.clients.client("cloudwatch", plan.region)
+    api = since.clients.client("cloudwatch", plan.resource.region)
     try:
         listed = [m for page in api.get_paginator("list_metrics").paginate(
             Namespace=NAMESPACE, Dimensions=[{"Name": "ClusterName", "Value": str(eks).rsplit("/", 1)[-1]}])
             for m in page.get("Metrics", []) if m.get("MetricName") in (CPU, GPU)]
     except ERRORS as exc:
-        raise ApplyRefused(f"{since.who}: {describe_client_error(exc, 'cloudwatch', 'ListMetrics', plan.region)}"
-                           ) from None
+        raise ApplyRefused(f"{since.who}: "
+                           f"{describe_client_error(exc, 'cloudwatch', 'ListMetrics', plan.resource.region)}") from None
     series = [(m, {d["Name"]: d["Value"] for d in m.get("Dimensions", [])}.get("InstanceId")) for m in listed]
     series = [(m, node) for m, node in series if node in nodes]
     if not series:
@@ -43,7 +43,7 @@ def cluster_since(since: Since) -> str | None:
         busiest = max((v for _, v in found.get(f"n{index}", [])), default=None)
         if busiest is not None and busiest > ceiling:
             what = "GPU" if metric["MetricName"] == GPU else "CPU"
-            return (f"HyperPod cluster {one_line(plan.endpoint)}'s node {one_line(str(node))} ran up to "
+            return (f"HyperPod cluster {one_line(plan.resource.name)}'s node {one_line(str(node))} ran up to "
                     f"{busiest:.1f}% {what} {since.when} (idle: at most {ceiling:g}%); run the audit again")
     return None
 

@@ -34,7 +34,7 @@ class ClusterTarget(Target):
         return None
 
     def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         cluster, _ = self._delete(plan)
         described = self.described(plan, "DescribeCluster", lambda: api.describe_cluster(ClusterName=cluster))
         present = self.read(plan, "ListClusterNodes", lambda: sorted({
@@ -44,7 +44,7 @@ class ClusterTarget(Target):
                         {**described, "NodeIds": present})
 
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
-        name = one_line(plan.endpoint)
+        name = one_line(plan.resource.name)
         if observed.status != "InService":
             return (f"HyperPod cluster {name} is {one_line(observed.status)}, not InService: nothing is changed "
                     "while it is")
@@ -65,7 +65,7 @@ class ClusterTarget(Target):
                              f"{one_line(str(f.get('Message') or ''))}".strip() for f in failed)
             return "failed", (f"plan {plan.id} failed: BatchDeleteClusterNodes did not delete {len(failed)} of "
                               f"{len(nodes)} nodes of {one_line(cluster)}: {said}")
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         outcome, message, _ = poll(plan, Waiting(
             self.named(plan), "DescribeCluster", lambda: api.describe_cluster(ClusterName=cluster), "ClusterStatus",
             done="InService", in_progress=frozenset({"Updating", "SystemUpdating"})), wait_minutes, sleep, clock)

@@ -14,7 +14,7 @@ from auditor.write.plan import PlanToApply
 
 
 def _notebook_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
-    return names(params.get("NotebookInstanceName"), plan.endpoint, "notebook instance")
+    return names(params.get("NotebookInstanceName"), plan.resource.name, "notebook instance")
 
 
 def _app_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
@@ -22,11 +22,11 @@ def _app_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str 
     name = f"{params.get('DomainId')}/{owner}/{params.get('AppType')}/{params.get('AppName')}"
     if params.get("SpaceName") and params.get("UserProfileName"):
         return "names both a space and a user profile"
-    return names(name, plan.endpoint, "app")
+    return names(name, plan.resource.name, "app")
 
 
 def _domain_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
-    return names(params.get("DomainId"), plan.endpoint, "domain")
+    return names(params.get("DomainId"), plan.resource.name, "domain")
 
 
 def _domain_content(plan: PlanToApply, index: int, operation: str, params: dict[str, Any]) -> str | None:

@@ -14,7 +14,7 @@ def notebook_since(since: Since) -> str | None:
     changed = after(since.observed.described.get("LastModifiedTime"), since.start)
     if changed is None:
         return None
-    return (f"notebook instance {one_line(since.plan.endpoint)} was started, stopped or updated at "
+    return (f"notebook instance {one_line(since.plan.resource.name)} was started, stopped or updated at "
             f"{changed.strftime('%Y-%m-%d %H:%M UTC')}, {since.when}; run the audit again")
 
 
@@ -26,8 +26,8 @@ def app_since(since: Since) -> str | None:
     used = after(active, since.start)
     if used is None:
         return None
-    return (f"Studio app {one_line(since.plan.endpoint)} had user activity at {used.strftime('%Y-%m-%d %H:%M UTC')}, "
-            f"{since.when}; run the audit again")
+    return (f"Studio app {one_line(since.plan.resource.name)} had user activity at "
+            f"{used.strftime('%Y-%m-%d %H:%M UTC')}, {since.when}; run the audit again")
 
 
 EVIDENCE: dict[str, EvidenceCheck] = {

@@ -40,14 +40,14 @@ class NotebookTarget(Target):
         return None
 
     def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         described = self.described(plan, "DescribeNotebookInstance",
-                          lambda: api.describe_notebook_instance(NotebookInstanceName=plan.endpoint))
+                          lambda: api.describe_notebook_instance(NotebookInstanceName=plan.resource.name))
         return Observed(str(described.get("NotebookInstanceArn") or ""),
                         str(described.get("NotebookInstanceStatus") or ""), described)
 
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
-        name = one_line(plan.endpoint)
+        name = one_line(plan.resource.name)
         audited = str(self.audited_type(plan))
         now = str(observed.described.get("InstanceType") or "")
         if observed.status != "InService":
@@ -59,10 +59,10 @@ class NotebookTarget(Target):
 
     def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
                sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         outcome, message, _ = poll(plan, Waiting(
             self.named(plan), "DescribeNotebookInstance",
-            lambda: api.describe_notebook_instance(NotebookInstanceName=plan.endpoint), "NotebookInstanceStatus",
+            lambda: api.describe_notebook_instance(NotebookInstanceName=plan.resource.name), "NotebookInstanceStatus",
             done="Stopped", in_progress=frozenset({"Stopping", "InService"})), wait_minutes, sleep, clock)
         return outcome, message
 
@@ -88,20 +88,20 @@ class StudioAppTarget(Target):
         return None
 
     def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         keys = self._keys(plan)
         described = self.described(plan, "DescribeApp", lambda: api.describe_app(**keys))
         return Observed(str(described.get("AppArn") or ""), str(described.get("Status") or ""), described)
 
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
         if observed.status != "InService":
-            return (f"Studio app {one_line(plan.endpoint)} is {one_line(observed.status)}, not InService as the audit "
-                    "saw it")
+            return (f"Studio app {one_line(plan.resource.name)} is {one_line(observed.status)}, not InService as the "
+                    "audit saw it")
         return None
 
     def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
                sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         keys = self._keys(plan)
         outcome, message, _ = poll(plan, Waiting(
             self.named(plan), "DescribeApp", lambda: api.describe_app(**keys), "Status", done="Deleted",
@@ -150,18 +150,18 @@ class StudioDomainTarget(Target):
         if not domain or not settings:
             return ("its change has no UpdateDomain naming the domain and the JupyterLab or Code Editor settings it "
                     "sets")
-        if domain != plan.endpoint:
-            return f"its UpdateDomain names domain {one_line(domain)}, the plan is for {one_line(plan.endpoint)}"
+        if domain != plan.resource.name:
+            return f"its UpdateDomain names domain {one_line(domain)}, the plan is for {one_line(plan.resource.name)}"
         return None
 
     def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         domain, _ = self._update(plan)
         described = self.described(plan, "DescribeDomain", lambda: api.describe_domain(DomainId=domain))
         return Observed(str(described.get("DomainArn") or ""), str(described.get("Status") or ""), described)
 
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
-        name = one_line(plan.endpoint)
+        name = one_line(plan.resource.name)
         if observed.status != "InService":
             return f"Studio domain {name} is {one_line(observed.status)}, not InService: nothing is changed while it is"
         _, settings = self._update(plan)
@@ -180,7 +180,7 @@ class StudioDomainTarget(Target):
 
     def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
                sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         domain, settings = self._update(plan)
         outcome, message, described = poll(plan, Waiting(
             self.named(plan), "DescribeDomain", lambda: api.describe_domain(DomainId=domain), "Status",

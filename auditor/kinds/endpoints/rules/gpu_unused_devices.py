@@ -110,7 +110,7 @@ RULE = VariantRule(
     remediation="Deploy the model on a shape with as many GPUs as it uses (a new endpoint config), after checking "
                 "that it is not meant to shard across the idle ones.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch-enhanced-metrics.html",
-    kinds=INSTANCE_KINDS,
+    judges=INSTANCE_KINDS,
     settings=RuleSettings,
     check=check,
     price=price,

@@ -77,6 +77,6 @@ RULE = GateRule(
     severity=Severity.INFO,
     remediation="No verdict until the endpoint has recommend.min_days of instance metrics.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html",
-    kinds=ENDPOINT_KINDS,
+    judges=ENDPOINT_KINDS,
     check=check,
 )
