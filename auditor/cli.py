@@ -666,7 +666,11 @@ def add_plugin_commands(target: typer.Typer) -> None:
         try:
             register = entry.load()
         except ImportError as exc:
-            raise AuditorError(f"the commands of {entry.value} ({COMMANDS_GROUP}) cannot be loaded: {exc}") from None
+            # Said on every run, and the auditor's own commands still work: a broken plug-in never
+            # takes `audit run` down with it.
+            typer.echo(one_line(f"error: the commands of {entry.value} ({COMMANDS_GROUP}) cannot be loaded: {exc}"),
+                       err=True)
+            continue
         register(target)
 
 

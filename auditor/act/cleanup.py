@@ -52,7 +52,7 @@ def rollback_alarm_names(plan: dict[str, Any]) -> set[str]:
 
 
 def alarm_prefix(endpoint: str, variant: str | None, plan_id: str) -> str:
-    """How the change builders begin a rollback alarm's name (auditor.recommend.change._alarm_calls)."""
+    """How the change builders begin a rollback alarm's name (auditor.kinds.endpoints.change._alarm_calls)."""
     return f"{endpoint}-{variant}-{plan_id}"[:200]
 
 

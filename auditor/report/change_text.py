@@ -27,7 +27,7 @@ from auditor.models import ENDPOINT_TYPES, CopiedTags
 from auditor.text import one_line
 
 FORMATS = ("cli", "cloudformation", "terraform", "json")
-# A job plan's change: the next run's request (recommend/job_change.py).
+# A job plan's change: the next run's request (kinds/jobs/change.py).
 JOB_RUNS = ("CreateTrainingJob", "CreateProcessingJob", "CreateTransformJob")
 
 

@@ -38,7 +38,7 @@ from auditor.values import iso
 # 9: findings and plans name what they are about in `resource` ({kind, type, name, account_id,
 #    region}: kind the resource kind's key, type the former `resource_type`, name the former
 #    `endpoint`), in place of their top-level `account_id`, `region`, `endpoint` and `resource_type`;
-#    the document validates against auditor/data/audit-report.schema.json (docs/json-schema.md).
+#    the document validates against auditor/data/audit-report.schema.json (docs/json-report.md).
 SCHEMA_VERSION = 9
 # The document's JSON Schema (draft 2020-12), shipped as package data; docs/ holds the same file.
 SCHEMA_FILE = "audit-report.schema.json"

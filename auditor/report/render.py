@@ -31,7 +31,7 @@ from auditor.models import AuditReport
 from auditor.report.chart import utilisation_chart_png
 from auditor.report.document import report_to_dict, write_report_json
 from auditor.report.headline import doc_headline
-from auditor.report.views import finding_view, plan_view, resource_of
+from auditor.report.views import ShapeKey, finding_view, plan_view, resource_of, shape_key
 from auditor.text import one_line
 
 
@@ -306,7 +306,8 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
             seen.add(key)
     summary = doc["summary"]
     shapes = current_shapes(doc)
-    owners = {e["name"]: next((e["tags"][k] for k in OWNER_TAGS if e["tags"].get(k)), "") for e in doc["endpoints"]}
+    owners = {(e["account_id"], e["region"], e["name"]):
+              next((e["tags"][k] for k in OWNER_TAGS if e["tags"].get(k)), "") for e in doc["endpoints"]}
     return {
         "summary": summary,
         "subject": subject_line(doc),
@@ -344,37 +345,43 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
     }
 
 
-def current_shapes(doc: dict[str, Any]) -> dict[tuple[str, str | None], str]:
-    """'2 x ml.c5.xlarge' per (endpoint, variant), and all variants joined per (endpoint, None)."""
-    shapes: dict[tuple[str, str | None], str] = {}
+def current_shapes(doc: dict[str, Any]) -> dict[ShapeKey, str]:
+    """'2 x ml.c5.xlarge' per resource and variant (views.shape_key), and an endpoint's variants
+    joined under variant None."""
+    shapes: dict[ShapeKey, str] = {}
+
+    def key(kind: str, item: dict[str, Any], name: str, variant: str | None) -> ShapeKey:
+        return (kind, str(item.get("account_id")), str(item.get("region")), name, variant)
+
     for e in doc["endpoints"]:
         for v in e["variants"]:
             if v["instance_type"]:
                 # A shadow variant is billed like the others but answers nobody: say which it is.
-                shapes[(e["name"], v["name"])] = (f"{v['instance_count']} x {v['instance_type']}"
-                                                  + (" (shadow)" if v.get("shadow") else ""))
+                shapes[key("endpoint", e, e["name"], v["name"])] = (f"{v['instance_count']} x {v['instance_type']}"
+                                                                    + (" (shadow)" if v.get("shadow") else ""))
             elif v["serverless_memory_mb"]:
-                shapes[(e["name"], v["name"])] = f"serverless {v['serverless_memory_mb']} MB"
-        shapes[(e["name"], None)] = ", ".join(shapes[(e["name"], v["name"])] for v in e["variants"]
-                                              if (e["name"], v["name"]) in shapes)
+                shapes[key("endpoint", e, e["name"], v["name"])] = f"serverless {v['serverless_memory_mb']} MB"
+        shapes[key("endpoint", e, e["name"], None)] = ", ".join(
+            shapes[k] for v in e["variants"] if (k := key("endpoint", e, e["name"], v["name"])) in shapes)
     for n in (doc.get("workspaces") or {}).get("notebooks", []):
-        shapes.setdefault((n["name"], None), f"1 x {n['instance_type']}")
+        shapes[key("notebook-instance", n, n["name"], None)] = f"1 x {n['instance_type']}"
     jobs = doc.get("jobs") or {}
     for j in jobs.get("training", []):
-        shapes.setdefault((j["name"], None), f"{'Spot' if j.get('spot') else 'on-demand'} "
-                                             f"{j['instance_count']} x {j['instance_type']}")
-    for j in (*jobs.get("transform", []), *jobs.get("processing", [])):
-        shapes.setdefault((j["name"], None), f"{j['instance_count']} x {j['instance_type']}")
+        shapes[key("training-job", j, j["name"], None)] = (f"{'Spot' if j.get('spot') else 'on-demand'} "
+                                                          f"{j['instance_count']} x {j['instance_type']}")
+    for kind, found in (("transform-job", jobs.get("transform", [])), ("processing-job", jobs.get("processing", []))):
+        for j in found:
+            shapes[key(kind, j, j["name"], None)] = f"{j['instance_count']} x {j['instance_type']}"
     for c in (doc.get("hyperpod") or {}).get("clusters", []):
         for g in c.get("instance_groups") or []:  # a HyperPod plan is per instance group
-            shapes.setdefault((c["cluster"], g["name"]), f"{g['count']} x {g['instance_type']}")
+            shapes[key("hyperpod-cluster", c, c["cluster"], g["name"])] = f"{g['count']} x {g['instance_type']}"
     # Every plan says what runs now: what its resource's section does not say, its plan does.
     for p in doc.get("plans", []):
-        current, key = p["current"], (p["resource"]["name"], p["variant"])
-        if not shapes.get(key) and current.get("instance_type"):
-            shapes[key] = f"{current['instance_count']} x {current['instance_type']}"
-        elif not shapes.get(key):
-            shapes[key] = f"costs {usd(current['monthly_cost_usd'])}/month"
+        current, at = p["current"], shape_key(p["resource"], p["variant"])
+        if not shapes.get(at) and current.get("instance_type"):
+            shapes[at] = f"{current['instance_count']} x {current['instance_type']}"
+        elif not shapes.get(at):
+            shapes[at] = f"costs {usd(current['monthly_cost_usd'])}/month"
     return shapes
 
 
@@ -541,7 +548,7 @@ def _plan_layouts(doc: dict[str, Any], plans: list[dict[str, Any]]) -> tuple[Lay
     wide, medium = [], []
     for p in plans:
         target = resource_of(p["resource"]).label + (f" / {p['variant']}" if p["variant"] else "")
-        now = shapes.get((p["resource"]["name"], p["variant"]), "")
+        now = shapes.get(shape_key(p["resource"], p["variant"]), "")
         alternatives = "".join(f"\nor {a['advice']} ({saving_text(a['monthly_savings_usd'])})"
                                for a in p["alternatives"])
         saving = plan_saving_text(p) + ("" if p.get("measured", True) else "\n(not counted)")
@@ -563,7 +570,7 @@ def _plan_details(doc: dict[str, Any], plans: list[dict[str, Any]], width: int) 
     lines = []
     for n, p in enumerate(plans, start=1):
         target = resource_of(p["resource"]).label + (f" / {p['variant']}" if p["variant"] else "")
-        now = shapes.get((p["resource"]["name"], p["variant"]), "")
+        now = shapes.get(shape_key(p["resource"], p["variant"]), "")
         saving = plan_saving_text(p, "/month") + ("" if p.get("measured", True) else " (not counted)")
         risk = risk_text(p.get("risk")).replace("\n", ", ")
         lines += wrap_paragraph(f"{n}. {saving}  {target}  ({p['resource']['region']}, plan {p.get('id', '-')})", width)

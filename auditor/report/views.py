@@ -84,10 +84,20 @@ class PlanView:
         return self.resource.label + (f" / {self.variant}" if self.variant else "")
 
 
-Shapes = Mapping[tuple[str, str | None], str]
+# (type, account, region, name, variant) -> what runs now: two accounts, or two kinds, may each
+# have a resource of the same name.
+ShapeKey = tuple[str, str, str, str, str | None]
+Shapes = Mapping[ShapeKey, str]
+OwnerKey = tuple[str, str, str]  # an endpoint's (account, region, name)
 
 
-def finding_view(finding: Mapping[str, Any], shapes: Shapes, owners: Mapping[str, str]) -> FindingView:
+def shape_key(resource: Mapping[str, Any], variant: str | None) -> ShapeKey:
+    """The key of a finding's or a plan's resource (its JSON `resource`) in Shapes."""
+    return (str(resource.get("type")), str(resource.get("account_id")), str(resource.get("region")),
+            str(resource.get("name")), variant)
+
+
+def finding_view(finding: Mapping[str, Any], shapes: Shapes, owners: Mapping[OwnerKey, str]) -> FindingView:
     """A finding of the document (finding_to_dict) as the templates read it."""
     resource = resource_of(finding["resource"])
     rec = finding["recommendation"]
@@ -96,12 +106,12 @@ def finding_view(finding: Mapping[str, Any], shapes: Shapes, owners: Mapping[str
         severity=finding["severity"], resource=resource, variant=finding["variant"], message=finding["message"],
         recommendation=None if not rec else RecommendationView(rec["action"], rec["advice"],
                                                                rec["monthly_savings_usd"]),
-        now=shapes.get((resource.name, finding["variant"])) or "",
+        now=shapes.get(shape_key(finding["resource"], finding["variant"])) or "",
         owner=_owner(resource, owners),
     )
 
 
-def plan_view(plan: Mapping[str, Any], shapes: Shapes, owners: Mapping[str, str]) -> PlanView:
+def plan_view(plan: Mapping[str, Any], shapes: Shapes, owners: Mapping[OwnerKey, str]) -> PlanView:
     """A plan of the document (plan_to_dict) as the templates read it."""
     resource = resource_of(plan["resource"])
     risk = plan.get("risk")
@@ -113,7 +123,7 @@ def plan_view(plan: Mapping[str, Any], shapes: Shapes, owners: Mapping[str, str]
         risk=None if not risk else RiskView(
             level=risk["level"], load_test_first=bool(risk.get("load_test_first")),
             peak=max((r["peak"] for r in risk.get("replays") or []), default=None)),
-        now=shapes.get((resource.name, plan["variant"])) or "",
+        now=shapes.get(shape_key(plan["resource"], plan["variant"])) or "",
         owner=_owner(resource, owners),
     )
 
@@ -122,7 +132,7 @@ def _option(option: Mapping[str, Any]) -> OptionView:
     return OptionView(option["action"], option["advice"], option["monthly_savings_usd"])
 
 
-def _owner(resource: ResourceRef, owners: Mapping[str, str]) -> str:
-    """The owner tag the report shows: endpoints' (by name); another kind's resource of the same
-    name is not that endpoint."""
-    return owners.get(resource.name, "") if resource.type == "endpoint" else ""
+def _owner(resource: ResourceRef, owners: Mapping[OwnerKey, str]) -> str:
+    """The owner tag the report shows: endpoints' (by account, region and name); another kind's
+    resource of the same name is not that endpoint."""
+    return owners.get((resource.account_id, resource.region, resource.name), "") if resource.type == "endpoint" else ""

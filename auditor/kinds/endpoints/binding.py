@@ -32,7 +32,7 @@ OPERATIONS = frozenset({
     ("cloudwatch", "PutMetricAlarm"), ("scheduler", "CreateSchedule")})
 VARIANT_PREFIX = "endpoint/"
 COMPONENT_PREFIX = "inference-component/"
-# The scheduled actions an off-hours plan puts on an inference component's copies (analyse/rules/off_hours.py).
+# The scheduled actions an off-hours plan puts on an inference component's copies (kinds/endpoints/rules/off_hours.py).
 SCHEDULED_ACTION_PREFIXES = ("auditor-zero", "auditor-back")
 SCHEDULE_PREFIXES = {"deleteEndpoint": "auditor-stop", "createEndpoint": "auditor-start"}
 MAX_NAMED_INDEX = 168  # a schedule per hour of the week at most

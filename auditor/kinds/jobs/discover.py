@@ -95,7 +95,7 @@ NOT_KEPT = frozenset({"Environment"})
 
 def create_fields(described: dict[str, Any], takes: frozenset[str]) -> dict[str, Any]:
     """The Describe answer's fields that the Create call takes, but Environment: the next run's
-    request is built from them (recommend/job_change.py), so a plan's change needs no further call
+    request is built from them (kinds/jobs/change.py), so a plan's change needs no further call
     per job."""
     return {k: v for k, v in described.items() if k in takes and k not in NOT_KEPT}
 

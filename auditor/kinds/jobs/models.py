@@ -35,7 +35,7 @@ class TrainingJob:
     arn: str = ""
     tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
     # The fields of its Describe answer that CreateTrainingJob takes, but Environment: the next run's request
-    # is built from them (recommend/job_change.py) without another call. Not in the JSON.
+    # is built from them (kinds/jobs/change.py) without another call. Not in the JSON.
     create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     # How many variables its Environment sets: their values are never kept (teams put tokens there).
     environment_variables: int = 0
@@ -56,7 +56,7 @@ class TransformJob:
     arn: str = ""
     tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
     # The fields of its Describe answer that CreateTransformJob takes, but Environment: the next run's request
-    # is built from them (recommend/job_change.py) without another call. Not in the JSON.
+    # is built from them (kinds/jobs/change.py) without another call. Not in the JSON.
     create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     # How many variables its Environment sets: their values are never kept (teams put tokens there).
     environment_variables: int = 0
@@ -83,7 +83,7 @@ class TrainingCost:
     spot_saving_usd: float | None  # realised for Spot jobs; potential otherwise
     utilization: VariantUtilization | None = None
     # The busiest host's normalised maxima per minute ('<resource>:Maximum', 0-100%), for the
-    # replay of a resize (recommend/job_risk.py); not in the JSON.
+    # replay of a resize (kinds/jobs/risk.py); not in the JSON.
     series: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -99,7 +99,7 @@ class TransformCost:
     utilization: VariantUtilization | None = None
     price_basis: str = "batch"  # whose rate: "batch" (its own) or "hosting" (the prices have no batch rate)
     # The busiest host's normalised maxima per minute ('<resource>:Maximum', 0-100%), for the
-    # replay of a resize (recommend/job_risk.py); not in the JSON.
+    # replay of a resize (kinds/jobs/risk.py); not in the JSON.
     series: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
 
@@ -119,7 +119,7 @@ class ProcessingJob:
     arn: str = ""
     tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
     # The fields of its Describe answer that CreateProcessingJob takes, but Environment: the next run's request
-    # is built from them (recommend/job_change.py) without another call. Not in the JSON.
+    # is built from them (kinds/jobs/change.py) without another call. Not in the JSON.
     create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     # How many variables its Environment sets: their values are never kept (teams put tokens there).
     environment_variables: int = 0
@@ -137,7 +137,7 @@ class ProcessingCost:
     utilization: VariantUtilization | None = None
     price_basis: str = "processing"  # whose rate: "processing" (its own) or "hosting" (the prices have none)
     # The busiest host's normalised maxima per minute ('<resource>:Maximum', 0-100%), for the
-    # replay of a resize (recommend/job_risk.py); not in the JSON.
+    # replay of a resize (kinds/jobs/risk.py); not in the JSON.
     series: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
 
