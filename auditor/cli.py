@@ -15,9 +15,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from auditor.errors import AuditorError, ConfigError, problem_lines
+
+try:  # the registry loads the plug-in kinds: one that cannot be registered is one `error:` line
+    import auditor.kinds.registry  # noqa: F401
+except AuditorError as exc:
+    sys.exit(f"error: {' '.join(str(exc).split())}")
+
 from auditor.config import AuditConfig
 from auditor.config_file import config_notices, load_config
-from auditor.errors import AuditorError, ConfigError, problem_lines
 from auditor.files import write_atomic
 from auditor.models import AuditReport, RiskLevel
 from auditor.pipeline import Progress, RunLimits

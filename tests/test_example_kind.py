@@ -1,0 +1,208 @@
+"""A resource kind from outside the auditor: tests/example_kind/ holds a distribution (its package
+`auditor_example_kind` and a dist-info whose entry_points.txt registers it in the group
+`sagemaker_auditor.kinds`) for SageMaker models no endpoint configuration names. With that
+directory on PYTHONPATH, `audit run` finds it through importlib.metadata and audits it end to end
+against the emulator; no file of auditor/ names it. Plug-ins that cannot be registered are one
+error naming them. And docs/kinds/index.md's list of what adding a kind touches is held to the
+built-in kinds here."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import replace
+from datetime import timedelta
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import boto3
+import pytest
+
+from auditor.kinds.hyperpod.kind import KIND as HYPERPOD
+from auditor.kinds.registry import ENTRY_POINT_GROUP, KINDS, KindPluginError, plugin_kinds
+from auditor_emulator.components import add_component
+from auditor_emulator.server import ACCOUNT_ID, Emulator
+from conftest import utc_now
+
+ROOT = Path(__file__).parent.parent
+EXAMPLE = Path(__file__).parent / "example_kind"
+PACKAGE = "auditor_example_kind"
+EXAMPLE_ACTIONS = {"sagemaker:ListModels", "sagemaker:DescribeModel", "sagemaker:ListEndpointConfigs",
+                   "sagemaker:DescribeEndpointConfig", "sagemaker:ListInferenceComponents",
+                   "sagemaker:DescribeInferenceComponent", "sagemaker:ListTags"}
+REGION = "us-east-1"
+ROLE = f"arn:aws:iam::{ACCOUNT_ID}:role/sagemaker"
+IMAGE = f"{ACCOUNT_ID}.dkr.ecr.{REGION}.amazonaws.com/ranker:1"
+
+
+def _env(*paths: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([*map(str, paths), os.environ.get("PYTHONPATH", "")])}
+
+
+def _audit(home: Path, *args: str, paths: tuple[Path, ...] = (EXAMPLE,)) -> subprocess.CompletedProcess[str]:
+    """`audit run` in a subprocess that sees the distributions under `paths`, against the emulator."""
+    return subprocess.run([sys.executable, "-m", "auditor.cli", "run", "--config", str(home / "auditor.toml"),
+                           "--no-history", *args], env=_env(*paths), cwd=home, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def _seed_models(emulator: Emulator) -> None:
+    """Four models: one an endpoint configuration names, one an inference component names, one
+    named by nothing for 90 days, and one named by nothing but created today."""
+    sagemaker = boto3.client("sagemaker", region_name=REGION)
+    for name in ("served", "ranker-model", "forgotten", "fresh"):
+        sagemaker.create_model(ModelName=name, ExecutionRoleArn=ROLE, PrimaryContainer={"Image": IMAGE},
+                               Tags=[{"Key": "owner", "Value": "ml-team"}])
+    sagemaker.create_endpoint_config(EndpointConfigName="served-config", ProductionVariants=[
+        {"VariantName": "main", "ModelName": "served", "InstanceType": "ml.m5.large", "InitialInstanceCount": 1}])
+    now = utc_now()
+    add_component(ACCOUNT_ID, REGION, "shared", "main", "ranker", copies=1, cpu_cores=1, accelerators=0,
+                  memory_mb=1024, created=now)
+    backend = emulator.backend("sagemaker", REGION)
+    for name in ("served", "ranker-model", "forgotten"):  # moto stamps them now: the API cannot set it
+        backend._models[name].creation_time = (now - timedelta(days=90)).replace(tzinfo=None)
+
+
+CONFIG = """\
+[aws]
+regions = ["us-east-1"]
+
+[models]
+enabled = true
+
+[rules.model-unused]
+min_age_days = 30
+"""
+
+
+@pytest.fixture
+def models_home(aws: Emulator, tmp_path: Path) -> Path:
+    _seed_models(aws)
+    (tmp_path / "auditor.toml").write_text(CONFIG, encoding="utf-8")
+    return tmp_path
+
+
+def test_the_example_kind_is_audited_end_to_end(models_home: Path) -> None:
+    report = models_home / "report.json"
+    done = _audit(models_home, "--format", "json", "--output", str(report))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    # Its section, after the built-in kinds' (its order), read through boto3 from the emulator.
+    kind_keys = [k.key for k in KINDS]
+    assert [k for k in doc if k in {*kind_keys, "models"}] == [*kind_keys, "models"]
+    section = doc["models"]
+    assert section["summary"] == {"models": 4, "unused": 2, "not_judged": 0}
+    by_name = {m["name"]: m for m in section["models"]}
+    assert by_name["served"]["used_by"] == ["config/served-config"]
+    assert by_name["ranker-model"]["used_by"] == ["component/ranker"]
+    assert by_name["forgotten"]["used_by"] == [] and by_name["forgotten"]["image"] == IMAGE
+    assert by_name["forgotten"]["tags"] == {"owner": "ml-team"}
+    # Its rule's finding: the old unused model only (the fresh one is under min_age_days).
+    found = [f for f in doc["findings"] if f["rule"] == "model-unused"]
+    assert [json.dumps(f) for f in found if "forgotten" in json.dumps(f)] and len(found) == 1, found
+    assert doc["summary"]["monthly_cost_by_kind"]["models"] == 0.0
+    # The config accepted its section and its rule's table, and the document's own keys are the
+    # ones a plug-in's key may not take.
+    from auditor.kinds.registry import RESERVED_KEYS
+    assert set(doc) - {*kind_keys, "models"} == RESERVED_KEYS - {"rules"}
+
+    markdown = models_home / "report.md"
+    done = _audit(models_home, "--format", "markdown", "--output", str(markdown))
+    assert done.returncode == 0, done.stderr
+    text = markdown.read_text(encoding="utf-8")
+    assert "## Models" in text and "| forgotten | us-east-1 | unused |" in text
+    assert "| served | us-east-1 | config/served-config |" in text
+    html = models_home / "report.html"
+    done = _audit(models_home, "--format", "html", "--output", str(html))
+    assert done.returncode == 0, done.stderr
+    page = html.read_text(encoding="utf-8")
+    assert "<h2>Models</h2>" in page and 'id="models"' in page and "component/ranker" in page
+
+
+def test_the_example_kinds_iam_actions_are_the_audits_but_not_the_shipped_policy() -> None:
+    probe = ("import json; from auditor.kinds.registry import audit_actions; "
+             "print(json.dumps(sorted(audit_actions())))")
+    done = subprocess.run([sys.executable, "-c", probe], env=_env(EXAMPLE), capture_output=True, text=True,
+                          timeout=120, check=True)
+    with_plugin = set(json.loads(done.stdout))
+    assert EXAMPLE_ACTIONS <= with_plugin
+    # deploy/iam-policy.json is the built-in kinds' union (tests/test_deploy.py): a plug-in kind's
+    # actions are granted by whoever installs it, as its distribution documents.
+    policy = json.loads((ROOT / "deploy" / "iam-policy.json").read_text(encoding="utf-8"))
+    granted = {a for s in policy["Statement"] for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
+    assert with_plugin - granted == EXAMPLE_ACTIONS - granted
+    assert {"sagemaker:ListModels", "sagemaker:DescribeModel"} <= with_plugin - granted
+
+
+def test_no_file_of_the_auditor_names_the_example_kind() -> None:
+    # The example's package is the only code of the kind: the auditor, its templates and its
+    # policies never name it, and pytest's own process does not see it.
+    assert "models" not in {k.key for k in KINDS}
+    named = [str(p.relative_to(ROOT)) for top in ("auditor", "templates", "deploy")
+             for p in (ROOT / top).rglob("*") if p.is_file() and p.suffix in {".py", ".j2", ".json", ".yaml"}
+             and re.search(r"auditor_example_kind|model-unused|ModelsSection", p.read_text(encoding="utf-8"))]
+    assert named == []
+
+
+def _broken_distribution(where: Path, entry: str) -> Path:
+    info = where / "broken_kind-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-kind\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{entry}\n", encoding="utf-8")
+    return where
+
+
+def test_a_plugin_that_cannot_be_loaded_is_one_error_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "auditor.toml").write_text("", encoding="utf-8")
+    plugins = _broken_distribution(tmp_path / "site", "gpus = broken_kind.kind:KIND")
+    done = _audit(tmp_path, "--format", "json", paths=(plugins,))
+    assert done.returncode == 1
+    assert done.stderr == ('error: plug-in kind "gpus" (broken_kind.kind:KIND, distribution broken-kind 0.1) '
+                           "cannot be loaded: ModuleNotFoundError: No module named 'broken_kind'\n")
+
+
+# What the in-process checks below load (entry points name an importable object).
+NOT_A_KIND = object()
+SUMMARY = replace(HYPERPOD, key="summary")
+GPUS = replace(HYPERPOD, key="gpus")
+
+
+def _entry(name: str, value: str) -> EntryPoint:
+    return EntryPoint(name, value, ENTRY_POINT_GROUP)
+
+
+@pytest.mark.parametrize(("entries", "message"), [
+    ([_entry("gpus", "test_example_kind:NOT_A_KIND")],
+     'plug-in kind "gpus" (test_example_kind:NOT_A_KIND) is not a ResourceKind (it loads a object)'),
+    ([_entry("gpu", "test_example_kind:GPUS")],
+     "plug-in kind \"gpu\" (test_example_kind:GPUS) loads the kind 'gpus': the entry point is named after its "
+     "kind's key"),
+    ([_entry("hyperpod", "auditor.kinds.hyperpod.kind:KIND")],
+     "plug-in kind \"hyperpod\" (auditor.kinds.hyperpod.kind:KIND): a kind with the key 'hyperpod' is already "
+     "registered"),
+    ([_entry("gpus", "test_example_kind:GPUS"), _entry("gpus", "test_example_kind:GPUS_AGAIN")],
+     "plug-in kind \"gpus\" (test_example_kind:GPUS_AGAIN): a kind with the key 'gpus' is already registered"),
+    ([_entry("summary", "test_example_kind:SUMMARY")],
+     "plug-in kind \"summary\" (test_example_kind:SUMMARY): the key 'summary' cannot be a section of the report"),
+    ([_entry("gpus", "test_example_kind:MISSING")],
+     'plug-in kind "gpus" (test_example_kind:MISSING) cannot be loaded: AttributeError:'),
+], ids=["not-a-kind", "named-otherwise", "built-in-key", "twice", "reserved-key", "missing"])
+def test_a_plugin_that_cannot_be_registered_is_refused_by_name(entries: list[EntryPoint], message: str) -> None:
+    with pytest.raises(KindPluginError) as refused:
+        plugin_kinds(entries, [k.key for k in KINDS])
+    assert str(refused.value).startswith(message)
+
+
+GPUS_AGAIN = GPUS
+
+
+def test_plugin_kinds_load_in_name_order() -> None:
+    loaded = plugin_kinds([_entry("summary_gpus", "test_example_kind:SUMMARY_GPUS"),
+                           _entry("gpus", "test_example_kind:GPUS")], [k.key for k in KINDS])
+    assert [k.key for k in loaded] == ["gpus", "summary_gpus"]
+
+
+SUMMARY_GPUS = replace(HYPERPOD, key="summary_gpus")
