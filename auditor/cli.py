@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
+import inspect
 import json
 import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from auditor.errors import AuditorError, ConfigError, problem_lines
+from auditor.errors import AuditorError, AwsAccessError, ConfigError, ProblemLines, problem_lines
 
 try:  # the registry loads the plug-in kinds: one that cannot be registered is one `error:` line
     import auditor.kinds.registry  # noqa: F401
@@ -23,7 +26,7 @@ except AuditorError as exc:
     sys.exit(f"error: {' '.join(str(exc).split())}")
 
 from auditor.config import AuditConfig
-from auditor.config_file import config_notices, load_config
+from auditor.config_file import CONTEXT_PREFIX, config_notices, load_config
 from auditor.files import write_atomic
 from auditor.models import AuditReport, RiskLevel
 from auditor.pipeline import Progress, RunLimits
@@ -77,12 +80,14 @@ ConfigOption = Annotated[
 ]
 
 
-def read_config(path: Path | None) -> AuditConfig:
+def read_config(path: Path | None, *, context_line: bool = True) -> AuditConfig:
     """The config file (or the defaults), with what it is said on stderr when it is not the default:
-    the file and the history in use, and a file named audit.toml that is not read."""
+    a file named audit.toml that is not read, and (unless not `context_line`) the file and the history
+    in use."""
     config = load_config(path)
     for notice in config_notices(path, config):
-        typer.echo(one_line(notice), err=True)
+        if context_line or not notice.startswith(CONTEXT_PREFIX):
+            typer.echo(one_line(notice), err=True)
     return config
 
 
@@ -91,13 +96,63 @@ class HistoryFormat(enum.StrEnum):
     JSON = "json"
 
 
-def fail(message: str, *more: str, secrets: list[str] | None = None) -> typer.Exit:
+def fail(message: str, *more: str, secrets: list[str] | None = None, exit_code: int = EXIT_ERROR) -> typer.Exit:
     """Each problem on its own `error:` line on stderr; the exit for the caller to raise. `secrets`
     (redact.secret_values) are cut out of texts that quote a library."""
     for line in (message, *more):
         # One line each whatever it quotes (a server's message may hold newlines or control characters).
         typer.echo(f"error: {one_line(scrub(line, secrets or []))}", err=True)
-    return typer.Exit(EXIT_ERROR)
+    return typer.Exit(exit_code)
+
+
+class EndedBySignal(ProblemLines):
+    """SIGINT or SIGTERM ended the command: its lines, and the exit of a process that signal stopped."""
+
+    def __init__(self, lines: Sequence[str], signal_name: str) -> None:
+        super().__init__(tuple(lines))
+        self.exit_code = EXIT_SIGTERM if signal_name == "SIGTERM" else EXIT_SIGINT
+
+
+def os_error_line(exc: OSError) -> str:
+    """An OSError that no step turned into a message of its own: the file, and what the system said."""
+    what = exc.strerror or str(exc)
+    return f"{exc.filename}: {what}" if exc.filename else what
+
+
+def cli_command(*, context_line: bool = True) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The frame of every command. One that declares `config: AuditConfig` is given the config file
+    read once, its notices said on stderr (`read_config`); typer sees the `--config` option where
+    `config` is declared, so the command line and --help are as written. Any AuditorError, or an
+    OSError no step turned into one, ends the command: one `error:` line per problem and the error's
+    exit code, with the config's secrets (redact.secret_values) cut out of every line."""
+
+    def decorate(func: Callable[..., None]) -> Callable[..., None]:
+        declared = inspect.signature(func, eval_str=True)
+        takes_config = "config" in declared.parameters
+
+        @functools.wraps(func)
+        def command(**options: Any) -> None:
+            secrets: list[str] = []
+            try:
+                if takes_config:
+                    config = read_config(options.pop("config_path"), context_line=context_line)
+                    secrets = secret_values(config)
+                    options["config"] = config
+                func(**options)
+            except AuditorError as exc:
+                raise fail(*problem_lines(exc), secrets=secrets, exit_code=exc.exit_code) from None
+            except OSError as exc:
+                raise fail(os_error_line(exc), secrets=secrets) from None
+
+        if takes_config:
+            # typer builds the command from the signature and the type hints.
+            parameters = [p.replace(name="config_path", annotation=ConfigOption, default=None) if p.name == "config"
+                          else p for p in declared.parameters.values()]
+            command.__signature__ = declared.replace(parameters=parameters)  # type: ignore[attr-defined]
+            command.__annotations__ = {p.name: p.annotation for p in parameters}
+        return command
+
+    return decorate
 
 
 class BarProgress(Progress):
@@ -190,8 +245,9 @@ def stop_on_signals(limits: RunLimits) -> contextlib.AbstractContextManager[None
 
 
 @app.command()
+@cli_command()
 def run(
-    config_path: ConfigOption = None,
+    config: AuditConfig,
     region: Annotated[list[str] | None, typer.Option(
         "--region", metavar="REGION", help="Region to audit; repeat for several. Overrides aws.regions.")] = None,
     lookback_days: Annotated[int | None, typer.Option(
@@ -220,48 +276,40 @@ def run(
     """Audit SageMaker in the configured accounts and regions: endpoints, training, processing and
     transform jobs, notebook instances, Studio domains and apps, and HyperPod clusters."""
     started = time.monotonic()
-    limits = None
-    secrets: list[str] = []
-    signals = contextlib.ExitStack()
-    with signals:
+    config = config.with_overrides(region, lookback_days)
+    if email or email_to_file:
+        from auditor.deliver.mail import check_email_config
+
+        check_email_config(config.email, to_file=not email)
+    if chat:
+        from auditor.deliver.chat import check_chat_config
+
+        check_chat_config(config.chat)
+    # What can be checked is checked before an hour of API calls, not after.
+    for path, option in ((output, "--output"), (email_to_file, "--email-to-file")):
+        if path is not None:
+            check_writable(path, option)
+    if (email and not email_to_file) or chat:
+        from auditor.deliver.mail import outbox_path
+
+        # Where an unsent message goes must work before the run relies on it.
+        check_writable(outbox_path(config.email) / "outbox.check", "email.outbox_dir")
+    # A damaged history file is moved aside (and said so); one that cannot be written is left
+    # alone and said once, at the end: neither costs the audit, the report or the mail.
+    history = RunHistory() if no_history else prepare_run_history(config)
+    if history.notice:
+        typer.echo(f"warning: {history.notice}", err=True)
+    limits = RunLimits(config.aws.deadline_minutes * 60)
+    progress = BarProgress() if sys.stderr.isatty() else None
+    # From here to the history row a signal asks the run to stop: what was read is judged and
+    # written, and recorded (a report whole or marked partial, and its history row to match).
+    with stop_on_signals(limits):
         try:
-            config = read_config(config_path).with_overrides(region, lookback_days)
-            secrets = secret_values(config)
-            if email or email_to_file:
-                from auditor.deliver.mail import check_email_config
-
-                check_email_config(config.email, to_file=not email)
-            if chat:
-                from auditor.deliver.chat import check_chat_config
-
-                check_chat_config(config.chat)
-            # What can be checked is checked before an hour of API calls, not after.
-            for path, option in ((output, "--output"), (email_to_file, "--email-to-file")):
-                if path is not None:
-                    check_writable(path, option)
-            if (email and not email_to_file) or chat:
-                from auditor.deliver.mail import outbox_path
-
-                # Where an unsent message goes must work before the run relies on it.
-                check_writable(outbox_path(config.email) / "outbox.check", "email.outbox_dir")
-            # A damaged history file is moved aside (and said so); one that cannot be written is left
-            # alone and said once, at the end: neither costs the audit, the report or the mail.
-            history = RunHistory() if no_history else prepare_run_history(config)
-            if history.notice:
-                typer.echo(f"warning: {history.notice}", err=True)
-            limits = RunLimits(config.aws.deadline_minutes * 60)
-            progress = BarProgress() if sys.stderr.isatty() else None
-            # From here to the history row a signal asks the run to stop: what was read is judged and
-            # written, and recorded (a report whole or marked partial, and its history row to match).
-            signals.enter_context(stop_on_signals(limits))
-            try:
-                outcome = execute_audit(config, progress=progress, limits=limits, notices=history.notices,
-                                        remember_configs=not no_history and history.usable)
-            finally:
-                if progress is not None:
-                    progress.stop()
-        except AuditorError as exc:
-            raise fail(*problem_lines(exc), secrets=secrets) from None
+            outcome = execute_audit(config, progress=progress, limits=limits, notices=history.notices,
+                                    remember_configs=not no_history and history.usable)
+        finally:
+            if progress is not None:
+                progress.stop()
         pause_point("audited", limits)
         report = outcome.report
         for warning in report.catalog.problems:
@@ -289,31 +337,30 @@ def run(
         problems += delivered.problems
         if limits.stop.is_set():
             # Stopped by a signal: the report and its history row are written; exit as a stopped process does.
-            for problem in problems:
-                typer.echo(f"error: {problem}", err=True)
             if report.partial:
-                typer.echo(f"error: {limits.stop_reason}: partial report written", err=True)
+                problems.append(f"{limits.stop_reason}: partial report written")
             else:
                 unsent = "; the mail and chat were not sent" if stopped and (email or chat) else ""
-                typer.echo(f"error: {limits.stop_reason} once the audit was done: the report is whole "
-                           f"(and recorded){unsent}", err=True)
-            raise typer.Exit(EXIT_SIGTERM if "SIGTERM" in limits.stop_reason else EXIT_SIGINT)
-        if outcome.fatal_errors:
-            audited = sum(1 for a in report.accounts if a.audited)
-            accounts = len(report.accounts)
-            coverage = f"audited {audited} of {accounts} accounts; " if audited < accounts else ""
-            # The failures of the audit itself are all in the report's errors: one line says the first.
-            more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
-            problems.append(f"{coverage}{outcome.fatal_errors[0].message}{more}")
-        if problems:
-            raise fail(*problems, secrets=secrets)
-        if fail_on_findings and actionable_findings(report):
-            raise typer.Exit(EXIT_FINDINGS)
+                problems.append(f"{limits.stop_reason} once the audit was done: the report is whole "
+                                f"(and recorded){unsent}")
+            raise EndedBySignal(problems, "SIGTERM" if "SIGTERM" in limits.stop_reason else "SIGINT")
+    if outcome.fatal_errors:
+        audited = sum(1 for a in report.accounts if a.audited)
+        accounts = len(report.accounts)
+        coverage = f"audited {audited} of {accounts} accounts; " if audited < accounts else ""
+        # The failures of the audit itself are all in the report's errors: one line says the first.
+        more = f" (and {len(outcome.fatal_errors) - 1} more)" if len(outcome.fatal_errors) > 1 else ""
+        problems.append(f"{coverage}{outcome.fatal_errors[0].message}{more}")
+    if problems:
+        raise ProblemLines(problems)
+    if fail_on_findings and actionable_findings(report):
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 @app.command("history")
+@cli_command()
 def history_command(
-    config_path: ConfigOption = None,
+    config: AuditConfig,
     limit: Annotated[int, typer.Option("--limit", min=1, help="How many runs, newest first.")] = 20,
     output_format: Annotated[HistoryFormat, typer.Option(
         "--format", case_sensitive=False, help="table or json.")] = HistoryFormat.TABLE,
@@ -325,27 +372,23 @@ def history_command(
     """List recent audit runs with their totals (or, with --applied, the changes applied)."""
     from auditor.history.store import History, check_history, history_path
 
-    try:
-        config = read_config(config_path)
-        path = history_path(config)
-        if check:
-            problems = check_history(path)
-            for problem in problems:
-                typer.echo(problem)
-            if problems:
-                raise fail(f"the history database {path} is damaged: the next `audit run` moves it aside "
-                           "and starts a new one")
-            typer.echo("ok")
+    path = history_path(config)
+    if check:
+        problems = check_history(path)
+        for problem in problems:
+            typer.echo(problem)
+        if problems:
+            raise AuditorError(f"the history database {path} is damaged: the next `audit run` moves it aside "
+                               "and starts a new one")
+        typer.echo("ok")
+        return
+    if not path.exists():
+        raise ConfigError(f"no history database at {path} (history.path): run `audit run` first")
+    with History(path, reading=True) as history:
+        if applied:
+            _print_applied(history.applied(limit=limit), output_format)
             return
-        if not path.exists():
-            raise ConfigError(f"no history database at {path} (history.path): run `audit run` first")
-        with History(path, reading=True) as history:
-            if applied:
-                _print_applied(history.applied(limit=limit), output_format)
-                return
-            runs = history.runs(limit=limit)
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc)) from None
+        runs = history.runs(limit=limit)
     if output_format is HistoryFormat.JSON:
         typer.echo(json.dumps([
             {"id": r.id, "started_at": r.started_at.isoformat(), "window_start": r.window_start.isoformat(),
@@ -394,9 +437,11 @@ def _print_applied(changes: list[AppliedChange], output_format: HistoryFormat) -
 
 
 @app.command("apply")
+@cli_command()
 def apply_command(
     plan_id: Annotated[str | None, typer.Argument(help="The plan's id (audit plans lists them).")] = None,
-    config_path: ConfigOption = None,
+    *,
+    config: AuditConfig,
     yes: Annotated[bool, typer.Option(
         "--yes", help="Make the calls. Without it: a dry run that prints them and the guards' verdict.")] = False,
     option: Annotated[int, typer.Option(
@@ -411,36 +456,31 @@ def apply_command(
     from auditor.act.apply import apply_plan, cleanup_lines, dry_run_lines
     from auditor.act.plan import ApplyInterrupted, load_plan
 
-    secrets: list[str] = []
-    try:
-        config = read_config(config_path)
-        secrets = secret_values(config)
-        if cleanup:
-            if plan_id is not None:
-                raise ConfigError("audit apply --cleanup takes no plan id")
-            for line in cleanup_lines(config, yes=yes):
-                typer.echo(line)
-            return
-        if plan_id is None:
-            raise ConfigError("audit apply needs a plan id (audit plans lists them), or --cleanup")
-        plan = load_plan(config, plan_id)
-        for line in dry_run_lines(plan, option):
+    if cleanup:
+        if plan_id is not None:
+            raise ConfigError("audit apply --cleanup takes no plan id")
+        for line in cleanup_lines(config, yes=yes):
             typer.echo(line)
+        return
+    if plan_id is None:
+        raise ConfigError("audit apply needs a plan id (audit plans lists them), or --cleanup")
+    plan = load_plan(config, plan_id)
+    for line in dry_run_lines(plan, option):
+        typer.echo(line)
+    try:
         result = apply_plan(config, plan, yes=yes, option=option)
     except ApplyInterrupted as exc:
         # Stopped by a signal: the journal says what was made; exit as a stopped process does.
-        typer.echo(f"error: {scrub(str(exc), secrets)}", err=True)
-        raise typer.Exit(EXIT_SIGTERM if exc.signal_name == "SIGTERM" else EXIT_SIGINT) from None
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc), secrets=secrets) from None
+        raise EndedBySignal([str(exc)], exc.signal_name) from None
     for note in result.notes:
         typer.echo(note, err=True)
     typer.echo(result.message)
 
 
 @app.command("weekly")
+@cli_command()
 def weekly_command(
-    config_path: ConfigOption = None,
+    config: AuditConfig,
     week: Annotated[str | None, typer.Option("--week", help="ISO week, e.g. 2026-W48 (default: this week).")] = None,
     email: Annotated[bool, typer.Option(
         "--email/--no-email", help="Send the digest as configured in [email].")] = False,
@@ -456,18 +496,12 @@ def weekly_command(
     """Build the weekly digest from the audit history; send it at most once a week."""
     from auditor.tasks.weekly import weekly_digest
 
-    secrets: list[str] = []
-    try:
-        config = read_config(config_path)
-        secrets = secret_values(config)
-        if chat:
-            from auditor.deliver.chat import check_chat_config
+    if chat:
+        from auditor.deliver.chat import check_chat_config
 
-            check_chat_config(config.chat)
-        result = weekly_digest(config, week=week, email=email, output=output, force=force,
-                               email_to_file=email_to_file, chat=chat)
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc), secrets=secrets) from None
+        check_chat_config(config.chat)
+    result = weekly_digest(config, week=week, email=email, output=output, force=force,
+                           email_to_file=email_to_file, chat=chat)
     if result.text is not None:  # the digest on stdout, what was done on stderr
         typer.echo(result.text, nl=False)
         typer.echo(result.message, err=True)
@@ -476,8 +510,9 @@ def weekly_command(
 
 
 @app.command("config")
+@cli_command(context_line=False)  # the settings it prints name the file and the history themselves
 def config_command(
-    config_path: ConfigOption = None,
+    config: AuditConfig,
     region: Annotated[list[str] | None, typer.Option(
         "--region", metavar="REGION", help="As `audit run --region`: shown as the flag's.")] = None,
     lookback_days: Annotated[int | None, typer.Option(
@@ -486,86 +521,69 @@ def config_command(
     """Print the effective settings, each with its source (default, file, flag, env); secrets masked."""
     from auditor.config_view import config_lines
 
-    try:
-        config = load_config(config_path).with_overrides(region, lookback_days)
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc)) from None
-    for notice in config_notices(config_path, config):
-        if notice.startswith("warning:"):
-            typer.echo(one_line(notice), err=True)
-    for line in config_lines(config):
+    for line in config_lines(config.with_overrides(region, lookback_days)):
         typer.echo(line)
 
 
 @app.command("schedule")
+@cli_command()
 def schedule_command(
-    config_path: ConfigOption = None,
+    config: AuditConfig,
 ) -> None:
     """Run the nightly audit and the weekly digest on the [schedule], in the foreground."""
     from auditor.tasks.scheduler import run_scheduler
 
-    secrets: list[str] = []
-    try:
-        config = read_config(config_path)
-        secrets = secret_values(config)
-        run_scheduler(config)
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc), secrets=secrets) from None
+    run_scheduler(config)
 
 
 @app.command("send-outbox")
+@cli_command()
 def send_outbox_command(
-    config_path: ConfigOption = None,
+    config: AuditConfig,
 ) -> None:
     """Send the reports and chat posts that could not be sent earlier (saved in the outbox)."""
     from auditor.deliver.channel import Channel
     from auditor.deliver.chat import ChatChannel
     from auditor.deliver.mail import MailChannel, outbox_of
 
-    secrets: list[str] = []
+    outbox = outbox_of(config.email)
+    # Mail last: its line is always printed, even when nothing was sent.
+    channels: tuple[Channel[Any], ...] = (ChatChannel(config.chat), MailChannel(config.email))
     sent: list[int] = []
     errors: list[str] = []
-    try:
-        config = read_config(config_path)
-        secrets = secret_values(config)
-        outbox = outbox_of(config.email)
-        # Mail last: its line is always printed, even when nothing was sent.
-        channels: tuple[Channel[Any], ...] = (ChatChannel(config.chat), MailChannel(config.email))
-        for channel in channels:
-            # A channel without settings (a chat-only setup's mail) is drained only when some of its messages wait.
-            if not channel.configured and not outbox.waiting(channel):
-                sent.append(0)
-                continue
-            channel.check()
-            drained = outbox.drain(channel)
-            sent.append(drained.sent)
-            errors += drained.errors
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc), secrets=secrets) from None
+    for channel in channels:
+        # A channel without settings (a chat-only setup's mail) is drained only when some of its messages wait.
+        if not channel.configured and not outbox.waiting(channel):
+            sent.append(0)
+            continue
+        channel.check()
+        drained = outbox.drain(channel)
+        sent.append(drained.sent)
+        errors += drained.errors
     for done, count in zip(channels, sent, strict=True):
         if count or done is channels[-1]:
             typer.echo(f"{done.drained_line(count)} from {outbox.directory}", err=True)
     if errors:
-        raise fail(*(f"{error}; left in the outbox" for error in errors), secrets=secrets)
+        raise ProblemLines([f"{error}; left in the outbox" for error in errors])
 
 
 @app.command()
+@cli_command()
 def demo(
     output_dir: Annotated[Path, typer.Option("--output-dir", help="Where the report files go.")] = Path("audit-demo"),
 ) -> None:
     """Run the whole audit against a local AWS emulator seeded with a synthetic fleet."""
     from auditor_emulator.demo import run_demo
 
+    check_writable(output_dir / "report.html", "--output-dir")  # before seeding, not after
     try:
-        check_writable(output_dir / "report.html", "--output-dir")  # before seeding, not after
         run_demo(output_dir, now=datetime.now(UTC))
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc)) from None
     except OSError as exc:
-        raise fail(f"cannot write the demo's reports to {output_dir}: {exc.strerror or exc}") from None
+        raise AuditorError(f"cannot write the demo's reports to {output_dir}: {exc.strerror or exc}") from None
 
 
 @app.command("emulator")
+@cli_command()
 def emulator_command(
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Loopback port (0: a free one).")] = 0,
 ) -> None:
@@ -574,11 +592,8 @@ def emulator_command(
     from auditor_emulator.demo import serve_demo_fleet
 
     stop = threading.Event()
-    try:
-        with on_stop_signals(lambda _name: stop.set()):
-            serve_demo_fleet(port, datetime.now(UTC), stop)
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc)) from None
+    with on_stop_signals(lambda _name: stop.set()):
+        serve_demo_fleet(port, datetime.now(UTC), stop)
 
 
 plans_app = typer.Typer(help="The latest run's plans (from the history database): list them, or show one's "
@@ -594,10 +609,10 @@ class ChangeFormat(enum.StrEnum):
     JSON = "json"
 
 
-def _history_for_plans(config_path: Path | None) -> Path:
+def _history_for_plans(config: AuditConfig) -> Path:
     from auditor.history.store import history_path
 
-    path = history_path(read_config(config_path))
+    path = history_path(config)
     if not path.exists():
         raise ConfigError(f"no history database at {path} (history.path): run `audit run` first")
     return path
@@ -614,15 +629,18 @@ def plans_command(
         help="List only plans at this risk or lower (low, medium, high; not assessed counts as medium).")] = None,
 ) -> None:
     """List the latest run's plans, the largest saving first: id, risk, saving and what to change."""
-    if ctx.invoked_subcommand is not None:
-        return
+    # The config is read by the command that runs: this list, or a subcommand (which has its --config).
+    if ctx.invoked_subcommand is None:
+        list_plans(config_path=config_path, output_format=output_format, max_risk=max_risk)
+
+
+@cli_command()
+def list_plans(*, config: AuditConfig, output_format: HistoryFormat, max_risk: RiskLevel | None) -> None:
+    """`audit plans` with no subcommand."""
     from auditor.history.store import History
 
-    try:
-        with History(_history_for_plans(config_path), reading=True) as history:
-            plans = history.latest_plans()
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc)) from None
+    with History(_history_for_plans(config), reading=True) as history:
+        plans = history.latest_plans()
     # Biggest money first, whatever order an older run stored them in.
     plans.sort(key=lambda p: -float(p.get("monthly_savings_usd") or 0.0))
     if max_risk is not None:
@@ -647,25 +665,24 @@ def _stored_risk_rank(plan: dict[str, Any]) -> int:
 
 
 @plans_app.command("show")
+@cli_command()
 def plans_show_command(
     plan_id: Annotated[str, typer.Argument(help="The plan's id (from `audit plans`).")],
     as_: Annotated[ChangeFormat, typer.Option(
         "--as", case_sensitive=False, help="cli, cloudformation, terraform or json.")] = ChangeFormat.CLI,
-    config_path: ConfigOption = None,
+    *,
+    config: AuditConfig,
 ) -> None:
     """Print one plan's change: AWS CLI commands, a CloudFormation or Terraform snippet, or JSON requests.
     A new endpoint config gets the tags of the config it copies, read now (ListTags)."""
     from auditor.history.store import History
     from auditor.report.change_text import copied_config, render_change
 
-    try:
-        config = load_config(config_path)
-        with History(_history_for_plans(config_path), reading=True) as history:
-            plan = history.plan(plan_id)
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc)) from None
+    with History(_history_for_plans(config), reading=True) as history:
+        plan = history.plan(plan_id)
     if plan is None:
-        raise fail(f"no plan {one_line(plan_id)!r} in the history database; `audit plans` lists the latest run's plans")
+        raise AuditorError(f"no plan {one_line(plan_id)!r} in the history database; "
+                           "`audit plans` lists the latest run's plans")
     copied_tags = None
     source = copied_config(plan)
     if source is not None and as_ is not ChangeFormat.JSON:
@@ -682,44 +699,39 @@ app.add_typer(prices_app, name="prices")
 
 
 @prices_app.command("update")
+@cli_command()
 def prices_update_command(
-    config_path: ConfigOption = None,
+    config: AuditConfig,
     region: Annotated[list[str] | None, typer.Option(
         "--region", metavar="REGION", help="Region to price; repeat for several (default: aws.regions).")] = None,
 ) -> None:
     """Read SageMaker prices from the Price List API (pricing:GetProducts) into the price cache."""
     from auditor.tasks.prices import update_prices
 
-    try:
-        config = read_config(config_path)
-        regions = tuple(region) if region else config.aws.regions
-        stored = update_prices(config, regions, datetime.now(UTC).date())
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc)) from None
+    regions = tuple(region) if region else config.aws.regions
+    stored = update_prices(config, regions, datetime.now(UTC).date())
     for line in stored.lines("the AWS Price List API"):
         typer.echo(line)
 
 
 @prices_app.command("import")
+@cli_command()
 def prices_import_command(
     file: Annotated[Path, typer.Argument(help="AWS's offer file for AmazonSageMaker (JSON or CSV).")],
-    config_path: ConfigOption = None,
+    config: AuditConfig,
 ) -> None:
     """Import AWS's bulk offer file for SageMaker (no API access needed) into the price cache."""
     from auditor.tasks.prices import import_prices
 
-    try:
-        config = read_config(config_path)
-        stored = import_prices(config, file, datetime.now(UTC).date())
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc)) from None
+    stored = import_prices(config, file, datetime.now(UTC).date())
     for line in stored.lines(f"the offer file {file.name}"):
         typer.echo(line)
 
 
 @prices_app.command("url")
+@cli_command()
 def prices_url_command(
-    config_path: ConfigOption = None,
+    config: AuditConfig,
     region: Annotated[list[str] | None, typer.Option(
         "--region", metavar="REGION",
         help="Region whose offer file to locate; repeat for several (default: aws.regions).")] = None,
@@ -735,17 +747,14 @@ def prices_url_command(
 
     file_format = file_format.lower()
     if file_format not in ("json", "csv"):
-        raise fail(f"--file-format must be json or csv, got {one_line(repr(file_format))}")
+        raise ConfigError(f"--file-format must be json or csv, got {file_format!r}")
+    regions = tuple(region) if region else config.aws.regions
+    client = pricing_client(config)
     try:
-        config = read_config(config_path)
-        regions = tuple(region) if region else config.aws.regions
-        client = pricing_client(config)
-        try:
-            urls = offer_file_urls(client, regions, datetime.now(UTC), file_format)
-        except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
-            raise fail(describe_client_error(exc, "pricing", "ListPriceLists", config.pricing.api_region)) from None
-    except AuditorError as exc:
-        raise fail(*problem_lines(exc)) from None
+        urls = offer_file_urls(client, regions, datetime.now(UTC), file_format)
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+        problem = describe_client_error(exc, "pricing", "ListPriceLists", config.pricing.api_region)
+        raise AwsAccessError(problem) from None
     for name in regions:
         typer.echo(f"{name}: {urls[name]}" if name in urls else f"{name}: no SageMaker offer file listed")
 
