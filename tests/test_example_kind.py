@@ -104,6 +104,12 @@ def test_the_example_kind_is_audited_end_to_end(models_home: Path) -> None:
     found = [f for f in doc["findings"] if f["rule"] == "model-unused"]
     assert [json.dumps(f) for f in found if "forgotten" in json.dumps(f)] and len(found) == 1, found
     assert doc["summary"]["monthly_cost_by_kind"]["models"] == 0.0
+    # Its plan: the DeleteModel call, undone by CreateModel with what DescribeModel said.
+    plan = next(p for p in doc["plans"] if p["proposed"]["action"] == "delete-model")
+    assert plan["change"]["calls"] == [{"service": "sagemaker", "operation": "DeleteModel",
+                                        "params": {"ModelName": "forgotten"},
+                                        "purpose": "delete model forgotten (nothing names it)"}]
+    assert plan["risk"]["level"] == "low" and f'"Image": "{IMAGE}"' in plan["change"]["rollback"]
     # The config accepted its section and its rule's table, and the document's own keys are the
     # ones a plug-in's key may not take.
     from auditor.kinds.registry import RESERVED_KEYS

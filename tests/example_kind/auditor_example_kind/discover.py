@@ -11,6 +11,7 @@ region's models are listed but not judged.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ class Model:
     used_by: tuple[str, ...]
     users_known: bool  # False: a configuration or component of its region could not be read
     tags: tuple[tuple[str, str], ...] = ()
+    # The CreateModel request that makes it again (JSON; its rollback), from DescribeModel's answer.
+    definition: str = "{}"
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,16 @@ def _time(value: object) -> datetime | None:
 def _image(described: Mapping[str, Any]) -> str | None:
     containers = [described.get("PrimaryContainer") or {}, *(described.get("Containers") or [])]
     return next((str(c["Image"]) for c in containers if c.get("Image")), None)
+
+
+# DescribeModel's keys that CreateModel takes back as they are.
+_DEFINITION_KEYS = ("ModelName", "PrimaryContainer", "Containers", "InferenceExecutionConfig", "ExecutionRoleArn",
+                    "VpcConfig", "EnableNetworkIsolation")
+
+
+def _definition(described: Mapping[str, Any]) -> str:
+    return json.dumps({k: described[k] for k in _DEFINITION_KEYS if described.get(k) not in (None, [], {})},
+                      sort_keys=True, default=str)
 
 
 def _pages(sagemaker: BaseClient, operation: str, key: str, region: str) -> list[Mapping[str, Any]]:
@@ -138,5 +151,6 @@ def discover_models(sagemaker: BaseClient, region: str) -> ModelDiscovery:
             account_id=_account(arn), region=region, name=name, arn=arn,
             created=_time(described.get("CreationTime") or summary.get("CreationTime")),
             image=_image(described), used_by=tuple(sorted(users.get(name, ()))), users_known=users_known,
-            tags=tuple(sorted((str(t["Key"]), str(t.get("Value", ""))) for t in tags))))
+            tags=tuple(sorted((str(t["Key"]), str(t.get("Value", ""))) for t in tags)),
+            definition=_definition(described)))
     return ModelDiscovery(tuple(models), tuple(errors))
