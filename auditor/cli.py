@@ -4,34 +4,36 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import functools
-import inspect
 import json
 import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from auditor.errors import AuditorError, AwsAccessError, ConfigError, ProblemLines, problem_lines
+from auditor.errors import AuditorError, AwsAccessError, ConfigError, ProblemLines
 
 try:  # the registry loads the plug-in kinds: one that cannot be registered is one `error:` line
     import auditor.kinds.registry  # noqa: F401
 except AuditorError as exc:
     sys.exit(f"error: {' '.join(str(exc).split())}")
 
+from auditor.cli_frame import (
+    EXIT_FINDINGS,
+    ConfigOption,
+    EndedBySignal,
+    cli_command,
+)
 from auditor.config import AuditConfig
-from auditor.config_file import CONTEXT_PREFIX, config_notices, load_config
 from auditor.files import write_atomic
 from auditor.models import AuditReport, RiskLevel
 from auditor.pipeline import Progress, RunLimits
 from auditor.pipeline.limits import pause_point
-from auditor.redact import scrub, secret_values
 from auditor.report.headline import report_headline
 from auditor.report.render import TABLE_PLANS, OutputFormat, one_line, render, render_experiments
 from auditor.signals import on_stop_signals
@@ -68,91 +70,9 @@ def _options(
     """Options before the command: only --version."""
 
 
-EXIT_ERROR = 1
-EXIT_FINDINGS = 3
-EXIT_SIGINT = 130  # 128 + the signal's number, as a shell reports a process the signal stopped
-EXIT_SIGTERM = 143
-
-
-# Every command reads the same config file.
-ConfigOption = Annotated[
-    Path | None, typer.Option("--config", help="TOML config (default: ./auditor.toml if present).")
-]
-
-
-def read_config(path: Path | None, *, context_line: bool = True) -> AuditConfig:
-    """The config file (or the defaults), with what it is said on stderr when it is not the default:
-    a file named audit.toml that is not read, and (unless not `context_line`) the file and the history
-    in use."""
-    config = load_config(path)
-    for notice in config_notices(path, config):
-        if context_line or not notice.startswith(CONTEXT_PREFIX):
-            typer.echo(one_line(notice), err=True)
-    return config
-
-
 class HistoryFormat(enum.StrEnum):
     TABLE = "table"
     JSON = "json"
-
-
-def fail(message: str, *more: str, secrets: list[str] | None = None, exit_code: int = EXIT_ERROR) -> typer.Exit:
-    """Each problem on its own `error:` line on stderr; the exit for the caller to raise. `secrets`
-    (redact.secret_values) are cut out of texts that quote a library."""
-    for line in (message, *more):
-        # One line each whatever it quotes (a server's message may hold newlines or control characters).
-        typer.echo(f"error: {one_line(scrub(line, secrets or []))}", err=True)
-    return typer.Exit(exit_code)
-
-
-class EndedBySignal(ProblemLines):
-    """SIGINT or SIGTERM ended the command: its lines, and the exit of a process that signal stopped."""
-
-    def __init__(self, lines: Sequence[str], signal_name: str) -> None:
-        super().__init__(tuple(lines))
-        self.exit_code = EXIT_SIGTERM if signal_name == "SIGTERM" else EXIT_SIGINT
-
-
-def os_error_line(exc: OSError) -> str:
-    """An OSError that no step turned into a message of its own: the file, and what the system said."""
-    what = exc.strerror or str(exc)
-    return f"{exc.filename}: {what}" if exc.filename else what
-
-
-def cli_command(*, context_line: bool = True) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """The frame of every command. One that declares `config: AuditConfig` is given the config file
-    read once, its notices said on stderr (`read_config`); typer sees the `--config` option where
-    `config` is declared, so the command line and --help are as written. Any AuditorError, or an
-    OSError no step turned into one, ends the command: one `error:` line per problem and the error's
-    exit code, with the config's secrets (redact.secret_values) cut out of every line."""
-
-    def decorate(func: Callable[..., None]) -> Callable[..., None]:
-        declared = inspect.signature(func, eval_str=True)
-        takes_config = "config" in declared.parameters
-
-        @functools.wraps(func)
-        def command(**options: Any) -> None:
-            secrets: list[str] = []
-            try:
-                if takes_config:
-                    config = read_config(options.pop("config_path"), context_line=context_line)
-                    secrets = secret_values(config)
-                    options["config"] = config
-                func(**options)
-            except AuditorError as exc:
-                raise fail(*problem_lines(exc), secrets=secrets, exit_code=exc.exit_code) from None
-            except OSError as exc:
-                raise fail(os_error_line(exc), secrets=secrets) from None
-
-        if takes_config:
-            # typer builds the command from the signature and the type hints.
-            parameters = [p.replace(name="config_path", annotation=ConfigOption, default=None) if p.name == "config"
-                          else p for p in declared.parameters.values()]
-            command.__signature__ = declared.replace(parameters=parameters)  # type: ignore[attr-defined]
-            command.__annotations__ = {p.name: p.annotation for p in parameters}
-        return command
-
-    return decorate
 
 
 class BarProgress(Progress):
@@ -567,35 +487,6 @@ def send_outbox_command(
         raise ProblemLines([f"{error}; left in the outbox" for error in errors])
 
 
-@app.command()
-@cli_command()
-def demo(
-    output_dir: Annotated[Path, typer.Option("--output-dir", help="Where the report files go.")] = Path("audit-demo"),
-) -> None:
-    """Run the whole audit against a local AWS emulator seeded with a synthetic fleet."""
-    from auditor_emulator.demo import run_demo
-
-    check_writable(output_dir / "report.html", "--output-dir")  # before seeding, not after
-    try:
-        run_demo(output_dir, now=datetime.now(UTC))
-    except OSError as exc:
-        raise AuditorError(f"cannot write the demo's reports to {output_dir}: {exc.strerror or exc}") from None
-
-
-@app.command("emulator")
-@cli_command()
-def emulator_command(
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Loopback port (0: a free one).")] = 0,
-) -> None:
-    """Start the bundled AWS emulator with the demo fleet and print the environment that points the AWS SDK
-    at it, to try audit run, audit plans and audit apply with your own config before AWS; Ctrl-C stops it."""
-    from auditor_emulator.demo import serve_demo_fleet
-
-    stop = threading.Event()
-    with on_stop_signals(lambda _name: stop.set()):
-        serve_demo_fleet(port, datetime.now(UTC), stop)
-
-
 plans_app = typer.Typer(help="The latest run's plans (from the history database): list them, or show one's "
                         "change as AWS CLI commands, CloudFormation, Terraform or JSON requests.",
                         no_args_is_help=False, invoke_without_command=True, rich_markup_mode=None)
@@ -757,6 +648,24 @@ def prices_url_command(
         raise AwsAccessError(problem) from None
     for name in regions:
         typer.echo(f"{name}: {urls[name]}" if name in urls else f"{name}: no SageMaker offer file listed")
+
+
+COMMANDS_GROUP = "sagemaker_auditor.commands"
+
+
+def add_plugin_commands(target: typer.Typer) -> None:
+    """Commands other packages add through the entry-point group `sagemaker_auditor.commands`: each
+    entry point is a function given the app (the emulator's `audit demo` and `audit emulator`, from
+    the same distribution). The auditor never imports those packages by name."""
+    for entry in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
+        try:
+            register = entry.load()
+        except ImportError as exc:
+            raise AuditorError(f"the commands of {entry.value} ({COMMANDS_GROUP}) cannot be loaded: {exc}") from None
+        register(target)
+
+
+add_plugin_commands(app)
 
 
 def main() -> None:
