@@ -42,11 +42,15 @@ def _env(*paths: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([*map(str, paths), os.environ.get("PYTHONPATH", "")])}
 
 
+def _cli(home: Path, *args: str, paths: tuple[Path, ...] = (EXAMPLE,)) -> subprocess.CompletedProcess[str]:
+    """`audit ARGS` in a subprocess that sees the distributions under `paths`, in `home`."""
+    return subprocess.run([sys.executable, "-m", "auditor.cli", *args], env=_env(*paths), cwd=home,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
 def _audit(home: Path, *args: str, paths: tuple[Path, ...] = (EXAMPLE,)) -> subprocess.CompletedProcess[str]:
-    """`audit run` in a subprocess that sees the distributions under `paths`, against the emulator."""
-    return subprocess.run([sys.executable, "-m", "auditor.cli", "run", "--config", str(home / "auditor.toml"),
-                           "--no-history", *args], env=_env(*paths), cwd=home, capture_output=True, text=True,
-                          timeout=300, check=False)
+    """`audit run` with home/auditor.toml and no history, against the emulator."""
+    return _cli(home, "run", "--config", str(home / "auditor.toml"), "--no-history", *args, paths=paths)
 
 
 def _seed_models(emulator: Emulator) -> None:
@@ -126,6 +130,29 @@ def test_the_example_kind_is_audited_end_to_end(models_home: Path) -> None:
     assert done.returncode == 0, done.stderr
     page = html.read_text(encoding="utf-8")
     assert "<h2>Models</h2>" in page and 'id="models"' in page and "component/ranker" in page
+
+
+@pytest.mark.parametrize(("toml", "error"), [
+    ('[models]\nenabled = "yes"\n', "models.enabled must be true or false, got 'yes'"),
+    ("[models]\nenabld = true\n", "unknown key models.enabld (known: enabled)"),
+    ("[rules.model-unused]\nmin_age_days = -1\n", "rules.model-unused.min_age_days must be from 0 to 3650, got -1"),
+], ids=["type", "unknown-key", "rule-bound"])
+def test_the_config_reads_the_example_kinds_section_and_rule_like_any(tmp_path: Path, toml: str, error: str) -> None:
+    config = tmp_path / "auditor.toml"
+    config.write_text(toml, encoding="utf-8")
+    done = _audit(tmp_path, "--format", "json")
+    assert (done.returncode, done.stderr) == (1, f"error: {config}: {error}\n")
+
+
+def test_audit_config_shows_the_example_kinds_settings(tmp_path: Path) -> None:
+    config = tmp_path / "auditor.toml"
+    config.write_text("[models]\nenabled = false\n", encoding="utf-8")
+    done = _cli(tmp_path, "config", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    shown = {line.split()[0]: line.split()[1] for line in done.stdout.splitlines()
+             if line.startswith(("models.", "rules.model-unused."))}
+    assert shown == {"models.enabled": "false", "rules.model-unused.enabled": "true",
+                     "rules.model-unused.skip_endpoints": "[]", "rules.model-unused.min_age_days": "30.0"}
 
 
 def test_the_example_kinds_iam_actions_are_the_audits_but_not_the_shipped_policy() -> None:
