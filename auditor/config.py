@@ -1,13 +1,16 @@
 """The configuration: one frozen dataclass per TOML section, each key declared with `setting()`
 (its default, its doc line and its bounds; see auditor/schema.py), and the checks that span keys.
-Each rule declares its own settings class in its module (auditor/analyse/rules/); reading the file
-(auditor/config_file.py) joins them. This module imports neither the rules nor the delivery code.
+The sections here are the core's; each resource kind declares its own sections' classes in its
+package (`ResourceKind.settings`, e.g. [jobs]) and each rule its settings class in its module
+(auditor/kinds/<kind>/rules/); reading the file (auditor/config_file.py) joins them through the
+registry (auditor/kinds/registry.py). This module imports neither the kinds, the rules nor the
+delivery code.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from auditor import schema
 from auditor.errors import ConfigError
@@ -140,7 +143,7 @@ class SkipConfig:
 @dataclass(frozen=True)
 class RulesConfig:
     """The `[rules.<id>]` tables the config set, by rule id, each an instance of its rule's own
-    settings class (auditor/analyse/rules/); a rule not here has its class's defaults. Read them
+    settings class (auditor/kinds/<kind>/rules/); a rule not here has its class's defaults. Read them
     with `settings_of(rule, config)`."""
 
     configured: tuple[tuple[str, Any], ...] = ()
@@ -155,6 +158,29 @@ class RulesConfig:
 
     def replaced(self, rule_id: str, settings: Any) -> RulesConfig:
         return RulesConfig(tuple({**dict(self.configured), rule_id: settings}.items()))
+
+
+SettingsT = TypeVar("SettingsT")
+
+
+@dataclass(frozen=True)
+class KindsConfig:
+    """The resource kinds' own sections the config set (`[jobs]`, `[workspaces]`, ...), by section
+    name, each an instance of the settings class its kind declares (`ResourceKind.settings`); a
+    section not here has its class's defaults. A kind reads its own through the accessor its
+    settings class defines (e.g. `JobsConfig.of(config)`)."""
+
+    configured: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        # Equal configs compare equal: sections that only restate the defaults are dropped.
+        kept = tuple(sorted((n, s) for n, s in dict(self.configured).items() if s != type(s)()))
+        object.__setattr__(self, "configured", kept)
+
+    def section(self, name: str, cls: type[SettingsT]) -> SettingsT:
+        """The section `name` as `cls` (its defaults where the config has none)."""
+        configured = dict(self.configured).get(name)
+        return configured if isinstance(configured, cls) else cls()
 
 
 @dataclass(frozen=True)
@@ -203,29 +229,6 @@ class ChatConfig:
     def routes(self, service: str) -> dict[str, str]:
         """`slack_routes` or `teams_routes` (checked when read) as {tag value: variable name}."""
         return schema.route_table(getattr(self, f"{service}_routes"))
-
-
-@dataclass(frozen=True)
-class JobsConfig:
-    enabled: bool = setting(True, "audit training and batch transform jobs too")
-    spot_discount_percent: float = setting(70.0, "the Spot saving assumed for on-demand training", **SAVING)
-    min_savings_usd: float = setting(1.0, "smaller Spot savings per run are not reported", minimum=0)
-    experiment_prefixes: tuple[str, ...] = setting((), "job name prefixes that make an experiment", check=PATTERN)
-    transform_min_hours: float = setting(1.0, "a recurring transform job this long is judged", minimum=0,
-                                         maximum=24 * 365)
-    transform_min_runs: int = setting(3, "runs of one name pattern that make it recurring", minimum=2,
-                                      maximum=10000)
-
-
-@dataclass(frozen=True)
-class WorkspacesConfig:
-    notebooks: bool = setting(True, "audit notebook instances")
-    studio: bool = setting(True, "audit Studio domains, spaces and apps")
-
-
-@dataclass(frozen=True)
-class HyperPodConfig:
-    enabled: bool = setting(True, "audit SageMaker HyperPod clusters")
 
 
 @dataclass(frozen=True)
@@ -316,9 +319,6 @@ SECTIONS: dict[str, type] = {
     "email": EmailConfig,
     "chat": ChatConfig,
     "skip": SkipConfig,
-    "jobs": JobsConfig,
-    "workspaces": WorkspacesConfig,
-    "hyperpod": HyperPodConfig,
     "history": HistoryConfig,
     "schedule": ScheduleConfig,
     "apply": ApplyConfig,
@@ -335,9 +335,7 @@ class AuditConfig:
     chat: ChatConfig = field(default_factory=ChatConfig)
     skip: SkipConfig = field(default_factory=SkipConfig)
     rules: RulesConfig = field(default_factory=RulesConfig)
-    jobs: JobsConfig = field(default_factory=JobsConfig)
-    workspaces: WorkspacesConfig = field(default_factory=WorkspacesConfig)
-    hyperpod: HyperPodConfig = field(default_factory=HyperPodConfig)
+    kinds: KindsConfig = field(default_factory=KindsConfig)
     history: HistoryConfig = field(default_factory=HistoryConfig)
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     apply: ApplyConfig = field(default_factory=ApplyConfig)
@@ -345,6 +343,10 @@ class AuditConfig:
     # The keys the file set ("recommend.min_days"), and the keys a command-line flag set, with the flag.
     explicit: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     flags: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+
+    def section(self, name: str, cls: type[SettingsT]) -> SettingsT:
+        """The section `name` ([aws] ... or a kind's own, e.g. [jobs]) as its class `cls`."""
+        return getattr(self, name) if name in SECTIONS else self.kinds.section(name, cls)
 
     def origin(self, key: str) -> str:
         """Where a value came from, for an error: the flag if one set it, else the key."""
@@ -407,6 +409,7 @@ def check_config(config: AuditConfig) -> None:
     from_flag = lookback_flag != "aws.lookback_days"
     lookback = f"{lookback_flag} {aws.lookback_days}" if from_flag else f"aws.lookback_days = {aws.lookback_days}"
     settings: list[tuple[str, Any]] = [(name, getattr(config, name)) for name in SECTIONS]
+    settings += list(config.kinds.configured)
     settings += [(f"rules.{rule_id}", values) for rule_id, values in config.rules.configured]
     for name, values in settings:
         for key in schema.keys(type(values)):

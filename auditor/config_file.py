@@ -1,6 +1,8 @@
-"""Reading auditor.toml: every section against its dataclass in auditor/config.py and every
-`[rules.<id>]` table against its rule's own settings class, each key typed and bounded when read,
-then the checks that span keys. One error line, naming the key; no traceback for a bad file.
+"""Reading auditor.toml: every section against its dataclass (the core's in auditor/config.py, each
+kind's own in its package) and every `[rules.<id>]` table against its rule's own settings class,
+each key typed and bounded when read, then the checks that span keys. One error line, naming the
+key; no traceback for a bad file. The sections and rules come from the registry
+(auditor/kinds/registry.py), so this module sits above the kinds.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from auditor import schema
-from auditor.analyse.rules import configurable_rules
-from auditor.config import SECTIONS, AuditConfig, RulesConfig, check_config, default_min_days
+from auditor.config import SECTIONS, AuditConfig, KindsConfig, RulesConfig, check_config, default_min_days
 from auditor.errors import ConfigError
+from auditor.kinds.registry import CONFIG_SECTIONS, configurable_rules
 
 DEFAULT_CONFIG_PATH = Path("auditor.toml")
 # A name users give the file that the tool does not read: its presence alone is said (config_notices).
@@ -58,19 +60,23 @@ def config_notices(path: Path | None, config: AuditConfig) -> list[str]:
 
 def parse_config(raw: dict[str, Any], source: str = "<config>") -> AuditConfig:
     sections: dict[str, Any] = {}
+    kinds: dict[str, Any] = {}
     explicit: set[str] = set()
     for section_name, value in raw.items():
         if section_name == "rules":
             sections["rules"] = _parse_rules(value, source)
             continue
-        if section_name not in SECTIONS:
+        if section_name not in CONFIG_SECTIONS:
             raise ConfigError(f"{source}: unknown section [{schema.quote(section_name)[1:-1]}] "
-                              f"(known: {', '.join(SECTIONS)})")
+                              f"(known: {', '.join(CONFIG_SECTIONS)})")
         if not isinstance(value, dict):
             raise ConfigError(f"{source}: [{section_name}] must be a table")
-        sections[section_name] = schema.read_table(SECTIONS[section_name], value, section_name, source)
+        table = schema.read_table(CONFIG_SECTIONS[section_name], value, section_name, source)
+        # A kind's own section goes with the kinds'; the core's each have a field.
+        (sections if section_name in SECTIONS else kinds)[section_name] = table
         explicit.update(f"{section_name}.{key}" for key in value)
-    config = default_min_days(AuditConfig(**sections, source=source, explicit=frozenset(explicit)))
+    config = default_min_days(AuditConfig(**sections, kinds=KindsConfig(tuple(kinds.items())), source=source,
+                                          explicit=frozenset(explicit)))
     check_config(config)
     return config
 

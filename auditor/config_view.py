@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from auditor import schema
-from auditor.config import SECTIONS, AuditConfig
+from auditor.config import AuditConfig
 from auditor.redact import REDACTED, scrub, secret_values
 from auditor.report.render import one_line
 
@@ -56,15 +56,15 @@ def _shown(key: schema.Key, value: Any) -> str:
 
 def effective_settings(config: AuditConfig, environ: Mapping[str, str] | None = None) -> Iterator[Setting]:
     """Every key of every section and rule, then the environment the audit reads."""
-    from auditor.analyse.rules import configurable_rules
     from auditor.history.store import history_path
+    from auditor.kinds.registry import CONFIG_SECTIONS, configurable_rules
     from auditor.pipeline.prices import cache_path
 
     environ = os.environ if environ is None else environ
     flags = dict(config.flags)
     file = f"file {config.source}"
-    for section, cls in SECTIONS.items():
-        values = getattr(config, section)
+    for section, cls in CONFIG_SECTIONS.items():
+        values: Any = config.section(section, cls)
         for key in schema.keys(cls):
             name = f"{section}.{key.name}"
             value = getattr(values, key.name)

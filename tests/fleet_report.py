@@ -9,12 +9,12 @@ from datetime import timedelta
 import numpy as np
 import pandas as pd
 
-from auditor.analyse.rules import judge_endpoint
 from auditor.catalog import load_catalog
 from auditor.collect.cloudwatch import CollectedMetrics
 from auditor.collect.plan import align_window
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import assess_endpoint
+from auditor.kinds.endpoints.judge import judge_endpoint
 from auditor.models import AuditReport, CatalogInfo, EndpointReport, Variant, VariantReport
 from auditor.pipeline import report_settings
 from auditor.recommend.plans import build_plans

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from auditor.analyse.rules import evaluate_endpoint
 from auditor.config import AuditConfig
+from auditor.kinds.endpoints.judge import evaluate_endpoint
 from auditor.models import EndpointKind, Variant
 from helpers import endpoint, hourly_frame
 from test_rules_traffic import HOURS, assessment

@@ -17,15 +17,16 @@ from typing import Any
 import yaml
 
 import auditor.kinds
-from auditor.kinds.registry import KINDS
+from auditor.kinds.registry import BY_KEY, KINDS
 
 ROOT = Path(__file__).parent.parent
 PAGE = (ROOT / "docs" / "kinds" / "index.md").read_text(encoding="utf-8")
 EXTENSIONS = {"html": "html", "text": "txt", "markdown": "md"}
-# The first kind: its report part is the body of report.*.j2 and its pages predate docs/kinds/.
+# The first kind: its report part is the body of report.*.j2, its settings are the core's sections and
+# its pages predate docs/kinds/.
 FIRST = "endpoints"
 # Files of the core a kind still touches because the kinds' seam does not reach them yet.
-STILL_IN_THE_CORE = {"auditor/config.py"}
+STILL_IN_THE_CORE: set[str] = set()
 
 
 def listed_paths() -> list[str]:
@@ -67,11 +68,19 @@ def _package_file(name: str) -> Callable[[], None]:
 
 
 def _rules() -> None:
-    from auditor.analyse.rules import REGISTRY
-    modules = {p.stem for package in packages().values() for p in (package / "rules").glob("*.py")} - {"__init__"}
-    for package in packages().values():
-        assert (package / "rules" / "__init__.py").is_file(), package.name
-    assert modules == {r.id.replace("-", "_") for r in REGISTRY}
+    for key, package in packages().items():
+        modules = {p.stem for p in (package / "rules").glob("*.py")} - {"__init__"}
+        assert modules == {r.id.replace("-", "_") for r in BY_KEY[key].rules}, key
+
+
+def _settings() -> None:
+    for key, package in packages().items():
+        kind = BY_KEY[key]
+        if key == FIRST:  # its settings are the core's [thresholds], [recommend] ...
+            assert kind.settings == {}
+            continue
+        assert kind.settings and {c.__module__ for c in kind.settings.values()} == {
+            f"auditor.kinds.{package.name}.settings"}, key
 
 
 def _templates(fmt: str) -> Callable[[], None]:
@@ -112,7 +121,7 @@ CHECKS: dict[str, Callable[[], None]] = {
     "auditor/kinds/<kind>/__init__.py": _package_file("__init__.py"),
     "auditor/kinds/<kind>/kind.py": _package_file("kind.py"),
     "auditor/kinds/<kind>/rules/<rule_id>.py": _rules,
-    "auditor/config.py": _exists("auditor/config.py"),
+    "auditor/kinds/<kind>/settings.py": _settings,
     "templates/kind_<key>.html.j2": _templates("html"),
     "templates/kind_<key>.txt.j2": _templates("text"),
     "templates/kind_<key>.md.j2": _templates("markdown"),

@@ -12,13 +12,13 @@ import pytest
 import schedule
 from typer.testing import CliRunner
 
-from auditor.analyse.rules import BY_ID
 from auditor.analyse.rules.base import settings_of
 from auditor.cli import app
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
 from auditor.errors import ConfigError
 from auditor.kinds.endpoints.control import config_for_endpoint
+from auditor.kinds.registry import BY_ID, REGISTRY
 from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 from helpers import endpoint
@@ -107,7 +107,7 @@ def test_nan_and_inf_are_refused_for_every_kind_of_number() -> None:
 ])
 def test_an_out_of_range_threshold_tag_is_reported_and_ignored(tag: str, value: str) -> None:
     tagged = replace(endpoint("svc"), tags={tag: value})
-    config, errors = config_for_endpoint(tagged, AuditConfig())
+    config, errors = config_for_endpoint(tagged, AuditConfig(), REGISTRY)
     assert config == AuditConfig()  # nothing obeyed
     assert len(errors) == 1 and errors[0].message.startswith(f"tag {tag}={value!r} is ")
     assert errors[0].message.endswith(": the configured threshold applies")
@@ -115,7 +115,7 @@ def test_an_out_of_range_threshold_tag_is_reported_and_ignored(tag: str, value: 
 
 def test_a_threshold_tag_names_the_bounds_it_broke() -> None:
     tagged = replace(endpoint("svc"), tags={"auditor:no-autoscaling:threshold": "500"})
-    _, errors = config_for_endpoint(tagged, AuditConfig())
+    _, errors = config_for_endpoint(tagged, AuditConfig(), REGISTRY)
     assert errors[0].message == ("tag auditor:no-autoscaling:threshold='500' is out of range: "
                                  "rules.no-autoscaling.target_utilization must be from 0 to 100: "
                                  "the configured threshold applies")
@@ -123,7 +123,7 @@ def test_a_threshold_tag_names_the_bounds_it_broke() -> None:
 
 def test_an_in_range_threshold_tag_is_obeyed() -> None:
     tagged = replace(endpoint("svc"), tags={"auditor:idle:threshold": "250", "auditor:underutilized:threshold": "100"})
-    config, errors = config_for_endpoint(tagged, AuditConfig())
+    config, errors = config_for_endpoint(tagged, AuditConfig(), REGISTRY)
     assert errors == [] and settings_of(BY_ID["idle"], config).max_invocations == 250
     assert config.thresholds.cpu == config.thresholds.gpu_memory == 100
 

@@ -13,12 +13,11 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor import schema
-from auditor.analyse.rules import configurable_rules
 from auditor.analyse.rules.base import RuleSettings
 from auditor.cli import app
-from auditor.config import SECTIONS
 from auditor.config_file import load_config, parse_config
 from auditor.errors import ConfigError
+from auditor.kinds.registry import CONFIG_SECTIONS, REGISTRY, configurable_rules
 
 CONFIGURATION = (Path(__file__).parent.parent / "docs" / "configuration.md").read_text(encoding="utf-8")
 BASE_KEYS = {k.name for k in schema.keys(RuleSettings)}
@@ -45,7 +44,7 @@ def _commented_keys(block: str) -> set[str]:
 def _schema() -> dict[str, tuple[type, schema.Key]]:
     """Every key of the config, "aws.regions", "rules.idle.max_invocations", with its class."""
     keys: dict[str, tuple[type, schema.Key]] = {}
-    for name, cls in SECTIONS.items():
+    for name, cls in CONFIG_SECTIONS.items():
         keys.update({f"{name}.{k.name}": (cls, k) for k in schema.keys(cls)})
     for rule in configurable_rules():
         keys.update({f"rules.{rule.id}.{k.name}": (rule.settings, k) for k in schema.keys(rule.settings)})
@@ -194,7 +193,7 @@ def test_a_threshold_tag_is_obeyed_only_within_the_bounds_of_its_key(rule) -> No
 
     for value in HOSTILE_TAG_VALUES:
         tagged = replace(endpoint("svc"), tags={f"auditor:{rule.id}:threshold": value})
-        config, errors = config_for_endpoint(tagged, AuditConfig())
+        config, errors = config_for_endpoint(tagged, AuditConfig(), REGISTRY)
         if errors:
             assert config == AuditConfig() and len(errors) == 1, (rule.id, value)
             continue

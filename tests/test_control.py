@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from auditor.analyse.rules import BY_ID
 from auditor.analyse.rules.base import settings_of
 from auditor.cli import app
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
+from auditor.kinds.registry import BY_ID, REGISTRY
 from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 from helpers import endpoint
@@ -28,21 +28,21 @@ def tagged(**tags: str):
 
 
 def test_ignore_tag_skips_the_endpoint() -> None:
-    skipped, errors = apply_skips(tagged(**{"auditor:ignore": "true"}), AuditConfig())
+    skipped, errors = apply_skips(tagged(**{"auditor:ignore": "true"}), AuditConfig(), REGISTRY)
     assert skipped.skipped_reason == "tag auditor:ignore='true'" and not skipped.skipped_rules and not errors
 
 
 def test_ignore_tag_with_rule_ids_skips_those_rules() -> None:
-    skipped, errors = apply_skips(tagged(**{"auditor:ignore": "idle, no-autoscaling, bogus"}), AuditConfig())
+    skipped, errors = apply_skips(tagged(**{"auditor:ignore": "idle, no-autoscaling, bogus"}), AuditConfig(), REGISTRY)
     assert skipped.skipped_rules == {"idle", "no-autoscaling"}
     assert [e.message for e in errors] == ["tag auditor:ignore names unknown rule 'bogus': not skipped"]
 
 
 def test_name_patterns_skip_endpoints_and_rules() -> None:
     config = parse_config({"skip": {"endpoints": ["sv*"]}})
-    assert "skip.endpoints" in (apply_skips(tagged(), config)[0].skipped_reason or "")
+    assert "skip.endpoints" in (apply_skips(tagged(), config, REGISTRY)[0].skipped_reason or "")
     config = parse_config({"rules": {"idle": {"skip_endpoints": ["svc"]}}})
-    skipped, _ = apply_skips(tagged(), config)
+    skipped, _ = apply_skips(tagged(), config, REGISTRY)
     assert skipped.skipped_rules == {"idle"} and "rules.idle.skip_endpoints" in (skipped.skipped_reason or "")
 
 
@@ -51,7 +51,7 @@ def test_threshold_tags_override_per_rule() -> None:
         "auditor:underutilized:threshold": "20",
         "auditor:rising-latency:threshold": "25",
         "auditor:idle:threshold": "many",
-    }), AuditConfig())
+    }), AuditConfig(), REGISTRY)
     assert config.thresholds.cpu == 20 and config.thresholds.gpu_memory == 20
     assert settings_of(BY_ID["rising-latency"], config).min_rise_percent == 25
     assert settings_of(BY_ID["idle"], config).max_invocations == 0  # unreadable tag: the configured value stays

@@ -15,17 +15,15 @@ from typing import Any
 import pytest
 import typer.main
 
-import auditor.config
 from auditor.act import apply_policy_actions
-from auditor.analyse.rules import BY_ID, REGISTRY, configurable_rules
 from auditor.analyse.rules.base import RuleSettings
 from auditor.cli import app
-from auditor.kinds.registry import KINDS, audit_actions
+from auditor.kinds.registry import BY_ID, CONFIG_SECTIONS, KINDS, REGISTRY, audit_actions, configurable_rules
 from auditor.report.document import report_to_dict
 from test_deploy import denied_actions, scheduler_role_actions
 
-# The config's sections (named `_SECTIONS` before the config reading moved to config_file.py).
-_SECTIONS: dict[str, type] = getattr(auditor.config, "SECTIONS", None) or auditor.config._SECTIONS
+# The config's sections: the core's and the kinds' own.
+_SECTIONS: dict[str, type] = CONFIG_SECTIONS
 ROOT = Path(__file__).parent.parent
 DOCS = ROOT / "docs"
 PAGES = {p.relative_to(DOCS).as_posix(): p.read_text(encoding="utf-8") for p in sorted(DOCS.rglob("*.md"))}

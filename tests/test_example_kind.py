@@ -199,8 +199,10 @@ def test_a_plugin_that_cannot_be_loaded_is_one_error_naming_it(tmp_path: Path) -
 
 # What the in-process checks below load (entry points name an importable object).
 NOT_A_KIND = object()
-SUMMARY = replace(HYPERPOD, key="summary")
-GPUS = replace(HYPERPOD, key="gpus")
+SUMMARY = replace(HYPERPOD, key="summary", rules=(), settings={})
+GPUS = replace(HYPERPOD, key="gpus", rules=(), settings={})
+RULE_TAKEN = replace(GPUS, key="gpus_rules", rules=HYPERPOD.rules)
+SECTION_TAKEN = replace(GPUS, key="gpus_email", settings={"email": object})
 
 
 def _entry(name: str, value: str) -> EntryPoint:
@@ -220,12 +222,17 @@ def _entry(name: str, value: str) -> EntryPoint:
      "plug-in kind \"gpus\" (test_example_kind:GPUS_AGAIN): a kind with the key 'gpus' is already registered"),
     ([_entry("summary", "test_example_kind:SUMMARY")],
      "plug-in kind \"summary\" (test_example_kind:SUMMARY): the key 'summary' cannot be a section of the report"),
+    ([_entry("gpus_rules", "test_example_kind:RULE_TAKEN")],
+     "plug-in kind \"gpus_rules\" (test_example_kind:RULE_TAKEN): rule 'hyperpod-idle-nodes' is already registered"),
+    ([_entry("gpus_email", "test_example_kind:SECTION_TAKEN")],
+     "plug-in kind \"gpus_email\" (test_example_kind:SECTION_TAKEN): config section [email] is already defined"),
     ([_entry("gpus", "test_example_kind:MISSING")],
      'plug-in kind "gpus" (test_example_kind:MISSING) cannot be loaded: AttributeError:'),
-], ids=["not-a-kind", "named-otherwise", "built-in-key", "twice", "reserved-key", "missing"])
+], ids=["not-a-kind", "named-otherwise", "built-in-key", "twice", "reserved-key", "rule-taken", "section-taken",
+         "missing"])
 def test_a_plugin_that_cannot_be_registered_is_refused_by_name(entries: list[EntryPoint], message: str) -> None:
     with pytest.raises(KindPluginError) as refused:
-        plugin_kinds(entries, [k.key for k in KINDS])
+        plugin_kinds(entries, KINDS)
     assert str(refused.value).startswith(message)
 
 
@@ -234,8 +241,8 @@ GPUS_AGAIN = GPUS
 
 def test_plugin_kinds_load_in_name_order() -> None:
     loaded = plugin_kinds([_entry("summary_gpus", "test_example_kind:SUMMARY_GPUS"),
-                           _entry("gpus", "test_example_kind:GPUS")], [k.key for k in KINDS])
+                           _entry("gpus", "test_example_kind:GPUS")], KINDS)
     assert [k.key for k in loaded] == ["gpus", "summary_gpus"]
 
 
-SUMMARY_GPUS = replace(HYPERPOD, key="summary_gpus")
+SUMMARY_GPUS = replace(GPUS, key="summary_gpus")

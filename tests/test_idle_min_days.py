@@ -92,8 +92,9 @@ def test_min_idle_days_is_typed_and_bounded(value: object) -> None:
 
 
 def test_a_weight_zero_variant_needs_min_idle_days_too() -> None:
-    from auditor.analyse.rules import EndpointAssessment, VariantAssessment, evaluate_endpoint
     from auditor.catalog import load_catalog
+    from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+    from auditor.kinds.endpoints.judge import evaluate_endpoint
     from auditor.models import Resource, Variant
     from helpers import endpoint, utilization
 

@@ -15,10 +15,10 @@ import pytest
 from botocore.validate import ParamValidator
 from typer.testing import CliRunner
 
-from auditor.analyse.rules import judge_endpoint
 from auditor.cli import app
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.alarms import queue_alarm_endpoints
+from auditor.kinds.endpoints.judge import judge_endpoint
 from auditor.kinds.endpoints.rules.no_queue_alarm import alarm_topic, queue_alarm_change
 from auditor.models import EndpointKind, Variant
 from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, async_variant, seed_fleet

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from botocore.validate import ParamValidator
 
-from auditor.analyse.rules import judge_endpoint
 from auditor.config import AuditConfig
+from auditor.kinds.endpoints.judge import judge_endpoint
 from auditor.kinds.endpoints.rules.off_hours import RULE, OffHoursSettings, OffPeriod, off_hours_change, off_periods
 from auditor.models import InferenceComponent, ManagedScaling, Variant
 from helpers import endpoint, hourly_frame

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from dataclasses import fields, replace
@@ -10,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from auditor.analyse.rules import BY_ID, REGISTRY, configurable_rules
 from auditor.analyse.rules.base import Phase, settings_of
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
 from auditor.errors import ConfigError
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
+from auditor.kinds.registry import BY_ID, CONFIG_SECTIONS, KINDS, REGISTRY, configurable_rules
 from helpers import endpoint
 
 DOCS = Path(__file__).parent.parent / "docs"
@@ -33,6 +34,39 @@ def test_every_rule_module_defines_one_rule_with_its_metadata() -> None:
         assert rule.title and rule.remediation and (rule.kinds or rule.resource_type), rule.id
         assert rule.docs.startswith("https://docs.aws.amazon.com/"), rule.id
     assert [r.id for r in REGISTRY if r.phase is Phase.GATE] == ["insufficient-data", "not-in-service"]
+
+
+def test_each_kind_lists_the_rules_of_its_own_package_and_the_registry_joins_them() -> None:
+    for kind in KINDS:
+        package = KINDS_DIR / kind.key / "rules"
+        modules = {p.stem for p in package.glob("*.py")} - {"__init__"}
+        assert {r.id.replace("-", "_") for r in kind.rules} == modules, kind.key
+    assert sorted(r.id for k in KINDS for r in k.rules) == [r.id for r in REGISTRY]
+
+
+def test_the_kinds_own_config_sections_are_read_like_the_cores() -> None:
+    from auditor.kinds.hyperpod.settings import HyperPodConfig
+    from auditor.kinds.jobs.settings import JobsConfig
+
+    assert {name for k in KINDS for name in k.settings} == {"jobs", "workspaces", "hyperpod"}
+    assert all(CONFIG_SECTIONS[name] is cls for k in KINDS for name, cls in k.settings.items())
+    assert JobsConfig.of(AuditConfig()) == JobsConfig()  # nothing configured: the defaults
+    config = parse_config({"jobs": {"min_savings_usd": 5}, "hyperpod": {"enabled": True}})
+    assert JobsConfig.of(config).min_savings_usd == 5 and HyperPodConfig.of(config) == HyperPodConfig()
+    assert parse_config({"hyperpod": {"enabled": True}}) == AuditConfig(source="<config>")  # defaults restated
+    with pytest.raises(ConfigError, match=r"^<config>: jobs.transform_min_runs must be .*, got 1$"):
+        parse_config({"jobs": {"transform_min_runs": 1}})
+    with pytest.raises(ConfigError, match=r"unknown key workspaces.notebook \(known: notebooks, studio\)"):
+        parse_config({"workspaces": {"notebook": False}})
+
+
+def test_the_rule_engine_and_the_config_import_no_kind() -> None:
+    core = [*(KINDS_DIR.parent / "analyse").rglob("*.py"), KINDS_DIR.parent / "config.py"]
+    for path in core:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        assert not [m for m in imported if m.startswith("auditor.kinds")], path
 
 
 def test_docs_rule_table_lists_the_registry() -> None:
@@ -60,14 +94,14 @@ def test_docs_config_reference_lists_every_rule_with_its_defaults() -> None:
 def test_every_configurable_rule_parses_its_table_and_honours_skip_endpoints(rule) -> None:
     config = parse_config({"rules": {rule.id: {"enabled": False, "skip_endpoints": ["dev-*"]}}})
     assert settings_of(rule, config).enabled is False
-    skipped, errors = apply_skips(replace(endpoint("dev-model")), config)
+    skipped, errors = apply_skips(replace(endpoint("dev-model")), config, REGISTRY)
     assert errors == [] and rule.id in skipped.skipped_rules
 
 
 @pytest.mark.parametrize("rule", [r for r in configurable_rules() if r.threshold_field], ids=lambda r: r.id)
 def test_every_threshold_tag_sets_its_field(rule) -> None:
     tagged = replace(endpoint("ep"), tags={f"auditor:{rule.id}:threshold": "42"})
-    config, errors = config_for_endpoint(tagged, AuditConfig())
+    config, errors = config_for_endpoint(tagged, AuditConfig(), REGISTRY)
     assert errors == []
     if rule.threshold_field == "thresholds":
         assert config.thresholds.cpu == config.thresholds.memory == 42

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from auditor.analyse.rules import EndpointAssessment, VariantAssessment, judge_endpoint
 from auditor.catalog import load_catalog
 from auditor.config import AuditConfig, ThresholdsConfig
+from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.judge import judge_endpoint
 from auditor.models import EndpointKind, Resource, Variant
 from helpers import endpoint, utilization
 

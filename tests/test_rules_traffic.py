@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 
 from auditor.analyse.normalise import normalise_utilisation, summarise_utilisation
-from auditor.analyse.rules import EndpointAssessment, VariantAssessment, evaluate_endpoint
 from auditor.catalog import load_catalog
 from auditor.collect.plan import align_window
 from auditor.config import AuditConfig
+from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.judge import evaluate_endpoint
 from auditor.kinds.endpoints.rules.serverless_oversized import smallest_memory_size
 from auditor.models import EndpointKind, Variant
 from helpers import NOW, endpoint, hourly_frame

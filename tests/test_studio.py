@@ -15,6 +15,7 @@ from auditor.catalog import load_catalog
 from auditor.collect.session import RegionAccessError
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
+from auditor.kinds.registry import REGISTRY
 from auditor.kinds.workspaces.costs import studio_app_cost
 from auditor.kinds.workspaces.discover_studio import discover_studio
 from auditor.kinds.workspaces.kind import WorkspacesAssessment
@@ -81,7 +82,7 @@ def audit(config: AuditConfig | None = None, **kw: int | None) -> tuple[object, 
     catalog = load_catalog()
     assessment = WorkspacesAssessment(NOW, (), found.domains, found.spaces,
                                       tuple(studio_app_cost(a, catalog, NOW) for a in found.apps))
-    return found, evaluate_collection(assessment, catalog, config or AuditConfig())
+    return found, evaluate_collection(REGISTRY, assessment, catalog, config or AuditConfig())
 
 
 def test_discovery_reads_idle_settings_and_activity() -> None:

@@ -132,7 +132,8 @@ def test_reports_say_which_variant_is_the_shadow(seeded: datetime) -> None:
 # ---------- variant-unused on hand-made assessments: when a weight-0 variant is not a leftover ----------
 
 def _unused_verdicts(weight: float | None, own: float | None, other: float | None) -> set[str]:
-    from auditor.analyse.rules import EndpointAssessment, VariantAssessment, evaluate_endpoint
+    from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+    from auditor.kinds.endpoints.judge import evaluate_endpoint
     from auditor.models import Resource, Variant
     from helpers import endpoint, utilization
 

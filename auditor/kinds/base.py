@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
+from auditor.analyse.rules.base import Rule
 from auditor.models import AuditError, CollectionStats, Finding, Window
 
 if TYPE_CHECKING:
@@ -28,7 +29,11 @@ SectionT = TypeVar("SectionT")
 
 class Judge(Protocol):
     """The rule registry, bound to the run's catalog and config: a kind's assessment in, its priced
-    findings out (kinds hand it their assessments; they never import the rules)."""
+    findings out (kinds hand it their assessments; they never import the registry). `rules` is every
+    kind's, for what names a rule (a tag that skips rules by id)."""
+
+    @property
+    def rules(self) -> tuple[Rule[Any], ...]: ...
 
     def __call__(self, assessment: object) -> list[Finding]: ...
 
@@ -130,6 +135,11 @@ class ResourceKind(Generic[SectionT]):
     price_uses: Callable[[SectionT], Iterable[ResourcePrice]] = lambda _section: ()
     # Templates for its part of the HTML, text and Markdown reports (they read `doc[key]`).
     templates: dict[str, str] = field(default_factory=dict)  # format ("html", "text", "markdown") -> name
+    # Its rules (one module each in its `rules/` package, found there); the rule registry joins every kind's.
+    rules: tuple[Rule[Any], ...] = ()
+    # Its own config sections, by section name ({"jobs": JobsConfig}): read, checked and documented
+    # like the core's (auditor/config_file.py, through the registry); it reads them through its class.
+    settings: Mapping[str, type] = field(default_factory=dict)
 
     def section(self, report: AuditReport) -> SectionT:
         """This kind's merged section of a report (its empty section when it was not audited)."""

@@ -2,6 +2,11 @@
 that defines `KIND`, in their declared order. Nothing else lists the kinds: the pipeline, the JSON
 and rendered reports, routing and the IAM policy test read this tuple.
 
+From the kinds also come the rule registry (every kind's `rules`: REGISTRY, BY_ID,
+configurable_rules), which the config's [rules.<id>] tables, the tag overrides and the pipeline's
+judge read, and the config's sections (the core's, then every kind's `settings`: CONFIG_SECTIONS),
+which the config file's reader and `audit config` read.
+
 Besides the built-in kinds, an installed distribution may register kinds of its own through the
 entry-point group `sagemaker_auditor.kinds` (ENTRY_POINT_GROUP): each entry point is named after
 its kind's key and loads its `ResourceKind`. A plug-in that cannot be loaded, is not a kind, or
@@ -13,11 +18,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import auditor.kinds
+from auditor.analyse.rules.base import Rule
+from auditor.config import SECTIONS
 from auditor.errors import AuditorError
 from auditor.kinds.base import Audience, AudienceOf, Owned, ResourceKind
 from auditor.models import AuditReport
@@ -74,10 +81,13 @@ def _named(entry: EntryPoint) -> str:
     return f'plug-in kind "{_one_line(entry.name)}" ({_one_line(entry.value)}{dist})'
 
 
-def plugin_kinds(entries: Iterable[EntryPoint], taken: Iterable[str]) -> list[ResourceKind[Any]]:
-    """The kinds `entries` load (entry points of ENTRY_POINT_GROUP), by name; `taken`: the keys
-    already registered. Any entry that cannot be registered is a KindPluginError naming it."""
-    keys = set(taken)
+def plugin_kinds(entries: Iterable[EntryPoint], registered: Sequence[ResourceKind[Any]]) -> list[ResourceKind[Any]]:
+    """The kinds `entries` load (entry points of ENTRY_POINT_GROUP), by name; `registered`: the
+    kinds before them. An entry that cannot be registered (it does not load a kind, or its key, a
+    rule id or a config section is taken) is a KindPluginError naming it."""
+    keys = {k.key for k in registered}
+    rule_ids = {r.id for k in registered for r in k.rules}
+    sections = {*SECTIONS, "rules", *(name for k in registered for name in k.settings)}
     kinds: list[ResourceKind[Any]] = []
     for entry in sorted(entries, key=lambda e: (e.name, e.value)):
         named = _named(entry)
@@ -95,19 +105,59 @@ def plugin_kinds(entries: Iterable[EntryPoint], taken: Iterable[str]) -> list[Re
                                   "(lower-case letters, digits and _, and not one of the document's own keys)")
         if kind.key in keys:
             raise KindPluginError(f"{named}: a kind with the key {kind.key!r} is already registered")
+        if taken := sorted(rule_ids & {r.id for r in kind.rules}):
+            raise KindPluginError(f"{named}: rule {', '.join(map(repr, taken))} is already registered")
+        if taken := sorted(sections & set(kind.settings)):
+            raise KindPluginError(f"{named}: config section {', '.join(f'[{t}]' for t in taken)} is already "
+                                  "defined")
         keys.add(kind.key)
+        rule_ids.update(r.id for r in kind.rules)
+        sections.update(kind.settings)
         kinds.append(kind)
     return kinds
 
 
 def _discover() -> tuple[ResourceKind[Any], ...]:
     kinds = _built_in()
-    kinds += plugin_kinds(entry_points(group=ENTRY_POINT_GROUP), (k.key for k in kinds))
+    kinds += plugin_kinds(entry_points(group=ENTRY_POINT_GROUP), kinds)
     return tuple(sorted(kinds, key=lambda k: (k.order, k.key)))
 
 
 KINDS: tuple[ResourceKind[Any], ...] = _discover()
 BY_KEY: dict[str, ResourceKind[Any]] = {k.key: k for k in KINDS}
+
+
+def _rules() -> tuple[Rule[Any], ...]:
+    rules = [r for k in KINDS for r in k.rules]
+    ids = [r.id for r in rules]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"rule ids defined twice: {', '.join(duplicates)}")
+    return tuple(sorted(rules, key=lambda r: r.id))
+
+
+# Every kind's rules, by id.
+REGISTRY: tuple[Rule[Any], ...] = _rules()
+BY_ID: dict[str, Rule[Any]] = {r.id: r for r in REGISTRY}
+
+
+def configurable_rules() -> tuple[Rule[Any], ...]:
+    """The rules that have a [rules.<id>] table: every rule but the gates."""
+    return tuple(r for r in REGISTRY if r.configurable)
+
+
+def _sections() -> dict[str, type]:
+    sections = dict(SECTIONS)
+    for kind in KINDS:
+        for name, cls in kind.settings.items():
+            if name in sections or name == "rules":
+                raise ValueError(f"config section [{name}] of kind {kind.key} is defined twice")
+            sections[name] = cls
+    return sections
+
+
+# Every config section but [rules.<id>]: the core's, then each kind's, in the kinds' order.
+CONFIG_SECTIONS: dict[str, type] = _sections()
 
 
 def audit_actions() -> frozenset[str]:

@@ -13,16 +13,15 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from functools import partial
 from typing import Any
 
-from auditor.analyse.rules import judge
+from auditor.analyse.rules import RuleJudge
 from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.kinds.base import KindResult, RegionScope, unreachable
 from auditor.kinds.endpoints.discover import ConfigCache, MemoryConfigCache
-from auditor.kinds.registry import KINDS
+from auditor.kinds.registry import KINDS, REGISTRY
 from auditor.models import (
     AccountInfo,
     AuditError,
@@ -83,7 +82,7 @@ def run_audit(
         account_clients = entered[board.account].clients
         assert account_clients is not None
         scope = RegionScope(board.account, board.region, config, account_clients, catalog, window, now, limits,
-                            progress, partial(judge, catalog=catalog, config=config), board, configs)
+                            progress, RuleJudge(REGISTRY, catalog, config), board, configs)
         results: RegionResult = {}
         board.so_far = results  # the kinds finished, kept if the region is stopped before the others
         for kind in kinds:

@@ -1,7 +1,10 @@
 """What a rule is: its metadata, the resources it judges, its settings, its check and its pricing
-step, in one object. Each rule lives in a module of its own in this package and is found there by
-`auditor.analyse.rules`; evaluation, config validation, tag overrides and pricing are derived
-from these objects, so a rule id is written once.
+step, in one object. Each rule lives in a module of its own in its kind's `rules/` package
+(`auditor/kinds/<kind>/rules/<rule_id>.py`), which lists its rules as the kind's `rules`;
+`auditor.kinds.registry` joins every kind's. Evaluation, config validation, tag overrides and
+pricing are derived from these objects, so a rule id is written once. This module holds what every
+kind's rules share; a kind's own rule types (the endpoint kind's gates, endpoint and variant rules)
+live in its package.
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from auditor import schema
-from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.models import (
     Finding,
     Proposal,
@@ -25,10 +27,6 @@ from auditor.schema import setting
 if TYPE_CHECKING:
     from auditor.catalog import Catalog
     from auditor.config import AuditConfig
-
-ENDPOINT_KINDS = frozenset({ResourceKind.REAL_TIME, ResourceKind.ASYNC, ResourceKind.SERVERLESS})
-INSTANCE_KINDS = frozenset({ResourceKind.REAL_TIME, ResourceKind.ASYNC})
-
 
 class Phase(enum.IntEnum):
     """When a rule runs. Gates decide whether anything else may judge an endpoint; an exclusive
@@ -109,42 +107,6 @@ def _resource_type(kinds: frozenset[ResourceKind]) -> str:
     return others[0].value if len(others) == 1 and len(kinds) == 1 else "endpoint"
 
 
-EndpointPricer = Callable[[Finding, EndpointAssessment, "Catalog", "AuditConfig"], Finding | None]
-
-
-@dataclass(frozen=True)
-class Gate:
-    """A gate's verdict: its notes, and the variants left to judge (None: judge nothing more)."""
-
-    findings: tuple[Finding, ...] = ()
-    judged: tuple[VariantAssessment, ...] | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class GateRule(Rule[RuleSettings]):
-    check: Callable[[EndpointAssessment, AuditConfig], Gate]
-    phase: Phase = Phase.GATE
-    settings: type[RuleSettings] = RuleSettings  # a gate always runs: it has no [rules.<id>] table
-
-
-@dataclass(frozen=True, kw_only=True)
-class EndpointRule(Rule[S]):
-    """Judges a whole endpoint (its judged variants): idle, a growing async queue."""
-
-    check: Callable[[EndpointAssessment, AuditConfig], Finding | None]
-    price: EndpointPricer | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class VariantRule(Rule[S]):
-    """Judges one variant: production variants, or (shadow_variants) shadow variants only. An
-    exclusive variant verdict (a variant to remove) makes the judging rules moot for that variant."""
-
-    check: Callable[[EndpointAssessment, VariantAssessment, AuditConfig], Finding | None]
-    price: EndpointPricer | None = None
-    shadow_variants: bool = False
-
-
 Assessment = TypeVar("Assessment")
 
 
@@ -157,9 +119,6 @@ class CollectionRule(Rule[S], Generic[S, Assessment]):
     assessment: type[Assessment]
     check: Callable[[Assessment, Catalog, AuditConfig], Iterable[Finding]]
     price: Callable[[Finding, Assessment, Catalog, AuditConfig], Finding | None] | None = None
-
-
-AnyRule = GateRule | EndpointRule[Any] | VariantRule[Any] | CollectionRule[Any, Any]
 
 
 class Audited(Protocol):

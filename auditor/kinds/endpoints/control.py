@@ -6,18 +6,19 @@
   of rule ids skips those rules; `auditor:<rule-id>:threshold` = a number overrides the rule's
   threshold for this endpoint (each rule's `threshold_field` says what it sets).
 A tag that cannot be read, or whose value is out of the setting's bounds (the same bounds as the
-config file's), is reported as an error and ignored: the configured value applies.
+config file's), is reported as an error and ignored: the configured value applies. The rules a
+tag may name are the registry's (every kind's), handed in by the audit (`RegionScope.judge.rules`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Any
 
 from auditor import schema
-from auditor.analyse.rules import configurable_rules
 from auditor.analyse.rules.base import Rule, RuleSettings, settings_of
 from auditor.config import AuditConfig, ThresholdsConfig
 from auditor.models import AuditError, Endpoint
@@ -30,8 +31,10 @@ def _matching(name: str, patterns: tuple[str, ...]) -> str | None:
     return next((p for p in patterns if fnmatchcase(name, p)), None)
 
 
-def apply_skips(endpoint: Endpoint, config: AuditConfig) -> tuple[Endpoint, list[AuditError]]:
-    """The endpoint with skipped_reason / skipped_rules set from the config and its tags."""
+def apply_skips(endpoint: Endpoint, config: AuditConfig,
+                rules: Iterable[Rule[Any]]) -> tuple[Endpoint, list[AuditError]]:
+    """The endpoint with skipped_reason / skipped_rules set from the config and its tags (naming
+    any of `rules`)."""
     errors: list[AuditError] = []
     pattern = _matching(endpoint.name, config.skip.endpoints)
     if pattern:
@@ -40,8 +43,8 @@ def apply_skips(endpoint: Endpoint, config: AuditConfig) -> tuple[Endpoint, list
     if tag is not None and tag.strip().lower() in ALL_VALUES:
         return replace(endpoint, skipped_reason=f"tag {IGNORE_TAG}={tag!r}"), errors
 
-    rules = configurable_rules()
-    rule_ids = [r.id for r in rules]
+    configurable = [r for r in rules if r.configurable]
+    rule_ids = [r.id for r in configurable]
     skipped: dict[str, str] = {}
     if tag is not None:
         for rule_id in (r.strip() for r in tag.split(",") if r.strip()):
@@ -50,7 +53,7 @@ def apply_skips(endpoint: Endpoint, config: AuditConfig) -> tuple[Endpoint, list
             else:
                 errors.append(AuditError(endpoint.region, endpoint.name, "analyse",
                                          f"tag {IGNORE_TAG} names unknown rule {rule_id!r}: not skipped"))
-    for rule in rules:
+    for rule in configurable:
         rule_pattern = _matching(endpoint.name, settings_of(rule, config).skip_endpoints)
         if rule_pattern and rule.id not in skipped:
             skipped[rule.id] = f"name matches {rule_pattern!r} (rules.{rule.id}.skip_endpoints)"
@@ -60,15 +63,16 @@ def apply_skips(endpoint: Endpoint, config: AuditConfig) -> tuple[Endpoint, list
     return replace(endpoint, skipped_reason=reason, skipped_rules=frozenset(skipped)), errors
 
 
-def config_for_endpoint(endpoint: Endpoint, config: AuditConfig) -> tuple[AuditConfig, list[AuditError]]:
-    """The config with the endpoint's `auditor:<rule>:threshold` tags applied."""
+def config_for_endpoint(endpoint: Endpoint, config: AuditConfig,
+                        rules: Iterable[Rule[Any]]) -> tuple[AuditConfig, list[AuditError]]:
+    """The config with the endpoint's `auditor:<rule>:threshold` tags applied (naming any of `rules`)."""
     errors: list[AuditError] = []
-    rules = {r.id: r for r in configurable_rules() if r.threshold_field}
+    thresholds = {r.id: r for r in rules if r.configurable and r.threshold_field}
     for key, value in sorted(endpoint.tags.items()):
         parts = key.split(":")
         if len(parts) != 3 or parts[0] != "auditor" or parts[2] != "threshold":
             continue
-        rule = rules.get(parts[1])
+        rule = thresholds.get(parts[1])
         if rule is None:
             errors.append(AuditError(endpoint.region, endpoint.name, "analyse",
                                      f"tag {key} names unknown rule {schema.quote(parts[1])}: ignored"))

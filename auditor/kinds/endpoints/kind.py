@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from auditor.analyse.rules import judge_collection, judge_endpoint
 from auditor.catalog import Catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
 from auditor.collect.plan import plan_queries
@@ -20,6 +19,7 @@ from auditor.config import AuditConfig
 from auditor.kinds.base import (
     Audience,
     AudienceOf,
+    Judge,
     KindResult,
     Owned,
     RegionBoard,
@@ -33,7 +33,9 @@ from auditor.kinds.endpoints.autoscaling import discover_autoscaling, variant_re
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
 from auditor.kinds.endpoints.discover import ConfigCache, discover_endpoints
 from auditor.kinds.endpoints.enhanced import EnhancedSeries, enhanced_queries
+from auditor.kinds.endpoints.judge import judge_endpoint
 from auditor.kinds.endpoints.promql import PromQLClient, collect_placement
+from auditor.kinds.endpoints.rules import RULES
 from auditor.models import (
     AuditError,
     AutoScaling,
@@ -76,10 +78,12 @@ def audit_endpoints(
     now: datetime,
     progress: Progress,
     limits: RunLimits,
+    judge: Judge,
     board: RegionBoard | None = None,
     configs: ConfigCache | None = None,
 ) -> EndpointsResult:
-    """`limits` are checked between calls (RunStopped ends the region); `board` is told what was
+    """`limits` are checked between calls (RunStopped ends the region); `judge` judges the fleet
+    (the endpoints themselves are judged by this kind's engine); `board` is told what was
     discovered, so a region stopped later still lists its endpoints."""
     try:
         discovery = discover_endpoints(clients.client("sagemaker", region), region, config.aws.max_workers,
@@ -95,7 +99,7 @@ def audit_endpoints(
     limits.check()
     errors: list[AuditError] = list(discovery.errors)
     checked = [check_catalog(e, catalog) for e in discovery.endpoints]
-    skipped = [apply_skips(e, config) for e, _ in checked]
+    skipped = [apply_skips(e, config, judge.rules) for e, _ in checked]
     endpoints = [e for e, _ in skipped]
     errors += [error for _, step_errors in (*checked, *skipped) for error in step_errors]
     endpoints, scaling_errors = attach_autoscaling(endpoints, clients, region)
@@ -146,7 +150,7 @@ def audit_endpoints(
     reports: list[EndpointReport] = []
     findings: list[Finding] = []
     for endpoint in endpoints:
-        endpoint_config, tag_errors = config_for_endpoint(endpoint, config)
+        endpoint_config, tag_errors = config_for_endpoint(endpoint, config, judge.rules)
         errors.extend(tag_errors)
         assessed = assess_endpoint(endpoint, metrics, catalog, endpoint_config, window, now)
         assessed = replace(assessed, components=assess_components(endpoint, metrics, config, window))
@@ -166,7 +170,7 @@ def audit_endpoints(
     # Fleet-wide notes (which endpoints would gain from per-instance metrics): one per account.
     for account in sorted({e.account_id for e in endpoints}):
         fleet = EndpointFleet(account, region, tuple(e for e in endpoints if e.account_id == account))
-        findings += judge_collection(fleet, catalog, config)
+        findings += judge(fleet)
     return EndpointsResult(endpoints=tuple(reports), findings=tuple(findings), errors=tuple(errors), fatal=fatal,
                            queries=len(queries), datapoints=metrics.datapoints, calls=metrics.calls)
 
@@ -288,7 +292,7 @@ KEY = "endpoints"
 
 def audit(scope: RegionScope) -> KindResult[tuple[EndpointReport, ...]]:
     result = audit_endpoints(scope.region, scope.config, scope.clients, scope.catalog, scope.window, scope.now,
-                             scope.progress, scope.limits, scope.board, scope.configs)
+                             scope.progress, scope.limits, scope.judge, scope.board, scope.configs)
     return KindResult(result.endpoints, result.findings, result.errors, result.fatal,
                       CollectionStats(scope.account_id, scope.region, result.queries, result.datapoints,
                                       result.calls))
@@ -434,4 +438,5 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
     only=only,
     price_uses=price_uses,
     monthly_cost=monthly_cost,
+    rules=RULES,
 )

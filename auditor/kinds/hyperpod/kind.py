@@ -15,6 +15,7 @@ from auditor.collect.plan import MetricSpec, SeriesQuery
 from auditor.collect.session import RegionAccessError
 from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind, ResourcePrice
 from auditor.kinds.hyperpod import IAM_ACTIONS
+from auditor.kinds.hyperpod.assessment import RESOURCE_TYPE, HyperPodRegion
 from auditor.kinds.hyperpod.cost import PriceLookup
 from auditor.kinds.hyperpod.discover import discover_clusters
 from auditor.kinds.hyperpod.idle import (
@@ -27,9 +28,9 @@ from auditor.kinds.hyperpod.idle import (
 from auditor.kinds.hyperpod.metrics import NAMESPACE, STAT, NodeSeries, list_node_metrics, match_node_series, summarise
 from auditor.kinds.hyperpod.models import Cluster
 from auditor.kinds.hyperpod.report import assessment_json
+from auditor.kinds.hyperpod.rules import RULES
+from auditor.kinds.hyperpod.settings import HyperPodConfig
 from auditor.models import AuditError, CollectionStats, Window
-
-RESOURCE_TYPE = "hyperpod-cluster"  # what its findings and plans are about
 
 
 @dataclass(frozen=True)
@@ -39,15 +40,6 @@ class HyperPodSection:
     clusters: tuple[HyperPodAssessment, ...] = ()
     idle_ceiling_percent: float = DEFAULT_IDLE_CEILING_PERCENT
     window_days: float = 0.0
-
-
-@dataclass(frozen=True)
-class HyperPodRegion:
-    """What the rules read: one region's assessed clusters, and the settings they were assessed with."""
-
-    clusters: tuple[HyperPodAssessment, ...]
-    idle_ceiling_percent: float
-    window_days: float
 
 
 def price_lookup(catalog: Catalog) -> PriceLookup:
@@ -172,7 +164,7 @@ KIND: ResourceKind[HyperPodSection] = ResourceKind(
     title="HyperPod clusters",
     order=40,
     iam_actions=frozenset(IAM_ACTIONS),
-    enabled=lambda config: config.hyperpod.enabled,
+    enabled=lambda config: HyperPodConfig.of(config).enabled,
     audit=audit,
     empty=HyperPodSection(),
     merge=merge,
@@ -182,4 +174,6 @@ KIND: ResourceKind[HyperPodSection] = ResourceKind(
     price_uses=price_uses,
     monthly_cost=monthly_cost,
     templates={"html": "kind_hyperpod.html.j2", "text": "kind_hyperpod.txt.j2", "markdown": "kind_hyperpod.md.j2"},
+    rules=RULES,
+    settings={"hyperpod": HyperPodConfig},
 )

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -25,6 +25,7 @@ from auditor.kinds.jobs.analysis import (
     training_cost,
     transform_cost,
 )
+from auditor.kinds.jobs.assessment import JobsAssessment
 from auditor.kinds.jobs.discover import discover_jobs, read_tags
 from auditor.kinds.jobs.discover_processing import discover_processing_jobs
 from auditor.kinds.jobs.metrics import (
@@ -35,6 +36,8 @@ from auditor.kinds.jobs.metrics import (
     collect_job_metrics,
     list_job_hosts,
 )
+from auditor.kinds.jobs.rules import RULES
+from auditor.kinds.jobs.settings import JobsConfig
 from auditor.models import (
     AuditError,
     Experiment,
@@ -63,22 +66,6 @@ class JobsSection:
     processing: tuple[ProcessingCost, ...] = ()
 
 
-@dataclass(frozen=True)
-class JobsAssessment:
-    """The training, transform and processing jobs of one region in the window, with their costs."""
-
-    training: tuple[TrainingCost, ...] = ()
-    transform: tuple[TransformCost, ...] = ()
-    window: Window | None = None
-    by_name: dict[str, TrainingCost | TransformCost | ProcessingCost] = field(default_factory=dict)
-    processing: tuple[ProcessingCost, ...] = ()
-
-    def __post_init__(self) -> None:
-        costs: tuple[TrainingCost | TransformCost | ProcessingCost, ...] = (
-            *self.training, *self.transform, *self.processing)
-        self.by_name.update({c.job.name: c for c in costs})
-
-
 def audit(scope: RegionScope) -> KindResult[JobsSection]:
     """Training and transform jobs created in the window: cost, Spot, utilisation, experiments;
     then processing jobs (a failure there leaves training and transform standing)."""
@@ -88,7 +75,7 @@ def audit(scope: RegionScope) -> KindResult[JobsSection]:
     try:
         discovery = discover_jobs(sagemaker, region, window.start, config.aws.max_workers)
         errors.extend(discovery.errors)
-        discount = config.jobs.spot_discount_percent / 100.0
+        discount = JobsConfig.of(config).spot_discount_percent / 100.0
         training = [training_cost(job, catalog, discount) for job in discovery.training]
         transform = [transform_cost(job, catalog) for job in discovery.transform]
         training, training_errors = with_utilisation(training, cloudwatch, region, TRAINING_NAMESPACE, catalog,
@@ -125,7 +112,7 @@ def audit(scope: RegionScope) -> KindResult[JobsSection]:
                                                                 processing)
         errors += tag_errors
     section = JobsSection(tuple(training), tuple(transform),
-                          tuple(build_experiments(training, config.jobs.experiment_prefixes)),
+                          tuple(build_experiments(training, JobsConfig.of(config).experiment_prefixes)),
                           processing=tuple(processing))
     return KindResult(section, tuple(findings), tuple(errors), tuple(fatal))
 
@@ -321,7 +308,7 @@ KIND: ResourceKind[JobsSection] = ResourceKind(
         "sagemaker:DescribeTransformJob", "sagemaker:ListProcessingJobs", "sagemaker:DescribeProcessingJob",
         "cloudwatch:ListMetrics", "cloudwatch:GetMetricData",
     }),
-    enabled=lambda config: config.jobs.enabled,
+    enabled=lambda config: JobsConfig.of(config).enabled,
     audit=audit,
     empty=JobsSection(),
     merge=merge,
@@ -331,4 +318,6 @@ KIND: ResourceKind[JobsSection] = ResourceKind(
     price_uses=price_uses,
     monthly_cost=monthly_cost,
     templates={"html": "kind_jobs.html.j2", "text": "kind_jobs.txt.j2", "markdown": "kind_jobs.md.j2"},
+    rules=RULES,
+    settings={"jobs": JobsConfig},
 )

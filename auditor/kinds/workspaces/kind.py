@@ -5,8 +5,7 @@ instances and Studio apps publish no utilisation metrics (see the rules for what
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import replace
 from typing import Any
 
 from auditor.collect.session import RegionAccessError
@@ -20,24 +19,16 @@ from auditor.kinds.base import (
     ResourcePrice,
     unreachable,
 )
+from auditor.kinds.workspaces.assessment import WorkspacesAssessment
 from auditor.kinds.workspaces.costs import notebook_cost, storage_prices, studio_app_cost
 from auditor.kinds.workspaces.discover_notebooks import discover_notebooks
 from auditor.kinds.workspaces.discover_studio import discover_studio
-from auditor.kinds.workspaces.models import NotebookCost, StudioAppCost, StudioDomain, StudioSpace, WorkspacesSection
+from auditor.kinds.workspaces.models import NotebookCost, WorkspacesSection
+from auditor.kinds.workspaces.rules import RULES
+from auditor.kinds.workspaces.settings import WorkspacesConfig
 from auditor.models import AuditError, Window
 from auditor.prices.parse import studio_usage
 from auditor.report.values import iso, iso_or_none
-
-
-@dataclass(frozen=True)
-class WorkspacesAssessment:
-    """The notebook instances and Studio domains, spaces and apps of one region, as of `now`."""
-
-    now: datetime
-    notebooks: tuple[NotebookCost, ...] = ()
-    domains: tuple[StudioDomain, ...] = ()
-    spaces: tuple[StudioSpace, ...] = ()
-    apps: tuple[StudioAppCost, ...] = ()
 
 
 def audit(scope: RegionScope) -> KindResult[WorkspacesSection | None]:
@@ -46,7 +37,7 @@ def audit(scope: RegionScope) -> KindResult[WorkspacesSection | None]:
     errors: list[AuditError] = []
     fatal: list[AuditError] = []
     notebooks: list[NotebookCost] = []
-    if config.workspaces.notebooks:
+    if WorkspacesConfig.of(config).notebooks:
         try:
             found = discover_notebooks(sagemaker, region, config.aws.max_workers)
             errors.extend(found.errors)
@@ -57,7 +48,7 @@ def audit(scope: RegionScope) -> KindResult[WorkspacesSection | None]:
             errors.append(error)
             fatal.append(error)
     section = WorkspacesSection(notebooks=tuple(notebooks))
-    if config.workspaces.studio and not unreachable(tuple(fatal)):
+    if WorkspacesConfig.of(config).studio and not unreachable(tuple(fatal)):
         try:
             studio = discover_studio(sagemaker, region, config.aws.max_workers)
             errors.extend(studio.errors)
@@ -224,4 +215,6 @@ KIND: ResourceKind[WorkspacesSection | None] = ResourceKind(
     monthly_cost=monthly_cost,
     templates={"html": "kind_workspaces.html.j2", "text": "kind_workspaces.txt.j2",
                "markdown": "kind_workspaces.md.j2"},
+    rules=RULES,
+    settings={"workspaces": WorkspacesConfig},
 )

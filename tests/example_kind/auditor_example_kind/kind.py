@@ -14,6 +14,8 @@ from auditor.models import AuditError, Window
 from auditor_example_kind import IAM_ACTIONS
 from auditor_example_kind.assessment import RESOURCE_TYPE, ModelsRegion
 from auditor_example_kind.discover import Model, discover_models
+from auditor_example_kind.rules import RULES
+from auditor_example_kind.settings import ModelsConfig
 
 KEY = "models"
 
@@ -72,7 +74,7 @@ KIND: ResourceKind[ModelsSection] = ResourceKind(
     title="Models",
     order=90,
     iam_actions=frozenset(IAM_ACTIONS),
-    enabled=lambda config: True,
+    enabled=lambda config: ModelsConfig.of(config).enabled,
     audit=audit,
     empty=ModelsSection(),
     merge=merge,
@@ -83,4 +85,6 @@ KIND: ResourceKind[ModelsSection] = ResourceKind(
     # "<package>:<file>": a template in this package's templates/ directory.
     templates={fmt: f"auditor_example_kind:kind_models.{ext}.j2"
                for fmt, ext in (("html", "html"), ("text", "txt"), ("markdown", "md"))},
+    rules=RULES,
+    settings={KEY: ModelsConfig},
 )

@@ -21,11 +21,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
+from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.pricing_steps import price_fewer_instances, variant_of
+from auditor.kinds.endpoints.rule_types import VariantRule
 from auditor.models import (
     ComponentPlacement,
     CountProposal,

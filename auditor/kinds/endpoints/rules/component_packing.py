@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
+from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.pricing_steps import price_fewer_instances
+from auditor.kinds.endpoints.rule_types import VariantRule
 from auditor.models import CountProposal, Finding, ResourceKind, Severity
 from auditor.recommend.demand import minimum_instances
 from auditor.recommend.packing import (

@@ -7,11 +7,12 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from auditor.analyse.rules.base import RESOURCE_LABELS, RuleSettings, VariantRule, settings_of, target_percent
+from auditor.analyse.rules.base import RESOURCE_LABELS, RuleSettings, settings_of, target_percent
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.pricing_steps import same_type_count
+from auditor.kinds.endpoints.rule_types import VariantRule
 from auditor.models import ComponentReport, CountProposal, Finding, Resource, ResourceKind, Severity
 from auditor.recommend.demand import minimum_instances
 from auditor.recommend.packing import Placement, Reservation, instances_to_hold, on_variant, reservation

@@ -7,10 +7,11 @@ judged by the other rules; this note says what was seen so nobody acts on the si
 
 from __future__ import annotations
 
-from auditor.analyse.rules.base import INSTANCE_KINDS, EndpointRule, RuleSettings, settings_of
+from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.activity import endpoint_activity
 from auditor.kinds.endpoints.assessment import EndpointAssessment
+from auditor.kinds.endpoints.rule_types import INSTANCE_KINDS, EndpointRule
 from auditor.kinds.endpoints.rules.idle import RULE as IDLE
 from auditor.kinds.endpoints.rules.idle import IdleSettings
 from auditor.models import Finding, Severity

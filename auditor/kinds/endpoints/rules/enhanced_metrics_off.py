@@ -14,11 +14,12 @@ from collections.abc import Iterator
 from fnmatch import fnmatchcase
 from typing import Any
 
-from auditor.analyse.rules.base import INSTANCE_KINDS, CollectionRule, RuleSettings, settings_of
+from auditor.analyse.rules.base import CollectionRule, RuleSettings, settings_of
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointFleet
 from auditor.kinds.endpoints.enhanced import ACCELERATOR_METRICS, INSTANCE_INVOCATION_METRICS, INSTANCE_METRICS
+from auditor.kinds.endpoints.rule_types import INSTANCE_KINDS
 from auditor.models import Endpoint, EndpointKind, Finding, Severity
 from auditor.prices.cloudwatch import CloudWatchRates, cloudwatch_rates
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from auditor.analyse.rules.base import INSTANCE_KINDS, RuleSettings, VariantRule, settings_of
+from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.pricing_steps import variant_of
+from auditor.kinds.endpoints.rule_types import INSTANCE_KINDS, VariantRule
 from auditor.kinds.endpoints.rules.idle import RULE as IDLE
 from auditor.kinds.endpoints.rules.idle import IdleSettings
 from auditor.models import Finding, Severity, ShapeProposal, price_usage

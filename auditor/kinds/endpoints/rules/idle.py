@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from auditor.analyse.rules.base import INSTANCE_KINDS, EndpointRule, Phase, RuleSettings, settings_of
+from auditor.analyse.rules.base import Phase, RuleSettings, settings_of
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.activity import endpoint_activity
 from auditor.kinds.endpoints.assessment import EndpointAssessment
+from auditor.kinds.endpoints.rule_types import INSTANCE_KINDS, EndpointRule
 from auditor.kinds.endpoints.rules.insufficient_data import withheld_idle_verdict
 from auditor.models import Finding, Recommendation, Resource, Severity
 from auditor.recommend.pricing import priced

@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from auditor.analyse.rules.base import INSTANCE_KINDS, RESOURCE_LABELS, RuleSettings, VariantRule, settings_of
+from auditor.analyse.rules.base import RESOURCE_LABELS, RuleSettings, settings_of
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import INSTANCE_REQUESTS, EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.rule_types import INSTANCE_KINDS, VariantRule
 from auditor.models import Finding, Resource, Severity
 from auditor.schema import setting
 

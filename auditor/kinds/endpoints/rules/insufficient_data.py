@@ -5,9 +5,9 @@ verdict (idle, variant-unused) on fewer than recommend.min_idle_days of data get
 
 from __future__ import annotations
 
-from auditor.analyse.rules.base import ENDPOINT_KINDS, Gate, GateRule
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.rule_types import ENDPOINT_KINDS, Gate, GateRule
 from auditor.models import Endpoint, EndpointKind, Finding, Severity
 
 

@@ -15,11 +15,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of, target_percent
+from auditor.analyse.rules.base import RuleSettings, settings_of, target_percent
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import HOTTEST_INSTANCE, VARIANT_MEAN, EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.pricing_steps import variant_of
+from auditor.kinds.endpoints.rule_types import VariantRule
 from auditor.kinds.endpoints.rules.instance_imbalance import imbalance
 from auditor.models import (
     AutoscalingProposal,

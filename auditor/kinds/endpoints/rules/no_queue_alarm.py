@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from auditor.analyse.rules.base import EndpointRule, RuleSettings, settings_of
+from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment
+from auditor.kinds.endpoints.rule_types import EndpointRule
 from auditor.models import Endpoint, Finding, Recommendation, ResourceKind, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting

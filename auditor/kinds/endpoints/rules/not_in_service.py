@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from auditor.analyse.rules.base import ENDPOINT_KINDS, Gate, GateRule
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment
+from auditor.kinds.endpoints.rule_types import ENDPOINT_KINDS, Gate, GateRule
 from auditor.models import Severity
 
 

@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from auditor.analyse.rules.base import EndpointRule, RuleSettings, settings_of
+from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.rule_types import EndpointRule
 from auditor.models import Endpoint, Finding, Recommendation, ResourceKind, Severity, price_usage
 from auditor.recommend.change import settable_tags
 from auditor.recommend.pricing import priced

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from auditor.analyse.rules.base import INSTANCE_KINDS, RuleSettings, VariantRule, settings_of, target_percent
+from auditor.analyse.rules.base import RuleSettings, settings_of, target_percent
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import HOTTEST_INSTANCE, EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.pricing_steps import price_fewer_instances
+from auditor.kinds.endpoints.rule_types import INSTANCE_KINDS, VariantRule
 from auditor.kinds.endpoints.rules.instance_imbalance import imbalance
 from auditor.models import CountProposal, Finding, Resource, Severity
 from auditor.recommend.demand import instances_needed, minimum_instances, peak_demand

@@ -6,10 +6,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
+from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.analyse.trend import TrendResult, judge_rising, recent_series, rise_text, trend
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.rule_types import VariantRule
 from auditor.models import Finding, ResourceKind, Severity
 from auditor.schema import setting
 

@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from auditor.analyse.rules.base import EndpointRule, settings_of
+from auditor.analyse.rules.base import settings_of
 from auditor.analyse.trend import TrendResult, judge_rising, recent_series, rise_text, trend
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment
 from auditor.kinds.endpoints.pricing_steps import same_type_count
+from auditor.kinds.endpoints.rule_types import EndpointRule
 from auditor.kinds.endpoints.rules.rising_latency import TrendSettings
 from auditor.models import CountProposal, Finding, ResourceKind, Severity
 from auditor.recommend.pricing import priced

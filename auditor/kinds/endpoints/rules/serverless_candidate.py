@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
+from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.analyse.usage import mean_duration_seconds, per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.pricing_steps import variant_of
+from auditor.kinds.endpoints.rule_types import VariantRule
 from auditor.kinds.endpoints.rules.serverless_oversized import milliseconds, smallest_memory_size
 from auditor.models import Finding, Recommendation, Resource, ResourceKind, ServerlessProposal, Severity
 from auditor.recommend.packing import on_variant

@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of, target_percent
+from auditor.analyse.rules.base import RuleSettings, settings_of, target_percent
 from auditor.analyse.usage import compute_seconds_per_month, mean_duration_seconds
 from auditor.catalog import SERVERLESS_MEMORY_SIZES_MB, Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.pricing_steps import variant_of
+from auditor.kinds.endpoints.rule_types import VariantRule
 from auditor.models import Finding, MemoryProposal, Recommendation, Resource, ResourceKind, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting

@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
-from auditor.analyse.rules.base import RuleSettings, VariantRule, settings_of
+from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.pricing_steps import variant_of
+from auditor.kinds.endpoints.rule_types import VariantRule
 from auditor.models import Finding, Recommendation, ResourceKind, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting

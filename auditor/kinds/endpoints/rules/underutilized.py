@@ -3,18 +3,12 @@ the observed peak of every resource (the pricing step searches the catalog for i
 
 from __future__ import annotations
 
-from auditor.analyse.rules.base import (
-    INSTANCE_KINDS,
-    RESOURCE_LABELS,
-    RuleSettings,
-    VariantRule,
-    join_words,
-    period_label,
-)
+from auditor.analyse.rules.base import RESOURCE_LABELS, RuleSettings, join_words, period_label
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import HOTTEST_INSTANCE, EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.pricing_steps import variant_of
+from auditor.kinds.endpoints.rule_types import INSTANCE_KINDS, VariantRule
 from auditor.kinds.endpoints.rules.instance_imbalance import imbalance
 from auditor.models import Finding, Resource, Severity, ShapeProposal, VariantUtilization, price_usage
 from auditor.recommend.packing import hosted_copies

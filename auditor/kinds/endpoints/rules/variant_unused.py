@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from auditor.analyse.rules.base import Phase, RuleSettings, VariantRule
+from auditor.analyse.rules.base import Phase, RuleSettings
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.pricing_steps import variant_of
+from auditor.kinds.endpoints.rule_types import VariantRule
 from auditor.kinds.endpoints.rules.insufficient_data import withheld_idle_verdict
 from auditor.models import Finding, Recommendation, ResourceKind, Severity
 from auditor.recommend.pricing import priced

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from auditor.analyse.rules.base import CollectionRule, RuleSettings
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.hyperpod.assessment import RESOURCE_TYPE, HyperPodRegion
 from auditor.kinds.hyperpod.change import shrink_details
 from auditor.kinds.hyperpod.idle import (
     DEFAULT_IDLE_CEILING_PERCENT,
@@ -21,7 +22,6 @@ from auditor.kinds.hyperpod.idle import (
     TITLE,
     describe_shrink,
 )
-from auditor.kinds.hyperpod.kind import RESOURCE_TYPE, HyperPodRegion
 from auditor.models import Finding, Recommendation, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting

@@ -12,7 +12,7 @@ from auditor.analyse.rules.base import CollectionRule, RuleSettings, settings_of
 from auditor.analyse.usage import per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.kinds.jobs.kind import JobsAssessment
+from auditor.kinds.jobs.assessment import JobsAssessment
 from auditor.kinds.jobs.rules.transform_long_running import BOUND_PERCENT
 from auditor.kinds.jobs.schedules import recurring_processing
 from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity

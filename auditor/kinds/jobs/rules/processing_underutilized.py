@@ -11,7 +11,7 @@ from auditor.analyse.rules.base import CollectionRule, RuleSettings
 from auditor.analyse.usage import per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.kinds.jobs.kind import JobsAssessment
+from auditor.kinds.jobs.assessment import JobsAssessment
 from auditor.kinds.jobs.schedules import recurring_processing
 from auditor.models import Finding, ProcessingCost, Recommendation, Resource, ResourceKind, Severity, ShapeProposal
 from auditor.recommend.pricing import priced

@@ -9,7 +9,8 @@ from auditor.analyse.rules.base import CollectionRule, RuleSettings
 from auditor.analyse.usage import format_duration, per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.kinds.jobs.kind import JobsAssessment
+from auditor.kinds.jobs.assessment import JobsAssessment
+from auditor.kinds.jobs.settings import JobsConfig
 from auditor.models import Finding, Recommendation, ResourceKind, Severity, SpotProposal, TrainingCost
 from auditor.recommend.pricing import priced
 
@@ -25,9 +26,9 @@ def _check_job(cost: TrainingCost, config: AuditConfig) -> Finding | None:
     job = cost.job
     if job.spot or job.status != "Completed" or cost.cost_usd is None or cost.spot_saving_usd is None:
         return None
-    if cost.spot_saving_usd < config.jobs.min_savings_usd:
+    if cost.spot_saving_usd < JobsConfig.of(config).min_savings_usd:
         return None
-    discount = config.jobs.spot_discount_percent
+    discount = JobsConfig.of(config).spot_discount_percent
     notes = []
     if not job.checkpoint_s3_uri:
         notes.append("it has no CheckpointConfig, so a Spot interruption would restart it from scratch")

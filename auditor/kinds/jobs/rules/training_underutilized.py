@@ -10,7 +10,7 @@ from auditor.analyse.rules.base import CollectionRule, RuleSettings
 from auditor.analyse.usage import per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.kinds.jobs.kind import JobsAssessment
+from auditor.kinds.jobs.assessment import JobsAssessment
 from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity, ShapeProposal, TrainingCost
 from auditor.recommend.pricing import priced
 from auditor.recommend.sizing import rightsize

@@ -14,7 +14,8 @@ from auditor.analyse.rules.base import CollectionRule, RuleSettings
 from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 from auditor.config import AuditConfig
 from auditor.kinds.jobs.analysis import name_pattern
-from auditor.kinds.jobs.kind import JobsAssessment
+from auditor.kinds.jobs.assessment import JobsAssessment
+from auditor.kinds.jobs.settings import JobsConfig
 from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity, TransformCost, TransformProposal
 from auditor.recommend.pricing import priced
 
@@ -24,7 +25,7 @@ DAILY_RUNS_PER_MONTH = HOURS_PER_MONTH / 24
 
 
 def check(jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> Iterator[Finding]:
-    settings = config.jobs
+    settings = JobsConfig.of(config)
     groups: dict[str, list[TransformCost]] = defaultdict(list)
     for cost in jobs.transform:
         if cost.job.status == "Completed" and cost.job.started_at and cost.cost_usd is not None:

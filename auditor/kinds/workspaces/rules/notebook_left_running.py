@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from auditor.analyse.rules.base import CollectionRule, RuleSettings, settings_of
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.workspaces.assessment import WorkspacesAssessment
 from auditor.kinds.workspaces.change import stop_notebook_details
-from auditor.kinds.workspaces.kind import WorkspacesAssessment
 from auditor.models import Finding, Recommendation, ResourceKind, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from auditor.analyse.rules.base import CollectionRule, RuleSettings
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.kinds.workspaces.kind import WorkspacesAssessment
+from auditor.kinds.workspaces.assessment import WorkspacesAssessment
 from auditor.models import Finding, ResourceKind, Severity
 
 JUDGED = frozenset({"InService", "Pending", "Updating", "Stopping", "Stopped"})

@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from auditor.analyse.rules.base import CollectionRule, RuleSettings, join_words, settings_of
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.workspaces.assessment import WorkspacesAssessment
 from auditor.kinds.workspaces.change import idle_shutdown_details
-from auditor.kinds.workspaces.kind import WorkspacesAssessment
 from auditor.models import Finding, Recommendation, ResourceKind, Severity
 from auditor.schema import setting
 

@@ -1,5 +1,5 @@
-"""The kind's rules, one module each."""
+"""The example kind's rules: one module each, found here (its KIND lists them)."""
 
-from auditor_example_kind.rules.model_unused import RULE as MODEL_UNUSED
+from auditor.analyse.rules import discover_rules
 
-RULES = (MODEL_UNUSED,)
+RULES = discover_rules(__name__)
