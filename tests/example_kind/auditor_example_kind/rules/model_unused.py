@@ -29,6 +29,8 @@ def delete_details(model: Model, age: float) -> dict[str, Any]:
     """The recommendation's details: the change (DeleteModel), its rollback and its risk."""
     return {
         "advice": f"delete model {model.name}",
+        # The model the audit saw: apply refuses one made again since (another CreationTime).
+        "created": model.created.isoformat() if model.created else None,
         "change": [{"service": "sagemaker", "operation": "DeleteModel", "params": {"ModelName": model.name},
                     "purpose": f"delete model {model.name} (nothing names it)"}],
         "rollback": f"CreateModel {model.definition} makes it again (its artifacts in S3 are not deleted)",
