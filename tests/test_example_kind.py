@@ -125,6 +125,10 @@ def test_the_example_kind_is_audited_end_to_end(models_home: Path) -> None:
     text = markdown.read_text(encoding="utf-8")
     assert "## Models" in text and "| forgotten | us-east-1 | unused |" in text
     assert "| served | us-east-1 | config/served-config |" in text
+    text_report = models_home / "report.txt"
+    done = _audit(models_home, "--format", "text", "--output", str(text_report))
+    assert done.returncode == 0, done.stderr
+    assert "- forgotten (us-east-1): unused\n" in text_report.read_text(encoding="utf-8")
     html = models_home / "report.html"
     done = _audit(models_home, "--format", "html", "--output", str(html))
     assert done.returncode == 0, done.stderr
