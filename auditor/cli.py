@@ -35,9 +35,10 @@ from auditor.models import AuditReport, RiskLevel
 from auditor.pipeline import Progress, RunLimits
 from auditor.pipeline.limits import pause_point
 from auditor.report.headline import report_headline
-from auditor.report.render import TABLE_PLANS, OutputFormat, one_line, render, render_experiments
+from auditor.report.render import TABLE_PLANS, OutputFormat, render, render_experiments
 from auditor.signals import on_stop_signals
 from auditor.tasks.audit import RunHistory, check_writable, deliver_outcome, execute_audit, prepare_run_history
+from auditor.text import one_line
 
 if TYPE_CHECKING:
     from rich.progress import TaskID

@@ -15,7 +15,7 @@ from typing import Any
 from auditor import schema
 from auditor.config import AuditConfig
 from auditor.redact import REDACTED, scrub, secret_values
-from auditor.report.render import one_line
+from auditor.text import one_line
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # What boto3 reads from the environment that decides which AWS the audit talks to. Their values

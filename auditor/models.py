@@ -504,6 +504,17 @@ class Change:
     restore: tuple[ApiCall, ...] = ()
 
 
+@dataclass(frozen=True)
+class CopiedTags:
+    """The tags of the endpoint config a plan's new config copies, read when the change is shown:
+    settable ones only (no `aws:` tag, no `auditor:apply`: the opt-in is set by people, per resource)."""
+
+    source_config: str
+    read_at: datetime
+    tags: tuple[tuple[str, str], ...] = ()
+    problem: str | None = None  # why they could not be read (then none are written, and the text says so)
+
+
 class RiskLevel(enum.StrEnum):
     LOW = "low"
     MEDIUM = "medium"

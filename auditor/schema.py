@@ -22,6 +22,7 @@ from email.utils import parseaddr
 from typing import Any
 
 from auditor.errors import ConfigError
+from auditor.text import printable
 
 MAX_ECHO_CHARS = 80  # a value quoted in an error is cut here
 
@@ -226,13 +227,6 @@ def read_table(cls: type, table: Mapping[str, Any], name: str, source: str) -> A
 
 # --- value checks ---------------------------------------------------------------------------------
 
-CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
-
-
-def printable(value: str) -> bool:
-    return not CONTROL.search(value)
-
-
 ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ENV_NAME = Check("must be the NAME of an environment variable (letters, digits, _), not its value",
                  lambda v: ENV_NAME_RE.fullmatch(v) is not None, echo=False)
@@ -289,7 +283,7 @@ HOSTNAME = Check("must be a host name or address",
 TAG_KEY = Check("must be a tag key (at most 128 letters, digits, spaces and _.:/=+-@)",
                 lambda v: re.fullmatch(r"[\w .:/=+@-]{1,128}", v) is not None)
 HTTP_URL = Check("must be an http(s) URL without spaces",
-                 lambda v: re.fullmatch(r"https?://[^\s\x00-\x1f\x7f]+", v) is not None)
+                 lambda v: re.fullmatch(r"https?://\S+", v) is not None and printable(v))
 PATTERN = Check("must be a name pattern of printable characters", lambda v: printable(v) and len(v) <= 256)
 PATH = Check("must be a path without control characters", printable)
 

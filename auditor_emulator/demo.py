@@ -22,8 +22,8 @@ from auditor.models import AuditReport
 from auditor.report.change_text import plans_text
 from auditor.report.document import plan_to_dict
 from auditor.report.render import OutputFormat, render, terminal_width, wrap_paragraph
-from auditor.schema import printable
 from auditor.tasks.audit import deliver_outcome, execute_audit
+from auditor.text import printable
 from auditor_emulator.demo_apply import DEMO_APPLY_ROLE, DEPLOYMENT_SECONDS, StoryOutcome, tell_the_action_story
 from auditor_emulator.fleet import EndpointSpec, demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor_emulator.hyperpod import demo_clusters, seed_hyperpod

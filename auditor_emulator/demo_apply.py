@@ -23,9 +23,9 @@ from auditor.files import write_atomic
 from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
 from auditor.models import AuditReport, Plan
-from auditor.report.render import one_line
 from auditor.report.weekly import render_weekly_file
 from auditor.tasks.audit import deliver_outcome, execute_audit, history_path
+from auditor.text import one_line
 from auditor_emulator.fleet import EndpointSpec
 
 # The role apply assumes in the emulator (its STS accepts any role of its account).

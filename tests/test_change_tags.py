@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.config_tags import read_copied_tags
-from auditor.report.change_text import CopiedTags, render_change
+from auditor.models import CopiedTags
+from auditor.report.change_text import render_change
 from auditor_emulator.fleet import demo_fleet, seed_fleet
 from auditor_emulator.server import Emulator
 from cfn_lint_snippets import lint_all

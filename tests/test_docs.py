@@ -294,7 +294,7 @@ JSON_BUILDERS = {
     "auditor/report/document.py": {"_option", "plan_to_dict", "finding_to_dict", "prices_to_dict",
                                    "settings_to_dict", "_document", "call_to_dict", "risk_to_dict",
                                    "change_to_dict", "basis_to_dict"},
-    "auditor/report/values.py": {"utilization_summary"},
+    "auditor/values.py": {"utilization_summary"},
     "auditor/report/headline.py": {"summary_figures"},
     "auditor/kinds/endpoints/kind.py": {"to_dict", "_autoscaling", "_metrics_config", "_instance"},
     "auditor/kinds/jobs/kind.py": {"to_dict"},

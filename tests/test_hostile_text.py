@@ -46,13 +46,13 @@ from auditor.report.render import (
     OutputFormat,
     csv_cell,
     md_cell,
-    one_line,
     plain_document,
     render,
     render_experiments,
     render_table,
 )
 from auditor.report.weekly import build_weekly_message, render_weekly_csv
+from auditor.text import one_line
 from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 from fleet_report import synthetic_report

@@ -32,7 +32,7 @@ from auditor.config import AuditConfig
 from auditor.errors import AuditorError
 from auditor.history.store import History
 from auditor.models import ApiCall
-from auditor.report.render import one_line
+from auditor.text import one_line
 
 
 @dataclass(frozen=True)

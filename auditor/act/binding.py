@@ -31,7 +31,7 @@ from auditor.kinds.workspaces.change import IDLE_SETTING_KEYS
 from auditor.models import ApiCall
 from auditor.recommend.change import CREATE_CONFIG_FIELDS, LEAVES_INSTANCES, SCALABLE_DIMENSION, resource_name
 from auditor.recommend.change import _autoscaling_calls as autoscaling_calls
-from auditor.report.render import one_line
+from auditor.text import one_line
 
 # The operations each resource type's plans make (APPLY_OPERATIONS by resource type).
 OPERATIONS_BY_TYPE: dict[str, frozenset[tuple[str, str]]] = {

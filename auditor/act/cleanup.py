@@ -32,7 +32,7 @@ from auditor.collect.session import AwsClients, describe_client_error
 from auditor.config import OPT_IN_TAG
 from auditor.history.store import AppliedChange, History
 from auditor.models import ApiCall
-from auditor.report.render import one_line
+from auditor.text import one_line
 
 _ERRORS = (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError)
 # An apply's scalable target may still be waiting to be registered again after these outcomes.

@@ -38,7 +38,7 @@ from auditor.analyse.rules.base import settings_of
 from auditor.catalog import load_catalog
 from auditor.collect.session import AwsClients, describe_client_error
 from auditor.config import AuditConfig
-from auditor.report.render import one_line
+from auditor.text import one_line
 
 _ERRORS = (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError)
 PERIOD_SECONDS = 300  # recent data (under 15 days): any multiple of 60; 26 hours are 312 points a query

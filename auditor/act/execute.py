@@ -47,8 +47,8 @@ from auditor.errors import AuditorError
 from auditor.history.store import HistoryError
 from auditor.models import ApiCall
 from auditor.recommend.change import settable_tags
-from auditor.report.render import one_line
 from auditor.signals import on_stop_signals
+from auditor.text import one_line
 
 _ERRORS = (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError)
 # The calls whose error apply checks against what AWS shows (`Execution.landed`; docs/apply.md

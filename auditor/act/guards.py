@@ -21,7 +21,7 @@ from auditor.act.plan import PlanToApply
 from auditor.act.targets import JOB_TYPES, TARGETS, Observed, plan_noun
 from auditor.config import OPT_IN_TAG, ApplyConfig
 from auditor.models import RiskLevel
-from auditor.report.render import one_line
+from auditor.text import one_line, one_line_words
 
 _MODELS = botocore.session.get_session()  # service models only: never sends a request
 
@@ -91,7 +91,7 @@ def _invalid(service: str, operation: str, params: dict[str, Any]) -> str | None
         model = _MODELS.get_service_model(service).operation_model(operation)
         botocore.validate.validate_parameters(params, model.input_shape)
     except botocore.exceptions.ParamValidationError as exc:
-        return one_line(" ".join(str(exc.kwargs.get("report", exc)).split()))
+        return one_line_words(str(exc.kwargs.get("report", exc)))
     except (botocore.exceptions.UnknownServiceError, botocore.exceptions.DataNotFoundError) as exc:
         return one_line(str(exc))
     except botocore.model.OperationNotFoundError:

@@ -10,7 +10,7 @@ from typing import Any
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError
 from auditor.models import ApiCall, Change, Risk, RiskLevel
-from auditor.report.render import one_line
+from auditor.text import one_line
 
 
 class ApplyRefused(AuditorError):

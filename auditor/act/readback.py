@@ -11,7 +11,7 @@ import botocore.exceptions
 
 from auditor.collect.session import AwsClients, describe_client_error
 from auditor.models import ApiCall
-from auditor.report.render import one_line
+from auditor.text import one_line
 
 Reader = Callable[[Any, dict[str, Any]], bool]  # (the service's client, the call's params) -> it exists
 

@@ -17,7 +17,7 @@ import botocore.exceptions
 
 from auditor.collect.session import AwsClients, describe_client_error
 from auditor.models import ApiCall
-from auditor.report.render import one_line
+from auditor.text import one_line
 
 _TARGET_KEYS = ("MinCapacity", "MaxCapacity", "SuspendedState")
 _POLICY_KEYS = ("PolicyName", "PolicyType", "TargetTrackingScalingPolicyConfiguration",

@@ -34,7 +34,7 @@ from auditor.act.plan import ApplyFailed, ApplyRefused, PlanToApply
 from auditor.collect.session import THROTTLING_CODES, AwsClients, describe_client_error
 from auditor.kinds.workspaces.discover_studio import IDLE_SETTING_APPS, idle_minutes
 from auditor.recommend.change import SCALABLE_DIMENSION
-from auditor.report.render import one_line
+from auditor.text import one_line
 
 FIRST_POLL_SECONDS = 0.5
 MAX_POLL_SECONDS = 30.0  # SageMaker's own waiters poll every 30 s

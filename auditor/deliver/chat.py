@@ -26,6 +26,7 @@ from auditor.deliver.channel import Outbox, Unsent
 from auditor.errors import AuditorError, ConfigError
 from auditor.models import AuditReport
 from auditor.report.headline import report_headline
+from auditor.text import clipped, one_line
 
 if TYPE_CHECKING:
     from auditor.config import ChatConfig
@@ -138,13 +139,9 @@ def digest_summary(digest: Digest, chat: ChatConfig, pointer: str) -> Summary:
 
 # --- the two formats ------------------------------------------------------------------------------
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
 def _plain(value: str, limit: int = MAX_VALUE_CHARS) -> str:
     """User values on one line (no control character can start a line of its own), cut to `limit`."""
-    value = _CONTROL.sub(" ", value).strip()
-    return value if len(value) <= limit else value[: limit - 1] + "…"
+    return clipped(one_line(value).strip(), limit)
 
 
 def slack_escape(value: str, limit: int = MAX_VALUE_CHARS) -> str:

@@ -31,6 +31,7 @@ from auditor.errors import AuditorError
 from auditor.models import AccountInfo, AuditReport, Finding, Resource, VariantUtilization
 from auditor.recommend.wording import advice_text
 from auditor.report.document import plan_to_dict
+from auditor.text import one_line_words
 
 # Each entry upgrades the schema by one version.
 MIGRATIONS: tuple[str, ...] = (
@@ -196,7 +197,7 @@ _COMPANIONS = ("-wal", "-shm", "-journal")
 
 
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    return one_line_words(str(exc)) or type(exc).__name__
 
 
 def is_damage(exc: sqlite3.Error) -> bool:
@@ -700,7 +701,7 @@ def check_history(path: Path, quick: bool = False) -> list[str]:
     db = _connect_read_only(path)
     try:
         rows = db.execute("PRAGMA quick_check" if quick else "PRAGMA integrity_check").fetchall()
-        problems = [" ".join(str(row[0]).split()) for row in rows if row[0] != "ok"]
+        problems = [one_line_words(str(row[0])) for row in rows if row[0] != "ok"]
         version = int(db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
             problems.append(f"schema {version} is newer than this auditor's {SCHEMA_VERSION}: "

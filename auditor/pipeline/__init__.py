@@ -38,6 +38,7 @@ from auditor.pipeline.prices import prepare_prices, price_info, savings_plan_adv
 from auditor.pipeline.progress import Progress
 from auditor.pipeline.regions import RegionWork, run_regions
 from auditor.recommend.plans import build_plans
+from auditor.text import one_line_words
 
 __all__ = ["AuditOutcome", "Progress", "RunLimits", "RunStopped", "report_settings", "run_audit"]
 
@@ -182,8 +183,7 @@ def describe_crash(exc: BaseException) -> tuple[str, str]:
         where = f" at {path.replace(os.sep, '/')}:{inner.lineno}"
         stage = next((s for s in ("discover", "collect", "analyse", "recommend", "report")
                       if f"{os.sep}auditor{os.sep}{s}{os.sep}" in inner.filename), stage)
-    message = " ".join(str(exc).split())
-    message = message if len(message) <= 300 else message[:299] + "…"
+    message = one_line_words(str(exc), 300)
     return stage, f"crashed: {type(exc).__name__}{': ' + message if message else ''}{where} (a bug: please report it)"
 
 

@@ -4,6 +4,10 @@ JSON request bodies (`audit plans show ID --as ...`). Reads the plan as stored (
 Every value comes from AWS or the config (tag values are anyone's text): the CLI commands quote them
 for a POSIX shell, the YAML and HCL write them as escaped double-quoted strings, never bare.
 
+CloudFormation and Terraform share one walk over the change's calls (`_declare`): each call becomes a
+resource, a part of one declared before, or a comment line saying why not; what differs between the
+two tools (resource types, names, bodies, references, layout) is a `_Dialect`.
+
 The audit does not read an endpoint config's tags (one ListTags a config), so a plan's new config
 may carry none: `audit plans show` reads them when it shows the change (CopiedTags) and they are
 written into every form, with a comment line saying where they came from, or why they were not read.
@@ -14,26 +18,19 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from auditor.models import CopiedTags
+from auditor.text import one_line
 
 FORMATS = ("cli", "cloudformation", "terraform", "json")
 # A job plan's change: the next run's request (recommend/job_change.py).
 JOB_RUNS = ("CreateTrainingJob", "CreateProcessingJob", "CreateTransformJob")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
 
 
-@dataclass(frozen=True)
-class CopiedTags:
-    """The tags of the endpoint config a plan's new config copies, read when the change is shown:
-    settable ones only (no `aws:` tag, no `auditor:apply`: the opt-in is set by people, per resource)."""
-
-    source_config: str
-    read_at: datetime
-    tags: tuple[tuple[str, str], ...] = ()
-    problem: str | None = None  # why they could not be read (then none are written, and the text says so)
 
 
 def copied_config(plan: dict[str, Any]) -> str | None:
@@ -115,7 +112,7 @@ def plan_line(plan: dict[str, Any]) -> str:
 
 def _line(value: Any) -> str:
     """One line of text for a comment: control characters (newlines) replaced."""
-    return _CONTROL.sub(" ", str(value))
+    return one_line(str(value))
 
 
 def _header(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], comment: str,
@@ -142,21 +139,27 @@ def _kebab(operation: str) -> str:
 
 def _cli(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], notes: list[str]) -> str:
     lines = _header(plan, change, risk, "#", notes)
-    region = str(plan.get("region") or "")
+    region = _word(plan.get("region") or "")
     request = risk.get("load_test_request")
     calls = ([request] if request else []) + list(change.get("calls") or [])
     for call in calls:
         lines.append(f"# {_line(call.get('purpose'))}")
         if call is request:
             lines.append("# (the load test: run it, read its recommendations, then apply the rest)")
-        lines.append(f"aws {shlex.quote(call['service'])} {shlex.quote(_kebab(call['operation']))} "
-                     f"--region {shlex.quote(region)} --cli-input-json "
+        lines.append(f"aws {_word(call['service'])} {_word(_kebab(call['operation']))} "
+                     f"--region {region} --cli-input-json "
                      f"{shlex.quote(json.dumps(call['params'], sort_keys=True))}")
     waiter = _WAITERS.get(str(plan.get("resource_type")))
     if change.get("waits_for") and plan.get("endpoint") and waiter:
-        lines.append(f"aws sagemaker wait {waiter[0]} --region {shlex.quote(region)} "
-                     f"{waiter[1]} {shlex.quote(str(plan['endpoint']))}")
+        lines.append(f"aws sagemaker wait {waiter[0]} --region {region} {waiter[1]} {_word(plan['endpoint'])}")
     return "\n".join(lines) + "\n"
+
+
+def _word(value: Any) -> str:
+    """A name (a service, an operation, a region, an endpoint) as one shell word on the command's line:
+    quoted, and a control character in it a space (no AWS name holds one; a forged one would break the
+    command's line in two)."""
+    return shlex.quote(_line(value))
 
 
 # The AWS CLI waiter (botocore's sagemaker waiters) for what a change waits for, by resource type;
@@ -219,67 +222,6 @@ def _cfn_properties(operation: str, params: dict[str, Any]) -> tuple[dict[str, A
             if key in properties:
                 properties[key] = variants
     return properties, left_out
-
-
-def _cloudformation(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], notes: list[str]) -> str:
-    lines = _header(plan, change, risk, "#", notes)
-    resources: dict[str, Any] = {}
-    said: list[str] = []  # the one-off actions, one line each
-    config_ids: dict[str, str] = {}  # the configs the plan defines, by name: the endpoint refers to them
-    alarm_ids: dict[str, str] = {}  # the alarms the plan defines: the endpoint refers to them (and waits for them)
-    target_ids: dict[tuple[str, str], str] = {}  # (ResourceId, ScalableDimension) -> the target's logical id
-    for index, call in enumerate(change.get("calls") or []):
-        operation, params = call["operation"], dict(call["params"])
-        if operation == "DeleteEndpoint":
-            lines.append(f"# delete: remove the AWS::SageMaker::Endpoint of {_line(params.get('EndpointName'))} "
-                         "from its stack and keep its AWS::SageMaker::EndpointConfig")
-            continue
-        if (one_off := _one_off(operation, "CloudFormation")) is not None:
-            if one_off not in said:
-                said.append(one_off)
-            continue
-        target = (str(params.get("ResourceId")), str(params.get("ScalableDimension")))
-        if operation == "PutScheduledAction":
-            if target in target_ids:
-                resources[target_ids[target]]["Properties"].setdefault("ScheduledActions", []).append(
-                    {k: params[k] for k in _CFN_SCHEDULED_ACTION if k in params})
-            else:
-                lines.append(f"# PutScheduledAction {_line(params.get('ScheduledActionName'))}: add it to the "
-                             f"ScheduledActions of the AWS::ApplicationAutoScaling::ScalableTarget of "
-                             f"{_line(params.get('ResourceId'))}; the request: --as cli")
-            continue
-        kind = _CFN_TYPES.get(operation)
-        if kind is None:
-            lines.append(_undeclared(operation, params, "CloudFormation", "AWS::ApplicationAutoScaling::ScalableTarget",
-                                     "stack"))
-            continue
-        logical = _logical_id(plan.get("id"), operation, index)
-        params, left_out = _cfn_properties(operation, params)
-        if operation == "CreateEndpointConfig":
-            config_ids[str(params.get("EndpointConfigName"))] = logical
-        elif operation == "PutMetricAlarm":
-            alarm_ids[str(params.get("AlarmName"))] = logical
-        elif operation == "UpdateEndpoint":
-            params = _refer_to_alarms(params, lambda name: {"Ref": alarm_ids[name]} if name in alarm_ids else name)
-            config = str(params.get("EndpointConfigName"))
-            if config in config_ids:
-                params["EndpointConfigName"] = {"Fn::GetAtt": [config_ids[config], "EndpointConfigName"]}
-            lines.append("# UpdateEndpoint: the endpoint's resource in its stack, with the new config and the "
-                         "deployment policy (a stack update then deploys blue/green)")
-        elif operation == "RegisterScalableTarget":
-            target_ids[target] = logical
-        elif operation == "PutScalingPolicy" and target in target_ids:
-            for key in ("ServiceNamespace", "ResourceId", "ScalableDimension"):
-                params.pop(key, None)
-            params["ScalingTargetId"] = {"Ref": target_ids[target]}
-        if left_out:
-            lines.append(f"# {_line(operation)}: {kind} has no property for {_line(', '.join(left_out))}: left out "
-                         "here, so what the stack makes lacks them; the request (--as cli) has them")
-        resources[logical] = {"Type": kind, "Properties": params}
-    lines.extend(said)
-    if resources or not said:
-        lines.append(_yaml({"Resources": resources}, 0) if resources else "# nothing to declare")
-    return "\n".join(lines) + "\n"
 
 
 def _refer_to_alarms(params: dict[str, Any], refer: Callable[[str], Any]) -> dict[str, Any]:
@@ -520,99 +462,306 @@ def _hcl_body(params: Mapping[str, Any], block: _Block, indent: int, where: str,
     missing = [key for key in block.required if params.get(key) in (None, "", [], {})]
     if missing:
         raise _Undeclarable(f"{where or block.name} has no {', '.join(missing)}")
-    pad = "  " * indent
     lines: list[str] = []
     for key, value in params.items():
-        path = f"{where}.{key}" if where else key
-        field = block.fields.get(key)
         if key in _REQUEST_ONLY or value is None:
             continue
-        if field is None:
+        path = f"{where}.{key}" if where else key
+        argument = block.fields.get(key)
+        if argument is None:
             left_out.append(path)
-        elif isinstance(field, _Block):
-            for item in value if isinstance(value, list) else [value]:
-                if not isinstance(item, Mapping):
-                    left_out.append(path)
-                    break
-                lines.append(f"{pad}{field.name} {{")
-                lines.extend(_hcl_body(item, field, indent + 1, path, left_out))
-                lines.append(f"{pad}}}")
-        elif isinstance(field, _Map):
-            pairs = (value.items() if isinstance(value, Mapping)
-                     else [(pair[field.key], pair[field.value]) for pair in value])
-            lines.append(f"{pad}{field.name} = {{")
-            lines.extend(f"{pad}  {_hcl_string(str(k))} = {_hcl_string(str(v))}" for k, v in pairs)
-            lines.append(f"{pad}}}")
-        elif isinstance(field, _Text):
-            lines.append(f"{pad}{field.name} = {_hcl_string(_number_text(value))}")
-        elif isinstance(value, list):
-            lines.append(f"{pad}{field} = [{', '.join(_hcl_value(v) for v in value)}]")
         else:
-            lines.append(f"{pad}{field} = {_hcl_value(value)}")
+            lines.extend(_hcl_argument(argument, value, indent, path, left_out))
     return lines
 
 
-def _terraform(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], notes: list[str]) -> str:
-    lines = [*_header(plan, change, risk, "#", notes), f"# for {TERRAFORM_PROVIDER}"]
-    config_refs: dict[str, str] = {}  # the configs the plan defines, by name: the endpoint refers to them
-    alarm_refs: dict[str, str] = {}  # the alarms the plan defines: the endpoint refers to them
-    target_refs: dict[tuple[str, str], str] = {}  # (ResourceId, ScalableDimension) -> the target's address
-    for index, call in enumerate(change.get("calls") or []):
-        operation, params = call["operation"], dict(call["params"])
-        if operation == "DeleteEndpoint":
-            lines.append(f"# delete: remove the aws_sagemaker_endpoint of {_line(params.get('EndpointName'))} "
-                         "and keep its aws_sagemaker_endpoint_configuration")
-            continue
-        if (one_off := _one_off(operation, "Terraform")) is not None:
-            if one_off not in lines:
-                lines.append(one_off)
-            continue
-        block = _TF_RESOURCES.get(operation)
-        if block is None:
-            lines.append(_undeclared(operation, params, "Terraform", "aws_appautoscaling_target", "module"))
-            continue
-        kind = block.name
-        name = re.sub(r"[^a-z0-9_]", "_", f"plan_{plan.get('id')}_{_snake(operation)}_{index}".lower())
-        if operation == "UpdateEndpoint":
-            params = _refer_to_alarms(params, lambda alarm: _Expression(alarm_refs[alarm]) if alarm in alarm_refs
-                                      else alarm)
-            config = str(params.get("EndpointConfigName"))
-            if config in config_refs:
-                params["EndpointConfigName"] = _Expression(config_refs[config])
-        elif operation in ("PutScalingPolicy", "PutScheduledAction"):
-            target = target_refs.get((str(params.get("ResourceId")), str(params.get("ScalableDimension"))))
-            if target:  # declared after its target: Terraform orders them by the reference
-                params.update({key: _Expression(f"{target}.{attribute}") for key, attribute in _TARGET_KEYS.items()})
-        left_out: list[str] = []
-        try:
-            body = _hcl_body(params, block, 1, "", left_out)
-        except _Undeclarable as exc:
-            lines.append(f"# {_line(operation)}: not declared: {TERRAFORM_PROVIDER}'s {kind} requires an argument "
-                         f"the request lacks ({_line(exc)}); the request: --as cli")
-            continue
+def _hcl_argument(argument: Any, value: Any, indent: int, path: str, left_out: list[str]) -> list[str]:
+    """One request field as its argument (`name = value`), map argument or nested blocks; `argument`
+    is what the block maps the field to (an argument name, a _Block, a _Map or a _Text)."""
+    pad = "  " * indent
+    if isinstance(argument, _Block):
+        return _hcl_blocks(argument, value, indent, path, left_out)
+    if isinstance(argument, _Map):
+        pairs = (value.items() if isinstance(value, Mapping)
+                 else [(pair[argument.key], pair[argument.value]) for pair in value])
+        entries = [f"{pad}  {_hcl_string(str(k))} = {_hcl_string(str(v))}" for k, v in pairs]
+        return [f"{pad}{argument.name} = {{", *entries, f"{pad}}}"]
+    if isinstance(argument, _Text):
+        return [f"{pad}{argument.name} = {_hcl_string(_number_text(value))}"]
+    if isinstance(value, list):
+        return [f"{pad}{argument} = [{', '.join(_hcl_value(v) for v in value)}]"]
+    return [f"{pad}{argument} = {_hcl_value(value)}"]
+
+
+def _hcl_blocks(block: _Block, value: Any, indent: int, path: str, left_out: list[str]) -> list[str]:
+    """A nested block for the field's object, or one for each object of its list; a list that holds
+    anything else is left out from there on."""
+    pad = "  " * indent
+    lines: list[str] = []
+    for item in value if isinstance(value, list) else [value]:
+        if not isinstance(item, Mapping):
+            left_out.append(path)
+            break
+        lines.extend([f"{pad}{block.name} {{", *_hcl_body(item, block, indent + 1, path, left_out), f"{pad}}}"])
+    return lines
+
+
+# --- CloudFormation and Terraform: one walk over the calls, a dialect for each --------------------
+
+
+@dataclass(frozen=True)
+class _Declared:
+    """A resource the text declares: its type, its name in the text (a logical id, a resource name) and
+    its body in the dialect's terms (CloudFormation: its properties; Terraform: its argument lines)."""
+
+    kind: str
+    name: str
+    body: Any
+
+
+class _OneOff(str):
+    """The comment line for a one-off call: said once, however many calls of its kind."""
+
+
+_Item = str | _Declared
+
+
+def _target_key(params: Mapping[str, Any]) -> tuple[str, str]:
+    return str(params.get("ResourceId")), str(params.get("ScalableDimension"))
+
+
+@dataclass
+class _Declarations:
+    """The resources declared so far, by the name a later call of the change gives them: that call
+    refers to the declared resource (so the tool orders and links them) instead of repeating its name."""
+
+    configs: dict[str, _Declared] = field(default_factory=dict)  # by EndpointConfigName
+    alarms: dict[str, _Declared] = field(default_factory=dict)  # by AlarmName
+    targets: dict[tuple[str, str], _Declared] = field(default_factory=dict)  # by (ResourceId, ScalableDimension)
+
+    def add(self, operation: str, params: Mapping[str, Any], resource: _Declared) -> None:
         if operation == "CreateEndpointConfig":
-            config_refs[str(params.get("EndpointConfigName"))] = f"{kind}.{name}.name"
+            self.configs[str(params.get("EndpointConfigName"))] = resource
         elif operation == "PutMetricAlarm":
-            alarm_refs[str(params.get("AlarmName"))] = f"{kind}.{name}.alarm_name"
+            self.alarms[str(params.get("AlarmName"))] = resource
         elif operation == "RegisterScalableTarget":
-            target_refs[(str(params.get("ResourceId")), str(params.get("ScalableDimension")))] = f"{kind}.{name}"
-        elif operation == "UpdateEndpoint":
-            lines.append("# UpdateEndpoint: the endpoint's resource in its module, with the new config and the "
-                         "deployment policy")
-        if left_out:
-            lines.append(f"# {_line(operation)}: {TERRAFORM_PROVIDER}'s {kind} has no argument for "
-                         f"{_line(', '.join(dict.fromkeys(left_out)))}: left out here, so what Terraform makes lacks "
-                         "them; the request (--as cli) has them")
-        lines.append(f'resource "{kind}" "{name}" {{')
-        lines.extend(body)
-        lines.append("}")
-    return "\n".join(lines) + "\n"
+            self.targets[_target_key(params)] = resource
+
+    def referred(self, dialect: _Dialect, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The request with the name of each resource declared before replaced by a reference to it."""
+        if operation == "UpdateEndpoint":
+            alarms = self.alarms
+            params = _refer_to_alarms(params, lambda name: dialect.refer_to_alarm(alarms[name]) if name in alarms
+                                      else name)
+            config = self.configs.get(str(params.get("EndpointConfigName")))
+            if config is not None:
+                params["EndpointConfigName"] = dialect.refer_to_config(config)
+        elif operation in ("PutScalingPolicy", "PutScheduledAction"):
+            target = self.targets.get(_target_key(params))
+            if target is not None:  # declared after its target: the tool orders them by the reference
+                params = dialect.refer_to_target(params, target)
+        return params
 
 
-def _undeclared(operation: str, params: dict[str, Any], tool: str, target_kind: str, home: str) -> str:
-    """The line for a call no resource of the tool declares."""
+class _Dialect(ABC):
+    """What CloudFormation and Terraform write differently for the same calls; _declare walks the
+    calls once for both."""
+
+    tool: ClassVar[str]  # the tool's name in the text
+    home: ClassVar[str]  # what a resource is declared in
+    types: ClassVar[Mapping[str, str]]  # operation -> the type of the resource its request stands for
+    field_word: ClassVar[str]  # what the type calls its fields
+    maker: ClassVar[str]  # what makes the resources
+    delete_endpoint: ClassVar[str]  # the line for a DeleteEndpoint, {endpoint} its name
+    update_endpoint: ClassVar[str]  # the comment before an UpdateEndpoint's resource
+
+    def described(self, kind: str) -> str:
+        """The resource type as the text names it, with the schema it is checked against."""
+        return kind
+
+    @abstractmethod
+    def name(self, plan_id: Any, operation: str, index: int) -> str:
+        """The resource's name in the text (unique in it: the call's place is part of it)."""
+
+    @abstractmethod
+    def body(self, operation: str, params: dict[str, Any]) -> tuple[Any, list[str]]:
+        """The resource's body from the request, and the request fields it has no place for (by their
+        path in the request); _Undeclarable when the request lacks what the type requires."""
+
+    @abstractmethod
+    def refer_to_config(self, config: _Declared) -> Any:
+        """The value that names a declared endpoint config in an endpoint."""
+
+    @abstractmethod
+    def refer_to_alarm(self, alarm: _Declared) -> Any:
+        """The value that names a declared alarm in an endpoint's rollback alarms."""
+
+    @abstractmethod
+    def refer_to_target(self, params: dict[str, Any], target: _Declared) -> dict[str, Any]:
+        """A scaling policy's or a scheduled action's request tied to its declared scalable target."""
+
+    def nested(self, operation: str, params: dict[str, Any], declared: _Declarations) -> list[_Item] | None:
+        """The lines of a call the dialect writes into a resource declared before, not as a resource of
+        its own; None for a call that is a resource."""
+        return None
+
+    @abstractmethod
+    def layout(self, items: list[_Item]) -> list[str]:
+        """The text's lines from the walk's comment lines and resources, in call order."""
+
+
+def _declare(dialect: _Dialect, plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any],
+             notes: list[str]) -> str:
+    """The change as the dialect's resources: each call in turn becomes a resource, a part of one
+    declared before, or a comment line saying why nothing is declared for it."""
+    declared = _Declarations()
+    items: list[_Item] = []
+    for index, call in enumerate(change.get("calls") or []):
+        for item in _declare_call(dialect, declared, plan.get("id"), index, call):
+            if not (isinstance(item, _OneOff) and item in items):
+                items.append(item)
+    return "\n".join([*_header(plan, change, risk, "#", notes), *dialect.layout(items)]) + "\n"
+
+
+def _declare_call(dialect: _Dialect, declared: _Declarations, plan_id: Any, index: int,
+                  call: dict[str, Any]) -> list[_Item]:
+    """One call as the dialect's resource (after the comment lines it needs), or as comment lines."""
+    operation, params = call["operation"], dict(call["params"])
+    if operation == "DeleteEndpoint":
+        return [dialect.delete_endpoint.format(endpoint=_line(params.get("EndpointName")))]
+    if (one_off := _one_off(operation, dialect.tool)) is not None:
+        return [_OneOff(one_off)]
+    nested = dialect.nested(operation, params, declared)
+    if nested is not None:
+        return nested
+    kind = dialect.types.get(operation)
+    if kind is None:
+        return [_undeclared(operation, params, dialect)]
+    params = declared.referred(dialect, operation, params)
+    try:
+        body, left_out = dialect.body(operation, params)
+    except _Undeclarable as exc:
+        return [f"# {_line(operation)}: not declared: {dialect.described(kind)} requires an argument the request "
+                f"lacks ({_line(exc)}); the request: --as cli"]
+    resource = _Declared(kind, dialect.name(plan_id, operation, index), body)
+    declared.add(operation, params, resource)
+    comments: list[_Item] = [dialect.update_endpoint] if operation == "UpdateEndpoint" else []
+    if left_out:
+        comments.append(f"# {_line(operation)}: {dialect.described(kind)} has no {dialect.field_word} for "
+                        f"{_line(', '.join(dict.fromkeys(left_out)))}: left out here, so what {dialect.maker} makes "
+                        "lacks them; the request (--as cli) has them")
+    return [*comments, resource]
+
+
+def _undeclared(operation: str, params: dict[str, Any], dialect: _Dialect) -> str:
+    """The line for a call no resource of the dialect declares."""
     if operation == "DeregisterScalableTarget":
         return (f"# DeregisterScalableTarget {_line(params.get('ResourceId'))}: a one-off call before the update "
-                f"(where the target is declared in a {home}, remove its {target_kind} and policies there); the "
-                "request: --as cli")
-    return f"# {_line(operation)}: no {tool} resource; see --as cli"
+                f"(where the target is declared in a {dialect.home}, remove its "
+                f"{dialect.types['RegisterScalableTarget']} and policies there); the request: --as cli")
+    return f"# {_line(operation)}: no {dialect.tool} resource; see --as cli"
+
+
+class _CloudFormation(_Dialect):
+    """A template's Resources, as one YAML document after the comment lines."""
+
+    tool = "CloudFormation"
+    home = "stack"
+    types = _CFN_TYPES
+    field_word = "property"
+    maker = "the stack"
+    delete_endpoint = ("# delete: remove the AWS::SageMaker::Endpoint of {endpoint} from its stack and keep its "
+                       "AWS::SageMaker::EndpointConfig")
+    update_endpoint = ("# UpdateEndpoint: the endpoint's resource in its stack, with the new config and the "
+                       "deployment policy (a stack update then deploys blue/green)")
+
+    def name(self, plan_id: Any, operation: str, index: int) -> str:
+        return _logical_id(plan_id, operation, index)
+
+    def body(self, operation: str, params: dict[str, Any]) -> tuple[Any, list[str]]:
+        return _cfn_properties(operation, params)
+
+    def refer_to_config(self, config: _Declared) -> Any:
+        return {"Fn::GetAtt": [config.name, "EndpointConfigName"]}  # its Ref is the ARN
+
+    def refer_to_alarm(self, alarm: _Declared) -> Any:
+        return {"Ref": alarm.name}
+
+    def refer_to_target(self, params: dict[str, Any], target: _Declared) -> dict[str, Any]:
+        return {**{k: v for k, v in params.items() if k not in _TARGET_KEYS}, "ScalingTargetId": {"Ref": target.name}}
+
+    def nested(self, operation: str, params: dict[str, Any], declared: _Declarations) -> list[_Item] | None:
+        if operation != "PutScheduledAction":
+            return None
+        target = declared.targets.get(_target_key(params))
+        if target is None:
+            return [f"# PutScheduledAction {_line(params.get('ScheduledActionName'))}: add it to the "
+                    f"ScheduledActions of the AWS::ApplicationAutoScaling::ScalableTarget of "
+                    f"{_line(params.get('ResourceId'))}; the request: --as cli"]
+        # The target's properties are its resource's: the action is written into the declared target.
+        target.body.setdefault("ScheduledActions", []).append(
+            {k: params[k] for k in _CFN_SCHEDULED_ACTION if k in params})
+        return []
+
+    def layout(self, items: list[_Item]) -> list[str]:
+        comments = [i for i in items if isinstance(i, str) and not isinstance(i, _OneOff)]
+        one_offs = [i for i in items if isinstance(i, _OneOff)]
+        resources = {i.name: {"Type": i.kind, "Properties": i.body} for i in items if isinstance(i, _Declared)}
+        if resources:
+            return [*comments, *one_offs, _yaml({"Resources": resources}, 0)]
+        return [*comments, *one_offs] if one_offs else [*comments, "# nothing to declare"]
+
+
+class _Terraform(_Dialect):
+    """hashicorp/aws resources, each after its comment lines, in call order."""
+
+    tool = "Terraform"
+    home = "module"
+    types: ClassVar[Mapping[str, str]] = {operation: block.name for operation, block in _TF_RESOURCES.items()}
+    field_word = "argument"
+    maker = "Terraform"
+    delete_endpoint = ("# delete: remove the aws_sagemaker_endpoint of {endpoint} and keep its "
+                       "aws_sagemaker_endpoint_configuration")
+    update_endpoint = ("# UpdateEndpoint: the endpoint's resource in its module, with the new config and the "
+                       "deployment policy")
+
+    def described(self, kind: str) -> str:
+        return f"{TERRAFORM_PROVIDER}'s {kind}"
+
+    def name(self, plan_id: Any, operation: str, index: int) -> str:
+        return re.sub(r"[^a-z0-9_]", "_", f"plan_{plan_id}_{_snake(operation)}_{index}".lower())
+
+    def body(self, operation: str, params: dict[str, Any]) -> tuple[Any, list[str]]:
+        left_out: list[str] = []
+        return _hcl_body(params, _TF_RESOURCES[operation], 1, "", left_out), left_out
+
+    def refer_to_config(self, config: _Declared) -> Any:
+        return _Expression(f"{config.kind}.{config.name}.name")
+
+    def refer_to_alarm(self, alarm: _Declared) -> Any:
+        return _Expression(f"{alarm.kind}.{alarm.name}.alarm_name")
+
+    def refer_to_target(self, params: dict[str, Any], target: _Declared) -> dict[str, Any]:
+        return {**params, **{key: _Expression(f"{target.kind}.{target.name}.{attribute}")
+                             for key, attribute in _TARGET_KEYS.items()}}
+
+    def layout(self, items: list[_Item]) -> list[str]:
+        lines = [f"# for {TERRAFORM_PROVIDER}"]
+        for item in items:
+            if isinstance(item, _Declared):
+                lines.extend([f'resource "{item.kind}" "{item.name}" {{', *item.body, "}"])
+            else:
+                lines.append(item)
+        return lines
+
+
+_CLOUDFORMATION = _CloudFormation()
+_TERRAFORM = _Terraform()
+
+
+def _cloudformation(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], notes: list[str]) -> str:
+    return _declare(_CLOUDFORMATION, plan, change, risk, notes)
+
+
+def _terraform(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], notes: list[str]) -> str:
+    return _declare(_TERRAFORM, plan, change, risk, notes)

@@ -22,7 +22,7 @@ from auditor.models import (
 )
 from auditor.recommend.wording import advice_text
 from auditor.report.headline import headline, incomplete, summary_figures
-from auditor.report.values import iso
+from auditor.values import iso
 
 # 2: the `jobs` section (training and batch transform), `resource_type` on findings.
 # 3: `plans` (one per variant: what to change, with alternatives); findings carry `title` and

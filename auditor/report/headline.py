@@ -10,16 +10,14 @@ states "0 findings" or "$0" for what it did not read.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from typing import Any
 
 from auditor.models import AuditError, AuditReport
+from auditor.text import one_line
 
 PREFIX = "SageMaker audit"
-# C0 and C1 control characters, DEL, and the Unicode line and paragraph separators (as render.one_line).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _usd(value: float) -> str:
@@ -80,7 +78,7 @@ def headline(summary: dict[str, Any], prefix: str = PREFIX) -> str:
     """E.g. "SageMaker audit: 39 findings (+4 not judged), $15,159.64/month to save", or
     "SageMaker audit incomplete: 1 region not read (us-east-1)". `summary`: summary_figures' keys.
     Always one line: a control character in a reason or a name becomes a space."""
-    return _CONTROL.sub(" ", _headline(summary, prefix))
+    return one_line(_headline(summary, prefix))
 
 
 def _headline(summary: dict[str, Any], prefix: str) -> str:

@@ -31,6 +31,7 @@ from auditor.models import AuditReport
 from auditor.report.chart import utilisation_chart_png
 from auditor.report.document import report_to_dict, write_report_json
 from auditor.report.headline import doc_headline
+from auditor.text import one_line
 
 
 class OutputFormat(enum.StrEnum):
@@ -71,16 +72,6 @@ def template_environment() -> jinja2.Environment:
     env.filters["address"] = address
     env.filters["saving"] = saving_text
     return env
-
-
-# C0 and C1 control characters, DEL, and the Unicode line and paragraph separators.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def one_line(value: str) -> str:
-    """A user-supplied string (tag value, name, message) that cannot start a line of its own in
-    plain text or a terminal: every control character (CR, LF, tab, ESC...) becomes a space."""
-    return _CONTROL.sub(" ", value)
 
 
 def plain_document(value: Any) -> Any:

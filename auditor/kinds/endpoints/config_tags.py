@@ -16,8 +16,8 @@ import botocore.exceptions
 from auditor.collect.session import AwsClients, client_config, describe_client_error
 from auditor.config import OPT_IN_TAG, AuditConfig
 from auditor.errors import AuditorError
+from auditor.models import CopiedTags
 from auditor.recommend.change import settable_tags
-from auditor.report.change_text import CopiedTags
 
 
 def read_copied_tags(config: AuditConfig, account_id: str, region: str, config_name: str,

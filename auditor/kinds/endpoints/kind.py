@@ -51,7 +51,7 @@ from auditor.models import (
     Window,
     price_usage,
 )
-from auditor.report.values import iso, utilization_by_resource
+from auditor.values import iso, utilization_by_resource
 
 if TYPE_CHECKING:
     from auditor.pipeline.limits import RunLimits
@@ -377,7 +377,7 @@ def to_dict(section: tuple[EndpointReport, ...]) -> Iterator[dict[str, Any]]:
                     "monthly_cost_usd": v.monthly_cost_usd,
                     "price_basis": v.price_basis,
                     "average_instances": v.average_instances,
-                    "utilization": utilization_by_resource(v),
+                    "utilization": utilization_by_resource(v.utilization),
                     "invocations": v.utilization.invocations if v.utilization else None,
                     "instance_metric_days": v.utilization.instance_metric_days if v.utilization else None,
                     "autoscaling": (_autoscaling(v.variant.autoscaling) if e.endpoint.autoscaling_known
@@ -401,7 +401,7 @@ def to_dict(section: tuple[EndpointReport, ...]) -> Iterator[dict[str, Any]]:
                     "copy_count": c.component.copy_count,
                     "per_copy": {"cpu_cores": c.component.cpu_cores, "accelerators": c.component.accelerators,
                                  "memory_mb": c.component.memory_mb},
-                    "utilization": utilization_by_resource(c),
+                    "utilization": utilization_by_resource(c.utilization),
                 }
                 for c in e.components
             ],

@@ -42,6 +42,7 @@ from botocore.client import BaseClient
 
 from auditor.collect.session import AwsClients
 from auditor.models import AuditError, ComponentPlacement
+from auditor.text import one_line_words
 
 QUERY_RANGE_PATH = "/api/v1/query_range"
 SIGNING_SERVICE = "monitoring"
@@ -204,7 +205,7 @@ def _error_text(document: Any, payload: bytes) -> str:
         text = f"{kind}: {text}" if kind and text else text or str(kind or "")
     elif payload:
         text = payload[:300].decode("utf-8", "replace")
-    return " ".join(text.split())[:200]
+    return one_line_words(text)[:200]
 
 
 # ---------- The placement query ----------

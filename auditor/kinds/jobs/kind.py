@@ -50,7 +50,7 @@ from auditor.models import (
     TransformJob,
     Window,
 )
-from auditor.report.values import iso, money, utilization_summary
+from auditor.values import iso, money, utilization_summary
 
 # Job hosts' metrics are collected at 1-minute periods.
 JOB_PERIOD_SECONDS = 60

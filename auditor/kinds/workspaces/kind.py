@@ -28,7 +28,7 @@ from auditor.kinds.workspaces.rules import RULES
 from auditor.kinds.workspaces.settings import WorkspacesConfig
 from auditor.models import AuditError, Window
 from auditor.prices.parse import studio_usage
-from auditor.report.values import iso, iso_or_none
+from auditor.values import iso, iso_or_none
 
 
 def audit(scope: RegionScope) -> KindResult[WorkspacesSection | None]:

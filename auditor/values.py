@@ -1,11 +1,11 @@
-"""How the JSON report writes values (times, money, utilisation), shared by every section."""
+"""How the JSON report writes values (times, money, utilisation), shared by every kind's section."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from auditor.models import ComponentReport, Resource, VariantReport, VariantUtilization
+from auditor.models import Resource, VariantUtilization
 
 
 def iso(value: datetime) -> str:
@@ -27,9 +27,8 @@ def utilization_summary(utilization: VariantUtilization | None) -> dict[str, Any
     return {r.value: {"avg": u.avg, "p95": u.p95, "max": u.max} for r, u in utilization.by_resource.items()}
 
 
-def utilization_by_resource(report: VariantReport | ComponentReport) -> dict[str, Any]:
+def utilization_by_resource(util: VariantUtilization | None) -> dict[str, Any]:
     """Every resource, null where it was not measured."""
-    util = report.utilization
     out: dict[str, Any] = {}
     for resource in Resource:
         figures = util.get(resource) if util else None
