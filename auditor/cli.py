@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from auditor.errors import AuditorError, AwsAccessError, ConfigError, ProblemLines
+from auditor.text import one_line, one_line_words
 
 try:  # the registry loads the plug-in kinds: one that cannot be registered is one `error:` line
     import auditor.kinds.registry  # noqa: F401
 except AuditorError as exc:
-    sys.exit(f"error: {' '.join(str(exc).split())}")
+    sys.exit(f"error: {one_line_words(str(exc))}")
 
 from auditor.cli_frame import (
     EXIT_FINDINGS,
@@ -38,7 +39,6 @@ from auditor.report.headline import report_headline
 from auditor.report.render import TABLE_PLANS, OutputFormat, render, render_experiments
 from auditor.signals import on_stop_signals
 from auditor.tasks.audit import RunHistory, check_writable, deliver_outcome, execute_audit, prepare_run_history
-from auditor.text import one_line
 
 if TYPE_CHECKING:
     from rich.progress import TaskID

@@ -28,6 +28,7 @@ from auditor.config import SECTIONS
 from auditor.errors import AuditorError
 from auditor.kinds.base import Audience, AudienceOf, Owned, ResourceKind
 from auditor.models import AuditReport
+from auditor.text import one_line_words
 
 _NOT_KINDS = {"base", "registry"}
 
@@ -71,14 +72,11 @@ def _built_in() -> list[ResourceKind[Any]]:
     return kinds
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _named(entry: EntryPoint) -> str:
     """The plug-in as its error names it: its entry point, what it loads, and its distribution."""
-    dist = f", distribution {entry.dist.name} {entry.dist.version}" if entry.dist is not None else ""
-    return f'plug-in kind "{_one_line(entry.name)}" ({_one_line(entry.value)}{dist})'
+    dist = (f", distribution {one_line_words(entry.dist.name)} {one_line_words(entry.dist.version)}"
+            if entry.dist is not None else "")
+    return f'plug-in kind "{one_line_words(entry.name)}" ({one_line_words(entry.value)}{dist})'
 
 
 def plugin_kinds(entries: Iterable[EntryPoint], registered: Sequence[ResourceKind[Any]]) -> list[ResourceKind[Any]]:
@@ -94,7 +92,7 @@ def plugin_kinds(entries: Iterable[EntryPoint], registered: Sequence[ResourceKin
         try:
             kind = entry.load()
         except Exception as exc:  # a plug-in's import may fail in any way: one error naming the plug-in
-            raise KindPluginError(f"{named} cannot be loaded: {type(exc).__name__}: {_one_line(str(exc))}") \
+            raise KindPluginError(f"{named} cannot be loaded: {type(exc).__name__}: {one_line_words(str(exc), 300)}") \
                 from exc
         if not isinstance(kind, ResourceKind):
             raise KindPluginError(f"{named} is not a ResourceKind (it loads a {type(kind).__name__})")
