@@ -136,6 +136,24 @@ def test_the_example_kind_is_audited_end_to_end(models_home: Path) -> None:
     assert "<h2>Models</h2>" in page and 'id="models"' in page and "component/ranker" in page
 
 
+@pytest.mark.parametrize(("operation", "fault"), [("DescribeEndpointConfig", "access_denied"),
+                                                ("DescribeInferenceComponent", "server_error")])
+def test_a_model_whose_users_cannot_all_be_read_is_never_called_unused(models_home: Path, operation: str,
+                                                                       fault: str) -> None:
+    Emulator.faults.arm("sagemaker", operation, fault, times=10)  # more than botocore's retries
+    report = models_home / "report.json"
+    done = _audit(models_home, "--format", "json", "--output", str(report))
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    assert [f for f in doc["findings"] if f["rule"] == "model-unused"] == [], done.stderr
+    said = [e["message"] for e in doc["errors"] if operation in e["message"]]
+    assert said, doc["errors"]
+    if fault == "access_denied":  # a refusal stops the kind in the region: no model is listed
+        assert doc["models"]["models"] == [] and "(models)" in said[0]
+    else:  # a description that failed: the models are listed, not judged
+        assert doc["models"]["summary"] == {"models": 4, "unused": 0, "not_judged": 4}
+        assert all(m["used_by"] is None for m in doc["models"]["models"]) and "(models not judged)" in said[0]
+
+
 @pytest.mark.parametrize(("toml", "error"), [
     ('[models]\nenabled = "yes"\n', "models.enabled must be true or false, got 'yes'"),
     ("[models]\nenabld = true\n", "unknown key models.enabld (known: enabled)"),
