@@ -222,9 +222,10 @@ def test_a_plugin_that_cannot_be_loaded_is_one_error_naming_it(tmp_path: Path) -
 # What the in-process checks below load (entry points name an importable object).
 NOT_A_KIND = object()
 SUMMARY = replace(HYPERPOD, key="summary", rules=(), settings={})
-GPUS = replace(HYPERPOD, key="gpus", rules=(), settings={})
+GPUS = replace(HYPERPOD, key="gpus", rules=(), settings={}, templates={})
 RULE_TAKEN = replace(GPUS, key="gpus_rules", rules=HYPERPOD.rules)
 SECTION_TAKEN = replace(GPUS, key="gpus_email", settings={"email": object})
+CORE_TEMPLATES = replace(GPUS, key="gpus_html", templates={"html": "kind_hyperpod.html.j2"})
 
 
 def _entry(name: str, value: str) -> EntryPoint:
@@ -248,10 +249,13 @@ def _entry(name: str, value: str) -> EntryPoint:
      "plug-in kind \"gpus_rules\" (test_example_kind:RULE_TAKEN): rule 'hyperpod-idle-nodes' is already registered"),
     ([_entry("gpus_email", "test_example_kind:SECTION_TAKEN")],
      "plug-in kind \"gpus_email\" (test_example_kind:SECTION_TAKEN): config section [email] is already defined"),
+    ([_entry("gpus_html", "test_example_kind:CORE_TEMPLATES")],
+     "plug-in kind \"gpus_html\" (test_example_kind:CORE_TEMPLATES): template 'kind_hyperpod.html.j2' is not in "
+     "its package"),
     ([_entry("gpus", "test_example_kind:MISSING")],
      'plug-in kind "gpus" (test_example_kind:MISSING) cannot be loaded: AttributeError:'),
 ], ids=["not-a-kind", "named-otherwise", "built-in-key", "twice", "reserved-key", "rule-taken", "section-taken",
-         "missing"])
+         "templates-outside", "missing"])
 def test_a_plugin_that_cannot_be_registered_is_refused_by_name(entries: list[EntryPoint], message: str) -> None:
     with pytest.raises(KindPluginError) as refused:
         plugin_kinds(entries, KINDS)

@@ -19,6 +19,7 @@ import importlib
 import pkgutil
 import re
 from collections.abc import Iterable, Sequence
+from importlib import resources
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -79,6 +80,15 @@ def _named(entry: EntryPoint) -> str:
     return f'plug-in kind "{one_line_words(entry.name)}" ({one_line_words(entry.value)}{dist})'
 
 
+def _packaged_template(name: str) -> bool:
+    """Whether `name` is "<package>:<file>" with the file in the package's templates/ directory."""
+    package, sep, file = name.partition(":")
+    try:
+        return bool(sep and file) and (resources.files(package) / "templates" / file).is_file()
+    except ImportError:
+        return False
+
+
 def plugin_kinds(entries: Iterable[EntryPoint], registered: Sequence[ResourceKind[Any]]) -> list[ResourceKind[Any]]:
     """The kinds `entries` load (entry points of ENTRY_POINT_GROUP), by name; `registered`: the
     kinds before them. An entry that cannot be registered (it does not load a kind, or its key, a
@@ -108,6 +118,9 @@ def plugin_kinds(entries: Iterable[EntryPoint], registered: Sequence[ResourceKin
         if taken := sorted(sections & set(kind.settings)):
             raise KindPluginError(f"{named}: config section {', '.join(f'[{t}]' for t in taken)} is already "
                                   "defined")
+        if missing := [name for name in kind.templates.values() if not _packaged_template(name)]:
+            raise KindPluginError(f"{named}: template {', '.join(map(repr, missing))} is not in its package "
+                                  '(a plug-in\'s templates are named "<package>:<file>", in the package\'s templates/)')
         keys.add(kind.key)
         rule_ids.update(r.id for r in kind.rules)
         sections.update(kind.settings)
