@@ -32,11 +32,11 @@ from auditor.cli_frame import (
 )
 from auditor.config import AuditConfig
 from auditor.files import write_atomic
+from auditor.limits import pause_point
 from auditor.models import AuditReport, RiskLevel
 from auditor.pipeline import Progress, RunLimits
-from auditor.pipeline.limits import pause_point
 from auditor.report.headline import report_headline
-from auditor.report.render import TABLE_PLANS, OutputFormat, render, render_experiments
+from auditor.report.render import TABLE_PLANS, OutputFormat, render, render_tables
 from auditor.signals import on_stop_signals
 from auditor.tasks.audit import RunHistory, check_writable, deliver_outcome, execute_audit, prepare_run_history
 
@@ -114,22 +114,22 @@ def write_report(report: AuditReport, output_format: OutputFormat, output: Path 
     stdout the table fits the terminal and shows the first plans unless `show_all`; a file has all."""
     limit = None if show_all or output is not None else TABLE_PLANS
     text = render(report, output_format, color=output is None and sys.stdout.isatty(), limit=limit)
-    # CSV is one table a file: the experiments of training jobs go beside the findings.
-    experiments = render_experiments(report) if output_format is OutputFormat.CSV else None
+    # CSV is one table a file: the kinds' own tables (the experiments of training jobs) go beside the findings.
+    tables = render_tables(report) if output_format is OutputFormat.CSV else {}
     try:
         if output is not None:
             output.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(output, text)
             typer.echo(f"report written to {output}", err=True)
-            if experiments:
-                beside = output.with_name(f"{output.stem}-experiments{output.suffix or '.csv'}")
-                write_atomic(beside, experiments)
-                typer.echo(f"experiments written to {beside}", err=True)
+            for name, table in tables.items():
+                beside = output.with_name(f"{output.stem}-{name}{output.suffix or '.csv'}")
+                write_atomic(beside, table)
+                typer.echo(f"{name} written to {beside}", err=True)
         else:
             typer.echo(text, nl=False)
-            if experiments:
+            for table in tables.values():
                 typer.echo("")
-                typer.echo(experiments, nl=False)
+                typer.echo(table, nl=False)
     except OSError as exc:
         problem = f"cannot write the report to {output}: {exc.strerror}"
         fallback = fallback_path(output, output_format)

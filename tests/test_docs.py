@@ -450,7 +450,7 @@ PRODUCED = re.compile(r"^<!-- produced by: (.+?) -->\n```[^\n]*\n(.*?)^```", fla
 # Durations that are settings, limits or an example of wording, not measurements; each is checked
 # against what it states.
 NOT_MEASURED = {
-    "30 minutes + 0.6 s per endpoint": ("auditor/pipeline/limits.py",
+    "30 minutes + 0.6 s per endpoint": ("auditor/limits.py",
                                         ["BASE_DEADLINE_SECONDS = 30 * 60", "SECONDS_PER_ENDPOINT = 0.6"]),
     "give the process 30 s to finish": ("deploy/systemd/sagemaker-auditor-nightly.service", ["TimeoutStopSec=30"]),
     "the age must end above 60 s": ("auditor/kinds/endpoints/rules/rising_queue_latency.py",

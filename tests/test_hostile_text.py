@@ -48,8 +48,8 @@ from auditor.report.render import (
     md_cell,
     plain_document,
     render,
-    render_experiments,
     render_table,
+    render_tables,
 )
 from auditor.report.weekly import build_weekly_message, render_weekly_csv
 from auditor.text import one_line
@@ -248,7 +248,7 @@ def _check_outputs(report: AuditReport, clean: AuditReport, values: dict[str, st
     for value in [*everywhere, values["reason"], values["partial"], values["hyperparameter"], values["setting"],
                   values["metric"], values["notebook"], values["profile"]]:
         assert any(norm(value) in run for run in runs), value
-    experiments = list(csv.DictReader(io.StringIO(render_experiments(report) or "")))
+    experiments = list(csv.DictReader(io.StringIO(render_tables(report).get("experiments", ""))))
     assert len(experiments) == 2
     assert {r["setting"] for r in experiments} == {csv_cell(f"{values['hyperparameter']}={values['setting']}")}
     assert {r["final_metrics"] for r in experiments} == {csv_cell(f"{values['metric']}=0.5")}

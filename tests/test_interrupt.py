@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from auditor.history.store import History
-from auditor.pipeline.limits import PAUSE_VARIABLE
+from auditor.limits import PAUSE_VARIABLE
 from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
 

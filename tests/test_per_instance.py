@@ -11,10 +11,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from auditor.collect.config_cache import MemoryConfigCache
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import HOTTEST_INSTANCE, VARIANT_MEAN, hottest_instance_sizing
-from auditor.kinds.endpoints.discover import CONFIG_FORMAT, MemoryConfigCache
+from auditor.kinds.endpoints.discover import CONFIG_FORMAT
 from auditor.models import InstanceUtilization, Resource, ResourceUtilization, VariantUtilization
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict

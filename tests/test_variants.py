@@ -12,10 +12,10 @@ from datetime import datetime
 import pytest
 
 from auditor.catalog import load_catalog
+from auditor.collect.config_cache import ConfigCache, MemoryConfigCache
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
-from auditor.kinds.endpoints.discover import ConfigCache, MemoryConfigCache
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict
 from auditor_emulator.fleet import ab_leftover_and_shadow_test, seed_fleet

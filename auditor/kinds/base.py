@@ -17,14 +17,15 @@ from auditor.models import AuditError, CollectionStats, Finding, Window
 
 if TYPE_CHECKING:
     from auditor.catalog import Catalog
+    from auditor.collect.config_cache import ConfigCache
     from auditor.collect.session import AwsClients
     from auditor.config import AuditConfig
-    from auditor.kinds.endpoints.discover import ConfigCache
+    from auditor.limits import RunLimits
     from auditor.models import AuditReport
-    from auditor.pipeline.limits import RunLimits
-    from auditor.pipeline.progress import Progress
+    from auditor.progress import Progress
 
 SectionT = TypeVar("SectionT")
+CsvTable = tuple[tuple[str, ...], list[dict[str, Any]]]  # columns, rows
 
 
 class Judge(Protocol):
@@ -135,6 +136,9 @@ class ResourceKind(Generic[SectionT]):
     price_uses: Callable[[SectionT], Iterable[ResourcePrice]] = lambda _section: ()
     # Templates for its part of the HTML, text and Markdown reports (they read `doc[key]`).
     templates: dict[str, str] = field(default_factory=dict)  # format ("html", "text", "markdown") -> name
+    # Tables of its own that the CSV output writes beside the findings (`<output>-<name>.csv`), from
+    # its JSON section: name -> (columns, rows); a table without rows is not written.
+    csv_tables: Callable[[Any], Mapping[str, CsvTable]] = lambda _section_json: {}
     # Its rules (one module each in its `rules/` package, found there); the rule registry joins every kind's.
     rules: tuple[Rule[Any], ...] = ()
     # Its own config sections, by section name ({"jobs": JobsConfig}): read, checked and documented

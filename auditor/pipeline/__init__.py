@@ -16,12 +16,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from auditor.analyse.rules import RuleJudge
+from auditor.collect.config_cache import ConfigCache, MemoryConfigCache
 from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.kinds.base import KindResult, RegionScope, unreachable
-from auditor.kinds.endpoints.discover import ConfigCache, MemoryConfigCache
 from auditor.kinds.registry import KINDS, REGISTRY
+from auditor.limits import RunLimits, RunStopped, pause_point
 from auditor.models import (
     AccountInfo,
     AuditError,
@@ -33,10 +34,9 @@ from auditor.models import (
     ResourceThresholds,
 )
 from auditor.pipeline.accounts import AccountAccess, open_estate
-from auditor.pipeline.limits import RunLimits, RunStopped, pause_point
 from auditor.pipeline.prices import prepare_prices, price_info, savings_plan_advice
-from auditor.pipeline.progress import Progress
 from auditor.pipeline.regions import RegionWork, run_regions
+from auditor.progress import Progress
 from auditor.recommend.plans import build_plans
 from auditor.text import one_line_words
 

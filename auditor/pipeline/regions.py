@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from auditor.pipeline.limits import RunLimits, RunStopped
+from auditor.limits import RunLimits, RunStopped
 
 # CloudWatch and SageMaker rate limits are per account and region: units never share a budget,
 # but the machine's connections and CPU do.

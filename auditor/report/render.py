@@ -25,7 +25,6 @@ from rich.text import Text
 
 from auditor.analyse.rules.base import period_label
 from auditor.analyse.usage import format_duration
-from auditor.kinds.jobs.kind import KIND as JOBS
 from auditor.kinds.registry import KINDS
 from auditor.models import AuditReport
 from auditor.report.chart import utilisation_chart_png
@@ -401,28 +400,12 @@ CSV_COLUMNS = (
 )
 
 
-EXPERIMENT_COLUMNS = ("experiment", "job", "instance_type", "instance_count", "setting", "training_seconds",
-                      "on_demand_cost_usd", "spot_cost_usd", "spot_cost_estimated", "final_metrics")
-
-
-def render_experiments(report: AuditReport) -> str | None:
-    """The experiments table as CSV, or None when no training jobs form an experiment."""
-    return render_experiments_csv(report_to_dict(report)) if JOBS.section(report).experiments else None
-
-
-def render_experiments_csv(doc: dict[str, Any]) -> str:
-    """One row per training run of every experiment; the varied hyperparameters as k=v pairs."""
-    return write_csv(EXPERIMENT_COLUMNS, (
-        {
-            "experiment": e["name"], "job": r["job"], "instance_type": r["instance_type"],
-            "instance_count": r["instance_count"],
-            "setting": " ".join(f"{k}={v}" for k, v in r["setting"].items()),
-            "training_seconds": r["training_seconds"], "on_demand_cost_usd": r["on_demand_cost_usd"],
-            "spot_cost_usd": r["spot_cost_usd"], "spot_cost_estimated": r["spot_cost_estimated"],
-            "final_metrics": " ".join(f"{k}={v:g}" for k, v in r["final_metrics"].items()),
-        }
-        for e in doc["jobs"]["experiments"] for r in e["runs"]
-    ))
+def render_tables(report: AuditReport) -> dict[str, str]:
+    """The kinds' own CSV tables (`ResourceKind.csv_tables`), by name, each as CSV: only those with rows."""
+    doc = report_to_dict(report)
+    return {name: write_csv(columns, rows)
+            for kind in KINDS if doc.get(kind.key) is not None
+            for name, (columns, rows) in kind.csv_tables(doc[kind.key]).items() if rows}
 
 
 def render_findings_csv(doc: dict[str, Any]) -> str:

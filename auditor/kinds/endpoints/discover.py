@@ -21,11 +21,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 import botocore.exceptions
 from botocore.client import BaseClient
 
+from auditor.collect.config_cache import ConfigCache, MemoryConfigCache
 from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region
 from auditor.discover.arns import account_of
 from auditor.models import (
@@ -50,30 +51,6 @@ _VARIANT_FIELDS = ("VariantName", "InstanceType", "InitialInstanceCount", "Model
 class Discovery:
     endpoints: tuple[Endpoint, ...]
     errors: tuple[AuditError, ...]
-
-
-class ConfigCache(Protocol):
-    """Endpoint config descriptions kept between runs: a config never changes once created."""
-
-    def get(self, account_id: str, region: str, name: str) -> dict[str, Any] | None: ...
-
-    def put(self, account_id: str, region: str, name: str, description: dict[str, Any]) -> None: ...
-
-
-class MemoryConfigCache:
-    """For one run (or --no-history): endpoints that share a config describe it once."""
-
-    def __init__(self) -> None:
-        self._items: dict[tuple[str, str, str], dict[str, Any]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, account_id: str, region: str, name: str) -> dict[str, Any] | None:
-        with self._lock:
-            return self._items.get((account_id, region, name))
-
-    def put(self, account_id: str, region: str, name: str, description: dict[str, Any]) -> None:
-        with self._lock:
-            self._items[(account_id, region, name)] = description
 
 
 def discover_endpoints(sagemaker: BaseClient, region: str, max_workers: int = 8,

@@ -13,6 +13,7 @@ import pandas as pd
 
 from auditor.catalog import Catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
+from auditor.collect.config_cache import ConfigCache
 from auditor.collect.plan import plan_queries
 from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
@@ -31,7 +32,7 @@ from auditor.kinds.endpoints.alarms import discover_alarms
 from auditor.kinds.endpoints.assessment import EndpointFleet, assess_components, assess_endpoint
 from auditor.kinds.endpoints.autoscaling import discover_autoscaling, variant_resource_id
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
-from auditor.kinds.endpoints.discover import ConfigCache, discover_endpoints
+from auditor.kinds.endpoints.discover import discover_endpoints
 from auditor.kinds.endpoints.enhanced import EnhancedSeries, enhanced_queries
 from auditor.kinds.endpoints.judge import judge_endpoint
 from auditor.kinds.endpoints.promql import PromQLClient, collect_placement
@@ -54,8 +55,8 @@ from auditor.models import (
 from auditor.values import iso, utilization_by_resource
 
 if TYPE_CHECKING:
-    from auditor.pipeline.limits import RunLimits
-    from auditor.pipeline.progress import Progress
+    from auditor.limits import RunLimits
+    from auditor.progress import Progress
 
 
 @dataclass(frozen=True)

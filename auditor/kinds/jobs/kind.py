@@ -36,6 +36,7 @@ from auditor.kinds.jobs.metrics import (
     collect_job_metrics,
     list_job_hosts,
 )
+from auditor.kinds.jobs.report import csv_tables
 from auditor.kinds.jobs.rules import RULES
 from auditor.kinds.jobs.settings import JobsConfig
 from auditor.models import (
@@ -318,6 +319,7 @@ KIND: ResourceKind[JobsSection] = ResourceKind(
     price_uses=price_uses,
     monthly_cost=monthly_cost,
     templates={"html": "kind_jobs.html.j2", "text": "kind_jobs.txt.j2", "markdown": "kind_jobs.md.j2"},
+    csv_tables=csv_tables,
     rules=RULES,
     settings={"jobs": JobsConfig},
 )
