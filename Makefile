@@ -38,6 +38,7 @@ test: $(VENV)/.installed-dev
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check auditor auditor_emulator tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 # The reference in docs/ as a site in site/ (MkDocs, Material theme); --strict turns warnings into failures.
 docs: $(VENV)/.installed-dev

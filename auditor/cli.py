@@ -32,6 +32,7 @@ from auditor.cli_frame import (
 )
 from auditor.config import AuditConfig
 from auditor.files import write_atomic
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.limits import pause_point
 from auditor.models import AuditReport, RiskLevel
 from auditor.pipeline import Progress, RunLimits
@@ -156,7 +157,7 @@ def run_log_line(report: AuditReport, seconds: float) -> str:
     problems = report.call_problems
     retried = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in problems.items() if n) or "none retried"
     # The report's headline (its counts, saving and what was not read), then the run's own figures.
-    return (f"{report_headline(report, 'audit')}; {len(report.endpoints)} endpoints; "
+    return (f"{report_headline(report, 'audit')}; {len(ENDPOINTS.section(report))} endpoints; "
             f"{sum(report.api_calls.values())} API calls ({retried}); {seconds:.1f} s")
 
 

@@ -262,67 +262,6 @@ def price_usage(endpoint: Endpoint) -> str:
 
 
 @dataclass(frozen=True)
-class TrainingJob:
-    account_id: str
-    region: str
-    name: str
-    status: str
-    instance_type: str
-    instance_count: int
-    created_at: datetime
-    started_at: datetime | None
-    ended_at: datetime | None
-    training_seconds: int | None  # None: still running, or not reported
-    billable_seconds: int | None
-    spot: bool
-    checkpoint_s3_uri: str | None
-    max_wait_seconds: int | None
-    max_runtime_seconds: int | None
-    image: str  # the training image, or the algorithm name
-    hyperparameters: dict[str, str]
-    final_metrics: dict[str, float]
-    arn: str = ""
-    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
-    # The fields of its Describe answer that CreateTrainingJob takes, but Environment: the next run's request
-    # is built from them (recommend/job_change.py) without another call. Not in the JSON.
-    create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    # How many variables its Environment sets: their values are never kept (teams put tokens there).
-    environment_variables: int = 0
-
-
-@dataclass(frozen=True)
-class TransformJob:
-    account_id: str
-    region: str
-    name: str
-    status: str
-    instance_type: str
-    instance_count: int
-    model_name: str
-    created_at: datetime
-    started_at: datetime | None
-    ended_at: datetime | None
-    arn: str = ""
-    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
-    # The fields of its Describe answer that CreateTransformJob takes, but Environment: the next run's request
-    # is built from them (recommend/job_change.py) without another call. Not in the JSON.
-    create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    # How many variables its Environment sets: their values are never kept (teams put tokens there).
-    environment_variables: int = 0
-
-    @property
-    def duration_seconds(self) -> float | None:
-        return duration_seconds(self.started_at, self.ended_at)
-
-
-def duration_seconds(started_at: datetime | None, ended_at: datetime | None) -> float | None:
-    """How long a job ran; None while it has not both started and ended."""
-    if started_at is None or ended_at is None:
-        return None
-    return max(0.0, (ended_at - started_at).total_seconds())
-
-
-@dataclass(frozen=True)
 class AuditError:
     """A failure that did not stop the run; reported so that silence never hides it."""
 
@@ -677,105 +616,6 @@ class CatalogInfo:
 
 
 @dataclass(frozen=True)
-class TrainingCost:
-    job: TrainingJob
-    price_per_hour: float | None
-    cost_usd: float | None  # billed: billable seconds x count x price
-    on_demand_cost_usd: float | None  # training seconds x count x price: what on-demand costs
-    spot_cost_usd: float | None  # billed, for Spot jobs; estimated at the discount otherwise
-    spot_saving_usd: float | None  # realised for Spot jobs; potential otherwise
-    utilization: VariantUtilization | None = None
-    # The busiest host's normalised maxima per minute ('<resource>:Maximum', 0-100%), for the
-    # replay of a resize (recommend/job_risk.py); not in the JSON.
-    series: pd.DataFrame | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def spot_estimated(self) -> bool:
-        return not self.job.spot
-
-
-@dataclass(frozen=True)
-class TransformCost:
-    job: TransformJob
-    price_per_hour: float | None
-    cost_usd: float | None
-    utilization: VariantUtilization | None = None
-    price_basis: str = "batch"  # whose rate: "batch" (its own) or "hosting" (the prices have no batch rate)
-    # The busiest host's normalised maxima per minute ('<resource>:Maximum', 0-100%), for the
-    # replay of a resize (recommend/job_risk.py); not in the JSON.
-    series: pd.DataFrame | None = field(default=None, compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class ProcessingJob:
-    account_id: str
-    region: str
-    name: str
-    status: str
-    instance_type: str
-    instance_count: int
-    volume_size_gb: int
-    image: str
-    created_at: datetime
-    started_at: datetime | None
-    ended_at: datetime | None
-    arn: str = ""
-    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
-    # The fields of its Describe answer that CreateProcessingJob takes, but Environment: the next run's request
-    # is built from them (recommend/job_change.py) without another call. Not in the JSON.
-    create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    # How many variables its Environment sets: their values are never kept (teams put tokens there).
-    environment_variables: int = 0
-
-    @property
-    def duration_seconds(self) -> float | None:
-        return duration_seconds(self.started_at, self.ended_at)
-
-
-@dataclass(frozen=True)
-class ProcessingCost:
-    job: ProcessingJob
-    price_per_hour: float | None
-    cost_usd: float | None  # duration x count x price
-    utilization: VariantUtilization | None = None
-    price_basis: str = "processing"  # whose rate: "processing" (its own) or "hosting" (the prices have none)
-    # The busiest host's normalised maxima per minute ('<resource>:Maximum', 0-100%), for the
-    # replay of a resize (recommend/job_risk.py); not in the JSON.
-    series: pd.DataFrame | None = field(default=None, compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class ExperimentRun:
-    job: str
-    instance_type: str
-    instance_count: int
-    setting: dict[str, str]  # the hyperparameters that differ between the experiment's runs
-    training_seconds: int | None
-    on_demand_cost_usd: float | None
-    spot_cost_usd: float | None
-    spot_estimated: bool
-    final_metrics: dict[str, float]
-
-
-@dataclass(frozen=True)
-class Verdict:
-    setting: dict[str, str]
-    cheapest_instance_type: str
-    cost_per_run_usd: float
-    alternatives: dict[str, float]  # instance type -> mean on-demand cost per run
-    spot_cost_per_run_usd: float | None = None
-
-
-@dataclass(frozen=True)
-class Experiment:
-    name: str
-    image: str
-    varied: tuple[str, ...]  # hyperparameter names that differ
-    runs: tuple[ExperimentRun, ...]
-    verdicts: tuple[Verdict, ...] = field(default_factory=tuple)
-
-
-@dataclass(frozen=True)
 class SavingsPlanAdvice:
     """AWS's recommendation for a SageMaker Savings Plan (Cost Explorer's own model, computed on the
     usage before the report's plans are applied)."""
@@ -840,8 +680,8 @@ class ReportSettings:
 class AuditReport:
     generated_at: datetime
     window: Window
-    # Each resource kind's section, by its key (auditor.kinds): "endpoints" holds the EndpointReports;
-    # a kind reads its own with `KIND.section(report)`.
+    # Each resource kind's section, by its key (auditor.kinds): a kind reads its own with
+    # `KIND.section(report)` and replaces it with `KIND.with_section(report, section)`.
     sections: dict[str, Any]
     findings: tuple[Finding, ...]
     errors: tuple[AuditError, ...]
@@ -862,22 +702,9 @@ class AuditReport:
     max_risk: RiskLevel | None = None
     plans_above_risk: tuple[Plan, ...] = ()
     settings: ReportSettings = field(kw_only=True)  # the thresholds and targets the verdicts used
-
-    def with_section(self, key: str, section: Any) -> AuditReport:
-        """The report with one kind's section replaced."""
-        return replace(self, sections={**self.sections, key: section})
-
-    @property
-    def endpoints(self) -> tuple[EndpointReport, ...]:
-        """The endpoints kind's section: every endpoint with its variants (plans and charts read them)."""
-        return tuple(self.sections.get("endpoints", ()))
-
-    @property
-    def monthly_cost_by_kind(self) -> dict[str, float | None]:
-        """Each audited kind's monthly cost (None: not known whole); the kinds price their own sections."""
-        from auditor.kinds.registry import monthly_cost_by_kind  # the kinds import this module
-
-        return monthly_cost_by_kind(self)
+    # Each audited kind's monthly cost at the window (None: not known whole), in the kinds' order: the
+    # kinds price their own sections when the report is built (auditor.kinds.registry.monthly_cost_by_kind).
+    monthly_cost_by_kind: dict[str, float | None] = field(default_factory=dict, kw_only=True)
 
     @property
     def monthly_cost_usd(self) -> float:

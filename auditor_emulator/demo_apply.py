@@ -22,6 +22,7 @@ from auditor.config import OPT_IN_TAG, AuditConfig
 from auditor.files import write_atomic
 from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.models import AuditReport, Plan
 from auditor.report.weekly import render_weekly_file
 from auditor.tasks.audit import deliver_outcome, execute_audit, history_path
@@ -113,7 +114,7 @@ def tell_the_action_story(config: AuditConfig, report: AuditReport, fleet: list[
         week = iso_week(outcome.report.generated_at)
         digest = build_digest(history, week)
     echo("$ audit run                    # the next run")
-    endpoint = next((e for e in outcome.report.endpoints if e.endpoint.name == plan.endpoint
+    endpoint = next((e for e in ENDPOINTS.section(outcome.report) if e.endpoint.name == plan.endpoint
                      and e.endpoint.region == plan.region and e.endpoint.account_id == plan.account_id), None)
     variant = next((v.variant for v in endpoint.variants if v.variant.name == plan.variant), None) if endpoint else None
     now_runs = (f"now runs {shape(variant.instance_type, variant.instance_count)} on "

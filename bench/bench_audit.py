@@ -28,6 +28,7 @@ from auditor.config import AuditConfig, AwsConfig
 from auditor.kinds.endpoints.assessment import assess_endpoint
 from auditor.kinds.endpoints.discover import discover_endpoints
 from auditor.kinds.endpoints.judge import judge_endpoint
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.kinds.jobs.analysis import processing_cost
 from auditor.kinds.jobs.discover_processing import discover_processing_jobs
 from auditor.kinds.jobs.kind import with_utilisation
@@ -91,7 +92,7 @@ def main() -> None:
                              processing_probe.client("cloudwatch", REGION), REGION, "/aws/sagemaker/ProcessingJobs",
                              catalog, config, now)
 
-    n = len(outcome.report.endpoints)
+    n = len(ENDPOINTS.section(outcome.report))
     total_calls = sum(calls.values())
     print(f"\naudit of {n} endpoints: {wall:.2f} s wall, {len(outcome.report.findings)} findings, "
           f"{outcome.report.monthly_savings_usd:,.2f} USD/month to save")

@@ -15,9 +15,9 @@ from auditor.collect.plan import align_window
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import assess_endpoint
 from auditor.kinds.endpoints.judge import judge_endpoint
+from auditor.kinds.registry import monthly_cost_by_kind, plans_for
 from auditor.models import AuditReport, CatalogInfo, EndpointReport, Variant, VariantReport
 from auditor.pipeline import report_settings
-from auditor.recommend.plans import build_plans
 from helpers import NOW, endpoint
 
 SHAPES = ["ml.m5.xlarge", "ml.m5.2xlarge", "ml.c5.xlarge", "ml.c5.2xlarge", "ml.r5.xlarge", "ml.g4dn.xlarge"]
@@ -56,8 +56,10 @@ def synthetic_report(count: int = 200, seed: int = 3) -> AuditReport:
                                                                series=va.normalised) for va in assessment.variants)))
     findings.sort(key=lambda f: -max(f.monthly_savings_usd, 0))
     endpoint_reports = tuple(reports)
+    sections = {"endpoints": endpoint_reports}
     return AuditReport(
-        generated_at=NOW, window=window, sections={"endpoints": endpoint_reports}, findings=tuple(findings), errors=(),
-        plans=build_plans(findings, endpoint_reports, catalog, config),
+        generated_at=NOW, window=window, sections=sections, findings=tuple(findings), errors=(),
+        monthly_cost_by_kind=monthly_cost_by_kind(sections, window),
+        plans=plans_for(findings, sections, catalog, config),
         catalog=CatalogInfo(catalog.source, catalog.as_of, catalog.priced_regions), settings=report_settings(config),
     )

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 import auditor.kinds
+from auditor.kinds.base import ResourceKind
 from auditor.kinds.registry import BY_KEY, KINDS
 
 ROOT = Path(__file__).parent.parent
@@ -83,6 +84,14 @@ def _settings() -> None:
             f"auditor.kinds.{package.name}.settings"}, key
 
 
+def _plans() -> None:
+    default = ResourceKind.__dataclass_fields__["plan_subjects"].default
+    own = {key: BY_KEY[key].plan_subjects for key in packages() if BY_KEY[key].plan_subjects is not default}
+    assert own, "some kind builds its own plan subjects"
+    for key, plan_subjects in own.items():
+        assert plan_subjects.__module__ == f"auditor.kinds.{packages()[key].name}.plans", key
+
+
 def _templates(fmt: str) -> Callable[[], None]:
     def check() -> None:
         for kind in KINDS:
@@ -122,6 +131,7 @@ CHECKS: dict[str, Callable[[], None]] = {
     "auditor/kinds/<kind>/kind.py": _package_file("kind.py"),
     "auditor/kinds/<kind>/rules/<rule_id>.py": _rules,
     "auditor/kinds/<kind>/settings.py": _settings,
+    "auditor/kinds/<kind>/plans.py": _plans,
     "templates/kind_<key>.html.j2": _templates("html"),
     "templates/kind_<key>.txt.j2": _templates("text"),
     "templates/kind_<key>.md.j2": _templates("markdown"),

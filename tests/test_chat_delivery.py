@@ -30,6 +30,7 @@ from auditor.deliver.chat import (
 )
 from auditor.errors import ConfigError
 from auditor.history.store import History
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.pipeline import AuditOutcome
 from auditor.tasks.audit import deliver_outcome
 from auditor.tasks.weekly import weekly_digest
@@ -149,7 +150,7 @@ def test_the_nightly_summary_reaches_slack_and_teams_in_their_formats(webhooks, 
 
 def test_owners_get_their_endpoints_in_their_channel(webhooks, env, monkeypatch, tmp_path) -> None:
     report = synthetic_report(40)
-    owner_of = {e.endpoint.name: e.endpoint.tags["owner"] for e in report.endpoints}
+    owner_of = {e.endpoint.name: e.endpoint.tags["owner"] for e in ENDPOINTS.section(report)}
     acting = sorted({owner_of[f.endpoint] for f in report.findings if f.severity.value != "info"})
     quiet = sorted(set(owner_of.values()) - set(acting))
     owner = acting[0]

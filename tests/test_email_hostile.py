@@ -16,6 +16,7 @@ from auditor.config import EmailConfig
 from auditor.deliver.mail import PLACEHOLDER_RECIPIENT, PLACEHOLDER_SENDER, plan_deliveries, split_by_owner
 from auditor.history.store import History
 from auditor.history.weekly import build_digest
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.models import AuditReport
 from auditor.report.email_message import HTML_BUDGET_BYTES, build_report_message
 from auditor.report.render import OutputFormat, render
@@ -62,10 +63,10 @@ def test_weekly_email_to_file_without_email_config(tmp_path: Path) -> None:
 def _routed(report: AuditReport, quiet_owner: str) -> AuditReport:
     """The report with one more owner whose endpoint has no finding above info."""
     quiet = {f.endpoint for f in report.findings}
-    spare = next(e for e in report.endpoints if e.endpoint.name not in quiet)
+    spare = next(e for e in ENDPOINTS.section(report) if e.endpoint.name not in quiet)
     endpoint = replace(spare.endpoint, tags={"owner": quiet_owner})
-    endpoints = tuple(replace(e, endpoint=endpoint) if e is spare else e for e in report.endpoints)
-    return report.with_section("endpoints", endpoints)
+    endpoints = tuple(replace(e, endpoint=endpoint) if e is spare else e for e in ENDPOINTS.section(report))
+    return ENDPOINTS.with_section(report, endpoints)
 
 
 def test_owners_with_nothing_to_act_on_get_no_mail_unless_configured() -> None:
@@ -89,8 +90,8 @@ def _hostile_report() -> AuditReport:
     flagged = list(dict.fromkeys(f.endpoint for f in report.findings if f.severity.value != "info"))
     owners = {flagged[0]: HOSTILE_OWNER, flagged[1]: INJECTED}
     endpoints = tuple(replace(e, endpoint=replace(e.endpoint, tags={"owner": owners[e.endpoint.name]}))
-                      if e.endpoint.name in owners else e for e in report.endpoints)
-    return report.with_section("endpoints", endpoints)
+                      if e.endpoint.name in owners else e for e in ENDPOINTS.section(report))
+    return ENDPOINTS.with_section(report, endpoints)
 
 
 def test_control_characters_never_start_a_line_in_text_output() -> None:
@@ -107,11 +108,11 @@ def test_control_characters_never_start_a_line_in_text_output() -> None:
 
 def test_an_owner_tag_with_a_line_break_is_not_an_address() -> None:
     report = synthetic_report(3)
-    first = report.endpoints[0]
+    first = ENDPOINTS.section(report)[0]
     forged = replace(first, endpoint=replace(first.endpoint, tags={"owner": "a@example.com\nBcc:all@example.com"}))
-    report = report.with_section("endpoints", (forged, *report.endpoints[1:]))
+    report = ENDPOINTS.with_section(report, (forged, *ENDPOINTS.section(report)[1:]))
     parts = split_by_owner(report, "owner")
-    assert first.endpoint.name in {e.endpoint.name for e in parts[None].endpoints}  # to the recipients
+    assert first.endpoint.name in {e.endpoint.name for e in ENDPOINTS.section(parts[None])}  # to the recipients
     email = EmailConfig(sender="a@example.com", recipients=("finops@example.com",), route_by_tag="owner")
     for delivery in plan_deliveries(report, email):
         assert delivery.message["Bcc"] is None
@@ -120,9 +121,9 @@ def test_an_owner_tag_with_a_line_break_is_not_an_address() -> None:
 
 def test_chart_attachments_have_safe_file_names() -> None:
     report = synthetic_report(3)
-    first = report.endpoints[0]
+    first = ENDPOINTS.section(report)[0]
     evil = replace(first, endpoint=replace(first.endpoint, name="../../etc/passwd\r\nX: y"))
-    report = report.with_section("endpoints", (evil, *report.endpoints[1:]))
+    report = ENDPOINTS.with_section(report, (evil, *ENDPOINTS.section(report)[1:]))
     message = build_report_message(report, "a@example.com", ["b@example.com"])
     names = [p.get_filename() for p in message.walk() if p.get_content_type() == "image/png"]
     assert names and all(n.endswith(".png") for n in names)
@@ -144,12 +145,12 @@ def large_digest(tmp_path_factory: pytest.TempPathFactory):
     findings at once."""
     path = tmp_path_factory.mktemp("weekly") / "history.sqlite3"
     report = synthetic_report(400)
-    kept = {e.endpoint.name for e in report.endpoints[::2]}
+    kept = {e.endpoint.name for e in ENDPOINTS.section(report)[::2]}
     with History(path) as history:
         history.record_run(replace(report, generated_at=MONDAY - timedelta(days=7),
                                    findings=tuple(f for f in report.findings if f.endpoint not in kept)))
-        kept_endpoints = tuple(e for e in report.endpoints if e.endpoint.name in kept)
-        history.record_run(replace(report.with_section("endpoints", kept_endpoints), generated_at=MONDAY,
+        kept_endpoints = tuple(e for e in ENDPOINTS.section(report) if e.endpoint.name in kept)
+        history.record_run(replace(ENDPOINTS.with_section(report, kept_endpoints), generated_at=MONDAY,
                                    findings=tuple(f for f in report.findings if f.endpoint in kept)))
         digest = build_digest(history, "2026-W48")
     assert digest is not None and digest.new and digest.resolved

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.config import EmailConfig
 from auditor.deliver.mail import plan_deliveries, split_by_owner
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.report.email_message import HTML_BUDGET_BYTES, build_report_message
 from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, seed_fleet
 from conftest import utc_now
@@ -48,9 +49,9 @@ def test_large_fleet_stays_under_gmails_clipping_limit(large_report) -> None:
 def test_small_fleet_shows_everything_without_attachment(large_report) -> None:
     from dataclasses import replace
 
-    small = replace(large_report.with_section("endpoints", large_report.endpoints[:5]),
+    small = replace(ENDPOINTS.with_section(large_report, ENDPOINTS.section(large_report)[:5]),
         findings=tuple(f for f in large_report.findings if f.endpoint in
-                                   {e.endpoint.name for e in large_report.endpoints[:5]}))
+                                   {e.endpoint.name for e in ENDPOINTS.section(large_report)[:5]}))
     message = build_report_message(small, "auditor@example.com", ["a@example.com"])
     assert list(message.iter_attachments()) == []
     assert message.get_content_type() == "multipart/alternative"
@@ -63,11 +64,11 @@ def test_owner_routing_sends_each_owner_their_endpoints(large_report) -> None:
     parts = split_by_owner(large_report, "owner")
     # Every endpoint is routed: the default audience (None) is there, with nothing.
     assert set(parts) == {*(f"team-{i}@example.com" for i in range(7)), None}
-    assert parts[None].endpoints == () and parts[None].findings == () and parts[None].plans == ()
+    assert ENDPOINTS.section(parts[None]) == () and parts[None].findings == () and parts[None].plans == ()
     for owner, part in parts.items():
-        assert all(e.endpoint.tags["owner"] == owner for e in part.endpoints)
-        assert {f.endpoint for f in part.findings} <= {e.endpoint.name for e in part.endpoints}
-        assert {p.endpoint for p in part.plans} <= {e.endpoint.name for e in part.endpoints}
+        assert all(e.endpoint.tags["owner"] == owner for e in ENDPOINTS.section(part))
+        assert {f.endpoint for f in part.findings} <= {e.endpoint.name for e in ENDPOINTS.section(part)}
+        assert {p.endpoint for p in part.plans} <= {e.endpoint.name for e in ENDPOINTS.section(part)}
     deliveries = plan_deliveries(large_report, EmailConfig(sender="a@example.com", recipients=("finops@example.com",),
                                                            route_by_tag="owner", send_empty_owner_reports=True))
     # The recipients still get theirs (saying so), first.
@@ -77,7 +78,7 @@ def test_owner_routing_sends_each_owner_their_endpoints(large_report) -> None:
 def test_unrouted_endpoints_go_to_the_recipients(large_report) -> None:
     parts = split_by_owner(large_report, "team")  # no endpoint has a team tag
     assert list(parts) == [None]
-    assert len(parts[None].endpoints) == 200
+    assert len(ENDPOINTS.section(parts[None])) == 200
 
 
 def _closed_port() -> int:

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor_emulator.fleet import demo_fleet, seed_fleet
 from conftest import seeded_emulator, utc_now
 
@@ -223,7 +224,7 @@ def test_api_calls_stay_within_budget(demo_env: Path) -> None:
 
     outcome = execute_audit(AuditConfig())
     calls = outcome.report.api_calls
-    endpoints = len(outcome.report.endpoints)
+    endpoints = len(ENDPOINTS.section(outcome.report))
     assert sum(calls.values()) <= 4 * endpoints
     assert calls["cloudwatch:GetMetricData"] == 1  # every series of 15 endpoints in one call
     # Every call the run made is allowed by the policy in deploy/.

@@ -25,6 +25,7 @@ from auditor.cli import app
 from auditor.collect.session import AwsClients
 from auditor.config_file import CONTEXT_PREFIX, parse_config
 from auditor.history.store import History
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.pipeline import RunLimits, run_audit
 from auditor.report.document import SCHEMA_VERSION
 from auditor.tasks.scheduler import nightly_job
@@ -268,7 +269,7 @@ def test_a_region_that_crashed_is_its_own_error_and_the_others_keep_their_result
     outcome = run_audit(config, AwsClients(), now=utc_now())
     (crash,) = crash_errors(outcome)
     assert crash.startswith("region not audited: crashed: RuntimeError: a bug in eu-west-1 at auditor/")
-    assert {e.endpoint.name for e in outcome.report.endpoints} == {s.name for s in FLEET}
+    assert {e.endpoint.name for e in ENDPOINTS.section(outcome.report)} == {s.name for s in FLEET}
     assert [e.region for e in outcome.fatal_errors] == ["eu-west-1"]
 
 

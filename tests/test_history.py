@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from auditor.cli import app
 from auditor.history.store import MIGRATIONS, SCHEMA_VERSION, History, HistoryError
 from auditor.history.weekly import build_digest, iso_week, week_bounds
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.models import AuditReport
 from fleet_report import synthetic_report
 
@@ -33,8 +34,9 @@ def at(report: AuditReport, when: datetime) -> AuditReport:
 
 def without(report: AuditReport, endpoint: str) -> AuditReport:
     """The report after the owners deleted `endpoint`."""
-    return replace(report.with_section("endpoints", tuple(e for e in report.endpoints if e.endpoint.name != endpoint)),
-        findings=tuple(f for f in report.findings if f.endpoint != endpoint))
+    kept = tuple(e for e in ENDPOINTS.section(report) if e.endpoint.name != endpoint)
+    return replace(ENDPOINTS.with_section(report, kept),
+                   findings=tuple(f for f in report.findings if f.endpoint != endpoint))
 
 
 def config_file(tmp_path: Path, extra: str = "") -> Path:
@@ -116,7 +118,7 @@ def seed_three_weeks(path: Path, report: AuditReport) -> tuple[str, float]:
         history.record_run(at(report, MONDAY - timedelta(days=6)))  # two runs in W47: the latest counts
         history.record_run(at(without(report, idle.endpoint), MONDAY))
     cost = sum(v.monthly_cost_usd or 0
-               for e in report.endpoints if e.endpoint.name == idle.endpoint for v in e.variants)
+               for e in ENDPOINTS.section(report) if e.endpoint.name == idle.endpoint for v in e.variants)
     return idle.endpoint, cost
 
 

@@ -30,7 +30,10 @@ from auditor.config import ChatConfig
 from auditor.deliver.chat import Line, Summary, _money, report_summary, slack_payload, teams_escape, teams_payload
 from auditor.history.store import FindingRecord, RunSummary
 from auditor.history.weekly import Digest, OpenFinding, ResolvedFinding, WeekPoint
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.kinds.jobs.kind import KIND as JOBS
+from auditor.kinds.jobs.models import Experiment, ExperimentRun, Verdict
+from auditor.kinds.registry import monthly_cost_by_kind
 from auditor.kinds.workspaces.models import (
     NotebookCost,
     NotebookInstance,
@@ -39,7 +42,7 @@ from auditor.kinds.workspaces.models import (
     StudioDomain,
     WorkspacesSection,
 )
-from auditor.models import AuditError, AuditReport, Experiment, ExperimentRun, Verdict
+from auditor.models import AuditError, AuditReport
 from auditor.report.document import report_to_dict
 from auditor.report.email_message import build_report_message
 from auditor.report.render import (
@@ -123,9 +126,9 @@ def _hostile(names: list[str], variant: str, owner: str, message: str, reason: s
     training runs (hyperparameter names and values, and metric names, are the user's own), a notebook
     instance and a Studio app of a user profile."""
     base = _base()
-    rename = {e.endpoint.name: n for e, n in zip(base.endpoints, names, strict=True)}
+    rename = {e.endpoint.name: n for e, n in zip(ENDPOINTS.section(base), names, strict=True)}
     endpoints = []
-    for i, e in enumerate(base.endpoints):
+    for i, e in enumerate(ENDPOINTS.section(base)):
         ep = replace(e.endpoint, name=rename[e.endpoint.name], tags={"owner": owner, "team": owner},
                      variants=tuple(replace(v, name=variant) for v in e.endpoint.variants),
                      skipped_reason=reason if i == 1 else None,
@@ -149,7 +152,8 @@ def _hostile(names: list[str], variant: str, owner: str, message: str, reason: s
                                    apps=(StudioAppCost(app, 0.05, 36.5, 3.0),))
     sections = {**base.sections, "endpoints": tuple(endpoints), "workspaces": workspaces,
                 "jobs": replace(JOBS.section(base), experiments=(experiment,))}
-    return replace(base, sections=sections, findings=findings, plans=plans, errors=errors, partial=partial or None)
+    return replace(base, sections=sections, monthly_cost_by_kind=monthly_cost_by_kind(sections, base.window),
+                   findings=findings, plans=plans, errors=errors, partial=partial or None)
 
 
 def _clean(names: list[str], variant: str, owner: str, message: str, reason: str, error: str,
@@ -241,7 +245,7 @@ def _check_outputs(report: AuditReport, clean: AuditReport, values: dict[str, st
     rows = list(csv.DictReader(io.StringIO(render(report, OutputFormat.CSV))))
     assert len(rows) == len(report.findings)
     assert {r["message"] for r in rows} == {csv_cell(values["message"])}
-    assert {r["endpoint"] for r in rows} <= {e.endpoint.name for e in report.endpoints}
+    assert {r["endpoint"] for r in rows} <= {e.endpoint.name for e in ENDPOINTS.section(report)}
     # Markdown: the same blocks, cells and inline markup as with harmless text; the values in a cell.
     structure, runs = _markdown(render(report, OutputFormat.MARKDOWN))
     assert structure == _markdown(render(clean, OutputFormat.MARKDOWN))[0]

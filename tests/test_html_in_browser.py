@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.report.render import OutputFormat, render
 from fleet_report import synthetic_report
 
@@ -79,9 +80,9 @@ def test_a_256_character_owner_tag_keeps_the_table_on_screen(tmp_path: Path) -> 
     flagged = {f.endpoint for f in report.findings if f.severity.value != "info"}
     long_owner = "o" * 256  # one word: nothing to break at
     endpoints = tuple(replace(e, endpoint=replace(e.endpoint, tags={"owner": long_owner}))
-                      if e.endpoint.name in flagged else e for e in report.endpoints)
+                      if e.endpoint.name in flagged else e for e in ENDPOINTS.section(report))
     html_file = tmp_path / "report.html"
-    html_file.write_text(render(report.with_section("endpoints", endpoints), OutputFormat.HTML), encoding="utf-8")
+    html_file.write_text(render(ENDPOINTS.with_section(report, endpoints), OutputFormat.HTML), encoding="utf-8")
     ARTIFACTS.mkdir(exist_ok=True)
     image = screenshot(html_file, ARTIFACTS / "report-long-owner-chromium.png", tmp_path / "profile")
     width, height = image.size

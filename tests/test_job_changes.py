@@ -32,20 +32,12 @@ from auditor.config import ApplyConfig, AuditConfig
 from auditor.kinds.jobs.change import OPERATIONS, job_change, spot_limits
 from auditor.kinds.jobs.discover import _training_job, _transform_job, create_members, discover_jobs
 from auditor.kinds.jobs.discover_processing import discover_processing_jobs, processing_job
+from auditor.kinds.jobs.kind import JobsSection
+from auditor.kinds.jobs.models import ProcessingCost, TransformCost
 from auditor.kinds.jobs.risk import scale_out_risk, spot_risk
-from auditor.models import (
-    ApiCall,
-    Finding,
-    Plan,
-    PlanOption,
-    ProcessingCost,
-    Recommendation,
-    RiskLevel,
-    Severity,
-    TransformCost,
-)
+from auditor.kinds.registry import plans_for
+from auditor.models import ApiCall, Finding, Plan, PlanOption, Recommendation, RiskLevel, Severity
 from auditor.recommend.change import plan_id
-from auditor.recommend.plans import build_plans
 from auditor.report.change_text import render_change
 from auditor.report.document import plan_to_dict
 from auditor_emulator.fleet import demo_jobs, seed_jobs
@@ -372,8 +364,8 @@ def test_a_resize_is_replayed_on_the_jobs_own_series() -> None:
     catalog, config = load_catalog(), AuditConfig()
     job = processing()  # 2 x ml.m5.2xlarge (8 vCPU, 32 GiB)
     quiet = ProcessingCost(job, 0.46, 10.0, series=series(cpu_percent=20.0, memory_percent=10.0))
-    (plan,) = build_plans([resize_finding(job, "processing-job", "ml.m5.xlarge", 2)], (), catalog, config,
-                          jobs=[quiet])
+    (plan,) = plans_for([resize_finding(job, "processing-job", "ml.m5.xlarge", 2)],
+                        {"jobs": JobsSection(processing=(quiet,))}, catalog, config)
     assert plan.risk is not None and plan.risk.level is RiskLevel.LOW
     cpu = next(r for r in plan.risk.replays if r.resource.value == "cpu")
     assert cpu.peak == pytest.approx(40.0)  # 20% of 8 vCPUs is 40% of 4
@@ -381,14 +373,15 @@ def test_a_resize_is_replayed_on_the_jobs_own_series() -> None:
     assert (plan.current_instance_type, plan.current_instance_count) == ("ml.m5.2xlarge", 2)
     # The same advice on a busy run would have gone over 100%: never proposed.
     busy = replace(quiet, series=series(cpu_percent=60.0, memory_percent=10.0))
-    assert build_plans([resize_finding(job, "processing-job", "ml.m5.xlarge", 2)], (), catalog, config,
-                       jobs=[busy]) == ()
+    assert plans_for([resize_finding(job, "processing-job", "ml.m5.xlarge", 2)],
+                     {"jobs": JobsSection(processing=(busy,))}, catalog, config) == ()
 
 
 def test_a_resize_without_a_series_is_medium_and_says_why() -> None:
     job = processing()
-    (plan,) = build_plans([resize_finding(job, "processing-job", "ml.m5.xlarge", 2)], (), load_catalog(),
-                          AuditConfig(), jobs=[ProcessingCost(job, 0.46, 10.0)])
+    section = JobsSection(processing=(ProcessingCost(job, 0.46, 10.0),))
+    (plan,) = plans_for([resize_finding(job, "processing-job", "ml.m5.xlarge", 2)], {"jobs": section},
+                        load_catalog(), AuditConfig())
     assert plan.risk is not None and plan.risk.level is RiskLevel.MEDIUM and not plan.risk.replays
     assert "no per-minute utilisation" in plan.risk.basis[0]
 

@@ -121,7 +121,7 @@ def test_name_patterns_and_unpriced_jobs() -> None:
     assert name_pattern("nightly-scoring-2026-11-16") == "nightly-scoring-#-#-#"
     from datetime import datetime
 
-    from auditor.models import TrainingJob
+    from auditor.kinds.jobs.models import TrainingJob
 
     job = TrainingJob("1", "us-east-1", "j", "Completed", "ml.inf2.xlarge", 1, datetime.now(UTC), None, None,
                       600, 600, False, None, None, None, "img", {}, {})

@@ -10,22 +10,31 @@ import pandas as pd
 import pytest
 from botocore.validate import ParamValidator
 
-from auditor.catalog import load_catalog
+from auditor.catalog import Catalog, load_catalog
 from auditor.collect.plan import align_window
 from auditor.config import AuditConfig, RecommendConfig
+from auditor.kinds.registry import plans_for
 from auditor.models import (
     EndpointReport,
     Finding,
+    Plan,
     Recommendation,
     Resource,
     RiskLevel,
     Severity,
     Variant,
     VariantReport,
+    Window,
 )
-from auditor.recommend.plans import build_plans
 from auditor.recommend.risk import level_of, replay
 from helpers import NOW, endpoint
+
+
+def build_plans(findings: list[Finding], endpoints: tuple[EndpointReport, ...], catalog: Catalog,
+                config: AuditConfig, window: Window | None = None) -> tuple[Plan, ...]:
+    """The plans of endpoint findings, as the pipeline builds them from the endpoints' section."""
+    return plans_for(findings, {"endpoints": endpoints}, catalog, config, window)
+
 
 CATALOG = load_catalog()
 WINDOW = align_window(NOW, 14, 3600)

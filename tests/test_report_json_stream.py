@@ -6,6 +6,7 @@ import io
 import json
 from dataclasses import replace
 
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.report.document import report_to_dict, write_report_json
 from auditor.report.render import OutputFormat, render
 from fleet_report import synthetic_report
@@ -13,7 +14,7 @@ from fleet_report import synthetic_report
 
 def test_streamed_json_is_byte_for_byte_the_whole_document() -> None:
     report = synthetic_report(40)
-    assert report.findings and report.endpoints
+    assert report.findings and ENDPOINTS.section(report)
     whole = json.dumps(report_to_dict(report), indent=2, sort_keys=False) + "\n"
     streamed = io.StringIO()
     write_report_json(report, streamed)
@@ -22,7 +23,7 @@ def test_streamed_json_is_byte_for_byte_the_whole_document() -> None:
 
 
 def test_streamed_json_of_an_empty_report() -> None:
-    empty = replace(synthetic_report(2).with_section("endpoints", ()), findings=(), plans=())
+    empty = replace(ENDPOINTS.with_section(synthetic_report(2), ()), findings=(), plans=())
     streamed = io.StringIO()
     write_report_json(empty, streamed)
     assert streamed.getvalue() == json.dumps(report_to_dict(empty), indent=2) + "\n"

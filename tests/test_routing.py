@@ -24,6 +24,7 @@ from auditor.cli import app
 from auditor.config import AuditConfig, AwsConfig, ChatConfig, EmailConfig
 from auditor.deliver.chat import split_by_tag
 from auditor.deliver.mail import message_files, owner_file_part, split_by_owner, write_messages
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.kinds.jobs.kind import KIND as JOBS
 from auditor.kinds.workspaces.kind import KIND as WORKSPACES
 from auditor.models import AuditReport
@@ -62,7 +63,7 @@ def fleet(emulator, tmp_path_factory) -> Iterator[AuditReport]:
 
 
 def owners(report: AuditReport) -> set[str]:
-    tags = [e.endpoint.tags for e in report.endpoints]
+    tags = [e.endpoint.tags for e in ENDPOINTS.section(report)]
     tags += [n.notebook.tags for n in WORKSPACES.section(report).notebooks] if WORKSPACES.section(report) else []
     tags += [c.job.tags for c in (*JOBS.section(report).training, *JOBS.section(report).processing)]
     return {t["owner"] for t in tags if "@" in t.get("owner", "")}
@@ -72,7 +73,7 @@ def items(report: AuditReport) -> dict[str, list[int]]:
     """Everything a report holds that belongs to someone, by kind, as object ids."""
     ws, jobs = WORKSPACES.section(report), JOBS.section(report)
     return {
-        "endpoints": [id(e) for e in report.endpoints], "findings": [id(f) for f in report.findings],
+        "endpoints": [id(e) for e in ENDPOINTS.section(report)], "findings": [id(f) for f in report.findings],
         "plans": [id(p) for p in report.plans], "errors": [id(e) for e in report.errors],
         "training": [id(c) for c in jobs.training], "transform": [id(c) for c in jobs.transform],
         "processing": [id(c) for c in jobs.processing], "experiments": [id(e) for e in jobs.experiments],
@@ -136,14 +137,14 @@ def test_each_owner_is_mailed_only_their_part(fleet: AuditReport, smtp_server) -
     texts = {to: "\n".join(line for line in m.get_body(("plain",)).get_content().splitlines()
                            if "enhanced-metrics-off" not in line)
              for to, m in messages.items()}
-    names = [e.endpoint.name for e in fleet.endpoints] + [c.job.name for c in JOBS.section(fleet).training]
+    names = [e.endpoint.name for e in ENDPOINTS.section(fleet)] + [c.job.name for c in JOBS.section(fleet).training]
     names += [n.notebook.name for n in WORKSPACES.section(fleet).notebooks] if WORKSPACES.section(fleet) else []
     planned = {p.endpoint for p in fleet.plans}
     for name in names:
         if name in planned:
             assert sum(1 for text in texts.values() if name in text) == 1, name
     # An owner of one endpoint: only it, and its own total.
-    (mine,) = [e for e in fleet.endpoints if e.endpoint.tags.get("owner") == "pricing@example.com"]
+    (mine,) = [e for e in ENDPOINTS.section(fleet) if e.endpoint.tags.get("owner") == "pricing@example.com"]
     assert mine.endpoint.name in texts["pricing@example.com"]
     assert not [n for n in names if n != mine.endpoint.name and n in texts["pricing@example.com"]]
     own = sum(max(p.monthly_savings_usd, 0) for p in fleet.plans if p.endpoint == mine.endpoint.name and p.measured)
@@ -231,9 +232,9 @@ def test_owner_tags_aws_accepts_write_eml_files(tmp_path: Path) -> None:
     long_owner = "a" * 243 + "@example.com"  # 255 characters: AWS's longest tag value is 256
     tags = {flagged[0]: "team/ml@example.com", flagged[1]: long_owner, flagged[2]: "Ops@example.com",
             flagged[3]: "ops@example.com"}
-    report = report.with_section("endpoints", tuple(
+    report = ENDPOINTS.with_section(report, tuple(
         replace(e, endpoint=replace(e.endpoint, tags={"owner": tags[e.endpoint.name]})) if e.endpoint.name in tags
-        else e for e in report.endpoints))
+        else e for e in ENDPOINTS.section(report)))
     target = tmp_path / "out" / "report.eml"
     written = write_messages(report, EmailConfig(route_by_tag="owner"), target)
     assert written[0] == target and target.is_file()  # the recipients' file first
@@ -329,9 +330,9 @@ def test_any_tagging_is_partitioned() -> None:
               "c@example.com\nBcc: all@example.com", "", "<script>@example.com"]
     for seed in range(8):
         rng = random.Random(seed)
-        report = base.with_section("endpoints", tuple(
+        report = ENDPOINTS.with_section(base, tuple(
             replace(e, endpoint=replace(e.endpoint, tags={"owner": rng.choice(values)} if rng.random() < 0.9 else {}))
-            for e in base.endpoints))
+            for e in ENDPOINTS.section(base)))
         assert_partition(report, split_by_owner(report, "owner"))
         assert_partition(report, split_by_tag(report, "owner", set(rng.sample(values, 3))))
 

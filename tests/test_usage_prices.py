@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from auditor.catalog import load_catalog
 from auditor.cli import app
 from auditor.kinds.jobs.analysis import transform_cost
+from auditor.kinds.jobs.models import TransformJob
 from auditor.kinds.workspaces.costs import studio_app_cost
 from auditor.kinds.workspaces.models import StudioApp
-from auditor.models import TransformJob
 from auditor.prices.merge import apply_price_table
 from auditor.prices.parse import PriceRecord, usage_of
 from auditor.prices.table import build_table, write_cache

@@ -16,6 +16,7 @@ from auditor.collect.config_cache import ConfigCache, MemoryConfigCache
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.config_file import parse_config
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict
 from auditor_emulator.fleet import ab_leftover_and_shadow_test, seed_fleet
@@ -115,7 +116,7 @@ def test_descriptions_kept_in_the_history_keep_shadows_weights_and_their_format(
     again = StoredConfigCache(path)
     outcome = run_audit(AuditConfig(), AwsClients(), now=seeded, configs=again)
     assert "sagemaker:DescribeEndpointConfig" not in outcome.report.api_calls  # read from the history
-    variants = {v.name: v for e in outcome.report.endpoints for v in e.endpoint.variants}
+    variants = {v.name: v for e in ENDPOINTS.section(outcome.report) for v in e.endpoint.variants}
     assert variants["xgb-v5-shadow"].shadow and variants["xgb-v3"].weight == 0.0
 
 

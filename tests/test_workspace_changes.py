@@ -18,8 +18,6 @@ import yaml
 from botocore.validate import ParamValidator
 from typer.testing import CliRunner
 
-from auditor.catalog import load_catalog
-from auditor.config import AuditConfig
 from auditor.kinds.workspaces.change import LOW_RISK_IDLE_DAYS, delete_app_details
 from auditor.kinds.workspaces.models import StudioApp, StudioAppCost
 from auditor.recommend.plans import build_plans
@@ -46,7 +44,7 @@ def test_an_idle_space_app_plan_deletes_it_by_its_space_and_can_create_it_again(
     found, findings = studio_audit()
     assert {a.app_name: a.owner_field for a in found.apps} == {"default": "SpaceName",
                                                                "datascience-ml-m5": "UserProfileName"}
-    (plan,) = [p for p in build_plans(findings, (), load_catalog(), AuditConfig()) if p.resource_type == "studio-app"]
+    (plan,) = [p for p in build_plans(findings) if p.resource_type == "studio-app"]
     assert plan.change is not None and plan.risk is not None
     (call,) = plan.change.calls
     assert (call.service, call.operation) == ("sagemaker", "DeleteApp")
@@ -97,7 +95,7 @@ def test_an_app_whose_owner_is_not_named_gets_no_call() -> None:
 
 def test_plans_show_for_a_studio_app_prints_the_cli_and_declares_nothing() -> None:
     _, findings = studio_audit()
-    (plan,) = [p for p in build_plans(findings, (), load_catalog(), AuditConfig()) if p.resource_type == "studio-app"]
+    (plan,) = [p for p in build_plans(findings) if p.resource_type == "studio-app"]
     data = plan_to_dict(plan)
     cli = render_change(data, "cli")
     body = json.dumps({"AppName": "default", "AppType": "JupyterLab", "DomainId": DOMAIN, "SpaceName": "alice-lab"})
@@ -115,7 +113,7 @@ def test_a_domain_without_idle_shutdown_gets_an_update_domain_that_keeps_its_oth
     (domain,) = found.domains
     described = domain.app_settings["CodeEditorAppSettings"]
     assert described["AppLifecycleManagement"]["IdleSettings"]["IdleTimeoutInMinutes"] == 60
-    (plan,) = [p for p in build_plans(findings, (), load_catalog(), AuditConfig())
+    (plan,) = [p for p in build_plans(findings)
                if p.resource_type == "studio-domain"]
     assert plan.endpoint == DOMAIN and plan.monthly_savings_usd == 0.0  # nothing priced: not measured
     assert plan.proposed.advice == "turn on idle shutdown after 120 min for JupyterLab apps"

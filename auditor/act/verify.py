@@ -56,13 +56,15 @@ class Evidence:
 
 
 def evidence_of(report: AuditReport) -> Evidence:
+    from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
     from auditor.kinds.hyperpod.kind import KIND as HYPERPOD
     from auditor.kinds.workspaces.kind import KIND as WORKSPACES
 
     workspaces = WORKSPACES.section(report)
     hyperpod = report.sections.get(HYPERPOD.key)
     return Evidence(
-        endpoints={(e.endpoint.account_id, e.endpoint.region, e.endpoint.name): e.endpoint for e in report.endpoints},
+        endpoints={(e.endpoint.account_id, e.endpoint.region, e.endpoint.name): e.endpoint
+                   for e in ENDPOINTS.section(report)},
         notebooks=None if workspaces is None else {
             (c.notebook.account_id, c.notebook.region, c.notebook.name): c.notebook for c in workspaces.notebooks},
         apps=None if workspaces is None else {(c.app.account_id, c.app.region, c.app.name): c.app

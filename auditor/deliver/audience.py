@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from auditor.kinds.registry import owned_resources, sections_of
+from auditor.kinds.registry import monthly_cost_by_kind, owned_resources, sections_of
 from auditor.models import AuditError, AuditReport
 
 # A resource's tags -> its audience (None: the default audience).
@@ -101,11 +101,13 @@ def audience_report(report: AuditReport, audiences: Audiences, audience: str | N
     def keep(account: str, region: str, kind: str, name: str) -> bool:
         return audiences.of(account, region, kind, name) == audience
 
+    # Each resource kind narrows its own section (auditor/kinds/): its resources and what derives
+    # from them (an experiment goes with its runs' one audience, else to the default one).
+    sections = sections_of(report, audiences.of, audience)
     return replace(
         report,
-        # Each resource kind narrows its own section (auditor/kinds/): its resources and what derives
-        # from them (an experiment goes with its runs' one audience, else to the default one).
-        sections=sections_of(report, audiences.of, audience),
+        sections=sections,
+        monthly_cost_by_kind=monthly_cost_by_kind(sections, report.window),
         findings=tuple(f for f in report.findings if keep(f.account_id, f.region, f.resource_type, f.endpoint)),
         plans=tuple(p for p in report.plans if keep(p.account_id, p.region, p.resource_type, p.endpoint)),
         errors=tuple(e for e in report.errors if audiences.of_error(e) == audience),

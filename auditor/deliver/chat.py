@@ -107,7 +107,7 @@ def report_summary(report: AuditReport, chat: ChatConfig, pointer: str, owner: s
     if owner:
         title += f" ({owner})"
     facts = (
-        ("Endpoints", str(len(report.endpoints))),
+        ("Endpoints", str(len(report.sections.get("endpoints", ())))),  # the endpoints kind's section, by its key
         ("Monthly spend", f"${report.monthly_cost_usd:,.0f}"),
         ("Potential saving", _money(report.monthly_savings_usd)),
         ("Findings", ", ".join(f"{n} {s}" for s, n in counts.items() if n and s != "info") or "none"),

@@ -28,10 +28,10 @@ import platformdirs
 
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError
-from auditor.models import AccountInfo, AuditReport, Finding, Resource, VariantUtilization
-from auditor.recommend.wording import advice_text
+from auditor.models import AccountInfo, AuditReport, EndpointReport, Finding, Resource, VariantUtilization
 from auditor.report.document import plan_to_dict
 from auditor.text import one_line_words
+from auditor.wording import advice_text
 
 # Each entry upgrades the schema by one version.
 MIGRATIONS: tuple[str, ...] = (
@@ -384,7 +384,9 @@ class History:
 
     def record_run(self, report: AuditReport, fatal: bool = False) -> int:
         """Store the run, its variants and findings in one transaction; returns the run id."""
-        endpoints = report.endpoints
+        # The endpoints kind's section (its variants are the history's rows): read by its key, as the
+        # history sits below the kinds and imports none of them.
+        endpoints: tuple[EndpointReport, ...] = tuple(report.sections.get("endpoints", ()))
         try:
             with self._transaction() as db:
                 cursor = db.execute(

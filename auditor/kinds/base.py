@@ -1,6 +1,6 @@
 """What a resource kind is: one object that says how the kind is discovered and judged in a region,
 how the regions' parts join, what it contributes to the JSON report and the HTML, email and text
-reports, which prices it uses, who owns each of its resources, and which read-only IAM actions
+reports, which prices it uses, what its plans rest on, who owns each of its resources, and which read-only IAM actions
 all that takes. The pipeline, the report, routing and the IAM policy test iterate over the
 registered kinds; a new kind is a new module (or small package) in `auditor.kinds`.
 """
@@ -8,12 +8,13 @@ registered kinds; a new kind is a new module (or small package) in `auditor.kind
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 from auditor.analyse.rules.base import Rule
 from auditor.models import AuditError, CollectionStats, Finding, Window
+from auditor.recommend.plans import SubjectOf, no_subjects
 
 if TYPE_CHECKING:
     from auditor.catalog import Catalog
@@ -113,6 +114,9 @@ class ResourcePrice:
     # False: the kind never prices this usage at the hosting rate when it has no rate of its own
     # (it says "not priced" instead), so no hosting rate is listed for it either.
     hosting_fallback: bool = True
+    # Its monthly cost where the resource is billed as endpoint hosting: the reconciliation with
+    # Cost Explorer's hosting bill adds these up per region (None: not on that bill, or not priced).
+    hosting_monthly_usd: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,6 +138,11 @@ class ResourceKind(Generic[SectionT]):
     # the summary's monthly cost is the kinds' sum.
     monthly_cost: Callable[[SectionT, Window], float | None]
     price_uses: Callable[[SectionT], Iterable[ResourcePrice]] = lambda _section: ()
+    # What its plans rest on (recommend/plans.py builds them): from its section and the run's catalog,
+    # config and window, the resource each of its findings' plans is for (its shape, the risk of an
+    # option, the change). None claimed: the rule's details state the risk and the change.
+    plan_subjects: Callable[[SectionT, Catalog, AuditConfig, Window | None], SubjectOf] = (
+        lambda _section, _catalog, _config, _window: no_subjects)
     # Templates for its part of the HTML, text and Markdown reports (they read `doc[key]`).
     templates: dict[str, str] = field(default_factory=dict)  # format ("html", "text", "markdown") -> name
     # Tables of its own that the CSV output writes beside the findings (`<output>-<name>.csv`), from
@@ -148,3 +157,9 @@ class ResourceKind(Generic[SectionT]):
     def section(self, report: AuditReport) -> SectionT:
         """This kind's merged section of a report (its empty section when it was not audited)."""
         return cast(SectionT, report.sections.get(self.key, self.empty))
+
+    def with_section(self, report: AuditReport, section: SectionT) -> AuditReport:
+        """The report with this kind's section replaced, and its monthly cost with it."""
+        return replace(report, sections={**report.sections, self.key: section},
+                       monthly_cost_by_kind={**report.monthly_cost_by_kind,
+                                             self.key: self.monthly_cost(section, report.window)})

@@ -18,17 +18,19 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import auditor.kinds
 from auditor.analyse.rules.base import Rule
-from auditor.config import SECTIONS
+from auditor.catalog import Catalog
+from auditor.config import SECTIONS, AuditConfig
 from auditor.errors import AuditorError
 from auditor.kinds.base import Audience, AudienceOf, Owned, ResourceKind
-from auditor.models import AuditReport
+from auditor.models import AuditReport, Finding, Plan, Window
+from auditor.recommend.plans import build_plans
 from auditor.text import one_line_words
 
 _NOT_KINDS = {"base", "registry"}
@@ -186,6 +188,14 @@ def sections_of(report: AuditReport, audience_of: AudienceOf, audience: Audience
     return {k.key: k.only(k.section(report), audience_of, audience) for k in KINDS if k.key in report.sections}
 
 
-def monthly_cost_by_kind(report: AuditReport) -> dict[str, float | None]:
-    """Each audited kind's monthly cost (None: not known whole), in the kinds' order."""
-    return {k.key: k.monthly_cost(k.section(report), report.window) for k in KINDS if k.key in report.sections}
+def monthly_cost_by_kind(sections: Mapping[str, Any], window: Window) -> dict[str, float | None]:
+    """Each audited kind's monthly cost (None: not known whole), in the kinds' order: what a report
+    built from `sections` holds (AuditReport.monthly_cost_by_kind)."""
+    return {k.key: k.monthly_cost(sections[k.key], window) for k in KINDS if k.key in sections}
+
+
+def plans_for(findings: Iterable[Finding], sections: Mapping[str, Any], catalog: Catalog, config: AuditConfig,
+              window: Window | None = None) -> tuple[Plan, ...]:
+    """The plans of the findings: each kind in `sections` (merged, by key) says what its own rest on."""
+    return build_plans(findings, [k.plan_subjects(sections[k.key], catalog, config, window)
+                                  for k in KINDS if k.key in sections])

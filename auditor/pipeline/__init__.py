@@ -21,14 +21,13 @@ from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.kinds.base import KindResult, RegionScope, unreachable
-from auditor.kinds.registry import KINDS, REGISTRY
+from auditor.kinds.registry import KINDS, REGISTRY, monthly_cost_by_kind, plans_for
 from auditor.limits import RunLimits, RunStopped, pause_point
 from auditor.models import (
     AccountInfo,
     AuditError,
     AuditReport,
     CollectionStats,
-    EndpointReport,
     Finding,
     ReportSettings,
     ResourceThresholds,
@@ -37,7 +36,6 @@ from auditor.pipeline.accounts import AccountAccess, open_estate
 from auditor.pipeline.prices import prepare_prices, price_info, savings_plan_advice
 from auditor.pipeline.regions import RegionWork, run_regions
 from auditor.progress import Progress
-from auditor.recommend.plans import build_plans
 from auditor.text import one_line_words
 
 __all__ = ["AuditOutcome", "Progress", "RunLimits", "RunStopped", "report_settings", "run_audit"]
@@ -146,23 +144,23 @@ def run_audit(
     findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.region, f.endpoint,
                                  f.variant or "", f.rule))
     merged = {k.key: k.merge(sections[k.key]) if sections[k.key] else k.empty for k in kinds}
-    endpoint_reports: tuple[EndpointReport, ...] = merged.get("endpoints", ())
-    jobs = merged.get("jobs")  # a job plan's risk and next-run request read the job's own costs and answer
-    job_costs = (*jobs.training, *jobs.transform, *jobs.processing) if jobs is not None else ()
     savings_plans, plan_problems = savings_plan_advice(config, clients)
     errors.extend(AuditError("-", None, "recommend", problem) for problem in plan_problems)
     uses = [use for k in kinds for use in k.price_uses(merged[k.key])]
+    # The caller's own account's id comes with its resources' ARNs (no call asked for it).
+    own_account = next((o.account_id for k in kinds for o in k.owned(merged[k.key])), "")
     report = AuditReport(
         generated_at=now,
         window=window,
         sections=merged,
+        monthly_cost_by_kind=monthly_cost_by_kind(merged, window),
         findings=tuple(findings),
         errors=tuple(errors),
-        catalog=price_info(prices, endpoint_reports, findings, uses),
+        catalog=price_info(prices, findings, uses),
         api_calls=clients.counter.as_dict(),
         settings=report_settings(config),
-        plans=build_plans(findings, endpoint_reports, catalog, config, window, job_costs),
-        accounts=tuple(_account_info(a, endpoint_reports) for a in estate.accounts),
+        plans=plans_for(findings, merged, catalog, config, window),
+        accounts=tuple(_account_info(a, own_account) for a in estate.accounts),
         collection=tuple(collection),
         savings_plans=savings_plans,
         partial=stopped[0] if stopped else None,
@@ -196,9 +194,8 @@ def _account_marker(account_id: str) -> Callable[[AuditError], AuditError]:
     return mark
 
 
-def _account_info(access: AccountAccess, endpoints: tuple[EndpointReport, ...]) -> AccountInfo:
-    account_id = access.account.id or next((e.endpoint.account_id for e in endpoints), "")
-    return AccountInfo(account_id, access.account.name, access.error is None, access.regions,
+def _account_info(access: AccountAccess, own_account: str) -> AccountInfo:
+    return AccountInfo(access.account.id or own_account, access.account.name, access.error is None, access.regions,
                        access.skipped_regions, access.error)
 
 

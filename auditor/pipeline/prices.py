@@ -21,7 +21,6 @@ from auditor.config import AuditConfig
 from auditor.kinds.base import ResourcePrice
 from auditor.models import (
     CatalogInfo,
-    EndpointReport,
     Finding,
     PriceUse,
     Reconciliation,
@@ -162,27 +161,27 @@ def prices_used(catalog: Catalog, uses: Iterable[ResourcePrice], findings: Itera
     return tuple(used)
 
 
-def price_info(prices: RunPrices, endpoints: Iterable[EndpointReport], findings: Iterable[Finding],
-               uses: Iterable[ResourcePrice]) -> CatalogInfo:
+def price_info(prices: RunPrices, findings: Iterable[Finding], uses: Iterable[ResourcePrice]) -> CatalogInfo:
+    """The prices behind the report: the catalog's, each kind's price uses and the findings' shapes."""
+    uses = tuple(uses)
     catalog = prices.catalog
     return CatalogInfo(
         source=catalog.source, as_of=catalog.as_of, priced_regions=catalog.priced_regions,
         basis=prices.basis, used=prices_used(catalog, uses, findings),
         warnings=prices.warnings + prices.too_old, problems=prices.warnings,
-        reconciliation=reconcile(prices, endpoints),
+        reconciliation=reconcile(prices, uses),
     )
 
 
-def reconcile(prices: RunPrices, endpoints: Iterable[EndpointReport]) -> tuple[Reconciliation, ...]:
-    """Per audited region: the audit's monthly hosting estimate against what Cost Explorer billed."""
+def reconcile(prices: RunPrices, uses: Iterable[ResourcePrice]) -> tuple[Reconciliation, ...]:
+    """Per audited region: the audit's monthly hosting estimate (the kinds' resources billed as
+    endpoint hosting) against what Cost Explorer billed."""
     if prices.billed_hosting is None:
         return ()
     estimated: dict[str, float] = {}
-    for report in endpoints:
-        for variant in report.variants:
-            if variant.variant.instance_type and variant.monthly_cost_usd is not None:
-                region = report.endpoint.region
-                estimated[region] = estimated.get(region, 0.0) + variant.monthly_cost_usd
+    for use in uses:
+        if use.hosting_monthly_usd is not None:
+            estimated[use.region] = estimated.get(use.region, 0.0) + use.hosting_monthly_usd
     out = []
     for region in prices.regions:
         billed = prices.billed_hosting.get(region, 0.0)

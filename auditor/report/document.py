@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict
 from typing import Any, TextIO
 
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.kinds.registry import KINDS
 from auditor.models import (
     ApiCall,
@@ -20,9 +21,9 @@ from auditor.models import (
     ReportSettings,
     Risk,
 )
-from auditor.recommend.wording import advice_text
 from auditor.report.headline import headline, incomplete, summary_figures
 from auditor.values import iso
+from auditor.wording import advice_text
 
 # 2: the `jobs` section (training and batch transform), `resource_type` on findings.
 # 3: `plans` (one per variant: what to change, with alternatives); findings carry `title` and
@@ -304,13 +305,13 @@ def _document(report: AuditReport) -> dict[str, Any]:
                 "rules": sorted(e.endpoint.skipped_rules) or None,
                 "reason": e.endpoint.skipped_reason,
             }
-            for e in report.endpoints
+            for e in ENDPOINTS.section(report)
             if e.endpoint.skipped_reason
         ],
         "summary": {
             "headline": headline(figures),
             "incomplete": incomplete(figures),
-            "endpoints": len(report.endpoints),
+            "endpoints": len(ENDPOINTS.section(report)),
             **{key: value for key, value in figures.items() if key != "partial"},  # the document's own
             "findings_by_severity": report.findings_by_severity(),
             "monthly_cost_usd": report.monthly_cost_usd,

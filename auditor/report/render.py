@@ -25,6 +25,7 @@ from rich.text import Text
 
 from auditor.analyse.rules.base import period_label
 from auditor.analyse.usage import format_duration
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.kinds.registry import KINDS
 from auditor.models import AuditReport
 from auditor.report.chart import utilisation_chart_png
@@ -268,7 +269,7 @@ def chart_images(report: AuditReport, keys: list[ChartKey]) -> dict[ChartKey, by
     wanted = set(keys)
     threshold = report.settings.thresholds.cpu
     charts = {}
-    for e in report.endpoints:
+    for e in ENDPOINTS.section(report):
         for v in e.variants:
             key = (e.endpoint.region, e.endpoint.name, v.variant.name)
             if key in wanted and v.series is not None and not e.endpoint.not_judged_reason:

@@ -27,6 +27,7 @@ import schedule
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError
 from auditor.history.store import History, HistoryError, history_path
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.redact import scrub_fields, secret_values
 from auditor.tasks.audit import nightly_audit
 from auditor.tasks.weekly import weekly_digest
@@ -129,7 +130,7 @@ def nightly_job(config: AuditConfig, stop: threading.Event | None = None) -> Job
         result = nightly_audit(config, stop=stop)
         report = result.outcome.report
         return {"status": "interrupted" if result.interrupted else "ok",
-                "run_id": result.run_id, "endpoints": len(report.endpoints), "findings": len(report.findings),
+                "run_id": result.run_id, "endpoints": len(ENDPOINTS.section(report)), "findings": len(report.findings),
                 "saving_usd": report.monthly_savings_usd, "errors": len(report.errors),
                 "emailed_to": list(result.sent_to),
                 **({"history": result.history_notice} if result.history_notice else {})}

@@ -1,6 +1,6 @@
 """Endpoints (real-time, async, serverless; their variants and inference components), as a resource
 kind: discover, collect their metrics, assess, judge and price them, one region at a time. Its
-section is the tuple of EndpointReports (AuditReport.endpoints), which plans and charts read."""
+section is the tuple of EndpointReports (`KIND.section(report)`), which plans and charts read."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
 from auditor.kinds.endpoints.discover import discover_endpoints
 from auditor.kinds.endpoints.enhanced import EnhancedSeries, enhanced_queries
 from auditor.kinds.endpoints.judge import judge_endpoint
+from auditor.kinds.endpoints.plans import plan_subjects
 from auditor.kinds.endpoints.promql import PromQLClient, collect_placement
 from auditor.kinds.endpoints.rules import RULES
 from auditor.models import (
@@ -319,7 +320,8 @@ def price_uses(section: tuple[EndpointReport, ...]) -> Iterable[ResourcePrice]:
         for variant in report.variants:
             if variant.variant.instance_type:
                 yield ResourcePrice("endpoint", report.endpoint.name, price_usage(report.endpoint),
-                                    variant.variant.instance_type, report.endpoint.region)
+                                    variant.variant.instance_type, report.endpoint.region,
+                                    hosting_monthly_usd=variant.monthly_cost_usd)
 
 
 def _autoscaling(scaling: AutoScaling | None) -> dict[str, Any] | None:
@@ -440,4 +442,5 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
     price_uses=price_uses,
     monthly_cost=monthly_cost,
     rules=RULES,
+    plan_subjects=plan_subjects,
 )

@@ -18,7 +18,7 @@ import pandas as pd
 from auditor.analyse.normalise import normalise_utilisation, summarise_utilisation
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
-from auditor.models import (
+from auditor.kinds.jobs.models import (
     Experiment,
     ExperimentRun,
     ProcessingCost,
@@ -27,9 +27,9 @@ from auditor.models import (
     TrainingJob,
     TransformCost,
     TransformJob,
-    VariantUtilization,
     Verdict,
 )
+from auditor.models import VariantUtilization
 
 
 def training_cost(job: TrainingJob, catalog: Catalog, spot_discount: float) -> TrainingCost:

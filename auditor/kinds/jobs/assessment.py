@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from auditor.models import ProcessingCost, TrainingCost, TransformCost, Window
+from auditor.kinds.jobs.models import ProcessingCost, TrainingCost, TransformCost
+from auditor.models import Window
 
 
 @dataclass(frozen=True)

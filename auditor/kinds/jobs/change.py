@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from auditor.models import ApiCall, Change, Plan, PlanOption, ProcessingJob, TrainingJob, TransformJob
+from auditor.kinds.jobs.models import ProcessingJob, TrainingJob, TransformJob
+from auditor.models import ApiCall, Change, Plan, PlanOption
 from auditor.recommend.change import resource_name, settable_tags
 
 Job = TrainingJob | TransformJob | ProcessingJob

@@ -16,7 +16,8 @@ from botocore.client import BaseClient
 
 from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region
 from auditor.discover.arns import account_of
-from auditor.models import AuditError, TrainingJob, TransformJob
+from auditor.kinds.jobs.models import TrainingJob, TransformJob
+from auditor.models import AuditError
 
 
 @dataclass(frozen=True)

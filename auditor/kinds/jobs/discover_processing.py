@@ -14,7 +14,8 @@ from botocore.client import BaseClient
 
 from auditor.discover.arns import account_of
 from auditor.kinds.jobs.discover import _describe, _list, create_fields, create_members, environment_variables
-from auditor.models import AuditError, ProcessingJob
+from auditor.kinds.jobs.models import ProcessingJob
+from auditor.models import AuditError
 
 
 @dataclass(frozen=True)

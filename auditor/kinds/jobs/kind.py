@@ -36,21 +36,20 @@ from auditor.kinds.jobs.metrics import (
     collect_job_metrics,
     list_job_hosts,
 )
-from auditor.kinds.jobs.report import csv_tables
-from auditor.kinds.jobs.rules import RULES
-from auditor.kinds.jobs.settings import JobsConfig
-from auditor.models import (
-    AuditError,
+from auditor.kinds.jobs.models import (
     Experiment,
-    Finding,
     ProcessingCost,
     ProcessingJob,
     TrainingCost,
     TrainingJob,
     TransformCost,
     TransformJob,
-    Window,
 )
+from auditor.kinds.jobs.plans import plan_subjects
+from auditor.kinds.jobs.report import csv_tables
+from auditor.kinds.jobs.rules import RULES
+from auditor.kinds.jobs.settings import JobsConfig
+from auditor.models import AuditError, Finding, Window
 from auditor.values import iso, money, utilization_summary
 
 # Job hosts' metrics are collected at 1-minute periods.
@@ -318,6 +317,7 @@ KIND: ResourceKind[JobsSection] = ResourceKind(
     only=only,
     price_uses=price_uses,
     monthly_cost=monthly_cost,
+    plan_subjects=plan_subjects,
     templates={"html": "kind_jobs.html.j2", "text": "kind_jobs.txt.j2", "markdown": "kind_jobs.md.j2"},
     csv_tables=csv_tables,
     rules=RULES,

@@ -23,16 +23,8 @@ import pandas as pd
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.jobs.change import spot_limits
-from auditor.models import (
-    PlanOption,
-    ProcessingCost,
-    ProcessingJob,
-    Risk,
-    RiskLevel,
-    TrainingCost,
-    TrainingJob,
-    TransformCost,
-)
+from auditor.kinds.jobs.models import ProcessingCost, ProcessingJob, TrainingCost, TrainingJob, TransformCost
+from auditor.models import PlanOption, Risk, RiskLevel
 from auditor.recommend.risk import assess
 
 JobCost = TrainingCost | TransformCost | ProcessingCost

@@ -6,7 +6,7 @@ from collections import defaultdict
 from datetime import datetime
 
 from auditor.kinds.jobs.analysis import name_pattern
-from auditor.models import ProcessingCost
+from auditor.kinds.jobs.models import ProcessingCost
 
 
 def recurring_processing(costs: tuple[ProcessingCost, ...], min_runs: int) -> list[tuple[str, list[ProcessingCost]]]:

@@ -12,8 +12,9 @@ from auditor.analyse.usage import per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.jobs.assessment import JobsAssessment
+from auditor.kinds.jobs.models import ProcessingCost
 from auditor.kinds.jobs.schedules import recurring_processing
-from auditor.models import Finding, ProcessingCost, Recommendation, Resource, ResourceKind, Severity, ShapeProposal
+from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity, ShapeProposal
 from auditor.recommend.pricing import priced
 from auditor.recommend.sizing import rightsize
 

@@ -10,8 +10,9 @@ from auditor.analyse.usage import format_duration, per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.jobs.assessment import JobsAssessment
+from auditor.kinds.jobs.models import TrainingCost
 from auditor.kinds.jobs.settings import JobsConfig
-from auditor.models import Finding, Recommendation, ResourceKind, Severity, SpotProposal, TrainingCost
+from auditor.models import Finding, Recommendation, ResourceKind, Severity, SpotProposal
 from auditor.recommend.pricing import priced
 
 

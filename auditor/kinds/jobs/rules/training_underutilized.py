@@ -11,7 +11,8 @@ from auditor.analyse.usage import per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.jobs.assessment import JobsAssessment
-from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity, ShapeProposal, TrainingCost
+from auditor.kinds.jobs.models import TrainingCost
+from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity, ShapeProposal
 from auditor.recommend.pricing import priced
 from auditor.recommend.sizing import rightsize
 

@@ -15,8 +15,9 @@ from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 from auditor.config import AuditConfig
 from auditor.kinds.jobs.analysis import name_pattern
 from auditor.kinds.jobs.assessment import JobsAssessment
+from auditor.kinds.jobs.models import TransformCost
 from auditor.kinds.jobs.settings import JobsConfig
-from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity, TransformCost, TransformProposal
+from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity, TransformProposal
 from auditor.recommend.pricing import priced
 
 # A transform job this busy is bound by its instances: more of them finish sooner at the same cost.
