@@ -26,7 +26,8 @@ demo: $(VENV)/.installed-demo
 # install, with tests/test_docs.py holding the docs to the code), then the built wheel as users get it.
 # The suite runs on every core (pytest-xdist: a worker per CPU, each with its own emulator; whole files
 # to a worker, so a module's seeded emulator is built once) and measures the package's line coverage
-# (pytest-cov); after it, the ten files least covered and the total (`.venv/bin/coverage report`: all).
+# (pytest-cov; the emulator, the tests' peer, is neither traced nor counted: pyproject.toml and
+# tests/conftest.py); after it, the ten files least covered and the total (`.venv/bin/coverage report`: all).
 PYTEST_PARALLEL ?= -n auto --dist loadfile
 test: $(VENV)/.installed-dev
 	$(MAKE) --no-print-directory lint

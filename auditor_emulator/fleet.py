@@ -453,8 +453,7 @@ def seed_fleet(
             _put_queue_alarm(cloudwatch, spec)
         _add_components(spec, now, region, account_id or ACCOUNT_ID, catalog)
     for namespace, items in datums.items():
-        for i in range(0, len(items), 1000):  # PutMetricData takes 1,000 datums a call
-            cloudwatch.put_metric_data(Namespace=namespace, MetricData=items[i : i + 1000])
+        emulator.publish_metrics(namespace, items, region, account_id or ACCOUNT_ID)
 
 
 def _add_components(spec: EndpointSpec, now: datetime, region: str, account_id: str, catalog: Catalog) -> None:
@@ -1020,7 +1019,6 @@ def seed_jobs(
     catalog = catalog or load_catalog()
     session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=region)
     sagemaker = session.client("sagemaker", endpoint_url=emulator.url)
-    cloudwatch = session.client("cloudwatch", endpoint_url=emulator.url)
     backend = emulator.backend("sagemaker", region)
     rng = np.random.default_rng(seed)
     datums: dict[str, list[dict[str, Any]]] = {"/aws/sagemaker/TrainingJobs": [], "/aws/sagemaker/TransformJobs": []}
@@ -1080,8 +1078,7 @@ def seed_jobs(
                 f"{tspec.name}/i-0{host:015x}", start, tspec.seconds, shape, rng,
                 (("CPUUtilization", tspec.cpu), ("MemoryUtilization", tspec.memory)))
     for namespace, items in datums.items():
-        for i in range(0, len(items), 1000):
-            cloudwatch.put_metric_data(Namespace=namespace, MetricData=items[i : i + 1000])
+        emulator.publish_metrics(namespace, items, region)
 
 
 def _host_datums(host: str, start: datetime, seconds: int, shape: Any, rng: np.random.Generator,

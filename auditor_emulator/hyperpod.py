@@ -176,7 +176,6 @@ def seed_hyperpod(emulator: Emulator, clusters: Iterable[ClusterSpec], now: date
     catalog = catalog or load_catalog()
     session = boto3.Session(region_name=region, aws_access_key_id="testing", aws_secret_access_key="testing")
     sagemaker = session.client("sagemaker", endpoint_url=emulator.url)
-    cloudwatch = session.client("cloudwatch", endpoint_url=emulator.url)
     for spec in clusters:
         sagemaker.create_cluster(ClusterName=spec.name, InstanceGroups=[
             {"InstanceGroupName": g.name, "InstanceType": g.instance_type, "InstanceCount": g.count,
@@ -184,5 +183,4 @@ def seed_hyperpod(emulator: Emulator, clusters: Iterable[ClusterSpec], now: date
             for g in spec.groups])
         _adjust_state(emulator, spec, now, region)
         datums = node_datums(spec, now, lookback_days, region, seed, catalog)
-        for i in range(0, len(datums), 1000):  # PutMetricData takes 1,000 datums a call
-            cloudwatch.put_metric_data(Namespace=NAMESPACE, MetricData=datums[i : i + 1000])
+        emulator.publish_metrics(NAMESPACE, datums, region)

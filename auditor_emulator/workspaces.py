@@ -108,7 +108,6 @@ def seed_workspaces(
     catalog = catalog or load_catalog()
     session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=region)
     sagemaker = session.client("sagemaker", endpoint_url=emulator.url)
-    cloudwatch = session.client("cloudwatch", endpoint_url=emulator.url)
     backend = emulator.backend("sagemaker", region)
     naive_now = now.astimezone(UTC).replace(tzinfo=None)  # the emulator keeps naive UTC times
     configs: set[str] = set()
@@ -149,8 +148,7 @@ def seed_workspaces(
         for host in range(1, job.count + 1):
             datums += _host_datums(f"{job.name}/algo-{host}", start, job.seconds, shape, rng,
                                    (("CPUUtilization", job.cpu), ("MemoryUtilization", job.memory)))
-    for i in range(0, len(datums), 1000):
-        cloudwatch.put_metric_data(Namespace="/aws/sagemaker/ProcessingJobs", MetricData=datums[i : i + 1000])
+    emulator.publish_metrics("/aws/sagemaker/ProcessingJobs", datums, region)
 
 
 def synthetic_notebooks(count: int, configs: int = 5) -> list[NotebookSpec]:

@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import socket
-from collections.abc import Callable, Iterator
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import boto3
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.handlers import Message
 from typer.testing import CliRunner
 
+from auditor.act.plan import ApplyRefused
 from auditor.cli import app
-from auditor_emulator.fleet import demo_jobs, seed_jobs
+from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
+from auditor.models import Plan
+from auditor.tasks.audit import deliver_outcome, execute_audit
+from auditor_emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor_emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor_emulator.server import Emulator
 from auditor_emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
@@ -25,7 +34,22 @@ from auditor_emulator.workspaces import demo_notebooks, demo_processing, seed_wo
 def emulator() -> Iterator[Emulator]:
     """One per process: under pytest-xdist each worker has its own, on a free loopback port."""
     with Emulator() as emu:
+        untraced_requests(emu)
         yield emu
+
+
+def untraced_requests(emulator: Emulator) -> None:
+    """The emulator answers each connection in a thread of its own, which coverage (`make test`) would
+    trace as it traces every thread: moto and the emulator behind the API are not the package under
+    measurement (pyproject omits auditor_emulator/), and tracing them made the suite half as slow again."""
+    server = emulator._server._server  # moto's ThreadedMotoServer holds werkzeug's threading server
+    answer = server.process_request_thread
+
+    def untraced(request: Any, client_address: Any) -> None:
+        sys.settrace(None)
+        answer(request, client_address)
+
+    server.process_request_thread = untraced
 
 
 @pytest.fixture(autouse=True)
@@ -119,3 +143,107 @@ def smtp_server() -> Iterator[tuple[Controller, Inbox]]:
     controller.start()
     yield controller, inbox
     controller.stop()
+
+
+# --- `audit apply` against copies of a demo endpoint (test_apply*.py) -------------------------------
+
+APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
+SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
+
+
+@contextlib.contextmanager
+def apply_fleet(emulator: Emulator, home: Path, names: Sequence[str], *, untagged: Sequence[str] = (),
+                scaled: Sequence[str] = (), prepare: Callable[[Any], None] | None = None) -> Iterator[dict[str, Any]]:
+    """For module-scoped fixtures: a copy of the demo's search-embeddings (4 x ml.m5.4xlarge, idle: a
+    resize plan) per name, tagged auditor:apply=allowed but `untagged`, `scaled` ones under autoscaling
+    (`register_scaling`), `prepare(scaling client)` for more, audited once (the run recorded in
+    home/history.sqlite3, home/auditor.toml naming it). Yields the config, the plans by endpoint, the
+    home and the clients; deployments take 0.2 s meanwhile."""
+    base = next(s for s in demo_fleet() if s.name == "search-embeddings")
+    specs = [replace(base, name=name) for name in names]
+    with seeded_emulator(emulator, home, lambda emu: seed_fleet(emu, specs, now=utc_now())):
+        Emulator.deployments(seconds=0.2, fail_instance_types=())
+        sagemaker = boto3.client("sagemaker", region_name="us-east-1")
+        for name in names:
+            arn = sagemaker.describe_endpoint(EndpointName=name)["EndpointArn"]
+            if name in untagged:  # the demo's search-embeddings is opted in
+                sagemaker.delete_tags(ResourceArn=arn, TagKeys=["auditor:apply"])
+            else:
+                sagemaker.add_tags(ResourceArn=arn, Tags=[{"Key": "auditor:apply", "Value": "allowed"}])
+        scaling = boto3.client("application-autoscaling", region_name="us-east-1")
+        for name in scaled:
+            register_scaling(scaling, name)
+        if prepare is not None:
+            prepare(scaling)
+        config = AuditConfig(aws=AwsConfig(regions=("us-east-1",)),
+                             history=HistoryConfig(path=str(home / "history.sqlite3")),
+                             apply=ApplyConfig(role_arn=APPLY_ROLE, wait_minutes=1.0))
+        outcome = execute_audit(config)
+        assert not deliver_outcome(config, outcome).problems
+        plans = {p.endpoint: p for p in outcome.report.plans if p.endpoint in names and p.proposed.instance_type}
+        assert set(plans) == set(names), [p.endpoint for p in outcome.report.plans]
+        (home / "auditor.toml").write_text(
+            f'[history]\npath = "{home / "history.sqlite3"}"\n[apply]\nrole_arn = "{APPLY_ROLE}"\nwait_minutes = 1\n')
+        yield {"config": config, "plans": plans, "home": home, "sagemaker": sagemaker, "scaling": scaling,
+               "cloudwatch": boto3.client("cloudwatch", region_name="us-east-1")}
+        Emulator.deployments(seconds=2.0, fail_instance_types=())
+
+
+def register_scaling(scaling: Any, endpoint: str) -> None:
+    """2-6 instances, a target-tracking policy, a scheduled action at night."""
+    resource = f"endpoint/{endpoint}/variant/AllTraffic"
+    scaling.register_scalable_target(ServiceNamespace="sagemaker", ResourceId=resource,
+                                     ScalableDimension=SCALABLE_DIMENSION, MinCapacity=2, MaxCapacity=6)
+    scaling.put_scaling_policy(
+        PolicyName=f"{endpoint}-invocations", ServiceNamespace="sagemaker", ResourceId=resource,
+        ScalableDimension=SCALABLE_DIMENSION, PolicyType="TargetTrackingScaling",
+        TargetTrackingScalingPolicyConfiguration={
+            "TargetValue": 300.0, "ScaleInCooldown": 600, "ScaleOutCooldown": 120,
+            "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"}})
+    scaling.put_scheduled_action(
+        ServiceNamespace="sagemaker", ScheduledActionName=f"{endpoint}-nights", ResourceId=resource,
+        ScalableDimension=SCALABLE_DIMENSION, Schedule="cron(0 22 * * ? *)",
+        ScalableTargetAction={"MinCapacity": 2, "MaxCapacity": 3})
+
+
+@pytest.fixture
+def quick_deployments(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Deployments of 0.2 s that fail on no instance type, and no fault armed, before and after; apply
+    reads the status after 0.1 s, doubling to 1 s (the emulator's deployments take seconds, not
+    AWS's minutes: the 0.5 s first wait was most of each apply's time)."""
+    monkeypatch.setattr("auditor.act.targets.FIRST_POLL_SECONDS", 0.1)
+    monkeypatch.setattr("auditor.act.targets.MAX_POLL_SECONDS", 1.0)
+    Emulator.deployments(seconds=0.2, fail_instance_types=())
+    yield
+    Emulator.deployments(seconds=0.2, fail_instance_types=())
+    faults = getattr(Emulator, "faults", None)
+    if faults is not None:
+        faults.reset()
+
+
+def resized_variants(sagemaker: Any, config_name: str, plan: Plan) -> list[dict[str, Any]]:
+    """The variants of `config_name` as CreateEndpointConfig takes them again, the plan's variant on
+    its proposed shape (as change.py copies them)."""
+    variants = []
+    for variant in sagemaker.describe_endpoint_config(EndpointConfigName=config_name)["ProductionVariants"]:
+        copied = copy.deepcopy(variant)
+        if copied["VariantName"] == plan.variant:
+            copied.update(InstanceType=plan.proposed.instance_type, InitialInstanceCount=plan.proposed.instance_count)
+        variants.append(copied)
+    return variants
+
+
+def load_plans_from(monkeypatch: pytest.MonkeyPatch, stored: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """`audit apply` reads its plans from `stored` (by id; a copy each time), as it reads the history's."""
+    def load(config: AuditConfig, plan_id: str) -> dict[str, Any]:
+        if plan_id not in stored:
+            raise ApplyRefused(f"no plan {plan_id} in the history")
+        return copy.deepcopy(stored[plan_id])
+
+    monkeypatch.setattr("auditor.act.plan.load_plan", load)
+    return stored
+
+
+def error_lines(result: Any) -> list[str]:
+    """The lines of a CliRunner result's stderr that start with "error:"."""
+    return [line for line in result.stderr.splitlines() if line.startswith("error:")]

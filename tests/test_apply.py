@@ -11,7 +11,6 @@ change builders build it. Until the history stores plans, `load_plan` is pointed
 from __future__ import annotations
 
 import ast
-import copy
 import json
 from collections.abc import Iterator
 from dataclasses import replace
@@ -38,12 +37,11 @@ from auditor.report.weekly import render_weekly_text
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from auditor_emulator.fleet import demo_fleet, seed_fleet
 from auditor_emulator.server import Emulator
-from conftest import seeded_emulator, utc_now
+from conftest import APPLY_ROLE, error_lines, load_plans_from, resized_variants, seeded_emulator, utc_now
 from helpers import live_basis
 
 ROOT = Path(__file__).parent.parent
 ENDPOINTS = ("search-embeddings", "image-tagger", "pricing-api")
-APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
 runner = CliRunner()
 
 
@@ -82,13 +80,7 @@ def blue_green_change(plan: Plan, sagemaker: Any) -> dict[str, Any]:
     named as apply requires, from the endpoint, the variant and the plan id."""
     assert plan.variant
     running = config_of({}, sagemaker, plan.endpoint)
-    described = sagemaker.describe_endpoint_config(EndpointConfigName=running)
-    variants = []
-    for variant in described["ProductionVariants"]:  # a copy of each, as change.py makes it
-        copied = copy.deepcopy(variant)
-        if copied["VariantName"] == plan.variant:
-            copied.update(InstanceType=plan.proposed.instance_type, InitialInstanceCount=plan.proposed.instance_count)
-        variants.append(copied)
+    variants = resized_variants(sagemaker, running, plan)
     new_config = resource_name(plan.endpoint, plan.id)
     alarm = f"{plan.endpoint}-{plan.variant}-{plan.id}-5xx"
     return {
@@ -138,19 +130,7 @@ def stored_plan(fleet: dict[str, Any], endpoint: str, count: int | None = None, 
 @pytest.fixture
 def plans_in_history(monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
     """`load_plan` reads these (the history's plans table is another branch's)."""
-    stored: dict[str, dict[str, Any]] = {}
-
-    def load(config: AuditConfig, plan_id: str) -> dict[str, Any]:
-        if plan_id not in stored:
-            raise ApplyRefused(f"no plan {plan_id} in the history")
-        return copy.deepcopy(stored[plan_id])
-
-    monkeypatch.setattr("auditor.act.plan.load_plan", load)
-    return stored
-
-
-def error_lines(result: Any) -> list[str]:
-    return [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    return load_plans_from(monkeypatch, {})
 
 
 # --- the guards, each one line, nothing changed ------------------------------------------------

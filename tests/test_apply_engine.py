@@ -19,7 +19,6 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,83 +26,39 @@ import boto3
 import pytest
 from typer.testing import CliRunner
 
-from auditor.act.plan import ApplyRefused
 from auditor.cli import app
-from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
 from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
 from auditor.models import Plan
 from auditor.report.document import plan_to_dict
 from auditor.tasks.audit import deliver_outcome, execute_audit
-from auditor_emulator.fleet import demo_fleet, seed_fleet
 from auditor_emulator.server import Emulator
-from conftest import seeded_emulator, utc_now
+from conftest import (
+    SCALABLE_DIMENSION,
+    apply_fleet,
+    error_lines,
+    load_plans_from,
+    resized_variants,
+    utc_now,
+)
 
-APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
 SCENARIOS = ("se-sigint", "se-sigterm", "se-killed", "se-scaled", "se-retry", "se-rollback", "se-verified", "se-500",
              "se-outage", "se-mid-call", "se-landed", "se-scaled-wait", "se-no-journal")
 SCALED = "se-scaled"
 SCALED_WAIT = "se-scaled-wait"
 RESOURCE = f"endpoint/{SCALED}/variant/AllTraffic"
-DIMENSION = "sagemaker:variant:DesiredInstanceCount"
+DIMENSION = SCALABLE_DIMENSION
 runner = CliRunner()
+pytestmark = pytest.mark.usefixtures("quick_deployments")  # conftest.py: 0.2 s deployments, no fault armed
 
 
 @pytest.fixture(scope="module")
 def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A copy of search-embeddings per scenario, tagged auditor:apply=allowed and audited once;
-    se-scaled is under autoscaling (2-6 instances, a target-tracking policy, a scheduled action)."""
-    base = next(s for s in demo_fleet() if s.name == "search-embeddings")
-    specs = [replace(base, name=name) for name in SCENARIOS]
-    home = tmp_path_factory.mktemp("engine-home")
-    with seeded_emulator(emulator, home, lambda emu: seed_fleet(emu, specs, now=utc_now())):
-        Emulator.deployments(seconds=0.2, fail_instance_types=())
-        sagemaker = boto3.client("sagemaker", region_name="us-east-1")
-        for name in SCENARIOS:
-            arn = sagemaker.describe_endpoint(EndpointName=name)["EndpointArn"]
-            sagemaker.add_tags(ResourceArn=arn, Tags=[{"Key": "auditor:apply", "Value": "allowed"}])
-        scaling = boto3.client("application-autoscaling", region_name="us-east-1")
-        for name in (SCALED, SCALED_WAIT):
-            register_scaling(scaling, name)
-        config = AuditConfig(aws=AwsConfig(regions=("us-east-1",)),
-                             history=HistoryConfig(path=str(home / "history.sqlite3")),
-                             apply=ApplyConfig(role_arn=APPLY_ROLE, wait_minutes=1.0))
-        outcome = execute_audit(config)
-        assert not deliver_outcome(config, outcome).problems
-        plans = {p.endpoint: p for p in outcome.report.plans if p.endpoint in SCENARIOS and p.proposed.instance_type}
-        assert set(plans) == set(SCENARIOS), [p.endpoint for p in outcome.report.plans]
-        (home / "auditor.toml").write_text(
-            f'[history]\npath = "{home / "history.sqlite3"}"\n[apply]\nrole_arn = "{APPLY_ROLE}"\nwait_minutes = 1\n')
-        yield {"config": config, "plans": plans, "home": home, "sagemaker": sagemaker, "scaling": scaling,
-               "cloudwatch": boto3.client("cloudwatch", region_name="us-east-1")}
-        Emulator.deployments(seconds=2.0, fail_instance_types=())
-
-
-def register_scaling(scaling: Any, endpoint: str) -> None:
-    """2-6 instances, a target-tracking policy, a scheduled action at night."""
-    resource = f"endpoint/{endpoint}/variant/AllTraffic"
-    scaling.register_scalable_target(ServiceNamespace="sagemaker", ResourceId=resource,
-                                     ScalableDimension=DIMENSION, MinCapacity=2, MaxCapacity=6)
-    scaling.put_scaling_policy(
-        PolicyName=f"{endpoint}-invocations", ServiceNamespace="sagemaker", ResourceId=resource,
-        ScalableDimension=DIMENSION, PolicyType="TargetTrackingScaling",
-        TargetTrackingScalingPolicyConfiguration={
-            "TargetValue": 300.0, "ScaleInCooldown": 600, "ScaleOutCooldown": 120,
-            "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"}})
-    scaling.put_scheduled_action(
-        ServiceNamespace="sagemaker", ScheduledActionName=f"{endpoint}-nights", ResourceId=resource,
-        ScalableDimension=DIMENSION, Schedule="cron(0 22 * * ? *)",
-        ScalableTargetAction={"MinCapacity": 2, "MaxCapacity": 3})
-
-
-@pytest.fixture(autouse=True)
-def quick_deployments() -> Iterator[None]:
-    Emulator.deployments(seconds=0.2, fail_instance_types=())
-    yield
-    Emulator.deployments(seconds=0.2, fail_instance_types=())
-    faults = getattr(Emulator, "faults", None)
-    if faults is not None:
-        faults.reset()
+    se-scaled and se-scaled-wait are under autoscaling (2-6 instances, a target-tracking policy, a
+    scheduled action)."""
+    with apply_fleet(emulator, tmp_path_factory.mktemp("engine-home"), SCENARIOS, scaled=(SCALED, SCALED_WAIT)) as made:
+        yield made
 
 
 def alarm_of(endpoint: str, plan_id: str) -> str:
@@ -116,13 +71,7 @@ def change_of(plan: Plan, sagemaker: Any, *, scaled: bool = False) -> dict[str, 
     audited config resized, a rollback alarm named after the plan, UpdateEndpoint blue/green rolling
     back on it (and RegisterScalableTarget and PutScalingPolicy after it, as read by the audit)."""
     assert plan.endpoint_config and plan.variant
-    described = sagemaker.describe_endpoint_config(EndpointConfigName=plan.endpoint_config)
-    variants = []
-    for variant in described["ProductionVariants"]:  # a copy of each, as change.py makes it
-        copied = copy.deepcopy(variant)
-        if copied["VariantName"] == plan.variant:
-            copied.update(InstanceType=plan.proposed.instance_type, InitialInstanceCount=plan.proposed.instance_count)
-        variants.append(copied)
+    variants = resized_variants(sagemaker, plan.endpoint_config, plan)
     new_config = f"{plan.endpoint}-{plan.id}"
     alarm = alarm_of(plan.endpoint, plan.id)
     calls: list[dict[str, Any]] = [
@@ -168,19 +117,14 @@ def change_of(plan: Plan, sagemaker: Any, *, scaled: bool = False) -> dict[str, 
 @pytest.fixture
 def stored(fleet: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
     """Each scenario's plan as the history keeps it; `load_plan` reads these."""
-    plans = {}
-    for name, plan in fleet["plans"].items():
-        change = change_of(plan, fleet["sagemaker"], scaled=name in (SCALED, SCALED_WAIT))
-        plans[plan.id] = {**plan_to_dict(plan), "id": plan.id, "risk": {"level": "low", "load_test_first": []},
-                          "measured": True, "change": change}
+    return load_plans_from(monkeypatch, stored_resizes(fleet, scaled=(SCALED, SCALED_WAIT)))
 
-    def load(config: AuditConfig, plan_id: str) -> dict[str, Any]:
-        if plan_id not in plans:
-            raise ApplyRefused(f"no plan {plan_id} in the history")
-        return copy.deepcopy(plans[plan_id])
 
-    monkeypatch.setattr("auditor.act.plan.load_plan", load)
-    return plans
+def stored_resizes(fleet: dict[str, Any], scaled: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """Each plan of `fleet` by id, as the history keeps it, with its change as `change_of` builds it."""
+    return {plan.id: {**plan_to_dict(plan), "id": plan.id, "risk": {"level": "low", "load_test_first": []},
+                      "measured": True, "change": change_of(plan, fleet["sagemaker"], scaled=name in scaled)}
+            for name, plan in fleet["plans"].items()}
 
 
 def plan_of(fleet: dict[str, Any], endpoint: str) -> str:
@@ -190,10 +134,6 @@ def plan_of(fleet: dict[str, Any], endpoint: str) -> str:
 def record(fleet: dict[str, Any], plan_id: str) -> AppliedChange:
     with History(Path(fleet["config"].history.path)) as history:
         return next(r for r in history.applied() if r.plan_id == plan_id)
-
-
-def error_lines(result: Any) -> list[str]:
-    return [line for line in result.stderr.splitlines() if line.startswith("error:")]
 
 
 def statuses(change: AppliedChange) -> list[tuple[str, str]]:
@@ -682,7 +622,7 @@ def test_the_calls_the_docs_say_are_checked_for_landing_are_the_ones_apply_check
 
 
 def test_the_exit_statuses_the_docs_give_for_signals_are_the_clis() -> None:
-    from auditor.cli import EXIT_SIGINT, EXIT_SIGTERM
+    from auditor.cli_frame import EXIT_SIGINT, EXIT_SIGTERM
 
     text = section("Interrupted")
     assert f"The exit status is {EXIT_SIGINT} after SIGINT and {EXIT_SIGTERM} after SIGTERM" in " ".join(text.split())

@@ -14,13 +14,11 @@ apply_plan against the emulator:
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import signal
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,25 +28,17 @@ from typer.testing import CliRunner
 
 from auditor.act.apply import apply_clients, apply_plan
 from auditor.act.journal import Journal
-from auditor.act.plan import ApplyFailed, ApplyInterrupted, ApplyRefused, parse_plan
+from auditor.act.plan import ApplyFailed, ApplyInterrupted, parse_plan
 from auditor.cli import app
-from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
 from auditor.history.store import AppliedChange, History
-from auditor.report.document import plan_to_dict
-from auditor.tasks.audit import deliver_outcome, execute_audit
-from auditor_emulator.fleet import demo_fleet, seed_fleet
 from auditor_emulator.server import Emulator
-from conftest import seeded_emulator, utc_now
+from conftest import SCALABLE_DIMENSION, apply_fleet, error_lines, load_plans_from, utc_now
 from test_apply_engine import (
-    APPLY_ROLE,
-    DIMENSION,
     alarm_of,
-    change_of,
-    error_lines,
     needs_faults,
-    register_scaling,
     scaling_state,
     statuses,
+    stored_resizes,
 )
 
 TAGGED, UNTAGGED = "rv-tagged", "rv-untagged"
@@ -56,74 +46,33 @@ RESHAPED, DRIFT, BUSY, TAGS = "rv-reshaped", "rv-drift", "rv-busy", "rv-tags"
 SIGNAL, ACTIONS, STEP, ROLLBACK = "rv-signal", "rv-actions", "rv-step", "rv-rollback"
 SCENARIOS = (TAGGED, UNTAGGED, RESHAPED, DRIFT, BUSY, TAGS, SIGNAL, ACTIONS, STEP, ROLLBACK)
 SCALED = (RESHAPED, ACTIONS, STEP)
+DIMENSION = SCALABLE_DIMENSION
 runner = CliRunner()
+pytestmark = pytest.mark.usefixtures("quick_deployments")  # conftest.py: 0.2 s deployments, no fault armed
 
 
 @pytest.fixture(scope="module")
 def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A copy of search-embeddings per scenario, audited once; all tagged auditor:apply=allowed but
-    rv-untagged; rv-reshaped and rv-actions under autoscaling (2-6, a policy, a scheduled action)."""
-    base = next(s for s in demo_fleet() if s.name == "search-embeddings")
-    specs = [replace(base, name=name) for name in SCENARIOS]
-    home = tmp_path_factory.mktemp("review-home")
-    with seeded_emulator(emulator, home, lambda emu: seed_fleet(emu, specs, now=utc_now())):
-        Emulator.deployments(seconds=0.2, fail_instance_types=())
-        sagemaker = boto3.client("sagemaker", region_name="us-east-1")
-        for name in SCENARIOS:
-            arn = sagemaker.describe_endpoint(EndpointName=name)["EndpointArn"]
-            if name == UNTAGGED:  # the demo's search-embeddings is opted in
-                sagemaker.delete_tags(ResourceArn=arn, TagKeys=["auditor:apply"])
-            else:
-                sagemaker.add_tags(ResourceArn=arn, Tags=[{"Key": "auditor:apply", "Value": "allowed"}])
-        scaling = boto3.client("application-autoscaling", region_name="us-east-1")
-        for name in SCALED:
-            register_scaling(scaling, name)
+    rv-untagged; rv-reshaped, rv-actions and rv-step under autoscaling (2-6, a policy, a scheduled
+    action), rv-step with a step-scaling policy as well."""
+    def step_policy(scaling: Any) -> None:
         scaling.put_scaling_policy(
             PolicyName=f"{STEP}-steps", ServiceNamespace="sagemaker", ResourceId=f"endpoint/{STEP}/variant/AllTraffic",
             ScalableDimension=DIMENSION, PolicyType="StepScaling", StepScalingPolicyConfiguration={
                 "AdjustmentType": "ChangeInCapacity", "Cooldown": 300,
                 "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]})
-        config = AuditConfig(aws=AwsConfig(regions=("us-east-1",)),
-                             history=HistoryConfig(path=str(home / "history.sqlite3")),
-                             apply=ApplyConfig(role_arn=APPLY_ROLE, wait_minutes=1.0))
-        outcome = execute_audit(config)
-        assert not deliver_outcome(config, outcome).problems
-        plans = {p.endpoint: p for p in outcome.report.plans if p.endpoint in SCENARIOS and p.proposed.instance_type}
-        assert set(plans) == set(SCENARIOS), [p.endpoint for p in outcome.report.plans]
-        (home / "auditor.toml").write_text(
-            f'[history]\npath = "{home / "history.sqlite3"}"\n[apply]\nrole_arn = "{APPLY_ROLE}"\nwait_minutes = 1\n')
-        yield {"config": config, "plans": plans, "home": home, "sagemaker": sagemaker, "scaling": scaling,
-               "cloudwatch": boto3.client("cloudwatch", region_name="us-east-1")}
-        Emulator.deployments(seconds=2.0, fail_instance_types=())
 
-
-@pytest.fixture(autouse=True)
-def quick_deployments() -> Iterator[None]:
-    Emulator.deployments(seconds=0.2, fail_instance_types=())
-    yield
-    Emulator.deployments(seconds=0.2, fail_instance_types=())
-    faults = getattr(Emulator, "faults", None)
-    if faults is not None:
-        faults.reset()
+    with apply_fleet(emulator, tmp_path_factory.mktemp("review-home"), SCENARIOS, untagged=(UNTAGGED,),
+                     scaled=SCALED, prepare=step_policy) as made:
+        yield made
 
 
 @pytest.fixture
 def stored(fleet: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
-    plans = {}
-    for name, plan in fleet["plans"].items():
-        # (The plan's own RegisterScalableTarget carries the target across as the audit read it: the
-        # binding guard refuses any other capacity than the plan's or the basis's.)
-        change = change_of(plan, fleet["sagemaker"], scaled=name in SCALED)
-        plans[plan.id] = {**plan_to_dict(plan), "id": plan.id, "risk": {"level": "low", "load_test_first": []},
-                          "measured": True, "change": change}
-
-    def load(config: AuditConfig, plan_id: str) -> dict[str, Any]:
-        if plan_id not in plans:
-            raise ApplyRefused(f"no plan {plan_id} in the history")
-        return copy.deepcopy(plans[plan_id])
-
-    monkeypatch.setattr("auditor.act.plan.load_plan", load)
-    return plans
+    # (The plan's own RegisterScalableTarget carries the target across as the audit read it: the
+    # binding guard refuses any other capacity than the plan's or the basis's.)
+    return load_plans_from(monkeypatch, stored_resizes(fleet, scaled=SCALED))
 
 
 def plan_id_of(fleet: dict[str, Any], endpoint: str) -> str:

@@ -33,12 +33,11 @@ from auditor.history.store import History
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from auditor_emulator.fleet import demo_fleet, seed_fleet
 from auditor_emulator.server import Emulator
-from conftest import utc_now
+from conftest import APPLY_ROLE, utc_now
 
 # search-embeddings: tagged auditor:apply=allowed (a resize plan); churn-model-legacy: idle, opted in by
 # [apply] resources (a delete plan); pricing-api: opted in by neither.
 ENDPOINTS = ("search-embeddings", "pricing-api", "churn-model-legacy")
-APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
 runner = CliRunner()
 
 

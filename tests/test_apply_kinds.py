@@ -48,13 +48,12 @@ from auditor_emulator.fleet import demo_fleet, seed_fleet
 from auditor_emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor_emulator.server import Emulator
 from auditor_emulator.workspaces import demo_notebooks, seed_workspaces
-from conftest import seeded_emulator, utc_now
+from conftest import APPLY_ROLE, seeded_emulator, utc_now
 from helpers import endpoint as helper_endpoint
 from helpers import live_basis
 
 ENDPOINTS = ("internal-reports", "pricing-api", "video-transcode-async", "churn-model-legacy")
 NOTEBOOKS = ("cv-research-gpu", "feature-eng-m5")
-APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
 TOPIC = "arn:aws:sns:us-east-1:123456789012:ml-oncall"
 runner = CliRunner()
 

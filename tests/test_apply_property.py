@@ -33,9 +33,8 @@ from auditor.act.plan import ApplyFailed, ApplyRefused
 from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
 from auditor.history.store import History
 from auditor_emulator.server import Emulator
-from conftest import seeded_emulator
+from conftest import APPLY_ROLE, seeded_emulator
 
-APPLY_ROLE = "arn:aws:iam::123456789012:role/SageMakerAuditorApply"
 ENDPOINT = "prop-endpoint"
 RESOURCE = f"endpoint/{ENDPOINT}/variant/AllTraffic"
 DIMENSION = "sagemaker:variant:DesiredInstanceCount"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import functools
 import json
 import shutil
 import subprocess
@@ -64,7 +65,8 @@ def denied_actions() -> set[str]:
     return set().union(*(policy_actions(d, "Deny") for d in documents))
 
 
-def operations_called_by_the_code() -> set[str]:
+@functools.cache  # the same walk of the package for each test that asks (botocore's models are slow to load)
+def operations_called_by_the_code() -> frozenset[str]:
     """IAM actions for every botocore operation the auditor's code calls (the emulator aside)."""
     session = botocore.session.get_session()
     by_method: dict[str, list[str]] = {}
@@ -87,7 +89,7 @@ def operations_called_by_the_code() -> set[str]:
             actions = by_method.get(name, [])
             assert len(actions) <= 1, f"{path.name}: {name} is ambiguous: {actions}"
             found.update(actions)
-    return found
+    return frozenset(found)
 
 
 def test_policy_allows_exactly_what_the_code_calls() -> None:
