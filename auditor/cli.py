@@ -332,11 +332,19 @@ def history_command(
                    f"{len(r.errors)}{'' if r.status == 'ok' else f' ({r.status})'}")
 
 
+def _applied_resource(change: AppliedChange) -> dict[str, Any]:
+    """What an applied plan changed, as its stored plan names it (the JSON document's `resource`)."""
+    stated = change.plan.get("resource")
+    if isinstance(stated, dict):
+        return stated
+    return {"kind": "", "type": "", "name": change.endpoint, "account_id": change.account_id, "region": change.region}
+
+
 def _print_applied(changes: list[AppliedChange], output_format: HistoryFormat) -> None:
     if output_format is HistoryFormat.JSON:
         typer.echo(json.dumps([
-            {"id": c.id, "plan_id": c.plan_id, "account_id": c.account_id, "region": c.region,
-             "endpoint": c.endpoint, "variant": c.variant, "caller": c.caller, "started_at": c.started_at.isoformat(),
+            {"id": c.id, "plan_id": c.plan_id, "resource": _applied_resource(c), "variant": c.variant,
+             "caller": c.caller, "started_at": c.started_at.isoformat(),
              "finished_at": c.finished_at.isoformat(), "outcome": c.outcome, "message": c.message,
              "previous_config": c.previous_config, "new_config": c.new_config,
              "monthly_savings_usd": c.monthly_savings_usd, "calls": list(c.calls),
@@ -349,7 +357,7 @@ def _print_applied(changes: list[AppliedChange], output_format: HistoryFormat) -
     if not changes:
         typer.echo("No changes applied yet.")
         return
-    typer.echo(f"{'started (UTC)':16}  {'plan':16}  {'endpoint / variant':36}  {'outcome':11}  {'verified':>8}  "
+    typer.echo(f"{'started (UTC)':16}  {'plan':16}  {'resource / variant':36}  {'outcome':11}  {'verified':>8}  "
                f"{'saves/month':>11}  by")
     for c in changes:
         target = one_line(f"{c.endpoint} / {c.variant or '-'}")[:36]
@@ -581,8 +589,9 @@ def plans_show_command(
     if source is not None and as_ is not ChangeFormat.JSON:
         from auditor.kinds.endpoints.config_tags import read_copied_tags
 
-        copied_tags = read_copied_tags(config, str(plan.get("account_id") or ""), str(plan.get("region") or ""),
-                                       source)
+        resource = plan.get("resource") or {}
+        copied_tags = read_copied_tags(config, str(resource.get("account_id") or ""),
+                                       str(resource.get("region") or ""), source)
     typer.echo(render_change(plan, as_.value, copied_tags), nl=False)
 
 

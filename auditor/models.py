@@ -11,17 +11,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-import pandas as pd
 
-
-class EndpointKind(enum.StrEnum):
-    REAL_TIME = "real-time"
-    ASYNC = "async"
-    SERVERLESS = "serverless"
-
-
-class ResourceKind(enum.StrEnum):
-    """What a rule can judge: the three endpoint kinds and the two kinds of job."""
+class Judged(enum.StrEnum):
+    """What a rule can judge (its `judges`): the three endpoint kinds, the three kinds of job, a
+    notebook instance and a Studio app. Not a resource kind of auditor.kinds: `kind_key` names the
+    kind each belongs to."""
 
     REAL_TIME = "real-time"
     ASYNC = "async"
@@ -33,16 +27,50 @@ class ResourceKind(enum.StrEnum):
     STUDIO_APP = "studio-app"
 
     @classmethod
-    def of_endpoint(cls, kind: EndpointKind) -> ResourceKind:
+    def of_endpoint(cls, kind: enum.StrEnum) -> Judged:  # the endpoints kind's EndpointKind
         return cls(kind.value)
 
     @property
     def is_job(self) -> bool:
-        return self in (ResourceKind.TRAINING_JOB, ResourceKind.TRANSFORM_JOB, ResourceKind.PROCESSING_JOB)
+        return self in (Judged.TRAINING_JOB, Judged.TRANSFORM_JOB, Judged.PROCESSING_JOB)
 
     @property
     def is_endpoint(self) -> bool:
-        return self in (ResourceKind.REAL_TIME, ResourceKind.ASYNC, ResourceKind.SERVERLESS)
+        return self in (Judged.REAL_TIME, Judged.ASYNC, Judged.SERVERLESS)
+
+    @property
+    def kind_key(self) -> str:
+        """The key of the resource kind (auditor.kinds) it belongs to."""
+        return "endpoints" if self.is_endpoint else "jobs" if self.is_job else "workspaces"
+
+
+@dataclass(frozen=True)
+class ResourceRef:
+    """What a finding or a plan is about: `kind` the key of its resource kind (auditor.kinds:
+    endpoints, jobs, workspaces, hyperpod), `type` the resource type (endpoint, endpoint-fleet,
+    training-job, transform-job, processing-job, notebook-instance, studio-app, studio-domain,
+    hyperpod-cluster), `name` its name (an endpoint's, a job's, a notebook's, a Studio domain's id,
+    a cluster's), and where it is."""
+
+    kind: str
+    type: str
+    name: str
+    account_id: str
+    region: str
+
+    @property
+    def noun(self) -> str:
+        """Its type in words: "endpoint", "training job", "notebook instance"."""
+        return self.type.replace("-", " ")
+
+    @property
+    def label(self) -> str:
+        """How a report line names it: an endpoint by its name (the reports are endpoint-first), any
+        other resource with its type ("training job churn-xgb", "notebook instance cv-research")."""
+        return self.name if self.type in ENDPOINT_TYPES else f"{self.noun} {self.name}"
+
+
+ENDPOINT_TYPES = ("endpoint", "endpoint-fleet")  # named by their name alone ("all endpoints" for a fleet)
 
 
 class Severity(enum.StrEnum):
@@ -90,175 +118,6 @@ class Window:
         periods = -(-(moment - self.start).total_seconds() // self.period_seconds)  # rounded up
         start = min(self.start + timedelta(seconds=periods * self.period_seconds), self.end)
         return replace(self, start=start)
-
-
-@dataclass(frozen=True)
-class ReadScalingPolicy:
-    """One scaling policy as DescribeScalingPolicies stated it: what PutScalingPolicy needs to put
-    it back after the target is deregistered and registered again (recommend/change.py)."""
-
-    name: str
-    policy_type: str  # TargetTrackingScaling | StepScaling | PredictiveScaling, as read
-    # The type's configuration as read (TargetTrackingScalingPolicyConfiguration ...; JSON-safe);
-    # None: the answer did not state it.
-    configuration: dict[str, Any] | None
-    # The CloudWatch alarms that trigger it (a step-scaling policy is an alarm's action, by ARN).
-    alarms: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class AutoScaling:
-    """A variant's Application Auto Scaling target: its capacities, its policies' names ("name
-    (type)", for the reader) and, where they were read, each policy's settings and the target's
-    SuspendedState (what a change that deregisters the target puts back)."""
-
-    min_capacity: int
-    max_capacity: int
-    policies: tuple[str, ...] = ()
-    read_policies: tuple[ReadScalingPolicy, ...] = ()
-    suspended_state: dict[str, bool] | None = None
-
-
-@dataclass(frozen=True)
-class ManagedScaling:
-    """A variant's ManagedInstanceScaling (endpoints that host inference components): SageMaker
-    itself adds and removes instances between these counts as component copies need them."""
-
-    min_instances: int | None
-    max_instances: int | None
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    instance_type: str | None  # None: serverless, or unknown because the endpoint config is gone
-    instance_count: int
-    serverless_memory_mb: int | None = None
-    serverless_max_concurrency: int | None = None
-    autoscaling: AutoScaling | None = None
-    # The share of traffic it is routed: CurrentWeight, else the config's InitialVariantWeight (None: not said).
-    weight: float | None = None
-    # A shadow variant: billed instances that receive a copy of a production variant's traffic.
-    shadow: bool = False
-    managed_scaling: ManagedScaling | None = None  # only when its Status is ENABLED
-
-    @property
-    def scales(self) -> bool:
-        """Its instance count moves: Application Auto Scaling or managed instance scaling."""
-        return self.autoscaling is not None or self.managed_scaling is not None
-
-
-@dataclass(frozen=True)
-class MetricsConfig:
-    """An endpoint config's MetricsConfig (CreateEndpointConfig, 2026). Enhanced metrics add an
-    InstanceId dimension to utilisation and invocation metrics and AcceleratorId to GPU metrics;
-    detailed observability publishes OpenTelemetry metrics (host, per-GPU, placement)."""
-
-    enhanced_metrics: bool = False  # EnableEnhancedMetrics (default false)
-    # EnableDetailedObservability; None: the config does not say (AWS: true for configs created since
-    # the feature, false for older ones, so an unstated value is not read as either).
-    detailed_observability: bool | None = None
-    publish_frequency_seconds: int | None = None  # MetricPublishFrequencyInSeconds (AWS default 60)
-
-
-@dataclass(frozen=True)
-class InferenceComponent:
-    name: str
-    variant: str
-    status: str
-    # From DescribeInferenceComponent (None: not described): copies running now and what each
-    # copy reserves on its instance.
-    copy_count: int | None = None
-    cpu_cores: float | None = None  # NumberOfCpuCoresRequired
-    accelerators: float | None = None  # NumberOfAcceleratorDevicesRequired
-    memory_mb: float | None = None  # MinMemoryRequiredInMb
-
-
-# The metrics an existing alarm may watch for a plan's deployment to roll back on it: the new
-# fleet's server-side errors and its model's latency, what a new shape or count can make worse.
-# Not Invocation4XXErrors (the callers' mistakes: a burst of bad requests would roll back a sound
-# change), OverheadLatency (SageMaker's own time, not the model's), nor utilisation (a rightsizing
-# raises it by design; autoscaling's target-tracking alarms fire on it in ordinary operation).
-ROLLBACK_METRICS = {"Invocation5XXErrors": "errors", "InvocationModelErrors": "errors", "ModelLatency": "latency"}
-
-
-@dataclass(frozen=True)
-class RollbackAlarm:
-    """An existing CloudWatch alarm on one variant's errors or latency (AWS/SageMaker, dimensions
-    EndpointName and VariantName)."""
-
-    name: str
-    variant: str
-    metric: str  # one of ROLLBACK_METRICS
-
-    @property
-    def watches(self) -> str:
-        """"errors" or "latency"."""
-        return ROLLBACK_METRICS[self.metric]
-
-
-@dataclass(frozen=True)
-class ComponentPlacement:
-    """Which of an endpoint's instances hosted an inference-component copy, hour by hour (detailed
-    observability, read with PromQL): per instance id, at each hour, the instance's GPU series
-    attributed to a component (0: it ran hosting none; None: no sample, it did not run then)."""
-
-    hours: tuple[datetime, ...]
-    hosts: dict[str, tuple[float | None, ...]]
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    account_id: str
-    region: str
-    name: str
-    arn: str
-    status: str
-    kind: EndpointKind
-    created_at: datetime
-    config_name: str
-    tags: dict[str, str]
-    variants: tuple[Variant, ...]
-    # Why the endpoint cannot be judged at all (config deleted, not InService); None when it can.
-    not_judged_reason: str | None = None
-    # Why the owners asked for it, or some of its rules, not to be judged (tags, name patterns).
-    skipped_reason: str | None = None
-    skipped_rules: frozenset[str] = frozenset()  # empty with a skipped_reason: every rule
-    # Whether Application Auto Scaling was read for this endpoint's region (else autoscaling is unknown).
-    autoscaling_known: bool = False
-    inference_components: tuple[InferenceComponent, ...] = ()
-    # False when ListInferenceComponents failed for an endpoint that hosts them: no count can be
-    # shown to hold its copies.
-    inference_components_listed: bool = True
-    # When the endpoint was last created or updated (Search's LastModifiedTime): its shadow variants
-    # have run at least since then.
-    last_modified_at: datetime | None = None
-    # When the endpoint config it runs was created (DescribeEndpointConfig's CreationTime): its
-    # variants' shapes served nothing before then. None: not described (or not read, in tests).
-    config_created_at: datetime | None = None
-    # Async endpoints: the CloudWatch alarms on its queue (ApproximateAgeOfOldestRequest or
-    # HasBacklogWithoutCapacity); None: not read (DescribeAlarms denied, or not an async endpoint).
-    queue_alarms: tuple[str, ...] | None = None
-    # The CloudWatch alarms on its variants' errors and latency (ROLLBACK_METRICS); None: not read
-    # (DescribeAlarms denied, or nothing in the region a plan could deploy to).
-    rollback_alarms: tuple[RollbackAlarm, ...] | None = None
-    # The config's MetricsConfig; None: the config has none (or is gone).
-    metrics_config: MetricsConfig | None = None
-    # Its instances' component placement (detailed observability); None: not read, or none published.
-    placement: ComponentPlacement | None = None
-
-    @property
-    def enhanced_metrics(self) -> bool:
-        return self.metrics_config is not None and self.metrics_config.enhanced_metrics
-    # DescribeEndpointConfig's answer (JSON-safe) with the config's tags under "Tags" (None: unread):
-    # a plan's change copies it. None when the config was not described.
-    config_description: dict[str, Any] | None = None
-
-
-def price_usage(endpoint: Endpoint) -> str:
-    """The usage an endpoint's instance-hours are billed under: Asynchronous Inference has a rate
-    of its own ("async"; the hosting rate where the prices have none), real-time is "hosting"."""
-    return "async" if endpoint.kind is EndpointKind.ASYNC else "hosting"
 
 
 @dataclass(frozen=True)
@@ -380,17 +239,13 @@ Proposal = (CountProposal | AutoscalingProposal | MemoryProposal | ServerlessPro
 class Finding:
     rule: str
     severity: Severity
-    account_id: str
-    region: str
-    endpoint: str  # the endpoint, or the job's name
-    variant: str | None
+    resource: ResourceRef
+    variant: str | None  # the endpoint's variant, the HyperPod instance group (None: the whole resource)
     message: str
     evidence: dict[str, Any]
     recommendation: Recommendation | None = None
     title: str = ""
     remediation: str = ""
-    # endpoint | training-job | transform-job | processing-job | notebook-instance | studio-app | studio-domain
-    resource_type: str = "endpoint"
     proposal: Proposal | None = None
     measured: bool = True  # False: its rule rests on circumstantial evidence (no usage metric exists)
 
@@ -486,19 +341,8 @@ class Risk:
     load_test_request: ApiCall | None = None  # Inference Recommender CreateInferenceRecommendationsJob
     # Where no replay applies (a notebook stopped, a Studio app or HyperPod nodes deleted): the
     # stated facts the level rests on, one line each (docs/plans.md, "Risk levels"); and what a
-    # change that deregisters an autoscaled variant cannot carry across (recommend/change.py).
+    # change that deregisters an autoscaled variant cannot carry across (kinds/endpoints/change.py).
     basis: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class PlanBasis:
-    """What an endpoint plan was computed from, as the audit saw it: `audit apply` reads the same
-    live and refuses when any of it differs (auditor/act/targets.py)."""
-
-    endpoint_config_name: str
-    status: str
-    variants: tuple[Variant, ...]  # production and shadow, with count, weight, serverless, scaling
-    autoscaling_read: bool  # False: Application Auto Scaling was not read (a variant's target unknown)
 
 
 @dataclass(frozen=True)
@@ -506,11 +350,8 @@ class Plan:
     """What to change on one variant (or endpoint, or job): the cheapest option its findings
     together support, and the others as alternatives."""
 
-    account_id: str
-    region: str
-    endpoint: str
+    resource: ResourceRef
     variant: str | None
-    resource_type: str
     current_instance_type: str | None
     current_instance_count: int
     current_monthly_usd: float
@@ -522,7 +363,9 @@ class Plan:
     change: Change | None = None  # None: no change the auditor can express as API calls
     # The endpoint config the audit saw: `audit apply` refuses once the endpoint runs another.
     endpoint_config: str | None = None
-    basis: PlanBasis | None = None  # an endpoint plan's: what it was computed from
+    # The kind's record of what the plan was computed from, as JSON-safe data (the endpoints kind's
+    # PlanBasis): `audit apply` reads the same live and refuses when any of it differs. None: none.
+    basis: dict[str, Any] | None = None
 
     @property
     def monthly_savings_usd(self) -> float:
@@ -536,47 +379,6 @@ class Plan:
 def plan_risk_rank(plan: Plan) -> int:
     """A plan's risk as a rank (low 0, medium 1, high 2); not assessed counts as medium."""
     return plan.risk.level.rank if plan.risk else RiskLevel.MEDIUM.rank
-
-
-@dataclass(frozen=True)
-class VariantReport:
-    variant: Variant
-    monthly_cost_usd: float | None
-    utilization: VariantUtilization | None
-    # Normalised per-period series ('<resource>:<stat>', 0-100%), for charts; not in the JSON.
-    series: pd.DataFrame | None = None
-    average_instances: float | None = None  # autoscaled: what ran on average (the cost rests on it)
-    price_basis: str | None = None  # whose rate the cost is at: "hosting", "async" (its own); None: not priced
-    # Enhanced metrics: each instance's utilisation (InstanceId), and what the sizing read.
-    instances: tuple[InstanceUtilization, ...] = ()
-    sizing_basis: str | None = None  # "hottest instance" | "variant mean"; None: not sized
-    # The highest ModelLatency maximum of the window, in milliseconds (None: not published): an upper
-    # bound of its p99, which CloudWatch is not asked for.
-    model_latency_max_ms: float | None = None
-
-
-@dataclass(frozen=True)
-class InstanceUtilization:
-    """One instance of a variant, from its InstanceId series (enhanced metrics); `accelerators`:
-    each GPU's utilisation (AcceleratorId, 0-100 per device), by accelerator id."""
-
-    instance_id: str
-    utilization: VariantUtilization
-    accelerators: dict[str, ResourceUtilization] = field(default_factory=dict)
-    accelerator_memory: dict[str, ResourceUtilization] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ComponentReport:
-    component: InferenceComponent
-    utilization: VariantUtilization | None
-
-
-@dataclass(frozen=True)
-class EndpointReport:
-    endpoint: Endpoint
-    variants: tuple[VariantReport, ...]
-    components: tuple[ComponentReport, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from auditor.deliver.mail import write_messages
 from auditor.errors import AuditorError
 from auditor.files import write_atomic
 from auditor.models import AuditReport
+from auditor.records import plan_to_dict
 from auditor.report.change_text import plans_text
-from auditor.report.document import plan_to_dict
 from auditor.report.render import OutputFormat, render, terminal_width, wrap_paragraph
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from auditor.text import printable

@@ -55,7 +55,7 @@ def plan_to_apply(report: AuditReport, fleet: list[EndpointSpec]) -> Plan | None
     """The first plan (the report's order: saving within risk) on an endpoint the seed opted in."""
     opted_in = opted_in_endpoints(fleet)
     return next((p for p in report.plans
-                 if p.resource_type == "endpoint" and p.endpoint in opted_in and p.change is not None), None)
+                 if p.resource.type == "endpoint" and p.resource.name in opted_in and p.change is not None), None)
 
 
 def shape(instance_type: object, count: object) -> str:
@@ -67,7 +67,7 @@ def dry_run_summary(plan: dict[str, Any]) -> list[str]:
     and request too; `audit plans show ID --as json` prints them all)."""
     current, proposed = plan.get("current") or {}, plan.get("proposed") or {}
     risk = (plan.get("risk") or {}).get("level") or "not assessed"
-    lines = [f"  {one_line(plan['endpoint'])} / {one_line(plan.get('variant') or '-')}: "
+    lines = [f"  {one_line(plan['resource']['name'])} / {one_line(plan.get('variant') or '-')}: "
              f"{shape(current.get('instance_type'), current.get('instance_count'))} -> "
              f"{shape(proposed.get('instance_type'), proposed.get('instance_count'))}, "
              f"saves ${float(plan.get('monthly_savings_usd') or 0):,.2f}/month, risk {one_line(str(risk))}"]
@@ -87,7 +87,7 @@ def tell_the_action_story(config: AuditConfig, report: AuditReport, fleet: list[
     if plan is None:
         return StoryOutcome(None, None, None, None, f"the demo audit made no plan with a change on an endpoint "
                                                    f"tagged {'='.join(OPT_IN_TAG)}: nothing for `audit apply`")
-    echo(f"From advice to action: plan {plan.id} on {one_line(plan.endpoint)} (tagged {'='.join(OPT_IN_TAG)}).")
+    echo(f"From advice to action: plan {plan.id} on {one_line(plan.resource.name)} (tagged {'='.join(OPT_IN_TAG)}).")
     try:
         stored = load_plan(config, plan.id)  # as `audit apply` reads it: from the history
         echo(f"$ audit apply {plan.id}        # a dry run: nothing is changed")
@@ -114,14 +114,15 @@ def tell_the_action_story(config: AuditConfig, report: AuditReport, fleet: list[
         week = iso_week(outcome.report.generated_at)
         digest = build_digest(history, week)
     echo("$ audit run                    # the next run")
-    endpoint = next((e for e in ENDPOINTS.section(outcome.report) if e.endpoint.name == plan.endpoint
-                     and e.endpoint.region == plan.region and e.endpoint.account_id == plan.account_id), None)
+    endpoint = next((e for e in ENDPOINTS.section(outcome.report)
+                     if (e.endpoint.account_id, e.endpoint.region, e.endpoint.name)
+                     == (plan.resource.account_id, plan.resource.region, plan.resource.name)), None)
     variant = next((v.variant for v in endpoint.variants if v.variant.name == plan.variant), None) if endpoint else None
     now_runs = (f"now runs {shape(variant.instance_type, variant.instance_count)} on "
                 f"{one_line(endpoint.endpoint.config_name or '-')}" if endpoint and variant else "was not found")
     verified = (f"verified by run {record.verified_run_id}" if record and record.verified_run_id
                 else "NOT verified: the run does not see the new shape")
-    echo(f"  {one_line(plan.endpoint)} / {one_line(plan.variant or '-')} {now_runs}: plan {plan.id} {verified}")
+    echo(f"  {one_line(plan.resource.name)} / {one_line(plan.variant or '-')} {now_runs}: plan {plan.id} {verified}")
     if record is None or record.verified_run_id is None:
         return StoryOutcome(plan.id, record, None, None, f"plan {plan.id} was applied, but the next run did not "
                                                          "see the endpoint on its new shape")

@@ -22,13 +22,14 @@ from datetime import UTC, datetime
 
 from auditor.catalog import load_catalog
 from auditor.collect.cloudwatch import collect_metrics
-from auditor.collect.plan import align_window, plan_queries
+from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig, AwsConfig
 from auditor.kinds.endpoints.assessment import assess_endpoint
 from auditor.kinds.endpoints.discover import discover_endpoints
 from auditor.kinds.endpoints.judge import judge_endpoint
 from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
+from auditor.kinds.endpoints.metrics import plan_queries
 from auditor.kinds.jobs.analysis import processing_cost
 from auditor.kinds.jobs.discover_processing import discover_processing_jobs
 from auditor.kinds.jobs.kind import with_utilisation

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import json
 import socket
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+import jsonschema
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.handlers import Message
@@ -23,6 +25,8 @@ from auditor.act.plan import ApplyRefused
 from auditor.cli import app
 from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
 from auditor.models import Plan
+from auditor.report import document as document_module
+from auditor.report.document import report_schema
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from auditor_emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor_emulator.hyperpod import demo_clusters, seed_hyperpod
@@ -85,7 +89,7 @@ def audit_json(home: Path) -> dict:
     out = home / "report.json"
     result = CliRunner().invoke(app, ["run", "--format", "json", "--output", str(out), "--no-history"])
     assert result.exit_code == 0, result.output
-    return json.loads(out.read_text())
+    return check_report_json(json.loads(out.read_text()))
 
 
 # The demo's fleets of each kind, seeded once for a module that asks (see `seeded_emulator`).
@@ -180,8 +184,9 @@ def apply_fleet(emulator: Emulator, home: Path, names: Sequence[str], *, untagge
                              apply=ApplyConfig(role_arn=APPLY_ROLE, wait_minutes=1.0))
         outcome = execute_audit(config)
         assert not deliver_outcome(config, outcome).problems
-        plans = {p.endpoint: p for p in outcome.report.plans if p.endpoint in names and p.proposed.instance_type}
-        assert set(plans) == set(names), [p.endpoint for p in outcome.report.plans]
+        plans = {p.resource.name: p for p in outcome.report.plans
+                 if p.resource.name in names and p.proposed.instance_type}
+        assert set(plans) == set(names), [p.resource.name for p in outcome.report.plans]
         (home / "auditor.toml").write_text(
             f'[history]\npath = "{home / "history.sqlite3"}"\n[apply]\nrole_arn = "{APPLY_ROLE}"\nwait_minutes = 1\n')
         yield {"config": config, "plans": plans, "home": home, "sagemaker": sagemaker, "scaling": scaling,
@@ -247,3 +252,45 @@ def load_plans_from(monkeypatch: pytest.MonkeyPatch, stored: dict[str, dict[str,
 def error_lines(result: Any) -> list[str]:
     """The lines of a CliRunner result's stderr that start with "error:"."""
     return [line for line in result.stderr.splitlines() if line.startswith("error:")]
+
+
+# Every JSON document a test makes is checked against the published JSON Schema
+# (auditor/data/audit-report.schema.json): `audit_json` checks what `audit run` wrote, and
+# `validated_documents` each document the report module builds in this process (report_to_dict,
+# write_report_json), up to a size the check takes milliseconds for.
+VALIDATE_UP_TO_ENDPOINTS = 500
+
+
+def check_report_json(document: dict) -> dict:
+    """`document`, after jsonschema found it valid against the published schema (else the errors)."""
+    errors = sorted(_report_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
+    assert not errors, "\n".join(f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
+                                 for e in errors[:10])
+    return document
+
+
+@functools.cache
+def _report_validator() -> jsonschema.protocols.Validator:
+    schema = report_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def validated_documents() -> Iterator[None]:
+    """Wraps the report module's document builder (its one seam, `_document`) so that each document
+    it makes is checked whole; the long lists are made before the check, so only documents of at
+    most VALIDATE_UP_TO_ENDPOINTS endpoints (a streamed 10,000-endpoint one stays streamed)."""
+    made = document_module._document
+
+    def checked(report: Any) -> dict[str, Any]:
+        parts = made(report)
+        if len(report.sections.get("endpoints", ())) > VALIDATE_UP_TO_ENDPOINTS:
+            return parts
+        whole = {key: list(value) if isinstance(value, Iterator) else value for key, value in parts.items()}
+        check_report_json(json.loads(json.dumps(whole)))
+        return whole
+
+    document_module._document = checked
+    yield
+    document_module._document = made

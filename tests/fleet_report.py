@@ -15,8 +15,9 @@ from auditor.collect.plan import align_window
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import assess_endpoint
 from auditor.kinds.endpoints.judge import judge_endpoint
+from auditor.kinds.endpoints.models import EndpointReport, Variant, VariantReport
 from auditor.kinds.registry import monthly_cost_by_kind, plans_for
-from auditor.models import AuditReport, CatalogInfo, EndpointReport, Variant, VariantReport
+from auditor.models import AuditReport, CatalogInfo
 from auditor.pipeline import report_settings
 from helpers import NOW, endpoint
 

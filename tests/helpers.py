@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from auditor.models import Endpoint, EndpointKind, Resource, ResourceUtilization, Variant, VariantUtilization
+from auditor.kinds.endpoints.models import Endpoint, EndpointKind, Variant
+from auditor.models import Resource, ResourceUtilization, VariantUtilization
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 
@@ -69,3 +70,16 @@ def live_basis(endpoint_name: str, region: str = "us-east-1") -> dict[str, Any]:
                          "autoscaling": scaled[0] if scaled else None})
     return {"endpoint_config_name": described["EndpointConfigName"], "status": described["EndpointStatus"],
             "autoscaling_read": True, "variants": variants}
+
+
+_KIND_OF_TYPE = {"endpoint": "endpoints", "endpoint-fleet": "endpoints", "training-job": "jobs",
+                 "transform-job": "jobs",
+                 "processing-job": "jobs", "notebook-instance": "workspaces", "studio-app": "workspaces",
+                 "studio-domain": "workspaces", "hyperpod-cluster": "hyperpod"}
+
+
+def resource_json(name: str, resource_type: str = "endpoint", account_id: str = "123456789012",
+                  region: str = "us-east-1") -> dict[str, str]:
+    """A finding's or a stored plan's `resource` as the JSON document (schema 9) writes it."""
+    return {"kind": _KIND_OF_TYPE[resource_type], "type": resource_type, "name": name, "account_id": account_id,
+            "region": region}

@@ -81,10 +81,10 @@ def test_three_accounts_one_refusing_the_hub(estate: Path, aws, tmp_path: Path) 
     assert report["summary"]["accounts_audited"] == 2 and report["summary"]["accounts"] == 3
     by_name = {e["name"]: e for e in report["endpoints"]}
     assert by_name["team-a-idle"]["account_id"] == TEAM_A and by_name["team-b-oversized"]["account_id"] == TEAM_B
-    rules = {(f["account_id"], f["endpoint"], f["rule"]) for f in report["findings"]}
+    rules = {(f["resource"]["account_id"], f["resource"]["name"], f["rule"]) for f in report["findings"]}
     assert (TEAM_A, "team-a-idle", "idle") in rules
     assert not any(f[1] == "team-b-oversized" and f[2] == "idle" for f in rules)
-    assert {p["account_id"] for p in report["plans"]} == {TEAM_A, TEAM_B}
+    assert {p["resource"]["account_id"] for p in report["plans"]} == {TEAM_A, TEAM_B}
     assert any(e["account_id"] == LOCKED for e in report["errors"])
     with History(tmp_path / "history.sqlite3") as history:
         (run,) = history.runs()

@@ -6,7 +6,7 @@ import pandas as pd
 
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.judge import evaluate_endpoint
-from auditor.models import EndpointKind, Variant
+from auditor.kinds.endpoints.models import EndpointKind, Variant
 from helpers import endpoint, hourly_frame
 from test_rules_traffic import HOURS, assessment
 

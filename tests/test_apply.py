@@ -32,7 +32,7 @@ from auditor.history.weekly import build_digest, iso_week
 from auditor.kinds.endpoints.kind import KIND as ENDPOINT_KIND
 from auditor.models import Plan
 from auditor.recommend.change import plan_id, resource_name
-from auditor.report.document import plan_to_dict
+from auditor.records import plan_to_dict
 from auditor.report.weekly import render_weekly_text
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from auditor_emulator.fleet import demo_fleet, seed_fleet
@@ -61,8 +61,8 @@ def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Itera
                              apply=ApplyConfig(role_arn=APPLY_ROLE, endpoints=("image-*",), wait_minutes=1.0))
         outcome = execute_audit(config)
         assert not deliver_outcome(config, outcome).problems
-        plans = {p.endpoint: p for p in outcome.report.plans if p.endpoint in ENDPOINTS}
-        assert set(plans) == set(ENDPOINTS), [p.endpoint for p in outcome.report.plans]
+        plans = {p.resource.name: p for p in outcome.report.plans if p.resource.name in ENDPOINTS}
+        assert set(plans) == set(ENDPOINTS), [p.resource.name for p in outcome.report.plans]
         (home / "auditor.toml").write_text(
             f'[history]\npath = "{home / "history.sqlite3"}"\n'
             f'[apply]\nrole_arn = "{APPLY_ROLE}"\nendpoints = ["image-*"]\nwait_minutes = 1\n')
@@ -79,16 +79,16 @@ def blue_green_change(plan: Plan, sagemaker: Any) -> dict[str, Any]:
     variant resized, a rollback alarm, and UpdateEndpoint blue/green (canary 10%) rolling back on it;
     named as apply requires, from the endpoint, the variant and the plan id."""
     assert plan.variant
-    running = config_of({}, sagemaker, plan.endpoint)
+    running = config_of({}, sagemaker, plan.resource.name)
     variants = resized_variants(sagemaker, running, plan)
-    new_config = resource_name(plan.endpoint, plan.id)
-    alarm = f"{plan.endpoint}-{plan.variant}-{plan.id}-5xx"
+    new_config = resource_name(plan.resource.name, plan.id)
+    alarm = f"{plan.resource.name}-{plan.variant}-{plan.id}-5xx"
     return {
         "calls": [
             {"service": "cloudwatch", "operation": "PutMetricAlarm",
              "purpose": "the alarm the deployment rolls back on",
              "params": {"AlarmName": alarm, "Namespace": "AWS/SageMaker", "MetricName": "Invocation5XXErrors",
-                        "Dimensions": [{"Name": "EndpointName", "Value": plan.endpoint},
+                        "Dimensions": [{"Name": "EndpointName", "Value": plan.resource.name},
                                        {"Name": "VariantName", "Value": plan.variant}],
                         "Statistic": "Sum", "Period": 60, "EvaluationPeriods": 2, "Threshold": 1.0,
                         "ComparisonOperator": "GreaterThanOrEqualToThreshold"}},
@@ -97,7 +97,7 @@ def blue_green_change(plan: Plan, sagemaker: Any) -> dict[str, Any]:
              "params": {"EndpointConfigName": new_config, "ProductionVariants": variants}},
             {"service": "sagemaker", "operation": "UpdateEndpoint",
              "purpose": "blue/green: 10% canary, then the rest; rolls back on the alarm",
-             "params": {"EndpointName": plan.endpoint, "EndpointConfigName": new_config,
+             "params": {"EndpointName": plan.resource.name, "EndpointConfigName": new_config,
                         "DeploymentConfig": {
                             "BlueGreenUpdatePolicy": {
                                 "TrafficRoutingConfiguration": {
@@ -107,7 +107,7 @@ def blue_green_change(plan: Plan, sagemaker: Any) -> dict[str, Any]:
                             "AutoRollbackConfiguration": {"Alarms": [{"AlarmName": alarm}]}}}},
         ],
         "rollback": f"automatic: SageMaker returns to {running} when {alarm} fires",
-        "waits_for": f"endpoint {plan.endpoint} InService",
+        "waits_for": f"endpoint {plan.resource.name} InService",
     }
 
 

@@ -15,6 +15,7 @@ from auditor.act.guards import plan_refusal
 from auditor.act.plan import parse_plan, recomputed_id
 from auditor.config import ApplyConfig
 from auditor.recommend.change import resource_name
+from helpers import resource_json
 from test_change_forms import TOPIC, demo_plans  # noqa: F401  (the module's fixture: the demo fleet audited once)
 
 CONFIG = ApplyConfig(role_arn="arn:aws:iam::123456789012:role/SageMakerAuditorApply", max_risk="high",
@@ -22,8 +23,8 @@ CONFIG = ApplyConfig(role_arn="arn:aws:iam::123456789012:role/SageMakerAuditorAp
 RESOURCE = "endpoint/reports/variant/AllTraffic"
 DIMENSION = "sagemaker:variant:DesiredInstanceCount"
 BASE: dict[str, Any] = {
-    "account_id": "123456789012", "region": "us-east-1", "resource_type": "endpoint", "endpoint": "reports",
-    "variant": "AllTraffic", "current": {"endpoint_config_name": "reports-config"}, "measured": True,
+    "resource": resource_json("reports"), "variant": "AllTraffic",
+    "current": {"endpoint_config_name": "reports-config"}, "measured": True,
     "risk": {"level": "low"},
     "proposed": {"action": "resize", "instance_type": "ml.m5.large", "instance_count": 2},
     "basis": {"variants": [{"name": "AllTraffic", "autoscaling": {
@@ -138,8 +139,8 @@ def test_a_deregister_needs_the_update_and_the_target_registered_again_after_it(
 
 
 def test_update_domain_sets_only_the_app_settings_the_plan_copies() -> None:
-    domain: dict[str, Any] = {"account_id": "123456789012", "region": "us-east-1", "resource_type": "studio-domain",
-                              "endpoint": "d-abc", "current": {}, "proposed": {"action": "idle-shutdown"},
+    domain: dict[str, Any] = {"resource": resource_json("d-abc", "studio-domain"), "current": {},
+                              "proposed": {"action": "idle-shutdown"},
                               "measured": True, "risk": {"level": "low"}}
     domain["id"] = recomputed_id(domain, domain["proposed"])
     lab = {"JupyterLabAppSettings": {"AppLifecycleManagement": {"IdleSettings": {
@@ -164,7 +165,7 @@ def test_every_demo_plans_change_passes_the_content_checks(demo_plans: list[dict
     """The allow-list and the checks admit every call the builders emit: each demo plan and each of
     its alternatives, as apply reads it (parse_plan with --option N)."""
     checked = set()
-    applied = [p for p in demo_plans if "-alt" not in str(p["id"]) and p["resource_type"] in OPERATIONS_BY_TYPE]
+    applied = [p for p in demo_plans if "-alt" not in str(p["id"]) and p["resource"]["type"] in OPERATIONS_BY_TYPE]
     for stored in applied:  # (a job's plan is never applied: its change is the next run's request)
         alternatives = stored.get("alternatives") or []
         for option in [0, *(i for i, a in enumerate(alternatives, 1) if a.get("change"))]:

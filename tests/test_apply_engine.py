@@ -30,7 +30,7 @@ from auditor.cli import app
 from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
 from auditor.models import Plan
-from auditor.report.document import plan_to_dict
+from auditor.records import plan_to_dict
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from auditor_emulator.server import Emulator
 from conftest import (
@@ -72,21 +72,21 @@ def change_of(plan: Plan, sagemaker: Any, *, scaled: bool = False) -> dict[str, 
     back on it (and RegisterScalableTarget and PutScalingPolicy after it, as read by the audit)."""
     assert plan.endpoint_config and plan.variant
     variants = resized_variants(sagemaker, plan.endpoint_config, plan)
-    new_config = f"{plan.endpoint}-{plan.id}"
-    alarm = alarm_of(plan.endpoint, plan.id)
+    new_config = f"{plan.resource.name}-{plan.id}"
+    alarm = alarm_of(plan.resource.name, plan.id)
     calls: list[dict[str, Any]] = [
         {"service": "sagemaker", "operation": "CreateEndpointConfig", "purpose": "the copy, resized",
          "params": {"EndpointConfigName": new_config, "ProductionVariants": variants,
                     "Tags": [{"Key": "auditor:plan", "Value": plan.id}]}},
         {"service": "cloudwatch", "operation": "PutMetricAlarm", "purpose": "the alarm the deployment rolls back on",
          "params": {"AlarmName": alarm, "Namespace": "AWS/SageMaker", "MetricName": "Invocation5XXErrors",
-                    "Dimensions": [{"Name": "EndpointName", "Value": plan.endpoint},
+                    "Dimensions": [{"Name": "EndpointName", "Value": plan.resource.name},
                                    {"Name": "VariantName", "Value": plan.variant}],
                     "Statistic": "Sum", "Period": 60, "EvaluationPeriods": 2, "Threshold": 1.0,
                     "ComparisonOperator": "GreaterThanOrEqualToThreshold",
                     "Tags": [{"Key": "auditor:plan", "Value": plan.id}]}},
         {"service": "sagemaker", "operation": "UpdateEndpoint", "purpose": "blue/green, rolls back on the alarm",
-         "params": {"EndpointName": plan.endpoint, "EndpointConfigName": new_config,
+         "params": {"EndpointName": plan.resource.name, "EndpointConfigName": new_config,
                     "DeploymentConfig": {
                         "BlueGreenUpdatePolicy": {
                             "TrafficRoutingConfiguration": {"Type": "ALL_AT_ONCE", "WaitIntervalInSeconds": 60},
@@ -94,7 +94,7 @@ def change_of(plan: Plan, sagemaker: Any, *, scaled: bool = False) -> dict[str, 
                         "AutoRollbackConfiguration": {"Alarms": [{"AlarmName": alarm}]}}}},
     ]
     if scaled:
-        keys = {"ServiceNamespace": "sagemaker", "ResourceId": f"endpoint/{plan.endpoint}/variant/{plan.variant}",
+        keys = {"ServiceNamespace": "sagemaker", "ResourceId": f"endpoint/{plan.resource.name}/variant/{plan.variant}",
                 "ScalableDimension": DIMENSION}
         calls.insert(2, {"service": "application-autoscaling", "operation": "DeregisterScalableTarget",
                          "purpose": "an instance type change fails otherwise", "params": keys})
@@ -102,7 +102,8 @@ def change_of(plan: Plan, sagemaker: Any, *, scaled: bool = False) -> dict[str, 
             {"service": "application-autoscaling", "operation": "RegisterScalableTarget", "purpose": "again",
              "params": {**keys, "MinCapacity": 2, "MaxCapacity": 6}},
             {"service": "application-autoscaling", "operation": "PutScalingPolicy", "purpose": "as read",
-             "params": {**keys, "PolicyName": f"{plan.endpoint}-invocations", "PolicyType": "TargetTrackingScaling",
+             "params": {**keys, "PolicyName": f"{plan.resource.name}-invocations",
+                        "PolicyType": "TargetTrackingScaling",
                         "TargetTrackingScalingPolicyConfiguration": {
                             "TargetValue": 300.0, "ScaleInCooldown": 600, "ScaleOutCooldown": 120,
                             "PredefinedMetricSpecification": {
@@ -111,7 +112,7 @@ def change_of(plan: Plan, sagemaker: Any, *, scaled: bool = False) -> dict[str, 
     # What a failure after the deregister puts back (change.py's `restore`: the target as read).
     restore = calls[-2:] if scaled else []
     return {"calls": calls, "rollback": f"automatic: back to {plan.endpoint_config} when {alarm} fires",
-            "waits_for": f"endpoint {plan.endpoint} InService", "restore": restore}
+            "waits_for": f"endpoint {plan.resource.name} InService", "restore": restore}
 
 
 @pytest.fixture

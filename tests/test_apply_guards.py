@@ -34,6 +34,7 @@ from auditor.tasks.audit import deliver_outcome, execute_audit
 from auditor_emulator.fleet import demo_fleet, seed_fleet
 from auditor_emulator.server import Emulator
 from conftest import APPLY_ROLE, utc_now
+from helpers import resource_json
 
 # search-embeddings: tagged auditor:apply=allowed (a resize plan); churn-model-legacy: idle, opted in by
 # [apply] resources (a delete plan); pricing-api: opted in by neither.
@@ -65,7 +66,7 @@ def audit(fleet: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     assert not deliver_outcome(config, outcome).problems
     assert outcome.report.errors == (), outcome.report.errors
     with History(fleet["history"]) as history:
-        return {(p["endpoint"], p["proposed"]["action"]): p for p in history.latest_plans()}
+        return {(p["resource"]["name"], p["proposed"]["action"]): p for p in history.latest_plans()}
 
 
 def apply(fleet: dict[str, Any], plan_id: str, *flags: str) -> Any:
@@ -313,8 +314,8 @@ def test_off_hours_evidence_reads_only_the_hours_the_schedules_would_have_it_off
     from auditor.act.evidence import off_hours_of_week
     from auditor.act.plan import parse_plan
 
-    plan = parse_plan({"id": "p", "account_id": "123456789012", "region": "us-east-1", "resource_type": "endpoint",
-                       "endpoint": "reports", "current": {}, "proposed": {"action": "off-hours", "details": {
+    plan = parse_plan({"id": "p", "resource": resource_json("reports"), "current": {},
+                       "proposed": {"action": "off-hours", "details": {
                            "off_periods_utc": [{"from": "Sat 00:00", "to": "Mon 00:00", "hours": 48},
                                                {"from": "Mon 20:00", "to": "Tue 06:00", "hours": 10}]}}})
     hours = off_hours_of_week(plan)
@@ -347,8 +348,8 @@ def test_each_call_must_name_the_plans_endpoint_its_variants_or_names_from_its_i
     from auditor.act.plan import parse_plan, recomputed_id
 
     resource = "endpoint/reports/variant/AllTraffic"
-    base = {"account_id": "123456789012", "region": "us-east-1", "resource_type": "endpoint", "endpoint": "reports",
-            "variant": "AllTraffic", "current": {"endpoint_config_name": "reports-config"},
+    base = {"resource": resource_json("reports"), "variant": "AllTraffic",
+            "current": {"endpoint_config_name": "reports-config"},
             "proposed": {"action": "resize", "instance_type": "ml.m5.large", "instance_count": 2},
             "basis": {"variants": [{"name": "AllTraffic", "autoscaling": {
                 "min_capacity": 1, "max_capacity": 4, "policies": ["reports-scaling (TargetTrackingScaling)"]}}]}}

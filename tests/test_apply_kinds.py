@@ -38,9 +38,9 @@ from auditor.cli import app
 from auditor.config_file import load_config
 from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
+from auditor.kinds.endpoints.models import InferenceComponent
 from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
-from auditor.models import InferenceComponent
-from auditor.report.document import plan_to_dict
+from auditor.records import plan_to_dict
 from auditor.report.weekly import render_weekly_text
 from auditor.tasks.audit import deliver_outcome, execute_audit
 from auditor_emulator.components import add_component
@@ -50,7 +50,7 @@ from auditor_emulator.server import Emulator
 from auditor_emulator.workspaces import demo_notebooks, seed_workspaces
 from conftest import APPLY_ROLE, seeded_emulator, utc_now
 from helpers import endpoint as helper_endpoint
-from helpers import live_basis
+from helpers import live_basis, resource_json
 
 ENDPOINTS = ("internal-reports", "pricing-api", "video-transcode-async", "churn-model-legacy")
 NOTEBOOKS = ("cv-research-gpu", "feature-eng-m5")
@@ -100,7 +100,7 @@ def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Itera
         config = load_config(path)
         outcome = execute_audit(config)
         assert not deliver_outcome(config, outcome).problems
-        plans = {(p.endpoint, p.proposed.action): plan_to_dict(p) for p in outcome.report.plans}
+        plans = {(p.resource.name, p.proposed.action): plan_to_dict(p) for p in outcome.report.plans}
         assert outcome.report.errors == (), outcome.report.errors
         yield {"config": config, "path": path, "plans": plans, "sagemaker": sagemaker}
         Emulator.deployments(seconds=2.0)
@@ -140,7 +140,7 @@ def notebook_plan(fleet: dict[str, Any], name: str = "cv-research-gpu") -> dict[
     The rule rests on timestamps (unmeasured): marked measured here, as a measured rule's would be."""
     plan = copy.deepcopy(fleet["plans"][("cv-research-gpu", "stop")])
     if name != "cv-research-gpu":  # the same plan for another notebook (m5.xlarge, running 2 days: no plan)
-        plan.update(endpoint=name, change=None)
+        plan.update(resource={**plan["resource"], "name": name}, change=None)
         plan["proposed"]["instance_type"] = "ml.m5.xlarge"
     plan["change"] = plan["change"] or {
         "calls": [{"service": "sagemaker", "operation": "StopNotebookInstance",
@@ -286,8 +286,8 @@ def test_a_studio_app_is_deleted(fleet: dict[str, Any]) -> None:
     keys = {"DomainId": "d-emulated01", "SpaceName": "research", "AppType": "JupyterLab", "AppName": "default"}
     sagemaker.create_app(**keys, ResourceSpec={"InstanceType": "ml.g5.xlarge"},
                          Tags=[{"Key": "auditor:apply", "Value": "allowed"}])
-    plan = {"id": "p-app", "account_id": "123456789012", "region": "us-east-1",
-            "endpoint": "d-emulated01/research/JupyterLab/default", "variant": None, "resource_type": "studio-app",
+    plan = {"id": "p-app", "resource": resource_json("d-emulated01/research/JupyterLab/default", "studio-app"),
+            "variant": None,
             "current": {"instance_type": "ml.g5.xlarge", "instance_count": 1, "monthly_cost_usd": 1102.38},
             "proposed": {"action": "delete-app", "instance_type": "ml.g5.xlarge", "instance_count": 1,
                          "monthly_savings_usd": 1102.38},
@@ -305,7 +305,7 @@ def test_a_studio_domain_gets_idle_shutdown_and_keeps_its_other_settings(fleet: 
     """The audit's own studio-no-idle-shutdown plan: UpdateDomain with each app type's settings
     copied, idle shutdown on; the domain Updating, then InService with it on."""
     plan = fleet["plans"][(DOMAIN, "idle-shutdown")]
-    assert plan["resource_type"] == "studio-domain" and plan["risk"]["level"] == "low"
+    assert plan["resource"]["type"] == "studio-domain" and plan["risk"]["level"] == "low"
     sagemaker = fleet["sagemaker"]
     dry = cli(fleet, plan["id"])
     assert dry.exit_code == 0, dry.output
@@ -418,8 +418,8 @@ def refusal(fleet: dict[str, Any], plan: dict[str, Any], option: int = 0, **appl
 
 
 def test_a_job_plan_is_refused_apply_never_starts_a_job(fleet: dict[str, Any]) -> None:
-    plan = {**notebook_plan(fleet, "feature-eng-m5"), "id": "p-job", "resource_type": "training-job",
-            "endpoint": "nightly-train"}
+    plan = {**notebook_plan(fleet, "feature-eng-m5"), "id": "p-job",
+            "resource": resource_json("nightly-train", "training-job")}
     assert refusal(fleet, plan) == ("plan p-job (nightly-train): its change is the next run's request "
                                     "(audit plans show p-job --as cli); apply never starts a job")
 
@@ -466,7 +466,8 @@ def test_nodes_already_gone_are_refused(fleet: dict[str, Any]) -> None:
 
 
 def test_another_account_and_no_credentials_are_refused(fleet: dict[str, Any]) -> None:
-    plan = own_id({**notebook_plan(fleet), "account_id": "210987654321"})
+    stored = notebook_plan(fleet)
+    plan = own_id({**stored, "resource": {**stored["resource"], "account_id": "210987654321"}})
     assert refusal(fleet, plan, max_risk="medium") == (
         f"plan {plan['id']}: the apply credentials act in account 123456789012, the plan is for account 210987654321")
     assert refusal(fleet, notebook_plan(fleet), role_arn=None, max_risk="medium").startswith("no apply credentials")
@@ -488,8 +489,8 @@ def test_an_option_the_plan_does_not_have_is_refused(fleet: dict[str, Any]) -> N
 
 def test_nodes_the_answer_lists_as_failed_fail_the_apply() -> None:
     """BatchDeleteClusterNodes answers 200 with the nodes it could not delete in `Failed`."""
-    plan = parse_plan({"id": "p-nodes", "account_id": "123456789012", "region": "us-east-1",
-                       "endpoint": "llm-platform", "resource_type": "hyperpod-cluster", "current": {}, "proposed": {},
+    plan = parse_plan({"id": "p-nodes", "resource": resource_json("llm-platform", "hyperpod-cluster"),
+                       "current": {}, "proposed": {},
                        "change": {"calls": [{"service": "sagemaker", "operation": "BatchDeleteClusterNodes",
                                              "params": {"ClusterName": "llm-platform", "NodeIds": ["i-1", "i-2"]}}]}})
     answers = [{"Successful": ["i-1"], "Failed": [{"NodeId": "i-2", "Code": "NodeIdInUse", "Message": "busy"}]}]
@@ -526,8 +527,7 @@ def test_off_hours_scheduled_actions_on_inference_components_are_read_back(fleet
     hosting = replace(helper_endpoint("pricing-api"), config_name="pricing-api-config", inference_components=(
         InferenceComponent("pricing-ic", "AllTraffic", "InService", copy_count=2),))
     change = off_hours_change(hosting, (OffPeriod(18, 14), OffPeriod(42, 14)), 60, None)
-    plan = {"id": "p-ic-off-hours", "account_id": "123456789012", "region": "us-east-1", "endpoint": "pricing-api",
-            "variant": None, "resource_type": "endpoint",
+    plan = {"id": "p-ic-off-hours", "resource": resource_json("pricing-api"), "variant": None,
             "current": {"instance_type": "ml.c5.xlarge", "instance_count": 1, "monthly_cost_usd": 100.0,
                         "endpoint_config_name": "pricing-api-config"},
             "proposed": {"action": "off-hours", "monthly_savings_usd": 60.0}, "monthly_savings_usd": 60.0,
@@ -545,7 +545,8 @@ def test_off_hours_scheduled_actions_on_inference_components_are_read_back(fleet
 
 def applied_change(plan: dict[str, Any], calls: list[dict[str, Any]]) -> AppliedChange:
     at = utc_now()
-    return AppliedChange(plan_id=plan["id"], account_id="123456789012", region="us-east-1", endpoint=plan["endpoint"],
+    return AppliedChange(plan_id=plan["id"], account_id="123456789012", region="us-east-1",
+                         endpoint=plan["resource"]["name"],
                          variant=None, caller="arn", calls=tuple(calls), plan=plan, started_at=at, finished_at=at,
                          outcome="applied", message="", previous_config=None, new_config=None,
                          monthly_savings_usd=60.0)
@@ -559,18 +560,18 @@ def evidence(*endpoints: Any, errors: tuple[str, ...] = ()) -> Evidence:
 def test_the_next_run_takes_only_what_it_sees_as_done() -> None:
     ep = helper_endpoint("reports")
     component = InferenceComponent("reports-ic", "AllTraffic", "InService", copy_count=2)
-    scheduled = applied_change({"id": "p1", "endpoint": "reports", "resource_type": "endpoint"}, [
+    scheduled = applied_change({"id": "p1", "resource": resource_json("reports", "endpoint")}, [
         {"service": "application-autoscaling", "operation": "PutScheduledAction",
          "params": {"ResourceId": "inference-component/reports-ic", "ScheduledActionName": "x"}}])
     done = VERIFIERS["endpoint"]
     assert not done(scheduled, evidence(replace(ep, inference_components=(component,))))  # working hours
     assert done(scheduled, evidence(replace(ep, inference_components=(replace(component, copy_count=0),))))
-    schedules = applied_change({"id": "p2", "endpoint": "reports", "resource_type": "endpoint"}, [
+    schedules = applied_change({"id": "p2", "resource": resource_json("reports", "endpoint")}, [
         {"service": "scheduler", "operation": "CreateSchedule", "params": {"Name": "auditor-stop-0-reports"}}])
     assert not done(schedules, evidence(ep))  # created before the apply: the schedules have not run yet
     assert done(schedules, evidence())  # gone: the evening's schedule deleted it
     assert not done(schedules, evidence(errors=("us-east-1",)))  # gone from a region read with an error: unknown
-    alarms = applied_change({"id": "p3", "endpoint": "reports", "resource_type": "endpoint"}, [
+    alarms = applied_change({"id": "p3", "resource": resource_json("reports", "endpoint")}, [
         {"service": "cloudwatch", "operation": "PutMetricAlarm", "params": {"AlarmName": "reports-age"}}])
     assert not done(alarms, evidence(replace(ep, queue_alarms=())))
     assert done(alarms, evidence(replace(ep, queue_alarms=("reports-age",))))
@@ -580,7 +581,7 @@ def test_the_next_run_takes_only_what_it_sees_as_done() -> None:
 def test_the_next_run_takes_a_domain_as_done_only_with_idle_shutdown_on_for_each_app_type_set() -> None:
     from auditor.kinds.workspaces.models import StudioDomain
 
-    change = applied_change({"id": "p4", "endpoint": DOMAIN, "resource_type": "studio-domain"}, [
+    change = applied_change({"id": "p4", "resource": resource_json(DOMAIN, "studio-domain")}, [
         {"service": "sagemaker", "operation": "UpdateDomain", "params": {"DomainId": DOMAIN, "DefaultUserSettings": {
             "JupyterLabAppSettings": {}, "CodeEditorAppSettings": {}}}}])
 
@@ -622,8 +623,8 @@ def test_a_studio_app_used_since_the_audit_is_not_deleted() -> None:
     from auditor.act.targets import Observed
 
     window_end = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
-    plan = parse_plan({"id": "p", "account_id": "123456789012", "region": "us-east-1", "resource_type": "studio-app",
-                       "endpoint": "d-1/research/JupyterLab/default", "current": {}, "proposed": {}})
+    plan = parse_plan({"id": "p", "resource": resource_json("d-1/research/JupyterLab/default", "studio-app"),
+                       "current": {}, "proposed": {}})
 
     def seen(active: datetime, health: datetime) -> str | None:
         described = {"Status": "InService", "LastUserActivityTimestamp": active, "LastHealthCheckTimestamp": health}
@@ -645,8 +646,8 @@ def test_an_async_endpoint_that_processed_or_queued_requests_since_the_audit_is_
     delete = {"service": "sagemaker", "operation": "DeleteEndpoint",
               "params": {"EndpointName": "video-transcode-async"}, "purpose": "delete endpoint video-transcode-async"}
     plan = audited(fleet, own_id({
-        "account_id": "123456789012", "region": "us-east-1", "endpoint": "video-transcode-async", "variant": None,
-        "resource_type": "endpoint", "current": {"endpoint_config_name": "video-transcode-async-config"},
+        "resource": resource_json("video-transcode-async"), "variant": None,
+        "current": {"endpoint_config_name": "video-transcode-async-config"},
         "proposed": {"action": "delete", "instance_type": None, "instance_count": 0}, "measured": True,
         "risk": {"level": "low", "load_test_first": []}, "basis": live_basis("video-transcode-async"),
         "change": {"calls": [delete], "rollback": "CreateEndpoint", "waits_for": None}}))

@@ -34,6 +34,7 @@ from auditor.config import ApplyConfig, AuditConfig, AwsConfig, HistoryConfig
 from auditor.history.store import History
 from auditor_emulator.server import Emulator
 from conftest import APPLY_ROLE, seeded_emulator
+from helpers import resource_json
 
 ENDPOINT = "prop-endpoint"
 RESOURCE = f"endpoint/{ENDPOINT}/variant/AllTraffic"
@@ -145,8 +146,7 @@ def audit(world: dict[str, Any], kind: str, count: int) -> dict[str, Any]:
         {"service": "application-autoscaling", "operation": "PutScalingPolicy", "purpose": "as read",
          "params": {**SCALING_KEYS, **POLICY}},
     ]
-    return {"id": plan_id, "account_id": "123456789012", "region": "us-east-1", "endpoint": ENDPOINT,
-            "variant": "AllTraffic", "resource_type": "endpoint", "measured": True,
+    return {"id": plan_id, "resource": resource_json(ENDPOINT), "variant": "AllTraffic", "measured": True,
             "risk": {"level": "low", "load_test_first": []}, "monthly_savings_usd": 100.0,
             "current": {"instance_type": current_type, "instance_count": current_count,
                         "endpoint_config_name": config_name},

@@ -18,19 +18,21 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config import ApplyConfig
+from auditor.kinds.endpoints.change import build_change
+from auditor.kinds.endpoints.models import AutoScaling, InferenceComponent, ManagedScaling, Variant
 from auditor.kinds.endpoints.rules.no_queue_alarm import queue_alarm_change
 from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
-from auditor.models import AutoScaling, InferenceComponent, ManagedScaling, Plan, PlanOption, Variant
-from auditor.recommend.change import build_change, plan_id
+from auditor.models import Plan, PlanOption, ResourceRef
+from auditor.recommend.change import plan_id
 from auditor.recommend.rule_changes import change_from_details
+from auditor.records import change_to_dict, plan_to_dict
 from auditor.report.change_text import render_change
-from auditor.report.document import change_to_dict, plan_to_dict
 from auditor_emulator.fleet import demo_fleet, demo_jobs, seed_fleet, seed_jobs
 from auditor_emulator.hyperpod import demo_clusters, seed_hyperpod
 from auditor_emulator.workspaces import demo_notebooks, demo_processing, seed_workspaces
 from cfn_lint_snippets import lint_all
 from conftest import seeded_emulator, utc_now
-from helpers import endpoint
+from helpers import endpoint, resource_json
 from terraform_schema import SCHEMA, problems, resources, string_value
 
 runner = CliRunner()
@@ -86,8 +88,8 @@ def _plan(action: str, instance_type: str | None = "ml.m5.xlarge", count: int = 
           autoscaling: dict | None = None, details: dict | None = None) -> Plan:
     option = PlanOption(("underutilized",), action, instance_type, count, autoscaling, 500.0, 1500.0, "advice",
                         details or {})
-    made = Plan("123456789012", "us-east-1", "ranker", variant, "endpoint", "ml.m5.4xlarge", 4, 2000.0, option,
-                endpoint_config="ranker-config")
+    made = Plan(ResourceRef("endpoints", "endpoint", "ranker", "123456789012", "us-east-1"), variant, "ml.m5.4xlarge",
+                4, 2000.0, option, endpoint_config="ranker-config")
     return replace(made, id=plan_id(made))
 
 
@@ -103,8 +105,8 @@ def _rule_plan(details: dict[str, Any], name: str = "ranker") -> dict[str, Any]:
     """A plan dict carrying a rule's change (off-hours, queue alarms), as plan_to_dict writes one."""
     change = change_from_details(details)
     assert change is not None, details
-    return {"id": "0123abcdef", "account_id": "123456789012", "region": "us-east-1", "endpoint": name,
-            "variant": None, "resource_type": "endpoint", "current": {"endpoint_config_name": f"{name}-config"},
+    return {"id": "0123abcdef", "resource": resource_json(name), "variant": None,
+            "current": {"endpoint_config_name": f"{name}-config"},
             "proposed": {"action": "off-hours", "advice": "advice"}, "risk": {"level": "low"},
             "change": change_to_dict(change)}
 

@@ -27,6 +27,7 @@ from auditor_emulator.server import Emulator
 from cfn_lint_snippets import lint_all
 from conftest import utc_now
 from faultproxy import FaultProxy, Faults
+from helpers import resource_json
 from terraform_schema import problems, resources, string_value
 
 runner = CliRunner()
@@ -51,7 +52,8 @@ def audited(aws: Emulator, tmp_path: Path) -> tuple[str, str]:
     result = runner.invoke(app, ["run", "--config", str(config), "--format", "json", "--output",
                                  str(tmp_path / "report.json")])
     assert result.exit_code == 0, result.output
-    (plan,) = [p for p in json.loads((tmp_path / "report.json").read_text())["plans"] if p["endpoint"] == ENDPOINT]
+    (plan,) = [p for p in json.loads((tmp_path / "report.json").read_text())["plans"]
+               if p["resource"]["name"] == ENDPOINT]
     create = next(c for c in plan["change"]["calls"] if c["operation"] == "CreateEndpointConfig")
     # The audit did not read the source's tags (only the plan's own auditor:plan is set): the forms must
     assert create["params"]["Tags"] == [{"Key": "auditor:plan", "Value": plan["id"]}]
@@ -154,8 +156,8 @@ def plan_with_a_copy(own_tags: list[dict[str, str]] | None = None) -> dict[str, 
          "InitialInstanceCount": 2}]}
     if own_tags is not None:
         params["Tags"] = own_tags
-    return {"id": "0123456789", "account_id": "123456789012", "region": "us-east-1", "endpoint": "ranker",
-            "variant": "AllTraffic", "resource_type": "endpoint", "current": {"endpoint_config_name": "ranker-config"},
+    return {"id": "0123456789", "resource": resource_json("ranker"), "variant": "AllTraffic",
+            "current": {"endpoint_config_name": "ranker-config"},
             "proposed": {"action": "resize", "advice": "advice"}, "risk": {"level": "low"},
             "change": {"calls": [{"service": "sagemaker", "operation": "CreateEndpointConfig", "params": params,
                                   "purpose": "new endpoint config"}], "rollback": "by hand", "waits_for": None}}

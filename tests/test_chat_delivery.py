@@ -137,7 +137,7 @@ def test_the_nightly_summary_reaches_slack_and_teams_in_their_formats(webhooks, 
     text = json.dumps(slack)
     assert f"${report.monthly_savings_usd:,.0f}/month" in text
     best = max(report.plans, key=lambda p: p.monthly_savings_usd)
-    assert best.endpoint in text
+    assert best.resource.name in text
     assert "<https://reports.example.com/latest.html|Full report>" in text
     (teams,) = webhooks.bodies("/teams/default")
     check_teams(teams)
@@ -151,7 +151,7 @@ def test_the_nightly_summary_reaches_slack_and_teams_in_their_formats(webhooks, 
 def test_owners_get_their_endpoints_in_their_channel(webhooks, env, monkeypatch, tmp_path) -> None:
     report = synthetic_report(40)
     owner_of = {e.endpoint.name: e.endpoint.tags["owner"] for e in ENDPOINTS.section(report)}
-    acting = sorted({owner_of[f.endpoint] for f in report.findings if f.severity.value != "info"})
+    acting = sorted({owner_of[f.resource.name] for f in report.findings if f.severity.value != "info"})
     quiet = sorted(set(owner_of.values()) - set(acting))
     owner = acting[0]
     monkeypatch.setenv("SLACK_OWNER", f"{webhooks.url}/slack/owner")
@@ -169,7 +169,8 @@ def test_owners_get_their_endpoints_in_their_channel(webhooks, env, monkeypatch,
     mine = {name for name, o in owner_of.items() if o == owner}
     owned_text, rest_text = json.dumps(owned), json.dumps(rest)
     assert f"*Endpoints:* {len(mine)}\\n" in owned_text
-    assert any(p.endpoint in owned_text for p in report.plans if p.endpoint in mine and p.monthly_savings_usd > 0)
+    assert any(p.resource.name in owned_text for p in report.plans if p.resource.name in mine
+               and p.monthly_savings_usd > 0)
     assert not any(f'*{name}' in rest_text for name in mine)
 
 
@@ -287,7 +288,8 @@ def test_the_empty_instance_plan_and_its_owners_post_carry_the_component_saving(
     result = CliRunner().invoke(app, ["run", "--config", str(config), "--format", "json",
                                       "--output", str(tmp_path / "r.json"), "--chat"])
     assert result.exit_code == 0, result.output
-    (plan,) = [p for p in json.loads((tmp_path / "r.json").read_text())["plans"] if p["endpoint"] == "support-llm"]
+    plans = json.loads((tmp_path / "r.json").read_text())["plans"]
+    (plan,) = [p for p in plans if p["resource"]["name"] == "support-llm"]
     assert plan["monthly_savings_usd"] == saving and plan["measured"]
     assert "component-empty-instances" in plan["proposed"]["rules"]
     assert (plan["proposed"]["instance_type"], plan["proposed"]["instance_count"]) == ("ml.g5.12xlarge", 2)

@@ -16,8 +16,8 @@ from botocore.stub import Stubber
 from auditor.catalog import load_catalog
 from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
+from auditor.kinds.endpoints.packing import Placement, Reservation, instances_to_hold
 from auditor.pipeline import run_audit
-from auditor.recommend.packing import Placement, Reservation, instances_to_hold
 from auditor.report.document import report_to_dict
 from conftest import utc_now
 from test_inference_components import describe_response

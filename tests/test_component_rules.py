@@ -81,7 +81,7 @@ def test_mostly_unreserved_instances_are_packed_and_priced(aws) -> None:
     assert under["severity"] == "info" and under["recommendation"] is None
     assert under["evidence"]["components"]["chat-7b"]["advised_per_copy"]["memory_mb"] == 10240
     assert "embed-small" not in under["evidence"]["components"]  # no metrics: no verdict
-    plan = next(p for p in doc["plans"] if p["endpoint"] == "llm-host")
+    plan = next(p for p in doc["plans"] if p["resource"]["name"] == "llm-host")
     assert "component-packing" in plan["findings"]
 
 

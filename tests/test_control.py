@@ -84,7 +84,7 @@ def test_skips_and_overrides_through_the_cli(small_fleet, tmp_path: Path) -> Non
     result = runner.invoke(app, ["run", "--config", str(config), "--format", "json", "--output", str(out)])
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
-    rules = {(f["endpoint"], f["rule"]) for f in report["findings"]}
+    rules = {(f["resource"]["name"], f["rule"]) for f in report["findings"]}
     skipped = {s["endpoint"]: s for s in report["skipped"]}
     assert set(skipped) == {"quiet-a", "quiet-b", "dev-sandbox"}
     assert skipped["quiet-a"]["rules"] is None and skipped["quiet-b"]["rules"] == ["idle"]

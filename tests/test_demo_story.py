@@ -21,7 +21,7 @@ from auditor.history.weekly import build_digest, iso_week
 from auditor_emulator.demo import CONFIG_NAME, HISTORY_NAME, move_history
 from auditor_emulator.fleet import demo_fleet
 from auditor_emulator.server import Emulator
-from conftest import seeded_emulator
+from conftest import check_report_json, seeded_emulator
 
 runner = CliRunner()
 DEMO_STDERR: list[str] = []  # what the module's demo said on stderr
@@ -43,12 +43,13 @@ def demo(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 @pytest.fixture(scope="module")
 def report(demo: tuple[Path, str]) -> dict:
-    return json.loads((demo[0] / "report.json").read_text())
+    """The demo's JSON document, valid against the published schema (a full run of every kind)."""
+    return check_report_json(json.loads((demo[0] / "report.json").read_text()))
 
 
 @pytest.fixture(scope="module")
 def applied_plan(report: dict) -> dict:
-    (plan,) = [p for p in report["plans"] if p["endpoint"] == OPTED_IN]
+    (plan,) = [p for p in report["plans"] if p["resource"]["name"] == OPTED_IN]
     return plan
 
 

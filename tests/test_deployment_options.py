@@ -19,10 +19,10 @@ from auditor.config import MAX_DEPLOYMENT_TIMEOUT_SECONDS, TERMINATION_WAIT_SECO
 from auditor.config_file import parse_config
 from auditor.errors import ConfigError
 from auditor.kinds.endpoints.alarms import discover_alarms
-from auditor.models import RollbackAlarm
-from auditor.recommend.change import build_change
+from auditor.kinds.endpoints.change import build_change
+from auditor.kinds.endpoints.models import RollbackAlarm
+from auditor.records import plan_to_dict
 from auditor.report.change_text import render_change
-from auditor.report.document import plan_to_dict
 from auditor_emulator.fleet import demo_fleet, seed_fleet
 from conftest import seeded_emulator, utc_now
 from test_plan_change import PLANS, RANKER, SESSION, valid
@@ -262,7 +262,7 @@ def audited(emulator, tmp_path_factory) -> dict:
 
 def test_end_to_end_the_plan_rolls_back_on_the_endpoints_own_alarm(audited: dict) -> None:
     assert audited["summary"]["api_calls_by_operation"]["cloudwatch:DescribeAlarms"] == 1
-    (search,) = [p for p in audited["plans"] if p["endpoint"] == "search-embeddings"]
+    (search,) = [p for p in audited["plans"] if p["resource"]["name"] == "search-embeddings"]
     calls = search["change"]["calls"]
     (update,) = [c for c in calls if c["operation"] == "UpdateEndpoint"]
     deployment = update["params"]["DeploymentConfig"]
@@ -272,7 +272,7 @@ def test_end_to_end_the_plan_rolls_back_on_the_endpoints_own_alarm(audited: dict
     assert "the variant's own alarms search-5xx" in update["purpose"]
     assert [c["params"]["MetricName"] for c in calls if c["operation"] == "PutMetricAlarm"] == ["ModelLatency"]
     # An endpoint without alarms of its own: the plan defines them, as before.
-    (tagger,) = [p for p in audited["plans"] if p["endpoint"] == "image-tagger"]
+    (tagger,) = [p for p in audited["plans"] if p["resource"]["name"] == "image-tagger"]
     (update,) = [c for c in tagger["change"]["calls"] if c["operation"] == "UpdateEndpoint"]
     assert "an alarm the plan defines (Invocation5XXErrors, ModelLatency)" in update["purpose"]
     assert "own alarms" not in update["purpose"]

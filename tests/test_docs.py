@@ -289,14 +289,16 @@ JSON_PAGE = PAGES["json-report.md"]
 # Maps whose keys are data (tag names, rule evidence, hyperparameters...), not fields of the schema.
 FREE_FORM = {"tags", "evidence", "details", "hyperparameters", "final_metrics", "setting", "api_calls_by_operation",
              "cost_per_run_by_instance_type", "policies", "autoscaling", "params"}
-# The functions that build the JSON document (auditor/report/document.py and each kind's to_dict).
+# The functions that build the JSON document (auditor/report/document.py, auditor/records.py and each
+# kind's to_dict).
 JSON_BUILDERS = {
-    "auditor/report/document.py": {"_option", "plan_to_dict", "finding_to_dict", "prices_to_dict",
-                                   "settings_to_dict", "_document", "call_to_dict", "risk_to_dict",
-                                   "change_to_dict", "basis_to_dict"},
+    "auditor/report/document.py": {"prices_to_dict", "settings_to_dict", "_document"},
+    "auditor/records.py": {"_option", "plan_to_dict", "finding_to_dict", "call_to_dict", "risk_to_dict",
+                           "change_to_dict", "resource_to_dict"},
     "auditor/values.py": {"utilization_summary"},
     "auditor/report/headline.py": {"summary_figures"},
     "auditor/kinds/endpoints/kind.py": {"to_dict", "_autoscaling", "_metrics_config", "_instance"},
+    "auditor/kinds/endpoints/plans.py": {"basis_to_dict"},
     "auditor/kinds/jobs/kind.py": {"to_dict"},
     "auditor/kinds/workspaces/kind.py": {"to_dict"},
     "auditor/kinds/hyperpod/kind.py": {"to_dict"},

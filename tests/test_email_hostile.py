@@ -62,7 +62,7 @@ def test_weekly_email_to_file_without_email_config(tmp_path: Path) -> None:
 
 def _routed(report: AuditReport, quiet_owner: str) -> AuditReport:
     """The report with one more owner whose endpoint has no finding above info."""
-    quiet = {f.endpoint for f in report.findings}
+    quiet = {f.resource.name for f in report.findings}
     spare = next(e for e in ENDPOINTS.section(report) if e.endpoint.name not in quiet)
     endpoint = replace(spare.endpoint, tags={"owner": quiet_owner})
     endpoints = tuple(replace(e, endpoint=endpoint) if e is spare else e for e in ENDPOINTS.section(report))
@@ -87,7 +87,7 @@ INJECTED = "team-a\r\nBcc: everyone@example.com\r\n\x1b[31mred"
 def _hostile_report() -> AuditReport:
     """Two endpoints with findings get a 256-character owner and an owner with CR, LF and ESC."""
     report = synthetic_report(12)
-    flagged = list(dict.fromkeys(f.endpoint for f in report.findings if f.severity.value != "info"))
+    flagged = list(dict.fromkeys(f.resource.name for f in report.findings if f.severity.value != "info"))
     owners = {flagged[0]: HOSTILE_OWNER, flagged[1]: INJECTED}
     endpoints = tuple(replace(e, endpoint=replace(e.endpoint, tags={"owner": owners[e.endpoint.name]}))
                       if e.endpoint.name in owners else e for e in ENDPOINTS.section(report))
@@ -148,10 +148,10 @@ def large_digest(tmp_path_factory: pytest.TempPathFactory):
     kept = {e.endpoint.name for e in ENDPOINTS.section(report)[::2]}
     with History(path) as history:
         history.record_run(replace(report, generated_at=MONDAY - timedelta(days=7),
-                                   findings=tuple(f for f in report.findings if f.endpoint not in kept)))
+                                   findings=tuple(f for f in report.findings if f.resource.name not in kept)))
         kept_endpoints = tuple(e for e in ENDPOINTS.section(report) if e.endpoint.name in kept)
         history.record_run(replace(ENDPOINTS.with_section(report, kept_endpoints), generated_at=MONDAY,
-                                   findings=tuple(f for f in report.findings if f.endpoint in kept)))
+                                   findings=tuple(f for f in report.findings if f.resource.name in kept)))
         digest = build_digest(history, "2026-W48")
     assert digest is not None and digest.new and digest.resolved
     # Five times the rows (a fleet with more findings an endpoint): the size a user met, ~290 KB.

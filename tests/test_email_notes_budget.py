@@ -14,7 +14,7 @@ def test_hundreds_of_notes_stay_within_the_email_budget() -> None:
     report = synthetic_report(120)
     template = report.findings[0]
     notes = tuple(replace(template, rule="data-gap", severity=Severity.INFO, recommendation=None,
-                          endpoint=f"gap-{i:04d}",
+                          resource=replace(template.resource, name=f"gap-{i:04d}"),
                           message="No requests recorded in Invocations (all zero) while the instances were busy "
                                   "(CPU p95 20%): not judged idle. Check that the metric is published.")
                   for i in range(800))

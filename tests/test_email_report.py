@@ -50,7 +50,7 @@ def test_small_fleet_shows_everything_without_attachment(large_report) -> None:
     from dataclasses import replace
 
     small = replace(ENDPOINTS.with_section(large_report, ENDPOINTS.section(large_report)[:5]),
-        findings=tuple(f for f in large_report.findings if f.endpoint in
+        findings=tuple(f for f in large_report.findings if f.resource.name in
                                    {e.endpoint.name for e in ENDPOINTS.section(large_report)[:5]}))
     message = build_report_message(small, "auditor@example.com", ["a@example.com"])
     assert list(message.iter_attachments()) == []
@@ -67,8 +67,8 @@ def test_owner_routing_sends_each_owner_their_endpoints(large_report) -> None:
     assert ENDPOINTS.section(parts[None]) == () and parts[None].findings == () and parts[None].plans == ()
     for owner, part in parts.items():
         assert all(e.endpoint.tags["owner"] == owner for e in ENDPOINTS.section(part))
-        assert {f.endpoint for f in part.findings} <= {e.endpoint.name for e in ENDPOINTS.section(part)}
-        assert {p.endpoint for p in part.plans} <= {e.endpoint.name for e in ENDPOINTS.section(part)}
+        assert {f.resource.name for f in part.findings} <= {e.endpoint.name for e in ENDPOINTS.section(part)}
+        assert {p.resource.name for p in part.plans} <= {e.endpoint.name for e in ENDPOINTS.section(part)}
     deliveries = plan_deliveries(large_report, EmailConfig(sender="a@example.com", recipients=("finops@example.com",),
                                                            route_by_tag="owner", send_empty_owner_reports=True))
     # The recipients still get theirs (saying so), first.

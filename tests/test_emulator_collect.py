@@ -11,10 +11,11 @@ import pytest
 import auditor_emulator.server as emulator_server
 from auditor.catalog import load_catalog
 from auditor.collect.cloudwatch import collect_metrics
-from auditor.collect.plan import align_window, plan_queries
+from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients
 from auditor.kinds.endpoints.discover import discover_endpoints
-from auditor.models import EndpointKind
+from auditor.kinds.endpoints.metrics import plan_queries
+from auditor.kinds.endpoints.models import EndpointKind
 from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, async_variant, seed_fleet, serverless_variant
 from conftest import utc_now
 

@@ -34,24 +34,26 @@ def report(demo_env: Path) -> dict:
 
 
 def findings_of(report: dict, endpoint: str) -> list[dict]:
-    return [f for f in report["findings"] if f["endpoint"] == endpoint]
+    return [f for f in report["findings"] if f["resource"]["name"] == endpoint]
 
 
 def test_json_document_shape(report: dict) -> None:
-    assert report["schema_version"] == 8
+    assert report["schema_version"] == 9
     assert set(report) >= {"generated_at", "window", "endpoints", "plans", "findings", "summary", "errors"}
     assert report["window"]["period_seconds"] == 3600
     assert report["summary"]["endpoints"] == len(report["endpoints"]) == len(demo_fleet())
     variant = report["endpoints"][0]["variants"][0]
     assert set(variant["utilization"]) == {"cpu", "memory", "disk", "gpu", "gpu_memory"}
     for finding in report["findings"]:
-        assert set(finding) >= {"rule", "title", "remediation", "severity", "account_id", "region", "endpoint",
-                                "variant", "message", "evidence", "recommendation"}
+        assert set(finding) >= {"rule", "title", "remediation", "severity", "resource", "variant", "message",
+                                "evidence", "recommendation"}
+        assert set(finding["resource"]) == {"kind", "type", "name", "account_id", "region"}
         assert finding["title"] and finding["remediation"]
     # One plan per variant: alternatives are never added up, and advice that costs more is no saving.
-    keys = [(p["region"], p["endpoint"], p["variant"]) for p in report["plans"]]
+    keys = [(p["resource"]["region"], p["resource"]["name"], p["variant"]) for p in report["plans"]]
     assert len(keys) == len(set(keys))
-    advised = {(f["region"], f["endpoint"], f["variant"]) for f in report["findings"] if f["recommendation"]}
+    advised = {(f["resource"]["region"], f["resource"]["name"], f["variant"]) for f in report["findings"]
+               if f["recommendation"]}
     assert set(keys) == advised
     for plan in report["plans"]:
         assert plan["findings"] and set(plan["proposed"]) >= {"action", "instance_type", "instance_count",
@@ -168,12 +170,13 @@ def test_flat_noisy_queue_with_one_spike_is_not_a_trend(report: dict) -> None:
 
 
 def test_the_queue_without_an_alarm_is_told_and_the_one_with_an_alarm_is_not(report: dict) -> None:
-    assert [f["endpoint"] for f in report["findings"] if f["rule"] == "no-queue-alarm"] == ["video-transcode-async"]
+    told = [f["resource"]["name"] for f in report["findings"] if f["rule"] == "no-queue-alarm"]
+    assert told == ["video-transcode-async"]
 
 
 def test_the_office_hours_endpoint_is_stopped_out_of_hours_and_no_other(report: dict) -> None:
     (finding,) = [f for f in report["findings"] if f["rule"] == "off-hours"]
-    assert finding["endpoint"] == "internal-reports" and finding["recommendation"]["monthly_savings_usd"] > 0
+    assert finding["resource"]["name"] == "internal-reports" and finding["recommendation"]["monthly_savings_usd"] > 0
     assert [p["hours"] for p in finding["evidence"]["off_periods_utc"]] == [14, 14, 14, 14, 62]
 
 

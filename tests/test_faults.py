@@ -57,7 +57,7 @@ def run_json(config: Path, out: Path, *extra: str):
 
 
 def rules(report: dict) -> set[tuple[str, str]]:
-    return {(f["endpoint"], f["rule"]) for f in report["findings"]}
+    return {(f["resource"]["name"], f["rule"]) for f in report["findings"]}
 
 
 @pytest.mark.parametrize("fault", ["throttles", "server_errors", "resets"])

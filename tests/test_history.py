@@ -36,7 +36,7 @@ def without(report: AuditReport, endpoint: str) -> AuditReport:
     """The report after the owners deleted `endpoint`."""
     kept = tuple(e for e in ENDPOINTS.section(report) if e.endpoint.name != endpoint)
     return replace(ENDPOINTS.with_section(report, kept),
-                   findings=tuple(f for f in report.findings if f.endpoint != endpoint))
+                   findings=tuple(f for f in report.findings if f.resource.name != endpoint))
 
 
 def config_file(tmp_path: Path, extra: str = "") -> Path:
@@ -116,10 +116,10 @@ def seed_three_weeks(path: Path, report: AuditReport) -> tuple[str, float]:
         history.record_run(at(report, MONDAY - timedelta(days=14)))
         history.record_run(at(report, MONDAY - timedelta(days=7)))
         history.record_run(at(report, MONDAY - timedelta(days=6)))  # two runs in W47: the latest counts
-        history.record_run(at(without(report, idle.endpoint), MONDAY))
+        history.record_run(at(without(report, idle.resource.name), MONDAY))
     cost = sum(v.monthly_cost_usd or 0
-               for e in ENDPOINTS.section(report) if e.endpoint.name == idle.endpoint for v in e.variants)
-    return idle.endpoint, cost
+               for e in ENDPOINTS.section(report) if e.endpoint.name == idle.resource.name for v in e.variants)
+    return idle.resource.name, cost
 
 
 def test_digest_new_resolved_and_open(tmp_path: Path, base_report: AuditReport) -> None:
@@ -136,7 +136,8 @@ def test_digest_new_resolved_and_open(tmp_path: Path, base_report: AuditReport) 
         assert digest.trend[0].monthly_cost_usd is None  # no run 8 weeks ago
         first = build_digest(history, "2026-W46")
         # One row per resource and variant: a variant's several findings rest on one plan.
-        variants = {(f.account_id, f.region, f.endpoint, f.variant) for f in base_report.findings}
+        variants = {(f.resource.account_id, f.resource.region, f.resource.name, f.variant)
+                    for f in base_report.findings}
         assert len(variants) < len(base_report.findings)
         assert first is not None and len(first.new) == len(variants) and first.previous_run is None
         assert build_digest(history, "2026-W40") is None
@@ -193,3 +194,51 @@ def test_weekly_email_to_file_writes_the_digest_without_smtp(tmp_path: Path, bas
     assert result.exit_code == 0, result.output
     message = message_from_bytes(eml.read_bytes(), policy=policy.default)
     assert "2026-W48" in message["Subject"] and message["To"] == "finops@example.com"
+
+
+def _version_8(plan: dict) -> dict:
+    """A plan as schema 8 stored it: account_id, region, endpoint and resource_type at its top."""
+    old = {k: v for k, v in plan.items() if k != "resource"}
+    resource = plan["resource"]
+    return {**old, "account_id": resource["account_id"], "region": resource["region"], "endpoint": resource["name"],
+            "resource_type": resource["type"]}
+
+
+def test_migration_9_rewrites_the_stored_plans_and_apply_reads_either_shape(tmp_path: Path,
+                                                                             base_report: AuditReport) -> None:
+    from auditor.act.plan import parse_plan
+    from auditor.history.store import upgraded_plan
+    from auditor.records import plan_to_dict
+
+    plans = [plan_to_dict(p) for p in base_report.plans]
+    assert plans and all(p["resource"]["kind"] == "endpoints" for p in plans)
+    path = tmp_path / "v8.sqlite3"
+    with sqlite3.connect(path) as db:
+        for number, script in enumerate(MIGRATIONS[:8], start=1):
+            db.executescript(script)
+            db.execute(f"PRAGMA user_version = {number}")
+        db.execute("INSERT INTO runs (id, started_at, window_start, window_end, period_seconds, regions, accounts,"
+                   " endpoints, findings, monthly_cost_usd, monthly_savings_usd, errors) VALUES (1,"
+                   " '2026-11-30T03:00:00+00:00', '2026-11-16T03:00:00+00:00', '2026-11-30T03:00:00+00:00', 3600,"
+                   " '[\"us-east-1\"]', '[]', 1, 1, 10.0, 5.0, '[]')")
+        db.executemany("INSERT INTO plans VALUES (1, ?, ?, ?)",
+                       [(p["id"], i, json.dumps(_version_8(p), sort_keys=True)) for i, p in enumerate(plans)])
+        db.execute("INSERT INTO applied (plan_id, account_id, region, endpoint, variant, caller, calls, plan, "
+                   "started_at, finished_at, outcome, message, monthly_savings_usd) VALUES (?, ?, ?, ?, ?, 'arn',"
+                   " '[]', ?, '2026-11-30T10:00:00+00:00', '2026-11-30T10:05:00+00:00', 'applied', '', 5.0)",
+                   (plans[0]["id"], "123456789012", "us-east-1", plans[0]["resource"]["name"], plans[0]["variant"],
+                    json.dumps(_version_8(plans[0]))))
+    # What a file opened read-only (never migrated) gives: the same plan in the new shape.
+    assert [upgraded_plan(_version_8(p)) for p in plans] == plans
+    # `audit apply` reads the old shape too: the same resource, and the id its content gives.
+    old, new = parse_plan(_version_8(plans[0])), parse_plan(plans[0])
+    assert old.resource == new.resource and old.content_id == new.content_id == plans[0]["id"]
+    with History(path) as history:
+        assert history.schema_version == SCHEMA_VERSION
+        assert history.latest_plans() == plans
+        assert history.plan(plans[-1]["id"]) == plans[-1]
+        (applied,) = history.applied()
+        assert applied.plan["resource"] == plans[0]["resource"] and "endpoint" not in applied.plan
+    with sqlite3.connect(path) as db:  # rewritten in the file, not only when read
+        stored = [json.loads(body) for (body,) in db.execute("SELECT body FROM plans ORDER BY position")]
+    assert stored == plans

@@ -135,9 +135,10 @@ def _hostile(names: list[str], variant: str, owner: str, message: str, reason: s
                      not_judged_reason=f"endpoint status is Failed ({reason})" if i == 3 else None)
         endpoints.append(replace(e, endpoint=ep, variants=tuple(replace(v, variant=replace(v.variant, name=variant))
                                                                    for v in e.variants)))
-    findings = tuple(replace(f, endpoint=rename[f.endpoint], variant=variant if f.variant else None, message=message)
-                     for f in base.findings)
-    plans = tuple(replace(p, endpoint=rename[p.endpoint], variant=variant if p.variant else None) for p in base.plans)
+    findings = tuple(replace(f, resource=replace(f.resource, name=rename[f.resource.name]),
+                             variant=variant if f.variant else None, message=message) for f in base.findings)
+    plans = tuple(replace(p, resource=replace(p.resource, name=rename[p.resource.name]),
+                          variant=variant if p.variant else None) for p in base.plans)
     errors = (AuditError("us-east-1", names[0], "discover", error), AuditError("us-east-1", None, "collect", error))
     runs = tuple(ExperimentRun(f"{names[0]}-{i}", "ml.m5.xlarge", 1, {hyperparameter: setting}, 3600, 0.23, 0.07,
                                True, {metric: 0.5}) for i in (1, 2))
@@ -245,7 +246,7 @@ def _check_outputs(report: AuditReport, clean: AuditReport, values: dict[str, st
     rows = list(csv.DictReader(io.StringIO(render(report, OutputFormat.CSV))))
     assert len(rows) == len(report.findings)
     assert {r["message"] for r in rows} == {csv_cell(values["message"])}
-    assert {r["endpoint"] for r in rows} <= {e.endpoint.name for e in ENDPOINTS.section(report)}
+    assert {r["resource"] for r in rows} <= {e.endpoint.name for e in ENDPOINTS.section(report)}
     # Markdown: the same blocks, cells and inline markup as with harmless text; the values in a cell.
     structure, runs = _markdown(render(report, OutputFormat.MARKDOWN))
     assert structure == _markdown(render(clean, OutputFormat.MARKDOWN))[0]
@@ -284,7 +285,7 @@ def _check_chat(report: AuditReport, values: dict[str, str]) -> None:
         assert not re.search(r"&(?!amp;|lt;|gt;)", text)
     shown = norm(" ".join(mrkdwn).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
     for plan in summary.lines:
-        assert norm(plan.endpoint) in shown and norm(plan.variant or "") in shown
+        assert norm(plan.resource) in shown and norm(plan.variant or "") in shown
     card = teams_payload(summary)["attachments"][0]["content"]
     texts = [b["text"] for b in card["body"] if b["type"] == "TextBlock"]
     texts += [v for b in card["body"] if b["type"] == "FactSet" for f in b["facts"] for v in (f["title"], f["value"])]
@@ -295,7 +296,7 @@ def _check_chat(report: AuditReport, values: dict[str, str]) -> None:
         assert "{{" not in text
     card_text = norm(" ".join(_unescape_teams(t) for t in texts))
     for plan in summary.lines:
-        assert norm(plan.endpoint) in card_text and norm(plan.variant or "") in card_text
+        assert norm(plan.resource) in card_text and norm(plan.variant or "") in card_text
     assert _unescape_teams(texts[0]) == summary.title.strip()[:150] or len(summary.title.strip()) > 150
     if values["partial"].strip():
         assert norm(values["partial"])[:200] in norm(_unescape_teams(texts[1]))

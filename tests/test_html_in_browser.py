@@ -77,7 +77,7 @@ def test_a_256_character_owner_tag_keeps_the_table_on_screen(tmp_path: Path) -> 
     from dataclasses import replace
 
     report = synthetic_report(12)
-    flagged = {f.endpoint for f in report.findings if f.severity.value != "info"}
+    flagged = {f.resource.name for f in report.findings if f.severity.value != "info"}
     long_owner = "o" * 256  # one word: nothing to break at
     endpoints = tuple(replace(e, endpoint=replace(e.endpoint, tags={"owner": long_owner}))
                       if e.endpoint.name in flagged else e for e in ENDPOINTS.section(report))

@@ -119,7 +119,7 @@ def report(hyperpod_home: Path) -> dict:
 
 def test_the_demo_plan_deletes_the_measured_idle_nodes_with_its_risk(report: dict) -> None:
     (finding,) = [f for f in report["findings"] if f["rule"] == "hyperpod-idle-nodes"]
-    (plan,) = [p for p in report["plans"] if p["resource_type"] == "hyperpod-cluster"]
+    (plan,) = [p for p in report["plans"] if p["resource"]["type"] == "hyperpod-cluster"]
     idle = finding["evidence"]["idle_nodes"]
     assert idle == [instance_id("llm-platform", "eval-g5-8xl", i) for i in range(2)]
     (call,) = plan["change"]["calls"]
@@ -133,7 +133,7 @@ def test_the_demo_plan_deletes_the_measured_idle_nodes_with_its_risk(report: dic
 
 
 def test_plans_show_prints_the_cli_exactly_and_no_invented_resource(report: dict) -> None:
-    (plan,) = [p for p in report["plans"] if p["resource_type"] == "hyperpod-cluster"]
+    (plan,) = [p for p in report["plans"] if p["resource"]["type"] == "hyperpod-cluster"]
     ids = plan["change"]["calls"][0]["params"]["NodeIds"]
     cli = render_change(plan, "cli")
     body = json.dumps({"ClusterName": "llm-platform", "NodeIds": ids}, sort_keys=True)

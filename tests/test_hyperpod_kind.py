@@ -46,13 +46,13 @@ def test_clusters_are_listed_with_nodes_and_cost(report: dict) -> None:
 
 def test_idle_group_is_a_finding_and_a_plan_and_the_busy_one_is_not(report: dict) -> None:
     idle = [f for f in report["findings"] if f["rule"] == "hyperpod-idle-nodes"]
-    assert [(f["endpoint"], f["variant"]) for f in idle] == [("llm-platform", "eval-g5-8xl")]
+    assert [(f["resource"]["name"], f["variant"]) for f in idle] == [("llm-platform", "eval-g5-8xl")]
     finding = idle[0]
-    assert finding["resource_type"] == "hyperpod-cluster"
+    assert finding["resource"]["type"] == "hyperpod-cluster"
     assert finding["recommendation"]["monthly_savings_usd"] == pytest.approx(2 * RATE * 730, abs=0.01)
     assert finding["recommendation"]["advice"] == "shrink instance group eval-g5-8xl to 0 x ml.g5.8xlarge"
-    plans = [p for p in report["plans"] if p["resource_type"] == "hyperpod-cluster"]
-    assert [(p["endpoint"], p["variant"]) for p in plans] == [("llm-platform", "eval-g5-8xl")]
+    plans = [p for p in report["plans"] if p["resource"]["type"] == "hyperpod-cluster"]
+    assert [(p["resource"]["name"], p["variant"]) for p in plans] == [("llm-platform", "eval-g5-8xl")]
 
 
 def test_slurm_cluster_is_not_judged_and_says_how_to_enable_a_metric(report: dict) -> None:

@@ -2,7 +2,7 @@
 deploy/iam-apply-policy.json (and the apply role of both CloudFormation templates) only on the
 resources apply may touch, and the same request on any other resource is denied.
 
-The requests are the code's own: the change builders' calls (auditor/recommend/change.py, the
+The requests are the code's own: the change builders' calls (auditor/kinds/endpoints/change.py, the
 off-hours and queue-alarm rules, the workspace and HyperPod changes). For each call, `requests_of`
 says what IAM authorises, as the Service Authorization Reference (SAR) lists it for the action:
 which action on which resource ARN, with which condition keys (an UpdateEndpoint is authorised on
@@ -30,10 +30,12 @@ import yaml
 
 from auditor.act import APPLY_OPERATIONS
 from auditor.config import OPT_IN_TAG
+from auditor.kinds.endpoints.change import build_change
+from auditor.kinds.endpoints.models import AutoScaling, InferenceComponent, Variant
 from auditor.kinds.endpoints.rules.no_queue_alarm import queue_alarm_change
 from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
-from auditor.models import ApiCall, AutoScaling, InferenceComponent, Plan, PlanOption, Variant
-from auditor.recommend.change import build_change, plan_id
+from auditor.models import ApiCall, Plan, PlanOption, ResourceRef
+from auditor.recommend.change import plan_id
 from helpers import endpoint
 from test_deploy import CloudFormationLoader
 
@@ -300,7 +302,8 @@ def _plan(action: str, instance_type: str | None = "ml.m5.xlarge", count: int = 
           autoscaling: dict[str, Any] | None = None, details: dict[str, Any] | None = None) -> Plan:
     option = PlanOption(("underutilized",), action, instance_type, count, autoscaling, 500.0, 1500.0, "advice",
                         details or {})
-    made = Plan(ACCOUNT, REGION, "ranker", variant, "endpoint", "ml.m5.4xlarge", 4, 2000.0, option)
+    made = Plan(ResourceRef("endpoints", "endpoint", "ranker", ACCOUNT, REGION), variant, "ml.m5.4xlarge", 4, 2000.0,
+                option)
     return replace(made, id=plan_id(made))
 
 

@@ -52,7 +52,7 @@ def audit(home: Path, *flags: str) -> dict:
 
 
 def delete_plans(report: dict) -> set[str]:
-    return {p["endpoint"] for p in report["plans"] if p["proposed"]["action"] == "delete"}
+    return {p["resource"]["name"] for p in report["plans"] if p["proposed"]["action"] == "delete"}
 
 
 def test_two_days_of_quiet_is_no_delete(home: Path) -> None:
@@ -60,7 +60,7 @@ def test_two_days_of_quiet_is_no_delete(home: Path) -> None:
     assert delete_plans(report) == set()
     assert not [f for f in report["findings"] if f["rule"] == "idle"]
     for name in ("quiet-lately", "idle-always"):
-        notes = [f for f in report["findings"] if f["endpoint"] == name]
+        notes = [f for f in report["findings"] if f["resource"]["name"] == name]
         assert [f["rule"] for f in notes] == ["insufficient-data"], notes  # no other verdict either
         assert notes[0]["severity"] == "info" and notes[0]["recommendation"] is None
         assert "needs 7 (recommend.min_idle_days): no verdict yet." in notes[0]["message"]
@@ -71,7 +71,7 @@ def test_seven_days_of_data_judge_idle_and_the_busy_days_count(home: Path) -> No
     report = audit(home, "--lookback-days", "7")
     assert delete_plans(report) == {"idle-always"}
     # Busy before: the quiet days are no idle verdict once the window sees the busy ones.
-    assert not [f for f in report["findings"] if f["endpoint"] == "quiet-lately" and f["rule"] == "idle"]
+    assert not [f for f in report["findings"] if f["resource"]["name"] == "quiet-lately" and f["rule"] == "idle"]
 
 
 def test_the_configs_owner_may_lower_it(home: Path) -> None:
@@ -95,7 +95,8 @@ def test_a_weight_zero_variant_needs_min_idle_days_too() -> None:
     from auditor.catalog import load_catalog
     from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
     from auditor.kinds.endpoints.judge import evaluate_endpoint
-    from auditor.models import Resource, Variant
+    from auditor.kinds.endpoints.models import Variant
+    from auditor.models import Resource
     from helpers import endpoint, utilization
 
     catalog = load_catalog()

@@ -56,7 +56,7 @@ def test_a_signal_once_the_audit_is_done_leaves_a_whole_report_and_its_row(aws, 
     assert code == 130, stderr
     assert "Traceback" not in stderr
     assert report["partial"] is None
-    assert {f["endpoint"] for f in report["findings"]} >= {"oversized", "idle"}
+    assert {f["resource"]["name"] for f in report["findings"]} >= {"oversized", "idle"}
     (run,) = runs
     assert run.status == "ok"
     assert (run.endpoints, run.findings) == (report["summary"]["endpoints"], report["summary"]["findings"])
@@ -70,7 +70,7 @@ def test_a_signal_after_the_endpoints_were_read_judges_them(aws, tmp_path: Path)
     code, stderr, report, runs = interrupted_run(aws, tmp_path, "after-endpoints")
     assert code == 130, stderr
     assert report["partial"] == "interrupted by SIGINT"
-    assert {f["endpoint"] for f in report["findings"]} >= {"oversized", "idle"}
+    assert {f["resource"]["name"] for f in report["findings"]} >= {"oversized", "idle"}
     assert "not audited: interrupted" not in json.dumps(report["endpoints"])
     (error,) = [e for e in report["errors"] if e["stage"] == "collect"]
     assert error["message"].startswith("region audited in part (not audited: jobs, workspaces, hyperpod)")

@@ -36,10 +36,10 @@ from auditor.kinds.jobs.kind import JobsSection
 from auditor.kinds.jobs.models import ProcessingCost, TransformCost
 from auditor.kinds.jobs.risk import scale_out_risk, spot_risk
 from auditor.kinds.registry import plans_for
-from auditor.models import ApiCall, Finding, Plan, PlanOption, Recommendation, RiskLevel, Severity
+from auditor.models import ApiCall, Finding, Plan, PlanOption, Recommendation, ResourceRef, RiskLevel, Severity
 from auditor.recommend.change import plan_id
+from auditor.records import plan_to_dict
 from auditor.report.change_text import render_change
-from auditor.report.document import plan_to_dict
 from auditor_emulator.fleet import demo_jobs, seed_jobs
 from auditor_emulator.workspaces import demo_processing, seed_workspaces
 from conftest import seeded_emulator, utc_now
@@ -144,8 +144,8 @@ def transform(described: dict[str, Any] = TRANSFORM) -> Any:
 
 def job_plan(job: Any, resource_type: str, action: str, instance_type: str, count: int) -> Plan:
     option = PlanOption(("rule",), action, instance_type, count, None, 10.0, 5.0, "advice")
-    made = Plan(job.account_id, job.region, job.name, None, resource_type, job.instance_type, job.instance_count,
-                15.0, option)
+    made = Plan(ResourceRef("jobs", resource_type, job.name, job.account_id, job.region), None, job.instance_type,
+                job.instance_count, 15.0, option)
     return replace(made, id=plan_id(made))
 
 
@@ -356,8 +356,9 @@ def series(cpu_percent: float, memory_percent: float, minutes: int = 240) -> pd.
 
 
 def resize_finding(job: Any, resource_type: str, instance_type: str, count: int) -> Finding:
-    return Finding("processing-underutilized", Severity.LOW, job.account_id, job.region, job.name, None, "under",
-                   {}, Recommendation("resize", instance_type, count, 100.0, 40.0), resource_type=resource_type)
+    return Finding("processing-underutilized", Severity.LOW,
+                   ResourceRef("jobs", resource_type, job.name, job.account_id, job.region), None, "under",
+                   {}, Recommendation("resize", instance_type, count, 100.0, 40.0))
 
 
 def test_a_resize_is_replayed_on_the_jobs_own_series() -> None:
@@ -460,15 +461,15 @@ def test_discovery_keeps_only_what_the_create_call_takes(home: Path) -> None:
 
 
 def test_every_demo_job_plan_has_its_change_and_risk(report: dict, home: Path) -> None:
-    plans = [p for p in report["plans"] if p["resource_type"] in OPERATIONS]
+    plans = [p for p in report["plans"] if p["resource"]["type"] in OPERATIONS]
     assert {p["proposed"]["action"] for p in plans} == {"spot", "resize", "scale-out"}
-    assert {p["resource_type"] for p in plans} == set(OPERATIONS)
+    assert {p["resource"]["type"] for p in plans} == set(OPERATIONS)
     for p in plans:
-        assert p["risk"] and p["risk"]["level"] in ("low", "medium", "high"), p["endpoint"]
-        assert p["risk"]["replays"] or p["risk"]["basis"], p["endpoint"]
+        assert p["risk"] and p["risk"]["level"] in ("low", "medium", "high"), p["resource"]["name"]
+        assert p["risk"]["replays"] or p["risk"]["basis"], p["resource"]["name"]
         (call,) = p["change"]["calls"]
         valid(ApiCall(call["service"], call["operation"], call["params"], call["purpose"]))
-        assert call["operation"] == OPERATIONS[p["resource_type"]].operation
+        assert call["operation"] == OPERATIONS[p["resource"]["type"]].operation
     shown = runner.invoke(app, ["plans", "show", plans[0]["id"], "--as", "terraform", "--config",
                                 str(home / "auditor.toml")])
     assert shown.exit_code == 0, shown.output
@@ -476,7 +477,7 @@ def test_every_demo_job_plan_has_its_change_and_risk(report: dict, home: Path) -
     applied = runner.invoke(app, ["apply", plans[0]["id"], "--config", str(home / "auditor.toml")])
     assert applied.exit_code == 1
     assert [line for line in applied.stderr.splitlines() if line.startswith("error:")] == [
-        f"error: plan {plans[0]['id']} ({plans[0]['endpoint']}): its change is the next run's request "
+        f"error: plan {plans[0]['id']} ({plans[0]['resource']['name']}): its change is the next run's request "
         f"(audit plans show {plans[0]['id']} --as cli); apply never starts a job"]
 
 
@@ -485,8 +486,8 @@ def test_a_planted_environment_secret_reaches_no_output(report: dict, home: Path
     planted_in = [sagemaker.describe_training_job(TrainingJobName="churn-xgb-tuning-0412"),
                   sagemaker.describe_transform_job(TransformJobName="nightly-scoring-2026-11-29")]
     assert all(MARK in d["Environment"]["HF_TOKEN"] for d in planted_in)  # AWS answers with it
-    plans = [p for p in report["plans"] if p["resource_type"] in OPERATIONS]
-    assert {p["resource_type"] for p in plans} == set(OPERATIONS)
+    plans = [p for p in report["plans"] if p["resource"]["type"] in OPERATIONS]
+    assert {p["resource"]["type"] for p in plans} == set(OPERATIONS)
     shown = []
     for p in plans:
         for as_ in ("cli", "json"):

@@ -68,10 +68,10 @@ def test_experiment_and_verdicts(report: dict) -> None:
 
 
 def test_spot_candidates_note_checkpoints_and_max_wait(report: dict) -> None:
-    candidates = {f["endpoint"]: f for f in report["findings"] if f["rule"] == "training-spot-candidate"}
+    candidates = {f["resource"]["name"]: f for f in report["findings"] if f["rule"] == "training-spot-candidate"}
     assert "resnet50-g4dn-bs128-lr01" not in candidates  # already on Spot
     finding = candidates["resnet50-p3-bs128-lr001"]
-    assert finding["resource_type"] == "training-job"
+    assert finding["resource"]["type"] == "training-job"
     details = finding["recommendation"]["details"]
     assert details["per_run_usd"] == pytest.approx(3240 * V100, abs=0.006)
     assert details["per_run_spot_usd"] == pytest.approx(3240 * V100 * 0.3, abs=0.006)
@@ -80,7 +80,7 @@ def test_spot_candidates_note_checkpoints_and_max_wait(report: dict) -> None:
 
 def test_underused_training_gpus(report: dict) -> None:
     (finding,) = [f for f in report["findings"] if f["rule"] == "training-underutilized"]
-    assert finding["endpoint"] == "churn-xgb-tuning-0412"
+    assert finding["resource"]["name"] == "churn-xgb-tuning-0412"
     assert finding["evidence"]["resource"] == "gpu" and finding["evidence"]["level"] < 50
     rec = finding["recommendation"]
     assert rec["instance_type"] == "ml.p3.2xlarge"  # a smaller V100 shape, never another GPU model

@@ -19,8 +19,8 @@ from auditor.cli import app
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.alarms import queue_alarm_endpoints
 from auditor.kinds.endpoints.judge import judge_endpoint
+from auditor.kinds.endpoints.models import EndpointKind, Variant
 from auditor.kinds.endpoints.rules.no_queue_alarm import alarm_topic, queue_alarm_change
-from auditor.models import EndpointKind, Variant
 from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, async_variant, seed_fleet
 from conftest import seeded_emulator, utc_now
 from helpers import endpoint, hourly_frame
@@ -133,14 +133,14 @@ def report(emulator, tmp_path_factory) -> Iterator[dict]:
 
 
 def fired(report: dict, rule: str) -> list[str]:
-    return sorted(f["endpoint"] for f in report["findings"] if f["rule"] == rule)
+    return sorted(f["resource"]["name"] for f in report["findings"] if f["rule"] == rule)
 
 
 def test_end_to_end_the_unwatched_queue_and_the_office_hours_endpoint(report: dict) -> None:
     assert fired(report, "no-queue-alarm") == ["queue-unwatched"]
     assert fired(report, "off-hours") == ["office-hours"]
     assert report["summary"]["api_calls_by_operation"]["cloudwatch:DescribeAlarms"] == 1
-    (plan,) = [p for p in report["plans"] if p["endpoint"] == "office-hours"]
+    (plan,) = [p for p in report["plans"] if p["resource"]["name"] == "office-hours"]
     assert plan["proposed"]["action"] == "off-hours" and plan["monthly_savings_usd"] > 0
 
 

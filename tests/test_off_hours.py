@@ -15,8 +15,8 @@ from botocore.validate import ParamValidator
 
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.judge import judge_endpoint
+from auditor.kinds.endpoints.models import InferenceComponent, ManagedScaling, Variant
 from auditor.kinds.endpoints.rules.off_hours import RULE, OffHoursSettings, OffPeriod, off_hours_change, off_periods
-from auditor.models import InferenceComponent, ManagedScaling, Variant
 from helpers import endpoint, hourly_frame
 from test_rules_traffic import CATALOG, assessment
 

@@ -16,7 +16,8 @@ from auditor.collect.session import AwsClients
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import HOTTEST_INSTANCE, VARIANT_MEAN, hottest_instance_sizing
 from auditor.kinds.endpoints.discover import CONFIG_FORMAT
-from auditor.models import InstanceUtilization, Resource, ResourceUtilization, VariantUtilization
+from auditor.kinds.endpoints.models import InstanceUtilization
+from auditor.models import Resource, ResourceUtilization, VariantUtilization
 from auditor.pipeline import run_audit
 from auditor.report.document import report_to_dict
 from auditor_emulator.fleet import EndpointSpec, Load, VariantSpec, demo_fleet, fleet_datums, seed_fleet
@@ -63,7 +64,7 @@ def doc(emulator, tmp_path_factory) -> Iterator[dict]:
 
 
 def found(doc: dict, rule: str) -> dict[str, dict]:
-    return {f["endpoint"]: f for f in doc["findings"] if f["rule"] == rule}
+    return {f["resource"]["name"]: f for f in doc["findings"] if f["rule"] == rule}
 
 
 def variant(doc: dict, endpoint: str) -> dict:
@@ -135,8 +136,8 @@ def test_request_shares_are_per_period_measured_and_none_when_unpublished() -> N
     import pandas as pd
 
     from auditor.kinds.endpoints.assessment import VariantAssessment
+    from auditor.kinds.endpoints.models import Variant
     from auditor.kinds.endpoints.rules.instance_imbalance import request_shares
-    from auditor.models import Variant
 
     hours = pd.date_range("2026-11-01", periods=48, freq="h", tz="UTC")
     full = pd.DataFrame({"cpu:Maximum": 50.0, "Invocations:Sum": 100.0}, index=hours)
@@ -167,7 +168,7 @@ def test_one_fleet_note_lists_the_endpoints_that_would_gain(doc: dict) -> None:
     notes = [f for f in doc["findings"] if f["rule"] == "enhanced-metrics-off"]
     assert len(notes) == 1
     (note,) = notes
-    assert note["severity"] == "info" and note["resource_type"] == "endpoint-fleet"
+    assert note["severity"] == "info" and note["resource"]["type"] == "endpoint-fleet"
     assert set(note["evidence"]["endpoints"]) == {"pricing-api", "chat-router-blind", "mild-skew-blind"}
     assert "EnableEnhancedMetrics" in note["message"]
     # What enabling it would publish (billed): per instance 3 utilisation + 7 invocation series on
@@ -202,7 +203,7 @@ def test_the_cost_of_enabling_is_priced_only_where_a_rate_is_bundled() -> None:
 def test_a_balanced_endpoint_with_enhanced_metrics_draws_no_new_finding(doc: dict) -> None:
     assert variant(doc, "ads-ctr")["sizing_basis"] == HOTTEST_INSTANCE
     assert len(variant(doc, "ads-ctr")["instances"]) == 3
-    assert not [f for f in doc["findings"] if f["endpoint"] == "ads-ctr"]
+    assert not [f for f in doc["findings"] if f["resource"]["name"] == "ads-ctr"]
 
 
 def test_an_older_kept_config_is_described_again_for_its_metrics_config(emulator, tmp_path) -> None:
@@ -294,7 +295,7 @@ def test_only_the_enhanced_endpoints_series_become_queries_with_their_listed_dim
     import boto3
 
     from auditor.kinds.endpoints.enhanced import enhanced_queries
-    from auditor.models import Endpoint, EndpointKind, MetricsConfig, Variant
+    from auditor.kinds.endpoints.models import Endpoint, EndpointKind, MetricsConfig, Variant
 
     cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
 

@@ -345,7 +345,7 @@ def test_in_the_demo_fleet_the_rule_fires_on_the_endpoint_with_an_empty_instance
     clients = AwsClients()
     doc = report_to_dict(run_audit(AuditConfig(), clients, now=now).report)
     assert clients.counter.as_dict()["cloudwatch:QueryMetrics"] == 1  # one query for the region
-    fired = {f["endpoint"]: f for f in doc["findings"] if f["rule"] == "component-empty-instances"}
+    fired = {f["resource"]["name"]: f for f in doc["findings"] if f["rule"] == "component-empty-instances"}
     assert set(fired) == {"support-llm"}
     assert fired["support-llm"]["evidence"]["empty_instances"] == 1
     assert fired["support-llm"]["evidence"]["hours_measured"] == PLACEMENT_HOURS
@@ -358,8 +358,8 @@ def test_in_the_demo_fleet_the_rule_fires_on_the_endpoint_with_an_empty_instance
 def test_empty_instances_are_those_empty_on_most_hours_and_at_the_last() -> None:
     from datetime import UTC, datetime
 
+    from auditor.kinds.endpoints.models import ComponentPlacement
     from auditor.kinds.endpoints.rules.component_empty_instances import empty_hours
-    from auditor.models import ComponentPlacement
 
     hours = tuple(datetime(2026, 11, 30, h, tzinfo=UTC) for h in range(24))
     busy, empty = (2.0,) * 24, (0.0,) * 24

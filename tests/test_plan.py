@@ -6,8 +6,9 @@ import math
 from datetime import UTC, datetime
 
 from auditor.catalog import load_catalog
-from auditor.collect.plan import align_window, batch_queries, plan_queries
-from auditor.models import EndpointKind, Variant
+from auditor.collect.plan import align_window, batch_queries
+from auditor.kinds.endpoints.metrics import plan_queries
+from auditor.kinds.endpoints.models import EndpointKind, Variant
 from helpers import endpoint
 
 CATALOG = load_catalog()

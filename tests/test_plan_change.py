@@ -18,10 +18,11 @@ from botocore.validate import ParamValidator
 from typer.testing import CliRunner
 
 from auditor.cli import app
-from auditor.models import ApiCall, Plan, PlanOption
-from auditor.recommend.change import CREATE_CONFIG_FIELDS, build_change, plan_id
+from auditor.kinds.endpoints.change import CREATE_CONFIG_FIELDS, build_change
+from auditor.models import ApiCall, Plan, PlanOption, ResourceRef
+from auditor.recommend.change import plan_id
+from auditor.records import plan_to_dict
 from auditor.report.change_text import render_change
-from auditor.report.document import plan_to_dict
 from auditor_emulator.fleet import demo_fleet, seed_fleet
 from auditor_emulator.server import ACCOUNT_ID
 from conftest import seeded_emulator, utc_now
@@ -59,7 +60,8 @@ def plan(action: str, instance_type: str | None = "ml.m5.xlarge", count: int = 3
          autoscaling: dict | None = None, details: dict | None = None) -> Plan:
     option = PlanOption(("underutilized",), action, instance_type, count, autoscaling, 500.0, 1500.0, "advice",
                         details or {})
-    made = Plan("123456789012", "us-east-1", "ranker", variant, "endpoint", "ml.m5.4xlarge", 4, 2000.0, option)
+    made = Plan(ResourceRef("endpoints", "endpoint", "ranker", "123456789012", "us-east-1"), variant, "ml.m5.4xlarge",
+                4, 2000.0, option)
     return replace(made, id=plan_id(made))
 
 
@@ -148,7 +150,7 @@ def test_autoscaling_plans_register_the_target_and_put_the_policy() -> None:
 
 
 def test_an_autoscaled_variant_is_deregistered_before_its_instance_type_changes() -> None:
-    from auditor.models import AutoScaling, Variant
+    from auditor.kinds.endpoints.models import AutoScaling, Variant
 
     scaled = replace(RANKER, variants=(Variant("AllTraffic", "ml.m5.4xlarge", 4,
                                                autoscaling=AutoScaling(2, 6, ("ranker-invocations",))),))
@@ -170,7 +172,8 @@ def test_an_autoscaled_variant_is_deregistered_before_its_instance_type_changes(
 
 def test_no_change_without_the_current_config_or_for_a_job() -> None:
     assert build_change(PLANS["resize"], replace(RANKER, config_description=None), None) is None
-    assert build_change(replace(PLANS["resize"], resource_type="training-job"), RANKER, None) is None
+    job = replace(PLANS["resize"].resource, kind="jobs", type="training-job")
+    assert build_change(replace(PLANS["resize"], resource=job), RANKER, None) is None
 
 
 def test_cli_text_quotes_every_value_and_round_trips_the_requests() -> None:
@@ -240,9 +243,10 @@ def report(fleet_home: Path, config: str) -> dict:
 
 
 def test_every_endpoint_plan_shows_its_risk_and_change(report: dict) -> None:
-    assert report["schema_version"] == 8
-    endpoint_plans = [p for p in report["plans"] if p["resource_type"] == "endpoint"]
-    assert {p["endpoint"] for p in endpoint_plans} >= {"search-embeddings", "churn-model-legacy", "internal-reports"}
+    assert report["schema_version"] == 9
+    endpoint_plans = [p for p in report["plans"] if p["resource"]["type"] == "endpoint"]
+    assert {p["resource"]["name"] for p in endpoint_plans} >= {"search-embeddings", "churn-model-legacy",
+                                                               "internal-reports"}
     for p in endpoint_plans:
         assert re.fullmatch(r"[0-9a-f]{10}", p["id"])
         assert p["risk"]["level"] in ("low", "medium", "high"), p
@@ -260,7 +264,7 @@ def test_every_endpoint_plan_shows_its_risk_and_change(report: dict) -> None:
                 if call["operation"] == "CreateEndpointConfig":
                     assert call["params"]["EndpointConfigName"] not in created
     assert any(a["change"] for p in endpoint_plans for a in p["alternatives"])
-    search = next(p for p in endpoint_plans if p["endpoint"] == "search-embeddings")
+    search = next(p for p in endpoint_plans if p["resource"]["name"] == "search-embeddings")
     create = search["change"]["calls"][0]
     assert create["operation"] == "CreateEndpointConfig"
     assert create["params"]["DataCaptureConfig"]["DestinationS3Uri"] == "s3://captures/ranker/"
@@ -284,7 +288,7 @@ def test_audit_plans_lists_the_latest_runs_plans_from_the_history(report: dict, 
 
 @pytest.mark.parametrize("as_", ["cli", "cloudformation", "terraform", "json"])
 def test_audit_plans_show_prints_the_change(report: dict, config: str, as_: str) -> None:
-    search = next(p for p in report["plans"] if p["endpoint"] == "search-embeddings")
+    search = next(p for p in report["plans"] if p["resource"]["name"] == "search-embeddings")
     result = runner.invoke(app, ["plans", "show", search["id"], "--as", as_, "--config", config])
     assert result.exit_code == 0, result.output
     if as_ == "json":

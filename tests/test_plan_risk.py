@@ -13,19 +13,9 @@ from botocore.validate import ParamValidator
 from auditor.catalog import Catalog, load_catalog
 from auditor.collect.plan import align_window
 from auditor.config import AuditConfig, RecommendConfig
+from auditor.kinds.endpoints.models import EndpointReport, Variant, VariantReport
 from auditor.kinds.registry import plans_for
-from auditor.models import (
-    EndpointReport,
-    Finding,
-    Plan,
-    Recommendation,
-    Resource,
-    RiskLevel,
-    Severity,
-    Variant,
-    VariantReport,
-    Window,
-)
+from auditor.models import Finding, Plan, Recommendation, Resource, ResourceRef, RiskLevel, Severity, Window
 from auditor.recommend.risk import level_of, replay
 from helpers import NOW, endpoint
 
@@ -58,7 +48,8 @@ def fleet(instance_type: str, count: int, frame: pd.DataFrame, latency_ms: float
 
 
 def resize(to: str, count: int, saving: float, rule: str = "underutilized", current: float = 1000.0) -> Finding:
-    return Finding(rule, Severity.MEDIUM, "123456789012", "us-east-1", "ep", "AllTraffic", "m", {},
+    return Finding(rule, Severity.MEDIUM, ResourceRef("endpoints", "endpoint", "ep", "123456789012", "us-east-1"),
+                   "AllTraffic", "m", {},
                    recommendation=Recommendation("resize", to, count, current, current - saving))
 
 
@@ -168,7 +159,8 @@ def test_latency_near_the_objective_is_load_test_first(latency_ms: float | None,
 def test_plans_sort_by_saving_and_risk_is_a_column() -> None:
     def one(name: str, memory: float | list[float], saving: float) -> tuple[Finding, EndpointReport]:
         ep = endpoint(name, variants=(Variant("AllTraffic", "ml.m5.2xlarge", 2),))
-        finding = replace(resize("ml.m5.xlarge", 2, saving=saving), endpoint=name)
+        base = resize("ml.m5.xlarge", 2, saving=saving)
+        finding = replace(base, resource=replace(base.resource, name=name))
         return finding, EndpointReport(ep, (VariantReport(ep.variants[0], 1000.0, None,
                                                           series=series(10.0, memory)),))
 
@@ -176,7 +168,7 @@ def test_plans_sort_by_saving_and_risk_is_a_column() -> None:
     pairs = [one("risky-big", peaky, 500.0), one("safe-small", 20.0, 100.0), one("safe-big", 20.0, 300.0)]
     plans = build_plans([f for f, _ in pairs], tuple(r for _, r in pairs), CATALOG, AuditConfig(), WINDOW)
     # Biggest money first, whatever the risk; the risk is stated on each, and --max-risk filters by it.
-    assert [p.endpoint for p in plans] == ["risky-big", "safe-big", "safe-small"]
+    assert [p.resource.name for p in plans] == ["risky-big", "safe-big", "safe-small"]
     assert [p.risk.level for p in plans if p.risk] == [RiskLevel.MEDIUM, RiskLevel.LOW, RiskLevel.LOW]
 
 
@@ -242,7 +234,7 @@ def test_the_issues_daily_hour_over_the_target_is_a_medium_plan() -> None:
 
 
 def test_a_resize_that_drops_a_step_scaling_policy_is_at_least_medium() -> None:
-    from auditor.models import AutoScaling, ReadScalingPolicy
+    from auditor.kinds.endpoints.models import AutoScaling, ReadScalingPolicy
 
     step = ReadScalingPolicy("backlog", "StepScaling", {"AdjustmentType": "ChangeInCapacity",
                                                         "StepAdjustments": [{"ScalingAdjustment": 1}]})

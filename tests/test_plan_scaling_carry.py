@@ -13,14 +13,10 @@ import boto3
 import pytest
 
 from auditor.kinds.endpoints.autoscaling import discover_autoscaling
-from auditor.models import AutoScaling, ReadScalingPolicy, Risk, RiskLevel, Variant
-from auditor.recommend.change import (
-    PLAN_TAG,
-    build_change,
-    scaling_risk,
-    settable_tags,
-    with_source_tags,
-)
+from auditor.kinds.endpoints.change import build_change, scaling_risk
+from auditor.kinds.endpoints.models import AutoScaling, ReadScalingPolicy, Variant
+from auditor.models import Risk, RiskLevel
+from auditor.recommend.change import PLAN_TAG, settable_tags, with_source_tags
 from test_plan_change import DESCRIPTION, PLANS, RANKER, valid
 
 RESOURCE = "endpoint/ranker/variant/AllTraffic"

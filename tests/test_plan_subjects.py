@@ -11,14 +11,25 @@ from pathlib import Path
 
 import auditor
 from auditor.kinds.registry import KINDS
-from auditor.models import ApiCall, Change, Finding, Plan, PlanOption, Recommendation, Risk, RiskLevel, Severity
+from auditor.models import (
+    ApiCall,
+    Change,
+    Finding,
+    Plan,
+    PlanOption,
+    Recommendation,
+    ResourceRef,
+    Risk,
+    RiskLevel,
+    Severity,
+)
 from auditor.recommend.plans import PlanSubject, build_plans
 
 
 def finding(name: str, saving: float, details: dict[str, object] | None = None, rule: str = "idle") -> Finding:
-    return Finding(rule, Severity.MEDIUM, "123456789012", "us-east-1", name, None, "m", {},
-                   recommendation=Recommendation("delete", None, 0, 100.0, 100.0 - saving, details=details or {}),
-                   resource_type="widget")
+    return Finding(rule, Severity.MEDIUM, ResourceRef("widgets", "widget", name, "123456789012", "us-east-1"),
+                   None, "m", {},
+                   recommendation=Recommendation("delete", None, 0, 100.0, 100.0 - saving, details=details or {}))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,12 +42,12 @@ class WidgetSubject(PlanSubject):
         return Risk(self.replayed, basis=(f"{option.action} replayed on the widget",))
 
     def change(self, plan: Plan) -> Change | None:
-        call = ApiCall("widgets", "DeleteWidget", {"Name": plan.endpoint}, f"delete widget {plan.endpoint}")
-        return Change(calls=(call,), rollback=f"create {plan.endpoint} again")
+        call = ApiCall("widgets", "DeleteWidget", {"Name": plan.resource.name}, f"delete widget {plan.resource.name}")
+        return Change(calls=(call,), rollback=f"create {plan.resource.name} again")
 
 
 def widgets(found: Finding) -> PlanSubject | None:
-    if found.endpoint != "mine":
+    if found.resource.name != "mine":
         return None
     return WidgetSubject(instance_type="ml.m5.large", instance_count=3, replayed=RiskLevel.HIGH)
 
@@ -44,11 +55,11 @@ def widgets(found: Finding) -> PlanSubject | None:
 def test_a_kinds_subject_gives_the_shape_the_risk_and_the_change_of_its_plans() -> None:
     stated = {"risk": {"level": "low", "basis": ["idle 30 days"]}}
     mine, other = build_plans([finding("mine", 90.0, stated), finding("other", 10.0, stated)], [widgets])
-    assert (mine.endpoint, mine.current_instance_type, mine.current_instance_count) == ("mine", "ml.m5.large", 3)
+    assert (mine.resource.name, mine.current_instance_type, mine.current_instance_count) == ("mine", "ml.m5.large", 3)
     assert mine.risk == Risk(RiskLevel.HIGH, basis=("delete replayed on the widget",))
     assert mine.change is not None and mine.change.calls[0].operation == "DeleteWidget"
     # Not the kind's: the level its rule states, no shape and no change (the details carry none).
-    assert (other.endpoint, other.current_instance_type, other.current_instance_count) == ("other", None, 0)
+    assert (other.resource.name, other.current_instance_type, other.current_instance_count) == ("other", None, 0)
     assert other.risk == Risk(RiskLevel.LOW, basis=("idle 30 days",)) and other.change is None
     assert build_plans([finding("mine", 90.0)], [widgets]) != build_plans([finding("mine", 90.0)])
 

@@ -17,7 +17,7 @@ from auditor.catalog import load_catalog
 from auditor.collect.pricing import fetch_price_table
 from auditor.config_file import parse_config
 from auditor.kinds.endpoints.kind import check_catalog
-from auditor.models import Endpoint, EndpointKind, Variant
+from auditor.kinds.endpoints.models import Endpoint, EndpointKind, Variant
 from auditor.pipeline.prices import prepare_prices
 from auditor.prices.merge import apply_price_table
 from auditor.prices.parse import hardware_of, normalise_attributes

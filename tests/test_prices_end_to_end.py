@@ -60,7 +60,7 @@ def audit(config: Path, out: Path) -> dict[str, Any]:
 
 
 def saving(report: dict[str, Any], region: str, endpoint: str) -> float:
-    (plan,) = [p for p in report["plans"] if p["region"] == region and p["endpoint"] == endpoint]
+    (plan,) = [p for p in report["plans"] if p["resource"]["region"] == region and p["resource"]["name"] == endpoint]
     return float(plan["monthly_savings_usd"])
 
 
@@ -92,7 +92,8 @@ def test_frankfurt_and_tokyo_are_priced_after_a_refresh(fleet: Path, tmp_path: P
         assert frankfurt > 0 and tokyo > 0
         assert tokyo / frankfurt == pytest.approx(RATES["ap-northeast-1"] / RATES["eu-central-1"], rel=0.01)
     # The type unknown to the snapshot is judged: idle, its full cost to save.
-    forgotten = [f for f in after["findings"] if f["endpoint"] == "forgotten" and f["region"] == "eu-central-1"]
+    forgotten = [f for f in after["findings"] if f["resource"]["name"] == "forgotten"
+                 and f["resource"]["region"] == "eu-central-1"]
     assert any(f["rule"] == "idle" for f in forgotten)
     assert saving(after, "eu-central-1", "forgotten") == pytest.approx(0.24 * 1.2 * 730, rel=0.01)
     # The source of every price is stated.

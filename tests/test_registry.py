@@ -31,7 +31,7 @@ def test_every_rule_module_defines_one_rule_with_its_metadata() -> None:
     modules = {p.stem for p in KINDS_DIR.glob("*/rules/*.py")} - {"__init__"}
     assert {r.id.replace("-", "_") for r in REGISTRY} == modules
     for rule in REGISTRY:
-        assert rule.title and rule.remediation and (rule.kinds or rule.resource_type), rule.id
+        assert rule.title and rule.remediation and (rule.judges or rule.resource_type), rule.id
         assert rule.docs.startswith("https://docs.aws.amazon.com/"), rule.id
     assert [r.id for r in REGISTRY if r.phase is Phase.GATE] == ["insufficient-data", "not-in-service"]
 

@@ -91,7 +91,7 @@ def assert_partition(report: AuditReport, parts: dict[str | None, AuditReport]) 
 
 
 def test_mail_and_chat_routing_partition_the_demo_fleet(fleet: AuditReport) -> None:
-    kinds = {f.resource_type for f in fleet.findings}
+    kinds = {f.resource.type for f in fleet.findings}
     assert {"endpoint", "training-job", "transform-job", "processing-job", "notebook-instance"} <= kinds
     mail = split_by_owner(fleet, "owner")
     assert_partition(fleet, mail)
@@ -100,11 +100,11 @@ def test_mail_and_chat_routing_partition_the_demo_fleet(fleet: AuditReport) -> N
     # the other jobs are the default audience's.
     assert {c.job.name for c in JOBS.section(mail[JOB_OWNER]).training} == {"churn-xgb-tuning-0412"}
     assert {c.job.name for c in JOBS.section(mail[JOB_OWNER]).processing} == {"model-eval-w48"}
-    assert {p.endpoint for p in mail[JOB_OWNER].plans} == {"churn-xgb-tuning-0412", "model-eval-w48"}
+    assert {p.resource.name for p in mail[JOB_OWNER].plans} == {"churn-xgb-tuning-0412", "model-eval-w48"}
     assert len(JOBS.section(mail[None]).transform) == len(JOBS.section(fleet).transform)
     # One ListTags per notebook (discovery) and one per job with a finding, not one per job;
     assert WORKSPACES.section(fleet) is not None
-    job_findings = {(f.resource_type, f.endpoint) for f in fleet.findings if f.resource_type.endswith("-job")}
+    job_findings = {(f.resource.type, f.resource.name) for f in fleet.findings if f.resource.type.endswith("-job")}
     # ...and none for the endpoint configs (`audit apply` copies a config's tags when it copies it).
     configs: set[str] = set()
     assert fleet.api_calls["sagemaker:ListTags"] == (len(WORKSPACES.section(fleet).notebooks) + len(job_findings)
@@ -139,7 +139,7 @@ def test_each_owner_is_mailed_only_their_part(fleet: AuditReport, smtp_server) -
              for to, m in messages.items()}
     names = [e.endpoint.name for e in ENDPOINTS.section(fleet)] + [c.job.name for c in JOBS.section(fleet).training]
     names += [n.notebook.name for n in WORKSPACES.section(fleet).notebooks] if WORKSPACES.section(fleet) else []
-    planned = {p.endpoint for p in fleet.plans}
+    planned = {p.resource.name for p in fleet.plans}
     for name in names:
         if name in planned:
             assert sum(1 for text in texts.values() if name in text) == 1, name
@@ -147,7 +147,8 @@ def test_each_owner_is_mailed_only_their_part(fleet: AuditReport, smtp_server) -
     (mine,) = [e for e in ENDPOINTS.section(fleet) if e.endpoint.tags.get("owner") == "pricing@example.com"]
     assert mine.endpoint.name in texts["pricing@example.com"]
     assert not [n for n in names if n != mine.endpoint.name and n in texts["pricing@example.com"]]
-    own = sum(max(p.monthly_savings_usd, 0) for p in fleet.plans if p.endpoint == mine.endpoint.name and p.measured)
+    own = sum(max(p.monthly_savings_usd, 0) for p in fleet.plans if p.resource.name == mine.endpoint.name
+              and p.measured)
     assert subject_figures(messages["pricing@example.com"]["Subject"])[1] == pytest.approx(own, abs=0.005)
 
 
@@ -208,7 +209,7 @@ def test_each_channel_gets_only_its_part(fleet: AuditReport, webhooks: Webhooks,
     saving = [p for p in fleet.plans if p.monthly_savings_usd > 0]
     assert len(lines) == len(saving)
     for plan in saving:
-        where = f"• *{plan.endpoint}" + (f" / {plan.variant}*" if plan.variant else "*")
+        where = f"• *{plan.resource.label}" + (f" / {plan.variant}*" if plan.variant else "*")
         assert sum(1 for line in lines if line.startswith(where)) == 1, where
     default = json.dumps(webhooks.posts["/slack/default"])
     assert "resnet50-p3-bs128-lr001" in default  # an untagged job's plan: the default channel's
@@ -228,7 +229,7 @@ def test_owner_file_names_are_safe(owner: str) -> None:
 
 def test_owner_tags_aws_accepts_write_eml_files(tmp_path: Path) -> None:
     report = synthetic_report(12)
-    flagged = list(dict.fromkeys(f.endpoint for f in report.findings if f.severity.value != "info"))
+    flagged = list(dict.fromkeys(f.resource.name for f in report.findings if f.severity.value != "info"))
     long_owner = "a" * 243 + "@example.com"  # 255 characters: AWS's longest tag value is 256
     tags = {flagged[0]: "team/ml@example.com", flagged[1]: long_owner, flagged[2]: "Ops@example.com",
             flagged[3]: "ops@example.com"}

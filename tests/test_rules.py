@@ -8,7 +8,8 @@ from auditor.catalog import load_catalog
 from auditor.config import AuditConfig, ThresholdsConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.judge import judge_endpoint
-from auditor.models import EndpointKind, Resource, Variant
+from auditor.kinds.endpoints.models import EndpointKind, Variant
+from auditor.models import Resource
 from helpers import endpoint, utilization
 
 CATALOG = load_catalog()

@@ -13,8 +13,8 @@ from auditor.collect.plan import align_window
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.judge import evaluate_endpoint
+from auditor.kinds.endpoints.models import EndpointKind, Variant
 from auditor.kinds.endpoints.rules.serverless_oversized import smallest_memory_size
-from auditor.models import EndpointKind, Variant
 from helpers import NOW, endpoint, hourly_frame
 
 CATALOG = load_catalog()

@@ -28,28 +28,28 @@ def report(emulator, tmp_path_factory) -> Iterator[dict]:
 
 
 def rules(report: dict, endpoint: str) -> set[str]:
-    return {f["rule"] for f in report["findings"] if f["endpoint"] == endpoint}
+    return {f["rule"] for f in report["findings"] if f["resource"]["name"] == endpoint}
 
 
 def plan(report: dict, endpoint: str) -> dict:
-    (found,) = [p for p in report["plans"] if p["endpoint"] == endpoint]
+    (found,) = [p for p in report["plans"] if p["resource"]["name"] == endpoint]
     return found
 
 
 def test_busy_async_endpoint_without_invocations_is_not_idle(report: dict) -> None:
     assert "idle" not in rules(report, "async-busy-gpu-draining")
-    assert not [p for p in report["plans"] if p["endpoint"] == "async-busy-gpu-draining"
+    assert not [p for p in report["plans"] if p["resource"]["name"] == "async-busy-gpu-draining"
                 and p["proposed"]["action"] == "delete"]
 
 
 def test_truly_idle_async_endpoint_is_idle(report: dict) -> None:
-    (finding,) = [f for f in report["findings"] if f["endpoint"] == "async-idle-empty-queue"]
+    (finding,) = [f for f in report["findings"] if f["resource"]["name"] == "async-idle-empty-queue"]
     assert finding["rule"] == "idle" and "TotalProcessingTime" in finding["message"]
     assert plan(report, "async-idle-empty-queue")["proposed"]["action"] == "delete"
 
 
 def test_slowly_growing_queue_gets_proportionate_advice_from_throughput(report: dict) -> None:
-    (finding,) = [f for f in report["findings"] if f["endpoint"] == "async-queue-growing-slowly"]
+    (finding,) = [f for f in report["findings"] if f["resource"]["name"] == "async-queue-growing-slowly"]
     assert finding["rule"] == "rising-queue-latency"
     scale_out = finding["evidence"]["scale_out"]
     # Arrivals exceed what 2 instances process by about one request an hour: one more instance.
@@ -71,7 +71,7 @@ def test_steady_busy_endpoint_is_no_serverless_candidate(report: dict) -> None:
 
 def test_bursty_low_traffic_endpoint_is_a_serverless_candidate_with_the_cold_start_trade_off(report: dict) -> None:
     (finding,) = [f for f in report["findings"]
-                  if f["endpoint"] == "realtime-bursty-low-traffic" and f["rule"] == "serverless-candidate"]
+                  if f["resource"]["name"] == "realtime-bursty-low-traffic" and f["rule"] == "serverless-candidate"]
     assert finding["evidence"]["idle_hours_percent"] > 50
     assert "cold start" in finding["message"]
     # One plan for the variant: serverless, with the resize listed as its alternative. Its traffic

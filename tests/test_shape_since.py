@@ -76,11 +76,11 @@ def doc(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 def findings(doc: dict, endpoint: str) -> dict[str, dict]:
-    return {f["rule"]: f for f in doc["findings"] if f["endpoint"] == endpoint}
+    return {f["rule"]: f for f in doc["findings"] if f["resource"]["name"] == endpoint}
 
 
 def plans(doc: dict, endpoint: str) -> list[dict]:
-    return [p for p in doc["plans"] if p["endpoint"] == endpoint]
+    return [p for p in doc["plans"] if p["resource"]["name"] == endpoint]
 
 
 def variant(doc: dict, endpoint: str) -> dict:

@@ -100,10 +100,10 @@ def test_discovery_reads_idle_settings_and_activity() -> None:
 
 def test_health_checks_are_not_activity() -> None:
     _, findings = audit()
-    idle = {f.endpoint: f for f in findings if f.rule == "studio-app-idle"}
+    idle = {f.resource.name: f for f in findings if f.rule == "studio-app-idle"}
     assert list(idle) == [f"{DOMAIN}/alice-lab/JupyterLab/default"]  # bob's app was used an hour ago
     finding = idle[f"{DOMAIN}/alice-lab/JupyterLab/default"]
-    assert finding.resource_type == "studio-app" and finding.evidence["health_check_only"] is True
+    assert finding.resource.type == "studio-app" and finding.evidence["health_check_only"] is True
     assert finding.evidence["idle_hours"] == pytest.approx(5 * 24, abs=0.1)  # idle since it was created
     price = load_catalog().hourly_price("ml.g4dn.xlarge", "us-east-1")
     assert price is not None
@@ -114,7 +114,7 @@ def test_health_checks_are_not_activity() -> None:
 def test_a_domain_without_idle_shutdown_names_its_bare_spaces() -> None:
     _, findings = audit()
     (finding,) = [f for f in findings if f.rule == "studio-no-idle-shutdown"]
-    assert finding.endpoint == DOMAIN and finding.resource_type == "studio-domain"
+    assert finding.resource.name == DOMAIN and finding.resource.type == "studio-domain"
     assert finding.evidence["apps_without_idle_shutdown"] == ["JupyterLab"]
     assert finding.evidence["spaces_without"] == ["alice-lab"] and finding.evidence["running_apps"] == 1
 

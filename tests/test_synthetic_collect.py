@@ -15,9 +15,10 @@ import pytest
 
 from auditor.catalog import load_catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
-from auditor.collect.plan import align_window, plan_queries
+from auditor.collect.plan import align_window
 from auditor.collect.session import AwsClients, _CBORParser, _JSONParser
 from auditor.kinds.endpoints.discover import discover_endpoints
+from auditor.kinds.endpoints.metrics import plan_queries
 from conftest import utc_now
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))

@@ -153,7 +153,7 @@ def test_a_name_longer_than_the_line_is_the_only_thing_cut(outputs: dict[str, st
     """A hostile name (one word wider than the terminal) is folded; no line is wider than the terminal."""
     doc = plain_document(json.loads(outputs["json"]))
     long_name = "x" * 150
-    doc["plans"][0]["endpoint"] = long_name
+    doc["plans"][0]["resource"]["name"] = long_name
     lines = render_table(doc, width=width, limit=TABLE_PLANS).splitlines()
     assert not [line for line in lines if len(line) > width]
     assert long_name in "".join(line.strip() for line in lines)

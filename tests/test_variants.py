@@ -135,7 +135,8 @@ def test_reports_say_which_variant_is_the_shadow(seeded: datetime) -> None:
 def _unused_verdicts(weight: float | None, own: float | None, other: float | None) -> set[str]:
     from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
     from auditor.kinds.endpoints.judge import evaluate_endpoint
-    from auditor.models import Resource, Variant
+    from auditor.kinds.endpoints.models import Variant
+    from auditor.models import Resource
     from helpers import endpoint, utilization
 
     busy = {Resource.CPU: 60.0, Resource.MEMORY: 60.0}

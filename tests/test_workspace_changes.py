@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 from auditor.kinds.workspaces.change import LOW_RISK_IDLE_DAYS, delete_app_details
 from auditor.kinds.workspaces.models import StudioApp, StudioAppCost
 from auditor.recommend.plans import build_plans
+from auditor.records import plan_to_dict
 from auditor.report.change_text import render_change
-from auditor.report.document import plan_to_dict
 from conftest import audit_json
 from helpers import NOW
 from test_studio import DOMAIN
@@ -44,7 +44,7 @@ def test_an_idle_space_app_plan_deletes_it_by_its_space_and_can_create_it_again(
     found, findings = studio_audit()
     assert {a.app_name: a.owner_field for a in found.apps} == {"default": "SpaceName",
                                                                "datascience-ml-m5": "UserProfileName"}
-    (plan,) = [p for p in build_plans(findings) if p.resource_type == "studio-app"]
+    (plan,) = [p for p in build_plans(findings) if p.resource.type == "studio-app"]
     assert plan.change is not None and plan.risk is not None
     (call,) = plan.change.calls
     assert (call.service, call.operation) == ("sagemaker", "DeleteApp")
@@ -95,7 +95,7 @@ def test_an_app_whose_owner_is_not_named_gets_no_call() -> None:
 
 def test_plans_show_for_a_studio_app_prints_the_cli_and_declares_nothing() -> None:
     _, findings = studio_audit()
-    (plan,) = [p for p in build_plans(findings) if p.resource_type == "studio-app"]
+    (plan,) = [p for p in build_plans(findings) if p.resource.type == "studio-app"]
     data = plan_to_dict(plan)
     cli = render_change(data, "cli")
     body = json.dumps({"AppName": "default", "AppType": "JupyterLab", "DomainId": DOMAIN, "SpaceName": "alice-lab"})
@@ -114,8 +114,8 @@ def test_a_domain_without_idle_shutdown_gets_an_update_domain_that_keeps_its_oth
     described = domain.app_settings["CodeEditorAppSettings"]
     assert described["AppLifecycleManagement"]["IdleSettings"]["IdleTimeoutInMinutes"] == 60
     (plan,) = [p for p in build_plans(findings)
-               if p.resource_type == "studio-domain"]
-    assert plan.endpoint == DOMAIN and plan.monthly_savings_usd == 0.0  # nothing priced: not measured
+               if p.resource.type == "studio-domain"]
+    assert plan.resource.name == DOMAIN and plan.monthly_savings_usd == 0.0  # nothing priced: not measured
     assert plan.proposed.advice == "turn on idle shutdown after 120 min for JupyterLab apps"
     assert plan.change is not None and plan.risk is not None and plan.risk.level.value == "low"
     (call,) = plan.change.calls
@@ -164,13 +164,13 @@ def report(workspaces_home: Path) -> dict:
 
 
 def notebook_plan(report: dict) -> dict:
-    (plan,) = [p for p in report["plans"] if p["resource_type"] == "notebook-instance"]
+    (plan,) = [p for p in report["plans"] if p["resource"]["type"] == "notebook-instance"]
     return plan
 
 
 def test_the_demo_notebook_plan_stops_it_with_medium_risk(report: dict) -> None:
     plan = notebook_plan(report)
-    assert plan["endpoint"] == "cv-research-gpu" and plan["measured"] is False
+    assert plan["resource"]["name"] == "cv-research-gpu" and plan["measured"] is False
     (call,) = plan["change"]["calls"]
     assert (call["service"], call["operation"], call["params"]) == (
         "sagemaker", "StopNotebookInstance", {"NotebookInstanceName": "cv-research-gpu"})

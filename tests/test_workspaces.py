@@ -26,11 +26,11 @@ def report(workspaces_home: Path) -> dict:
 
 
 def findings(report: dict, rule: str) -> dict[str, dict]:
-    return {f["endpoint"]: f for f in report["findings"] if f["rule"] == rule}
+    return {f["resource"]["name"]: f for f in report["findings"] if f["rule"] == rule}
 
 
 def test_notebooks_are_discovered_and_priced(report: dict) -> None:
-    assert report["schema_version"] == 8
+    assert report["schema_version"] == 9
     notebooks = {n["name"]: n for n in report["workspaces"]["notebooks"]}
     assert set(notebooks) == {"cv-research-gpu", "analytics-scratch", "feature-eng-m5", "old-prototype"}
     gpu = notebooks["cv-research-gpu"]
@@ -51,7 +51,7 @@ def test_notebook_left_running_rests_on_last_modified_and_stays_low(report: dict
     found = findings(report, "notebook-left-running")
     assert set(found) == {"cv-research-gpu"}  # the others were started recently or are stopped
     finding = found["cv-research-gpu"]
-    assert finding["resource_type"] == "notebook-instance" and finding["severity"] == "low"
+    assert finding["resource"]["type"] == "notebook-instance" and finding["severity"] == "low"
     assert "publish no CPU or GPU metrics" in finding["message"]
     assert finding["evidence"]["days_since_last_modified"] == pytest.approx(23, abs=0.1)
     rec = finding["recommendation"]
@@ -80,7 +80,7 @@ def test_processing_jobs_cost_per_run(report: dict) -> None:
 
 def test_recurring_cpu_bound_processing_scales_out(report: dict) -> None:
     (finding,) = findings(report, "processing-long-running").values()
-    assert finding["resource_type"] == "processing-job"
+    assert finding["resource"]["type"] == "processing-job"
     assert finding["evidence"]["pattern"] == "feature-build-#-#-#" and finding["evidence"]["runs"] == 7
     rec = finding["recommendation"]
     assert rec["action"] == "scale-out" and rec["instance_count"] == 4 and rec["details"]["estimated_hours"] == 2.0
@@ -88,7 +88,7 @@ def test_recurring_cpu_bound_processing_scales_out(report: dict) -> None:
 
 def test_underused_processing_gets_a_smaller_shape(report: dict) -> None:
     (finding,) = findings(report, "processing-underutilized").values()
-    assert finding["endpoint"] == "model-eval-w48" and finding["evidence"]["level"] < 15
+    assert finding["resource"]["name"] == "model-eval-w48" and finding["evidence"]["level"] < 15
     rec = finding["recommendation"]
     assert rec["instance_count"] == 1 and rec["instance_type"] != "ml.c5.4xlarge"
     assert rec["details"]["per_run_usd"] == pytest.approx(2 * 0.816, abs=0.01)
@@ -107,7 +107,7 @@ def test_every_format_shows_notebooks_and_processing(workspaces_home: Path) -> N
     assert csv_run.exit_code == 0
     rows = list(csv.DictReader(io.StringIO((workspaces_home / "f.csv").read_text())))
     stop = next(r for r in rows if r["rule"] == "notebook-left-running")
-    assert stop["action"] == "stop" and stop["endpoint"] == "cv-research-gpu"
+    assert stop["action"] == "stop" and stop["resource"] == "cv-research-gpu"
 
 
 def test_history_records_the_new_findings(workspaces_home: Path) -> None:

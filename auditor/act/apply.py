@@ -52,7 +52,7 @@ def dry_run_lines(plan_json: dict[str, Any], option: int = 0) -> list[str]:
     risk = plan.risk.level.value if plan.risk else "not assessed"
     which = f" option {plan.option}" if plan.option else ""
     lines = [f"plan {plan.id}{which}: {plan_noun(plan)} / {one_line(plan.variant or '-')} in "
-             f"{plan.account_id} {plan.region}: {_shape(current)} -> {_shape(proposed)} "
+             f"{plan.resource.account_id} {plan.resource.region}: {_shape(current)} -> {_shape(proposed)} "
              f"({one_line(str(proposed.get('action') or '-'))}), "
              f"saves ${plan.monthly_savings_usd:,.2f}/month, risk {risk}"]
     if plan.change is None:
@@ -98,8 +98,8 @@ def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, opt
     refusal = plan_refusal(plan, config.apply) or credentials_refusal(config.apply)
     if refusal:
         raise ApplyRefused(refusal)
-    target = TARGETS[plan.resource_type]
-    region = plan.region
+    target = TARGETS[plan.resource.type]
+    region = plan.resource.region
     clients = clients or apply_clients(config, region)
     caller_arn, caller_account = _whoami(clients, region)
     sagemaker = clients.client("sagemaker", region)
@@ -184,7 +184,7 @@ def _cleanup_first(history: History, clients: AwsClients, plan: PlanToApply, acc
     plan's region deleted, targets an unfinished apply left deregistered registered again
     (auditor.act.cleanup). What it cannot do is said, and the apply goes on."""
     try:
-        items = to_clean(history, now(), account_id=account, region=plan.region)
+        items = to_clean(history, now(), account_id=account, region=plan.resource.region)
         return clean(history, lambda _region: clients, items, yes=True, now=now, patterns=patterns)
     except AuditorError as exc:
         return [f"cleanup: {exc}"]
@@ -194,8 +194,9 @@ def _running_apply(history: History, plan: PlanToApply, at: datetime, bound: tim
     """Another apply on the same resource journaled in-progress in the last minutes may be running
     now: two applies on one resource would undo each other's steps."""
     for change in history.applied():
-        if (change.outcome == IN_PROGRESS and change.account_id == plan.account_id and change.region == plan.region
-                and change.endpoint == plan.endpoint and at - change.finished_at < bound):
+        if (change.outcome == IN_PROGRESS and at - change.finished_at < bound
+                and (change.account_id, change.region, change.endpoint)
+                == (plan.resource.account_id, plan.resource.region, plan.resource.name)):
             return (f"plan {plan.id}: another apply on {plan_noun(plan)} (plan {one_line(change.plan_id)}, started "
                     f"{change.started_at.isoformat(timespec='seconds')}) is in progress: nothing was changed; if no "
                     f"apply runs, it is read as stopped {int(bound.total_seconds() // 60)} minutes after its last "
@@ -258,9 +259,9 @@ def _rollback_alarm_refusal(clients: AwsClients, plan: PlanToApply) -> str | Non
         if not names:
             continue
         try:
-            states = _alarm_states(clients, plan.region, names)
+            states = _alarm_states(clients, plan.resource.region, names)
         except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
-            return f"plan {plan.id}: {describe_client_error(exc, 'cloudwatch', 'DescribeAlarms', plan.region)}"
+            return f"plan {plan.id}: {describe_client_error(exc, 'cloudwatch', 'DescribeAlarms', plan.resource.region)}"
         firing, missing = _firing_and_missing(names, states, created)
         if firing:
             return (f"plan {plan.id}: {_alarms_text(firing)} {'is' if len(firing) == 1 else 'are'} in state ALARM: "

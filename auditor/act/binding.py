@@ -24,13 +24,14 @@ from typing import Any
 
 from auditor.act.plan import PlanToApply
 from auditor.config import ApplyConfig
+from auditor.kinds.endpoints.change import CREATE_CONFIG_FIELDS, LEAVES_INSTANCES, SCALABLE_DIMENSION
+from auditor.kinds.endpoints.change import _autoscaling_calls as autoscaling_calls
 from auditor.kinds.endpoints.rules.no_queue_alarm import AGE_METRIC, STRANDED_METRIC
 from auditor.kinds.endpoints.rules.off_hours import UNIVERSAL_TARGET
 from auditor.kinds.endpoints.rules.off_hours import _name as schedule_name
 from auditor.kinds.workspaces.change import IDLE_SETTING_KEYS
 from auditor.models import ApiCall
-from auditor.recommend.change import CREATE_CONFIG_FIELDS, LEAVES_INSTANCES, SCALABLE_DIMENSION, resource_name
-from auditor.recommend.change import _autoscaling_calls as autoscaling_calls
+from auditor.recommend.change import resource_name
 from auditor.text import one_line
 
 # The operations each resource type's plans make (APPLY_OPERATIONS by resource type).
@@ -61,15 +62,15 @@ def call_refusal(plan: PlanToApply) -> str | None:
                 "written by another version; run the audit again")
     if plan.content_id is None:
         return "its id cannot be recomputed from its content (proposed option unreadable); run the audit again"
-    allowed = OPERATIONS_BY_TYPE.get(plan.resource_type, frozenset())
-    check = _CHECKS.get(plan.resource_type)
+    allowed = OPERATIONS_BY_TYPE.get(plan.resource.type, frozenset())
+    check = _CHECKS.get(plan.resource.type)
     for number, call in enumerate(plan.change.calls if plan.change else (), start=1):
         which = f"call {number} ({one_line(call.service)}:{one_line(call.operation)})"
         if (call.service, call.operation) not in allowed:
-            return f"{which} is not a call {one_line(plan.resource_type)} plans make"
+            return f"{which} is not a call {one_line(plan.resource.type)} plans make"
         problem = check(plan, call.operation, call.params) if check else "no check for this resource type"
         if problem:
-            return f"{which} {problem}, not the plan's {one_line(plan.endpoint)}"
+            return f"{which} {problem}, not the plan's {one_line(plan.resource.name)}"
     return None
 
 
@@ -137,7 +138,7 @@ def _content_problem(plan: PlanToApply, config: ApplyConfig, index: int, operati
             return f"sets DefaultUserSettings.{', '.join(one_line(str(k)) for k in extra)}: the plan sets only " \
                    f"{' and '.join(sorted(IDLE_SETTING_KEYS.values()))}"
     resource = str(params.get("ResourceId") or "")
-    if not resource.startswith(f"{VARIANT_PREFIX}{plan.endpoint}/variant/"):
+    if not resource.startswith(f"{VARIANT_PREFIX}{plan.resource.name}/variant/"):
         return None
     variant = resource.rsplit("/", 1)[-1]
     if operation == "RegisterScalableTarget":
@@ -179,7 +180,7 @@ def _own_calls(plan: PlanToApply, variant: str) -> list[ApiCall]:
     if not isinstance(policy, dict):
         return []
     try:
-        return autoscaling_calls(plan.endpoint, variant, policy, plan.names_id)
+        return autoscaling_calls(plan.resource.name, variant, policy, plan.names_id)
     except (KeyError, TypeError, ValueError):
         return []
 
@@ -201,7 +202,7 @@ def _basis_shape(plan: PlanToApply, variant: str) -> tuple[Any, Any] | None:
 
 def named_variants(plan: PlanToApply) -> set[str]:
     """The variants the plan's calls name (ResourceId endpoint/<endpoint>/variant/<name>)."""
-    prefix = f"{VARIANT_PREFIX}{plan.endpoint}/variant/"
+    prefix = f"{VARIANT_PREFIX}{plan.resource.name}/variant/"
     calls = plan.change.calls if plan.change else ()
     return {str(c.params.get("ResourceId"))[len(prefix):] for c in calls
             if str(c.params.get("ResourceId") or "").startswith(prefix)}
@@ -226,11 +227,11 @@ def observed_refusal(plan: PlanToApply, variants: set[str], components: set[str]
                 return (f"call {number} (sagemaker:CreateEndpointConfig) {problem}, not as in "
                         f"{one_line(plan.audited_config or '?')}; run the audit again")
     for variant in sorted(named_variants(plan) - variants):
-        return (f"a call names variant {one_line(variant)}, which endpoint {one_line(plan.endpoint)} does not have; "
-                "run the audit again")
+        return (f"a call names variant {one_line(variant)}, which endpoint {one_line(plan.resource.name)} does "
+                "not have; run the audit again")
     for component in sorted(named_components(plan) - (components or set())):
         return (f"a call names inference component {one_line(component)}, which endpoint "
-                f"{one_line(plan.endpoint)} does not host; run the audit again")
+                f"{one_line(plan.resource.name)} does not host; run the audit again")
     return None
 
 
@@ -275,7 +276,7 @@ def _names(value: Any, expected: str, what: str) -> str | None:
 
 
 def _endpoint_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
-    endpoint, config = plan.endpoint, resource_name(plan.endpoint, plan.names_id)
+    endpoint, config = plan.resource.name, resource_name(plan.resource.name, plan.names_id)
     if operation == "DeleteEndpoint":
         return _names(params.get("EndpointName"), endpoint, "endpoint")
     if operation == "UpdateEndpoint":
@@ -296,7 +297,7 @@ def _scaling_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> 
     resource = str(params.get("ResourceId") or "")
     if params.get("ServiceNamespace") != "sagemaker":
         return f"names service namespace {one_line(str(params.get('ServiceNamespace')))}"
-    variant_prefix = f"{VARIANT_PREFIX}{plan.endpoint}/variant/"
+    variant_prefix = f"{VARIANT_PREFIX}{plan.resource.name}/variant/"
     if resource.startswith(variant_prefix) and "/" not in resource[len(variant_prefix):] \
             and resource[len(variant_prefix):]:
         variant = resource[len(variant_prefix):]
@@ -305,7 +306,7 @@ def _scaling_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> 
         if operation == "PutScalingPolicy":
             # The plan's own policy, or one of the variant's policies as the audit saw them (a plan that
             # deregisters the variant's target carries its policies across under their own names).
-            expected = f"{resource_name(plan.endpoint, plan.names_id, limit=200)}-{variant}"[:256]
+            expected = f"{resource_name(plan.resource.name, plan.names_id, limit=200)}-{variant}"[:256]
             name = params.get("PolicyName")
             return None if name in _basis_policies(plan, variant) else _names(name, expected, "scaling policy")
         if operation == "PutScheduledAction":
@@ -340,13 +341,13 @@ def _alarm_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
     dimensions = params.get("Dimensions")
     named = [d.get("Value") for d in dimensions if isinstance(d, dict) and d.get("Name") == "EndpointName"] \
         if isinstance(dimensions, list) else []
-    if not named or any(value != plan.endpoint for value in named):
+    if not named or any(value != plan.resource.name for value in named):
         shown = ", ".join(one_line(str(v)) for v in named) or "no endpoint"
         return f"watches {shown}"
     name = str(params.get("AlarmName") or "")
-    base = f"{plan.endpoint}-{plan.variant or ''}-{plan.names_id}"[:200]
+    base = f"{plan.resource.name}-{plan.variant or ''}-{plan.names_id}"[:200]
     rollback = {f"{base}-5xx", f"{base}-latency-p99"} if plan.variant else set()
-    queue = {f"{plan.endpoint}-{metric}"[:255] for metric in (AGE_METRIC, STRANDED_METRIC)}
+    queue = {f"{plan.resource.name}-{metric}"[:255] for metric in (AGE_METRIC, STRANDED_METRIC)}
     if name not in rollback | queue:
         return f"names alarm {one_line(name)}"
     return None
@@ -358,7 +359,7 @@ def _schedule_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
     if action is None:
         return f"targets {one_line(str(target.get('Arn')))}"
     name = str(params.get("Name") or "")
-    if not _derived(name, lambda prefix, index: schedule_name(prefix, plan.endpoint, index),
+    if not _derived(name, lambda prefix, index: schedule_name(prefix, plan.resource.name, index),
                     (SCHEDULE_PREFIXES[action],)):
         return f"names schedule {one_line(name)}"
     try:
@@ -367,7 +368,7 @@ def _schedule_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
         body = None
     if not isinstance(body, dict):
         return "has a target input that is not a JSON object"
-    if body.get("EndpointName") != plan.endpoint:
+    if body.get("EndpointName") != plan.resource.name:
         return f"targets endpoint {one_line(str(body.get('EndpointName')))}"
     if action == "createEndpoint" and body.get("EndpointConfigName") != plan.audited_config:
         return f"creates the endpoint on config {one_line(str(body.get('EndpointConfigName')))}"
@@ -375,7 +376,7 @@ def _schedule_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
 
 
 def _notebook_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
-    return _names(params.get("NotebookInstanceName"), plan.endpoint, "notebook instance")
+    return _names(params.get("NotebookInstanceName"), plan.resource.name, "notebook instance")
 
 
 def _app_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
@@ -383,11 +384,11 @@ def _app_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str 
     name = f"{params.get('DomainId')}/{owner}/{params.get('AppType')}/{params.get('AppName')}"
     if params.get("SpaceName") and params.get("UserProfileName"):
         return "names both a space and a user profile"
-    return _names(name, plan.endpoint, "app")
+    return _names(name, plan.resource.name, "app")
 
 
 def _cluster_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
-    problem = _names(params.get("ClusterName"), plan.endpoint, "cluster")
+    problem = _names(params.get("ClusterName"), plan.resource.name, "cluster")
     if problem:
         return problem
     idle = plan.proposed.get("details", {}).get("idle_nodes") if isinstance(plan.proposed.get("details"), dict) \
@@ -401,7 +402,7 @@ def _cluster_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> 
 
 
 def _domain_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
-    return _names(params.get("DomainId"), plan.endpoint, "domain")
+    return _names(params.get("DomainId"), plan.resource.name, "domain")
 
 
 _CHECKS: dict[str, Callable[[PlanToApply, str, dict[str, Any]], str | None]] = {

@@ -81,7 +81,7 @@ def delete_alarms(clients: AwsClients, region: str, names: list[str]) -> str | N
 
 def leftovers_text(plan: Any, made: list[ApiCall], deleted_alarms: bool = False) -> str | None:
     """What a failed apply made that stays, with the commands that remove it (one clause)."""
-    region = plan.region
+    region = plan.resource.region
     parts = []
     configs = [str(c.params.get("EndpointConfigName")) for c in made
                if (c.service, c.operation) == ("sagemaker", "CreateEndpointConfig")]

@@ -84,14 +84,14 @@ def evidence_refusal(clients: AwsClients, plan: PlanToApply, observed: Observed,
     start = plan.window_end
     if now - start < timedelta(seconds=60):
         return None  # nothing has been published since
-    check = EVIDENCE.get(plan.resource_type)
+    check = EVIDENCE.get(plan.resource.type)
     return check(Since(clients, plan, observed, start, now, config)) if check else None
 
 
 def _metric_data(since: Since, queries: list[dict[str, Any]]) -> dict[str, list[tuple[datetime, float]]]:
     """One GetMetricData call (its NextToken pages followed, which these few short series never
     need): each query's (timestamp, value) pairs, by its Id."""
-    api = since.clients.client("cloudwatch", since.plan.region)
+    api = since.clients.client("cloudwatch", since.plan.resource.region)
     kwargs: dict[str, Any] = {"MetricDataQueries": queries, "StartTime": since.start, "EndTime": since.end}
     found: dict[str, list[tuple[datetime, float]]] = {}
     try:
@@ -105,7 +105,7 @@ def _metric_data(since: Since, queries: list[dict[str, Any]]) -> dict[str, list[
                 return found
             kwargs["NextToken"] = answer["NextToken"]
     except _ERRORS as exc:
-        problem = describe_client_error(exc, "cloudwatch", "GetMetricData", since.plan.region)
+        problem = describe_client_error(exc, "cloudwatch", "GetMetricData", since.plan.resource.region)
         raise ApplyRefused(f"{plan_noun(since.plan)}: {problem}") from None
 
 
@@ -150,10 +150,10 @@ def endpoint_since(since: Since) -> str | None:
     off = off_hours_of_week(plan)
     period = OFF_HOURS_PERIOD_SECONDS if off is not None else PERIOD_SECONDS
     variants = [str(v.get("VariantName")) for v in since.observed.described.get("ProductionVariants") or []]
-    queries = [_query("backlog", "AWS/SageMaker", "ApproximateBacklogSize", {"EndpointName": plan.endpoint},
+    queries = [_query("backlog", "AWS/SageMaker", "ApproximateBacklogSize", {"EndpointName": plan.resource.name},
                       "Maximum", period)]
     for index, variant in enumerate(variants):
-        named = {"EndpointName": plan.endpoint, "VariantName": variant}
+        named = {"EndpointName": plan.resource.name, "VariantName": variant}
         queries += [_query(f"inv{index}", "AWS/SageMaker", "Invocations", named, "Sum", period),
                     _query(f"done{index}", "AWS/SageMaker", "TotalProcessingTime", named, "SampleCount", period),
                     _query(f"cpu{index}", "/aws/sagemaker/Endpoints", "CPUUtilization", named, "Maximum", period)]
@@ -162,7 +162,7 @@ def endpoint_since(since: Since) -> str | None:
     def values(query_id: str) -> list[float]:
         return [v for t, v in found.get(query_id, []) if off is None or _hour_of_week(t) in off]
 
-    name = one_line(plan.endpoint)
+    name = one_line(plan.resource.name)
     during = " in the hours the schedules would have it off" if off is not None else ""
     requests = sum(sum(values(f"inv{i}")) + sum(values(f"done{i}")) for i in range(len(variants)))
     if requests > 0:
@@ -202,14 +202,14 @@ def cluster_since(since: Since) -> str | None:
     eks = ((since.observed.described.get("Orchestrator") or {}).get("Eks") or {}).get("ClusterArn")
     if not eks or not nodes:
         return None  # a Slurm cluster gets no delete plan; its nodes publish nothing to read
-    api = since.clients.client("cloudwatch", plan.region)
+    api = since.clients.client("cloudwatch", plan.resource.region)
     try:
         listed = [m for page in api.get_paginator("list_metrics").paginate(
             Namespace=NAMESPACE, Dimensions=[{"Name": "ClusterName", "Value": str(eks).rsplit("/", 1)[-1]}])
             for m in page.get("Metrics", []) if m.get("MetricName") in (CPU, GPU)]
     except _ERRORS as exc:
-        raise ApplyRefused(f"{plan_noun(plan)}: {describe_client_error(exc, 'cloudwatch', 'ListMetrics', plan.region)}"
-                           ) from None
+        raise ApplyRefused(f"{plan_noun(plan)}: "
+                           f"{describe_client_error(exc, 'cloudwatch', 'ListMetrics', plan.resource.region)}") from None
     series = [(m, {d["Name"]: d["Value"] for d in m.get("Dimensions", [])}.get("InstanceId")) for m in listed]
     series = [(m, node) for m, node in series if node in nodes]
     if not series:
@@ -223,7 +223,7 @@ def cluster_since(since: Since) -> str | None:
         busiest = max((v for _, v in found.get(f"n{index}", [])), default=None)
         if busiest is not None and busiest > ceiling:
             what = "GPU" if metric["MetricName"] == GPU else "CPU"
-            return (f"HyperPod cluster {one_line(plan.endpoint)}'s node {one_line(str(node))} ran up to "
+            return (f"HyperPod cluster {one_line(plan.resource.name)}'s node {one_line(str(node))} ran up to "
                     f"{busiest:.1f}% {what} {since.when} (idle: at most {ceiling:g}%); run the audit again")
     return None
 
@@ -239,7 +239,7 @@ def notebook_since(since: Since) -> str | None:
     changed = _after(since.observed.described.get("LastModifiedTime"), since.start)
     if changed is None:
         return None
-    return (f"notebook instance {one_line(since.plan.endpoint)} was started, stopped or updated at "
+    return (f"notebook instance {one_line(since.plan.resource.name)} was started, stopped or updated at "
             f"{changed.strftime('%Y-%m-%d %H:%M UTC')}, {since.when}; run the audit again")
 
 
@@ -251,7 +251,8 @@ def app_since(since: Since) -> str | None:
     used = _after(active, since.start)
     if used is None:
         return None
-    return (f"Studio app {one_line(since.plan.endpoint)} had user activity at {used.strftime('%Y-%m-%d %H:%M UTC')}, "
+    return (f"Studio app {one_line(since.plan.resource.name)} had user activity at "
+            f"{used.strftime('%Y-%m-%d %H:%M UTC')}, "
             f"{since.when}; run the audit again")
 
 

@@ -134,7 +134,7 @@ class Execution:
 
     @property
     def region(self) -> str:
-        return self.plan.region
+        return self.plan.resource.region
 
     @property
     def calls(self) -> tuple[ApiCall, ...]:
@@ -367,7 +367,8 @@ class Execution:
         from auditor.act.targets import EndpointTarget
 
         try:
-            described = self.clients.client("sagemaker", self.region).describe_endpoint(EndpointName=self.plan.endpoint)
+            described = self.clients.client("sagemaker", self.region).describe_endpoint(
+                EndpointName=self.plan.resource.name)
         except _ERRORS:
             return True
         return str(described.get("EndpointStatus") or "") in EndpointTarget.in_progress
@@ -401,7 +402,7 @@ class Execution:
                 notes.append(self._restore_or_name(self.snapshot))
         if outcome == "rolled-back":
             names = rollback_alarms_made(self.plan.raw, [c.params for c in self.journal.made(
-                "cloudwatch", "PutMetricAlarm")], self.plan.id, self.plan.endpoint,
+                "cloudwatch", "PutMetricAlarm")], self.plan.id, self.plan.resource.name,
                 self.plan.variant)
             if names:
                 problem = delete_alarms(self.clients, self.region, names)
@@ -422,7 +423,8 @@ class Execution:
     def _endpoint_config(self) -> str | None:
         """The config the endpoint runs on now (None: it cannot be read)."""
         try:
-            described = self.clients.client("sagemaker", self.region).describe_endpoint(EndpointName=self.plan.endpoint)
+            described = self.clients.client("sagemaker", self.region).describe_endpoint(
+                EndpointName=self.plan.resource.name)
         except _ERRORS:
             return None
         return str(described.get("EndpointConfigName") or "")

@@ -28,13 +28,13 @@ _MODELS = botocore.session.get_session()  # service models only: never sends a r
 
 def plan_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
     """Why this plan is never applied as it stands, or None."""
-    who = f"plan {plan.id} ({one_line(plan.endpoint)})"
-    if plan.resource_type in JOB_TYPES:
+    who = f"plan {plan.id} ({one_line(plan.resource.name)})"
+    if plan.resource.type in JOB_TYPES:
         return (f"{who}: its change is the next run's request (audit plans show {plan.id} --as cli); "
                 "apply never starts a job")
-    target = TARGETS.get(plan.resource_type)
+    target = TARGETS.get(plan.resource.type)
     if target is None:
-        return f"{who}: apply does not change a {one_line(plan.resource_type)}"
+        return f"{who}: apply does not change a {one_line(plan.resource.type)}"
     if plan.change is None or not plan.change.calls:
         return f"{who}: its change cannot be expressed as API calls; apply it by hand"
     if not plan.measured:
@@ -66,21 +66,21 @@ def credentials_refusal(config: ApplyConfig) -> str | None:
 
 def account_refusal(plan: PlanToApply, caller_account: str) -> str | None:
     """Apply's credentials must act in the plan's account (checked before the resource is read)."""
-    if caller_account != plan.account_id:
+    if caller_account != plan.resource.account_id:
         return (f"plan {plan.id}: the apply credentials act in account {caller_account}, "
-                f"the plan is for account {plan.account_id}")
+                f"the plan is for account {plan.resource.account_id}")
     return None
 
 
 def resource_refusal(plan: PlanToApply, config: ApplyConfig, observed: Observed, tags: dict[str, str]) -> str | None:
     """Why the resource as it is now must not be changed, or None."""
-    changed = TARGETS[plan.resource_type].changed(plan, observed)
+    changed = TARGETS[plan.resource.type].changed(plan, observed)
     if changed:
         return changed
     key, value = OPT_IN_TAG
-    patterns = (*config.resources, *(config.endpoints if plan.resource_type == "endpoint" else ()))
-    if tags.get(key) != value and not any(fnmatch.fnmatchcase(plan.endpoint, p) for p in patterns):
-        listed = "[apply] endpoints or [apply] resources" if plan.resource_type == "endpoint" else "[apply] resources"
+    patterns = (*config.resources, *(config.endpoints if plan.resource.type == "endpoint" else ()))
+    if tags.get(key) != value and not any(fnmatch.fnmatchcase(plan.resource.name, p) for p in patterns):
+        listed = "[apply] endpoints or [apply] resources" if plan.resource.type == "endpoint" else "[apply] resources"
         return f"{plan_noun(plan)} is not opted in: tag it {key}={value} or list it in {listed}"
     return None
 

@@ -50,7 +50,8 @@ class Journal:
         planned = [call_to_dict(c) for c in (plan.change.calls if plan.change else ())]
         try:
             applied_id = history.record_applied(AppliedChange(
-                plan_id=plan.id, account_id=plan.account_id, region=plan.region, endpoint=plan.endpoint,
+                plan_id=plan.id, account_id=plan.resource.account_id, region=plan.resource.region,
+                endpoint=plan.resource.name,
                 variant=plan.variant, caller=caller, calls=(), plan=plan.raw, started_at=started, finished_at=started,
                 outcome=IN_PROGRESS, message=f"plan {plan.id}: applying ({len(planned)} calls planned)",
                 previous_config=plan.audited_config, new_config=plan.target_config,

@@ -9,7 +9,7 @@ from typing import Any
 
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError
-from auditor.models import ApiCall, Change, Risk, RiskLevel
+from auditor.models import ApiCall, Change, ResourceRef, Risk, RiskLevel
 from auditor.text import one_line
 
 
@@ -32,11 +32,8 @@ class ApplyInterrupted(ApplyFailed):
 @dataclass(frozen=True)
 class PlanToApply:
     id: str
-    account_id: str
-    region: str
-    endpoint: str
+    resource: ResourceRef  # what the plan changes (its `resource`)
     variant: str | None
-    resource_type: str
     measured: bool
     risk: Risk | None
     change: Change | None
@@ -98,7 +95,8 @@ def load_plan(config: AuditConfig, plan_id: str, now: datetime | None = None) ->
             raise ApplyRefused(f"no plan {one_line(plan_id)} in the history {path}: `audit plans` lists the stored "
                                "plans")
         plan, holder = found
-        account, region = str(plan.get("account_id") or ""), str(plan.get("region") or "")
+        resource = _resource_of(plan)
+        account, region = str(resource.get("account_id") or ""), str(resource.get("region") or "")
         where = f"account {one_line(account)} {one_line(region)}"
         latest = history.latest_clean_run(account, region)
         if latest is None:
@@ -161,7 +159,11 @@ def with_option(plan: dict[str, Any], option: int) -> dict[str, Any]:
 
 def parse_plan(plan: dict[str, Any], option: int = 0) -> PlanToApply:
     """The plan JSON as typed values; ApplyRefused naming the key when it is not a plan apply can read.
-    `option`: an alternative instead of the proposed option (see `with_option`)."""
+    `option`: an alternative instead of the proposed option (see `with_option`). A plan stored before
+    schema 9 (top-level account_id, region, endpoint, resource_type) reads as its upgrade."""
+    from auditor.history.store import upgraded_plan
+
+    plan = upgraded_plan(plan)
     content_id = recomputed_id(plan, plan.get("proposed"))
     plan = with_option(plan, option)
     plan_id = str(plan.get("id") or "?")
@@ -176,13 +178,16 @@ def parse_plan(plan: dict[str, Any], option: int = 0) -> PlanToApply:
     need("id", str)
     current = need("current", dict)
     proposed = need("proposed", dict)
+    stated = need("resource", dict)
+    for key in ("kind", "type", "name", "account_id", "region"):
+        if not isinstance(stated.get(key), str):
+            raise ApplyRefused(f"plan {plan_id} cannot be read: resource.{key} missing or not a str")
+    resource = ResourceRef(kind=stated["kind"], type=stated["type"], name=stated["name"],
+                           account_id=stated["account_id"], region=stated["region"])
     return PlanToApply(
         id=plan_id,
-        account_id=need("account_id", str),
-        region=need("region", str),
-        endpoint=need("endpoint", str),
+        resource=resource,
         variant=plan.get("variant") if isinstance(plan.get("variant"), str) else None,
-        resource_type=need("resource_type", str),
         measured=plan.get("measured") is True,
         risk=_risk(plan_id, plan.get("risk")),
         change=_change(plan_id, plan.get("change")),
@@ -223,12 +228,19 @@ def recomputed_id(plan: dict[str, Any], option: Any) -> str | None:
         stated = PlanOption(rules=(), action=option["action"], instance_type=option.get("instance_type"),
                             instance_count=count, autoscaling=option.get("autoscaling"),
                             monthly_cost_usd=0.0, monthly_savings_usd=0.0, advice="", details=dict(details))
-        return plan_id(Plan(account_id=str(plan.get("account_id")), region=str(plan.get("region")),
-                            endpoint=str(plan.get("endpoint")), variant=plan.get("variant"),
-                            resource_type=str(plan.get("resource_type")), current_instance_type=None,
+        resource = _resource_of(plan)
+        ref = ResourceRef(kind=str(resource.get("kind")), type=str(resource.get("type")),
+                          name=str(resource.get("name")), account_id=str(resource.get("account_id")),
+                          region=str(resource.get("region")))
+        return plan_id(Plan(resource=ref, variant=plan.get("variant"), current_instance_type=None,
                             current_instance_count=0, current_monthly_usd=0.0, proposed=stated))
     except (TypeError, ValueError):
         return None
+
+
+def _resource_of(plan: dict[str, Any]) -> dict[str, Any]:
+    resource = plan.get("resource")
+    return resource if isinstance(resource, dict) else {}
 
 
 def _risk(plan_id: str, risk: Any) -> Risk | None:

@@ -32,8 +32,8 @@ import botocore.exceptions
 from auditor.act.binding import named_components, observed_refusal
 from auditor.act.plan import ApplyFailed, ApplyRefused, PlanToApply
 from auditor.collect.session import THROTTLING_CODES, AwsClients, describe_client_error
+from auditor.kinds.endpoints.change import SCALABLE_DIMENSION
 from auditor.kinds.workspaces.discover_studio import IDLE_SETTING_APPS, idle_minutes
-from auditor.recommend.change import SCALABLE_DIMENSION
 from auditor.text import one_line
 
 FIRST_POLL_SECONDS = 0.5
@@ -107,8 +107,8 @@ def _read(plan: PlanToApply, operation: str, call: Callable[[], Any]) -> dict[st
     try:
         return dict(call())
     except _ERRORS as exc:
-        raise ApplyRefused(f"{plan_noun(plan)}: {describe_client_error(exc, 'sagemaker', operation, plan.region)}"
-                           ) from None
+        raise ApplyRefused(f"{plan_noun(plan)}: "
+                           f"{describe_client_error(exc, 'sagemaker', operation, plan.resource.region)}") from None
 
 
 def _gone(exc: Exception) -> bool:
@@ -120,8 +120,8 @@ def _gone(exc: Exception) -> bool:
 
 
 def plan_noun(plan: PlanToApply) -> str:
-    target = TARGETS.get(plan.resource_type)
-    return f"{target.noun if target else one_line(plan.resource_type)} {one_line(plan.endpoint)}"
+    target = TARGETS.get(plan.resource.type)
+    return f"{target.noun if target else one_line(plan.resource.type)} {one_line(plan.resource.name)}"
 
 
 def transient(exc: Exception) -> bool:
@@ -172,7 +172,7 @@ def poll(plan: PlanToApply, waiting: Waiting, wait_minutes: float, sleep: Callab
                 answer = None
             elif transient(exc):
                 if outage is None:
-                    outage = (clock(), describe_client_error(exc, "sagemaker", waiting.operation, plan.region))
+                    outage = (clock(), describe_client_error(exc, "sagemaker", waiting.operation, plan.resource.region))
                 ended = wait_or_time_out(f"plan {plan.id}: {who} could not be read at the end of the "
                                          f"{wait_minutes:g} minutes ({wait_source}); {waiting.at_deadline}", None)
                 if ended:
@@ -180,8 +180,8 @@ def poll(plan: PlanToApply, waiting: Waiting, wait_minutes: float, sleep: Callab
                 continue
             else:
                 raise ApplyFailed(said(f"plan {plan.id}: the calls were made, but "
-                                       f"{describe_client_error(exc, 'sagemaker', waiting.operation, plan.region)}"
-                                       )) from None
+                                       + describe_client_error(exc, "sagemaker", waiting.operation,
+                                                               plan.resource.region))) from None
         if outage is not None:
             outages.append(f"{waiting.operation} did not answer for {clock() - outage[0]:.0f} s ({outage[1]})")
             outage = None
@@ -222,7 +222,7 @@ def _listed(plan: PlanToApply, operation: str, call: Callable[[], Any]) -> Any:
     try:
         return call()
     except _ERRORS as exc:
-        raise ApplyRefused(f"{plan_noun(plan)}: {describe_client_error(exc, service, operation, plan.region)}"
+        raise ApplyRefused(f"{plan_noun(plan)}: {describe_client_error(exc, service, operation, plan.resource.region)}"
                            ) from None
 
 
@@ -231,8 +231,8 @@ def _scaling(clients: AwsClients, plan: PlanToApply,
     """Each variant's scalable target now: (min, max, its policies as "name (type)", sorted)."""
     if not variants:
         return {}
-    api = clients.client("application-autoscaling", plan.region)
-    ids = {f"endpoint/{plan.endpoint}/variant/{v}": v for v in variants}
+    api = clients.client("application-autoscaling", plan.resource.region)
+    ids = {f"endpoint/{plan.resource.name}/variant/{v}": v for v in variants}
     targets = _listed(plan, "DescribeScalableTargets", lambda: [
         t for page in api.get_paginator("describe_scalable_targets").paginate(
             ServiceNamespace="sagemaker", ResourceIds=sorted(ids), ScalableDimension=SCALABLE_DIMENSION)
@@ -348,8 +348,8 @@ class EndpointTarget(Target):
         """DescribeEndpoint; the scalable targets and scaling policies of its variants
         (DescribeScalableTargets, DescribeScalingPolicies); the inference components it hosts
         (ListInferenceComponents) when a call names one."""
-        api = clients.client("sagemaker", plan.region)
-        described = _read(plan, "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.endpoint))
+        api = clients.client("sagemaker", plan.resource.region)
+        described = _read(plan, "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.resource.name))
         variants = [str(v.get("VariantName")) for key in ("ProductionVariants", "ShadowProductionVariants")
                     for v in described.get(key) or []]
         scaling = _scaling(clients, plan, variants)
@@ -357,7 +357,8 @@ class EndpointTarget(Target):
         if named_components(plan):
             components = _listed(plan, "ListInferenceComponents", lambda: {
                 str(c.get("InferenceComponentName"))
-                for page in api.get_paginator("list_inference_components").paginate(EndpointNameEquals=plan.endpoint)
+                for page in api.get_paginator("list_inference_components").paginate(
+                    EndpointNameEquals=plan.resource.name)
                 for c in page.get("InferenceComponents", [])})
         config = None
         if plan.calls_of("sagemaker", "CreateEndpointConfig") and plan.audited_config \
@@ -369,7 +370,7 @@ class EndpointTarget(Target):
                         described, scaling, components, config)
 
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
-        name = one_line(plan.endpoint)
+        name = one_line(plan.resource.name)
         now = str(observed.described.get("EndpointConfigName") or "")
         if now != plan.audited_config:
             return (f"endpoint {name} changed since the audit: its config is now {one_line(now)!r}, the plan was "
@@ -391,7 +392,7 @@ class EndpointTarget(Target):
             observed = self.observe(clients, plan)
         except ApplyRefused as exc:
             return f"its state could not be read ({exc})"
-        name, status = one_line(plan.endpoint), one_line(observed.status)
+        name, status = one_line(plan.resource.name), one_line(observed.status)
         pending = str((observed.described.get("PendingDeploymentSummary") or {}).get("EndpointConfigName") or "")
         if observed.status in self.in_progress and pending:
             return f"endpoint {name} is {status} to config {one_line(pending)}; the deployment goes on"
@@ -400,11 +401,11 @@ class EndpointTarget(Target):
 
     def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
                sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
-        api = clients.client("sagemaker", plan.region)
-        name = one_line(plan.endpoint)
+        api = clients.client("sagemaker", plan.resource.region)
+        name = one_line(plan.resource.name)
         if plan.calls_of("sagemaker", "DeleteEndpoint"):
             outcome, message, _ = poll(plan, Waiting(
-                "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.endpoint), "EndpointStatus",
+                "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.resource.name), "EndpointStatus",
                 done=None, in_progress=frozenset({"Deleting", "InService"}), gone_is_done=True), wait_minutes,
                 sleep, clock)
             return outcome, message
@@ -413,7 +414,7 @@ class EndpointTarget(Target):
         target, old = plan.target_config, plan.audited_config
         minutes, source = deployment_wait(plan, wait_minutes)
         outcome, message, described = poll(plan, Waiting(
-            "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.endpoint), "EndpointStatus",
+            "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.resource.name), "EndpointStatus",
             done="InService", in_progress=self.in_progress,
             at_deadline="the deployment goes on and the next audit run checks its shape"), minutes, sleep, clock,
             source)
@@ -447,14 +448,14 @@ class NotebookTarget(Target):
         return None
 
     def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         described = _read(plan, "DescribeNotebookInstance",
-                          lambda: api.describe_notebook_instance(NotebookInstanceName=plan.endpoint))
+                          lambda: api.describe_notebook_instance(NotebookInstanceName=plan.resource.name))
         return Observed(str(described.get("NotebookInstanceArn") or ""),
                         str(described.get("NotebookInstanceStatus") or ""), described)
 
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
-        name = one_line(plan.endpoint)
+        name = one_line(plan.resource.name)
         audited = str(self.audited_type(plan))
         now = str(observed.described.get("InstanceType") or "")
         if observed.status != "InService":
@@ -466,9 +467,9 @@ class NotebookTarget(Target):
 
     def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
                sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         outcome, message, _ = poll(plan, Waiting(
-            "DescribeNotebookInstance", lambda: api.describe_notebook_instance(NotebookInstanceName=plan.endpoint),
+            "DescribeNotebookInstance", lambda: api.describe_notebook_instance(NotebookInstanceName=plan.resource.name),
             "NotebookInstanceStatus", done="Stopped", in_progress=frozenset({"Stopping", "InService"})),
             wait_minutes, sleep, clock)
         return outcome, message
@@ -494,20 +495,20 @@ class StudioAppTarget(Target):
         return None
 
     def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         keys = self._keys(plan)
         described = _read(plan, "DescribeApp", lambda: api.describe_app(**keys))
         return Observed(str(described.get("AppArn") or ""), str(described.get("Status") or ""), described)
 
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
         if observed.status != "InService":
-            return (f"Studio app {one_line(plan.endpoint)} is {one_line(observed.status)}, not InService as the audit "
-                    "saw it")
+            return (f"Studio app {one_line(plan.resource.name)} is {one_line(observed.status)}, not InService as "
+                    "the audit saw it")
         return None
 
     def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
                sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         keys = self._keys(plan)
         outcome, message, _ = poll(plan, Waiting(
             "DescribeApp", lambda: api.describe_app(**keys), "Status", done="Deleted",
@@ -534,7 +535,7 @@ class ClusterTarget(Target):
         return None
 
     def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         cluster, _ = self._delete(plan)
         described = _read(plan, "DescribeCluster", lambda: api.describe_cluster(ClusterName=cluster))
         try:
@@ -542,12 +543,13 @@ class ClusterTarget(Target):
             present = sorted({str(n.get("InstanceId")) for page in pages for n in page.get("ClusterNodeSummaries", [])})
         except _ERRORS as exc:
             raise ApplyRefused(f"{plan_noun(plan)}: "
-                               f"{describe_client_error(exc, 'sagemaker', 'ListClusterNodes', plan.region)}") from None
+                               + describe_client_error(exc, "sagemaker", "ListClusterNodes", plan.resource.region)
+                               ) from None
         return Observed(str(described.get("ClusterArn") or ""), str(described.get("ClusterStatus") or ""),
                         {**described, "NodeIds": present})
 
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
-        name = one_line(plan.endpoint)
+        name = one_line(plan.resource.name)
         if observed.status != "InService":
             return (f"HyperPod cluster {name} is {one_line(observed.status)}, not InService: nothing is changed "
                     "while it is")
@@ -568,7 +570,7 @@ class ClusterTarget(Target):
                              f"{one_line(str(f.get('Message') or ''))}".strip() for f in failed)
             return "failed", (f"plan {plan.id} failed: BatchDeleteClusterNodes did not delete {len(failed)} of "
                               f"{len(nodes)} nodes of {one_line(cluster)}: {said}")
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         outcome, message, _ = poll(plan, Waiting(
             "DescribeCluster", lambda: api.describe_cluster(ClusterName=cluster), "ClusterStatus", done="InService",
             in_progress=frozenset({"Updating", "SystemUpdating"})), wait_minutes, sleep, clock)
@@ -619,18 +621,18 @@ class StudioDomainTarget(Target):
         if not domain or not settings:
             return ("its change has no UpdateDomain naming the domain and the JupyterLab or Code Editor settings it "
                     "sets")
-        if domain != plan.endpoint:
-            return f"its UpdateDomain names domain {one_line(domain)}, the plan is for {one_line(plan.endpoint)}"
+        if domain != plan.resource.name:
+            return f"its UpdateDomain names domain {one_line(domain)}, the plan is for {one_line(plan.resource.name)}"
         return None
 
     def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         domain, _ = self._update(plan)
         described = _read(plan, "DescribeDomain", lambda: api.describe_domain(DomainId=domain))
         return Observed(str(described.get("DomainArn") or ""), str(described.get("Status") or ""), described)
 
     def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
-        name = one_line(plan.endpoint)
+        name = one_line(plan.resource.name)
         if observed.status != "InService":
             return f"Studio domain {name} is {one_line(observed.status)}, not InService: nothing is changed while it is"
         _, settings = self._update(plan)
@@ -649,7 +651,7 @@ class StudioDomainTarget(Target):
 
     def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
                sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
-        api = clients.client("sagemaker", plan.region)
+        api = clients.client("sagemaker", plan.resource.region)
         domain, settings = self._update(plan)
         outcome, message, described = poll(plan, Waiting(
             "DescribeDomain", lambda: api.describe_domain(DomainId=domain), "Status", done="InService",

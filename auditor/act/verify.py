@@ -22,7 +22,8 @@ from datetime import datetime
 from typing import Any
 
 from auditor.history.store import AppliedChange, History
-from auditor.models import AuditReport, Endpoint
+from auditor.kinds.endpoints.models import Endpoint
+from auditor.models import AuditReport
 
 # Whatever its record says, a change that landed is verified when a run sees it: a timed-out or
 # interrupted apply's deployment goes on; a call that failed may have been done (a 500 after the
@@ -94,7 +95,7 @@ def verify_applied(history: History, report: AuditReport, run_id: int, at: datet
             change.started_at
         if change.outcome in _UNSURE and superseded:
             continue
-        done = VERIFIERS.get(str(change.plan.get("resource_type")))
+        done = VERIFIERS.get(str((change.plan.get("resource") or {}).get("type")))
         if done is not None and done(change, evidence):
             history.mark_verified(change.id, run_id, at)
             verified.append(change)

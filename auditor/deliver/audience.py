@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from auditor.kinds.registry import monthly_cost_by_kind, owned_resources, sections_of
-from auditor.models import AuditError, AuditReport
+from auditor.models import AuditError, AuditReport, ResourceRef
 
 # A resource's tags -> its audience (None: the default audience).
 AudienceOf = Callable[[Mapping[str, str]], str | None]
@@ -98,8 +98,8 @@ def delivered_partition(report: AuditReport, audience_of: AudienceOf,
 
 
 def audience_report(report: AuditReport, audiences: Audiences, audience: str | None) -> AuditReport:
-    def keep(account: str, region: str, kind: str, name: str) -> bool:
-        return audiences.of(account, region, kind, name) == audience
+    def keep(resource: ResourceRef) -> bool:
+        return audiences.of(resource.account_id, resource.region, resource.type, resource.name) == audience
 
     # Each resource kind narrows its own section (auditor/kinds/): its resources and what derives
     # from them (an experiment goes with its runs' one audience, else to the default one).
@@ -108,8 +108,8 @@ def audience_report(report: AuditReport, audiences: Audiences, audience: str | N
         report,
         sections=sections,
         monthly_cost_by_kind=monthly_cost_by_kind(sections, report.window),
-        findings=tuple(f for f in report.findings if keep(f.account_id, f.region, f.resource_type, f.endpoint)),
-        plans=tuple(p for p in report.plans if keep(p.account_id, p.region, p.resource_type, p.endpoint)),
+        findings=tuple(f for f in report.findings if keep(f.resource)),
+        plans=tuple(p for p in report.plans if keep(p.resource)),
         errors=tuple(e for e in report.errors if audiences.of_error(e) == audience),
         # Account-wide figures: the Savings Plans advice and the bill's reconciliation are the default audience's.
         savings_plans=report.savings_plans if audience is None else (),

@@ -75,7 +75,7 @@ def _all_envs(chat: ChatConfig) -> list[tuple[str, str]]:
 class Line:
     """One plan, or one finding of the digest."""
 
-    endpoint: str
+    resource: str  # how reports name it (ResourceRef.label): an endpoint's name, "training job nightly"
     variant: str | None
     advice: str
     monthly_savings_usd: float
@@ -100,7 +100,7 @@ def _money(value: float) -> str:
 def report_summary(report: AuditReport, chat: ChatConfig, pointer: str, owner: str | None = None) -> Summary:
     counts = report.findings_by_severity()
     plans = sorted((p for p in report.plans if p.monthly_savings_usd > 0), key=lambda p: -p.monthly_savings_usd)
-    lines = tuple(Line(p.endpoint, p.variant, p.proposed.advice, p.monthly_savings_usd)
+    lines = tuple(Line(p.resource.label, p.variant, p.proposed.advice, p.monthly_savings_usd)
                   for p in plans[:chat.top_plans])
     # The report's headline, as the mail's subject and every output open with.
     title = report_headline(report)
@@ -175,7 +175,7 @@ def teams_escape(value: str, limit: int = MAX_VALUE_CHARS) -> str:
 
 
 def _where(line: Line, escape: Any) -> str:
-    return escape(line.endpoint) + (f" / {escape(line.variant)}" if line.variant else "")
+    return escape(line.resource) + (f" / {escape(line.variant)}" if line.variant else "")
 
 
 def slack_payload(summary: Summary) -> dict[str, Any]:

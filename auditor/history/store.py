@@ -28,10 +28,42 @@ import platformdirs
 
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError
-from auditor.models import AccountInfo, AuditReport, EndpointReport, Finding, Resource, VariantUtilization
-from auditor.report.document import plan_to_dict
+from auditor.models import AccountInfo, AuditReport, Finding, Resource, VariantUtilization
+from auditor.records import plan_to_dict
 from auditor.text import one_line_words
 from auditor.wording import advice_text
+
+# The resource kind of each resource type a stored plan of schema 8 or earlier can name (the types
+# are those of that time: a newer plan states its kind itself).
+LEGACY_KINDS = {"endpoint": "endpoints", "endpoint-fleet": "endpoints", "training-job": "jobs",
+                "transform-job": "jobs", "processing-job": "jobs", "notebook-instance": "workspaces",
+                "studio-app": "workspaces", "studio-domain": "workspaces", "hyperpod-cluster": "hyperpod"}
+_LEGACY_KEYS = ("account_id", "region", "endpoint", "resource_type")
+# A stored plan of schema 8 or earlier as schema 9 writes it (SQLite's JSON functions).
+_RESOURCE_SQL = (
+    "json_remove(json_set({column}, '$.resource', json_object("
+    "'kind', CASE json_extract({column}, '$.resource_type') "
+    + " ".join(f"WHEN '{t}' THEN '{k}'" for t, k in LEGACY_KINDS.items())
+    + " ELSE '' END, "
+    "'type', COALESCE(json_extract({column}, '$.resource_type'), 'endpoint'), "
+    "'name', COALESCE(json_extract({column}, '$.endpoint'), ''), "
+    "'account_id', COALESCE(json_extract({column}, '$.account_id'), ''), "
+    "'region', COALESCE(json_extract({column}, '$.region'), ''))), "
+    "'$.account_id', '$.region', '$.endpoint', '$.resource_type')")
+
+
+def upgraded_plan(body: dict[str, Any]) -> dict[str, Any]:
+    """A stored plan as schema 9 writes it: one of schema 8 or earlier (top-level account_id, region,
+    endpoint and resource_type) with those in `resource`, as the migration rewrites it; a newer one
+    as it is. For a file opened read-only, which is never migrated."""
+    if "resource" in body or "resource_type" not in body:
+        return body
+    kind = LEGACY_KINDS.get(str(body.get("resource_type")), "")
+    resource = {"kind": kind, "type": body.get("resource_type"), "name": body.get("endpoint") or "",
+                "account_id": body.get("account_id") or "", "region": body.get("region") or ""}
+    rest = {k: v for k, v in body.items() if k not in _LEGACY_KEYS}
+    return {**rest, "resource": resource}
+
 
 # Each entry upgrades the schema by one version.
 MIGRATIONS: tuple[str, ...] = (
@@ -158,6 +190,18 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE applied ADD COLUMN steps TEXT NOT NULL DEFAULT '[]';
     ALTER TABLE applied ADD COLUMN cleaned_at TEXT;
+    """,
+    # The JSON document's schema 9: a stored plan names what it is about in `resource` (kind, type,
+    # name, account_id, region) in place of its top-level account_id, region, endpoint and
+    # resource_type; the plans and the apply journal's copies are rewritten so (see upgraded_plan,
+    # which reads a file opened read-only, never migrated, the same way).
+    f"""
+    UPDATE plans SET body = {_RESOURCE_SQL.format(column="body")}
+        WHERE CASE WHEN json_valid(body) THEN json_type(body, '$.resource') IS NULL
+                   AND json_type(body, '$.resource_type') IS NOT NULL ELSE 0 END;
+    UPDATE applied SET plan = {_RESOURCE_SQL.format(column="plan")}
+        WHERE CASE WHEN json_valid(plan) THEN json_type(plan, '$.resource') IS NULL
+                   AND json_type(plan, '$.resource_type') IS NOT NULL ELSE 0 END
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -384,9 +428,9 @@ class History:
 
     def record_run(self, report: AuditReport, fatal: bool = False) -> int:
         """Store the run, its variants and findings in one transaction; returns the run id."""
-        # The endpoints kind's section (its variants are the history's rows): read by its key, as the
-        # history sits below the kinds and imports none of them.
-        endpoints: tuple[EndpointReport, ...] = tuple(report.sections.get("endpoints", ()))
+        # The endpoints kind's section (its variants are the history's rows): read by its key and
+        # duck-typed (its EndpointReports), as the history sits below the kinds and imports none of them.
+        endpoints: tuple[Any, ...] = tuple(report.sections.get("endpoints", ()))
         try:
             with self._transaction() as db:
                 cursor = db.execute(
@@ -421,8 +465,10 @@ class History:
                     "INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         (
-                            run_id, fingerprint(f.rule, f.account_id, f.region, f.endpoint, f.variant), f.rule,
-                            f.severity.value, f.account_id, f.region, f.endpoint, f.variant, f.message,
+                            run_id, fingerprint(f.rule, f.resource.account_id, f.resource.region, f.resource.name,
+                                                f.variant), f.rule,
+                            f.severity.value, f.resource.account_id, f.resource.region, f.resource.name, f.variant,
+                            f.message,
                             _advice(f), f.monthly_savings_usd,
                         )
                         for f in report.findings
@@ -495,7 +541,7 @@ class History:
             row = self._db.execute(
                 "SELECT p.body FROM plans p JOIN runs r ON r.id = p.run_id WHERE p.plan_id = ?"
                 " ORDER BY r.started_at DESC, r.id DESC LIMIT 1", (plan_id,)).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        return None if row is None else upgraded_plan(dict(json.loads(row[0])))
 
     def plan_and_run(self, plan_id: str) -> tuple[dict[str, Any], RunSummary] | None:
         """The plan with this id and the newest run that holds it."""
@@ -505,7 +551,7 @@ class History:
             row = self._db.execute(
                 "SELECT p.body, r.* FROM plans p JOIN runs r ON r.id = p.run_id WHERE p.plan_id = ?"
                 " ORDER BY r.started_at DESC, r.id DESC LIMIT 1", (plan_id,)).fetchone()
-            return None if row is None else (dict(json.loads(row[0])), _run(row[1:]))
+            return None if row is None else (upgraded_plan(dict(json.loads(row[0]))), _run(row[1:]))
 
     def plan_in_run(self, run_id: int, plan_id: str) -> dict[str, Any] | None:
         if self.schema_version < PLANS_SCHEMA:
@@ -513,7 +559,7 @@ class History:
         with self._guard("read the plans from"):
             row = self._db.execute("SELECT body FROM plans WHERE run_id = ? AND plan_id = ?",
                                    (run_id, plan_id)).fetchone()
-            return None if row is None else dict(json.loads(row[0]))
+            return None if row is None else upgraded_plan(dict(json.loads(row[0])))
 
     def latest_clean_run(self, account_id: str, region: str) -> RunSummary | None:
         """The newest run, neither partial nor interrupted, that read this account and region without
@@ -541,7 +587,7 @@ class History:
             if row is None:
                 return []
             rows = self._db.execute("SELECT body FROM plans WHERE run_id = ? ORDER BY position", (row[0],))
-            return [dict(json.loads(body)) for (body,) in rows]
+            return [upgraded_plan(dict(json.loads(body))) for (body,) in rows]
 
     def last_successful_run(self) -> RunSummary | None:
         with self._guard("read"):
@@ -654,7 +700,8 @@ def _json(value: object) -> str:
 def _applied(row: tuple) -> AppliedChange:
     return AppliedChange(
         id=row[0], plan_id=row[1], account_id=row[2], region=row[3], endpoint=row[4], variant=row[5], caller=row[6],
-        calls=tuple(json.loads(row[7])), plan=json.loads(row[8]), started_at=datetime.fromisoformat(row[9]),
+        calls=tuple(json.loads(row[7])), plan=upgraded_plan(json.loads(row[8])),
+        started_at=datetime.fromisoformat(row[9]),
         finished_at=datetime.fromisoformat(row[10]), outcome=row[11], message=row[12], previous_config=row[13],
         new_config=row[14], monthly_savings_usd=float(row[15]), verified_run_id=row[16],
         verified_at=datetime.fromisoformat(row[17]) if row[17] else None,

@@ -141,7 +141,7 @@ def run_audit(
             fatal.extend(mark(e) for e in part.fatal)
 
     # Advice that costs more (a growing queue) is not a saving: it ranks by severity among the zeros.
-    findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.region, f.endpoint,
+    findings.sort(key=lambda f: (-max(f.monthly_savings_usd, 0.0), -f.severity.rank, f.resource.region, f.resource.name,
                                  f.variant or "", f.rule))
     merged = {k.key: k.merge(sections[k.key]) if sections[k.key] else k.empty for k in kinds}
     savings_plans, plan_problems = savings_plan_advice(config, clients)

@@ -146,8 +146,8 @@ def prices_used(catalog: Catalog, uses: Iterable[ResourcePrice], findings: Itera
     for finding in findings:
         rec = finding.recommendation
         if rec is not None and rec.instance_type:
-            usage = usage_of.get((finding.resource_type, finding.region, finding.endpoint), "hosting")
-            wanted.add((usage, rec.instance_type, finding.region))
+            usage = usage_of.get((finding.resource.type, finding.resource.region, finding.resource.name), "hosting")
+            wanted.add((usage, rec.instance_type, finding.resource.region))
     used = []
     for usage, instance_type, region in sorted(wanted, key=lambda k: (k[2], k[1], k[0])):
         found = catalog.rate(instance_type, region, usage)

@@ -21,8 +21,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
-from auditor.models import Change, Finding, Plan, PlanBasis, PlanOption, Risk
+from auditor.models import Change, Finding, Plan, PlanOption, ResourceRef, Risk
 from auditor.recommend.change import plan_id
 from auditor.recommend.risk import exceeds_capacity, unreplayed_risk
 from auditor.recommend.rule_changes import change_from_details, risk_from_details
@@ -37,7 +38,10 @@ class PlanSubject:
 
     instance_type: str | None = None  # the current shape and count
     instance_count: int = 0
-    basis: PlanBasis | None = None  # what `audit apply` reads again live and compares (endpoints)
+    # What `audit apply` reads again live and compares, as JSON-safe data (Plan.basis), and the
+    # endpoint config the audit saw (Plan.endpoint_config); None: the kind records none.
+    basis: dict[str, Any] | None = None
+    endpoint_config: str | None = None
 
     def options(self, findings: Sequence[Finding]) -> tuple[PlanOption, ...]:
         """Options beyond one per finding: those that combine findings."""
@@ -72,12 +76,12 @@ def no_subjects(_finding: Finding) -> PlanSubject | None:
 def build_plans(findings: Iterable[Finding], subjects: Sequence[SubjectOf] = ()) -> tuple[Plan, ...]:
     """One plan per resource and variant with a priced finding; `subjects`: each kind's (a finding
     that none claims gets the base `PlanSubject`)."""
-    groups: dict[tuple[str, str, str | None], list[Finding]] = defaultdict(list)
+    groups: dict[tuple[ResourceRef, str | None], list[Finding]] = defaultdict(list)
     for finding in findings:
         if finding.recommendation is not None:
-            groups[(finding.region, finding.endpoint, finding.variant)].append(finding)
+            groups[(finding.resource, finding.variant)].append(finding)
     plans = []
-    for (region, name, variant_name), group in groups.items():
+    for (resource, variant_name), group in groups.items():
         first = group[0]
         subject = next((s for of in subjects if (s := of(first)) is not None), None) or PlanSubject()
         options = [*(_option(f) for f in group), *subject.options(group)]
@@ -92,23 +96,21 @@ def build_plans(findings: Iterable[Finding], subjects: Sequence[SubjectOf] = ())
                     else max(options, key=lambda o: (o.monthly_savings_usd, o.action)))
         rec = first.recommendation
         assert rec is not None
-        basis = subject.basis
         plan = Plan(
-            account_id=first.account_id, region=region, endpoint=name, variant=variant_name,
-            resource_type=first.resource_type,
+            resource=resource, variant=variant_name,
             current_instance_type=subject.instance_type,
             current_instance_count=subject.instance_count,
             current_monthly_usd=rec.current_monthly_usd,
             proposed=proposed,
             alternatives=_alternatives(proposed, options, risks, group),
             measured=all(f.measured for f in group if f.rule in proposed.rules),
-            endpoint_config=(basis.endpoint_config_name or None) if basis else None,
-            basis=basis,
+            endpoint_config=subject.endpoint_config,
+            basis=subject.basis,
         )
         plans.append(_finished(plan, risks[id(proposed)], subject))
     # Biggest money first (risk is a column and a filter, not the order); a plan that costs more
     # (a risk to fix) after those that save.
-    plans.sort(key=lambda p: (-p.monthly_savings_usd, p.region, p.endpoint, p.variant or ""))
+    plans.sort(key=lambda p: (-p.monthly_savings_usd, p.resource.region, p.resource.name, p.variant or ""))
     return tuple(plans)
 
 

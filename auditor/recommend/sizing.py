@@ -16,12 +16,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 from auditor.config import RecommendConfig
 from auditor.models import Recommendation, Resource, VariantUtilization
 from auditor.recommend.demand import Demand, instances_needed, minimum_instances, peak_demand
-from auditor.recommend.packing import HostedCopies
+
+
+class HeldCopies(Protocol):
+    """What a resource hosts that every count proposed must still hold (the endpoints kind's
+    inference component copies, `HostedCopies`)."""
+
+    @property
+    def known(self) -> bool:
+        """Whether a count can be advised at all (nothing hosted, or every reservation known)."""
+        ...
+
+    def instances(self, shape: InstanceShape) -> int | None:
+        """The fewest instances of `shape` that hold it all (None: unknown, or it does not fit)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -49,7 +63,7 @@ def rightsize(
     catalog: Catalog,
     config: RecommendConfig,
     price_of: Callable[[str, str], float | None] | None = None,
-    copies: HostedCopies | None = None,
+    copies: HeldCopies | None = None,
 ) -> SizingResult | None:
     """The cheapest compatible shape and count, if it saves at least min_savings_percent.
     `price_of(instance_type, region)`: hosting prices unless told otherwise (training).

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from auditor.models import CopiedTags
+from auditor.models import ENDPOINT_TYPES, CopiedTags
 from auditor.text import one_line
 
 FORMATS = ("cli", "cloudformation", "terraform", "json")
@@ -53,7 +53,7 @@ def render_change(plan: dict[str, Any], as_: str, copied_tags: CopiedTags | None
     if not change:
         missing = ((plan.get("proposed") or {}).get("details") or {}).get("change_missing")
         return (f"# plan {_line(plan.get('id'))}: no change the auditor can express as AWS requests "
-                f"({_line((plan.get('proposed') or {}).get('action'))} on {_line(plan.get('resource_type'))}"
+                f"({_line((plan.get('proposed') or {}).get('action'))} on {_line(_resource(plan).get('type'))}"
                 f"{': ' + _line(missing) if missing else ''}); see its advice\n")
     runs = [c["operation"] for c in change.get("calls") or [] if c.get("operation") in JOB_RUNS]
     if runs and as_ in ("cloudformation", "terraform"):
@@ -104,10 +104,19 @@ def plans_text(plans: list[dict[str, Any]]) -> str:
 def plan_line(plan: dict[str, Any]) -> str:
     """One row of `audit plans`: id, risk, saving, whether it has a change, and the advice."""
     risk = (plan.get("risk") or {}).get("level") or "-"
-    where = f"{plan.get('endpoint')}{'/' + str(plan['variant']) if plan.get('variant') else ''}"
+    resource = _resource(plan)
+    kind = str(resource.get("type") or "endpoint")
+    label = str(resource.get("name")) if kind in ENDPOINT_TYPES else f"{kind.replace('-', ' ')} {resource.get('name')}"
+    where = f"{label}{'/' + str(plan['variant']) if plan.get('variant') else ''}"
     advice = (plan.get("proposed") or {}).get("advice") or ""
     return _line(f"{plan.get('id') or ''!s:10}  {risk:6}  {float(plan.get('monthly_savings_usd') or 0):>13,.2f}  "
-                 f"{'yes' if plan.get('change') else 'no':6}  {where} ({plan.get('region')}): {advice}")
+                 f"{'yes' if plan.get('change') else 'no':6}  {where} ({resource.get('region')}): {advice}")
+
+
+def _resource(plan: dict[str, Any]) -> dict[str, Any]:
+    """The stored plan's `resource` (schema 9: kind, type, name, account_id, region); {} when absent."""
+    resource = plan.get("resource")
+    return resource if isinstance(resource, dict) else {}
 
 
 def _line(value: Any) -> str:
@@ -117,9 +126,9 @@ def _line(value: Any) -> str:
 
 def _header(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], comment: str,
             notes: list[str]) -> list[str]:
-    proposed = plan.get("proposed") or {}
-    lines = [f"{comment} plan {_line(plan.get('id'))}: {_line(plan.get('endpoint'))}"
-             f"{'/' + _line(plan['variant']) if plan.get('variant') else ''} in {_line(plan.get('region'))}: "
+    proposed, resource = plan.get("proposed") or {}, _resource(plan)
+    lines = [f"{comment} plan {_line(plan.get('id'))}: {_line(resource.get('name'))}"
+             f"{'/' + _line(plan['variant']) if plan.get('variant') else ''} in {_line(resource.get('region'))}: "
              f"{_line(proposed.get('advice'))}",
              f"{comment} risk: {_line(risk.get('level', 'not assessed'))}; "
              f"rollback: {_line(change.get('rollback'))}"]
@@ -139,7 +148,8 @@ def _kebab(operation: str) -> str:
 
 def _cli(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], notes: list[str]) -> str:
     lines = _header(plan, change, risk, "#", notes)
-    region = _word(plan.get("region") or "")
+    resource = _resource(plan)
+    region = _word(resource.get("region") or "")
     request = risk.get("load_test_request")
     calls = ([request] if request else []) + list(change.get("calls") or [])
     for call in calls:
@@ -149,9 +159,9 @@ def _cli(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], not
         lines.append(f"aws {_word(call['service'])} {_word(_kebab(call['operation']))} "
                      f"--region {region} --cli-input-json "
                      f"{shlex.quote(json.dumps(call['params'], sort_keys=True))}")
-    waiter = _WAITERS.get(str(plan.get("resource_type")))
-    if change.get("waits_for") and plan.get("endpoint") and waiter:
-        lines.append(f"aws sagemaker wait {waiter[0]} --region {region} {waiter[1]} {_word(plan['endpoint'])}")
+    waiter = _WAITERS.get(str(resource.get("type")))
+    if change.get("waits_for") and resource.get("name") and waiter:
+        lines.append(f"aws sagemaker wait {waiter[0]} --region {region} {waiter[1]} {_word(resource['name'])}")
     return "\n".join(lines) + "\n"
 
 

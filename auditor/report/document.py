@@ -5,25 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict
+from importlib import resources
 from typing import Any, TextIO
 
 from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.kinds.registry import KINDS
-from auditor.models import (
-    ApiCall,
-    AuditReport,
-    Change,
-    Finding,
-    Plan,
-    PlanBasis,
-    PlanOption,
-    PriceUse,
-    ReportSettings,
-    Risk,
-)
+from auditor.models import AuditReport, PriceUse, ReportSettings
+from auditor.records import finding_to_dict, plan_to_dict
 from auditor.report.headline import headline, incomplete, summary_figures
 from auditor.values import iso
-from auditor.wording import advice_text
 
 # 2: the `jobs` section (training and batch transform), `resource_type` on findings.
 # 3: `plans` (one per variant: what to change, with alternatives); findings carry `title` and
@@ -45,117 +35,19 @@ from auditor.wording import advice_text
 #    `plans_costing_more` (what the headline saving leaves out). Plans are ordered by saving.
 #    Endpoint plans carry `basis` (what the plan was computed from: `audit apply` compares it with
 #    the live endpoint and refuses when it differs).
-SCHEMA_VERSION = 8
+# 9: findings and plans name what they are about in `resource` ({kind, type, name, account_id,
+#    region}: kind the resource kind's key, type the former `resource_type`, name the former
+#    `endpoint`), in place of their top-level `account_id`, `region`, `endpoint` and `resource_type`;
+#    the document validates against auditor/data/audit-report.schema.json (docs/json-schema.md).
+SCHEMA_VERSION = 9
+# The document's JSON Schema (draft 2020-12), shipped as package data; docs/ holds the same file.
+SCHEMA_FILE = "audit-report.schema.json"
 
 
-def _option(option: PlanOption) -> dict[str, Any]:
-    return {
-        "rules": list(option.rules),
-        "action": option.action,
-        "instance_type": option.instance_type,
-        "instance_count": option.instance_count,
-        "autoscaling": option.autoscaling,
-        "monthly_cost_usd": option.monthly_cost_usd,
-        "monthly_savings_usd": option.monthly_savings_usd,
-        "advice": option.advice,
-        "details": option.details,
-    }
-
-
-def call_to_dict(call: ApiCall) -> dict[str, Any]:
-    return {"service": call.service, "operation": call.operation, "params": call.params, "purpose": call.purpose}
-
-
-def risk_to_dict(risk: Risk | None) -> dict[str, Any] | None:
-    if risk is None:
-        return None
-    return {
-        "level": risk.level.value,
-        "replays": [{"resource": r.resource.value, "p95": r.p95, "peak": r.peak,
-                     "hours_over_target": r.hours_over_target, "hours_over_100": r.hours_over_100,
-                     "headroom_at_peak": r.headroom_at_peak} for r in risk.replays],
-        "load_test_first": list(risk.load_test_first),
-        "load_test_request": None if risk.load_test_request is None else call_to_dict(risk.load_test_request),
-        "basis": list(risk.basis),
-    }
-
-
-def change_to_dict(change: Change | None) -> dict[str, Any] | None:
-    if change is None:
-        return None
-    return {"calls": [call_to_dict(c) for c in change.calls], "rollback": change.rollback,
-            "waits_for": change.waits_for, "restore": [call_to_dict(c) for c in change.restore]}
-
-
-def plan_to_dict(plan: Plan) -> dict[str, Any]:
-    return {
-        "id": plan.id,
-        "account_id": plan.account_id,
-        "region": plan.region,
-        "endpoint": plan.endpoint,
-        "variant": plan.variant,
-        "resource_type": plan.resource_type,
-        "current": {"instance_type": plan.current_instance_type, "instance_count": plan.current_instance_count,
-                    "monthly_cost_usd": plan.current_monthly_usd, "endpoint_config_name": plan.endpoint_config},
-        "proposed": _option(plan.proposed),
-        "monthly_savings_usd": plan.monthly_savings_usd,
-        "measured": plan.measured,
-        "findings": list(plan.findings),
-        "alternatives": [{**_option(o), "measured": o.measured, "risk": risk_to_dict(o.risk),
-                          "change": change_to_dict(o.change)} for o in plan.alternatives],
-        "risk": risk_to_dict(plan.risk),
-        "change": change_to_dict(plan.change),
-        "basis": basis_to_dict(plan.basis),
-    }
-
-
-def basis_to_dict(basis: PlanBasis | None) -> dict[str, Any] | None:
-    """What an endpoint plan was computed from (`audit apply` reads it live again and compares)."""
-    if basis is None:
-        return None
-    return {
-        "endpoint_config_name": basis.endpoint_config_name,
-        "status": basis.status,
-        "autoscaling_read": basis.autoscaling_read,
-        "variants": [{
-            "name": v.name, "instance_type": v.instance_type, "instance_count": v.instance_count,
-            "weight": v.weight, "shadow": v.shadow,
-            "serverless": None if v.serverless_memory_mb is None else {
-                "memory_size_mb": v.serverless_memory_mb, "max_concurrency": v.serverless_max_concurrency},
-            "managed_instance_scaling": None if v.managed_scaling is None else {
-                "min_instances": v.managed_scaling.min_instances, "max_instances": v.managed_scaling.max_instances},
-            "autoscaling": None if v.autoscaling is None else {
-                "min_capacity": v.autoscaling.min_capacity, "max_capacity": v.autoscaling.max_capacity,
-                "policies": list(v.autoscaling.policies)},
-        } for v in basis.variants],
-    }
-
-
-def finding_to_dict(finding: Finding) -> dict[str, Any]:
-    rec = finding.recommendation
-    return {
-        "rule": finding.rule,
-        "title": finding.title,
-        "remediation": finding.remediation,
-        "resource_type": finding.resource_type,
-        "severity": finding.severity.value,
-        "account_id": finding.account_id,
-        "region": finding.region,
-        "endpoint": finding.endpoint,
-        "variant": finding.variant,
-        "message": finding.message,
-        "evidence": finding.evidence,
-        "recommendation": None if rec is None else {
-            "action": rec.action,
-            "instance_type": rec.instance_type,
-            "instance_count": rec.instance_count,
-            "current_monthly_usd": rec.current_monthly_usd,
-            "recommended_monthly_usd": rec.recommended_monthly_usd,
-            "monthly_savings_usd": rec.monthly_savings_usd,
-            "advice": advice_text(rec),
-            "details": rec.details,
-        },
-    }
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema every document of SCHEMA_VERSION validates against."""
+    schema = json.loads((resources.files("auditor.data") / SCHEMA_FILE).read_text(encoding="utf-8"))
+    return dict(schema)
 
 
 def prices_to_dict(report: AuditReport) -> dict[str, Any]:

@@ -71,7 +71,7 @@ def _read(report: AuditReport) -> set[tuple[str, str]]:
     from auditor.kinds.registry import owned_resources  # the kinds import the report's modules
 
     return ({(o.account_id, o.region) for o in owned_resources(report)}
-            | {(f.account_id, f.region) for f in report.findings})
+            | {(f.resource.account_id, f.resource.region) for f in report.findings})
 
 
 def headline(summary: dict[str, Any], prefix: str = PREFIX) -> str:

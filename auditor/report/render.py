@@ -31,6 +31,7 @@ from auditor.models import AuditReport
 from auditor.report.chart import utilisation_chart_png
 from auditor.report.document import report_to_dict, write_report_json
 from auditor.report.headline import doc_headline
+from auditor.report.views import finding_view, plan_view, resource_of
 from auditor.text import one_line
 
 
@@ -254,7 +255,7 @@ def ranked_endpoints(doc: dict[str, Any]) -> list[dict[str, Any]]:
     saving: dict[tuple[str, str], float] = {}
     for f in doc["findings"]:
         if f["recommendation"]:
-            key = (f["region"], f["endpoint"])
+            key = (f["resource"]["region"], f["resource"]["name"])
             saving[key] = max(saving.get(key, 0.0), f["recommendation"]["monthly_savings_usd"])
     def cost(e: dict[str, Any]) -> float:
         return sum(v["monthly_cost_usd"] or 0.0 for v in e["variants"])
@@ -297,21 +298,24 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
     shown_findings = actionable if limit is None else actionable[:limit]
     plans = doc.get("plans", [])
     shown_plans = plans if limit is None else plans[:limit]
-    several_accounts = len({p["account_id"] for p in plans}) > 1
+    several_accounts = len({p["resource"]["account_id"] for p in plans}) > 1
     if several_accounts:  # grouped by account, each group still ranked by saving
-        order = {account: i for i, account in enumerate(dict.fromkeys(p["account_id"] for p in shown_plans))}
-        shown_plans = sorted(shown_plans, key=lambda p: order[p["account_id"]])
+        accounts = dict.fromkeys(p["resource"]["account_id"] for p in shown_plans)
+        order = {account: i for i, account in enumerate(accounts)}
+        shown_plans = sorted(shown_plans, key=lambda p: order[p["resource"]["account_id"]])
     shown_endpoints = endpoints if limit is None else endpoints[:limit]
     # A variant's saving is shown once, on its first finding: the others rest on the same plan.
     seen: set[tuple[str, str, str | None]] = set()
     repeated_findings = set()
     for i, f in enumerate(shown_findings):
         if f["recommendation"]:
-            key = (f["region"], f["endpoint"], f["variant"])
+            key = (f["resource"]["region"], f["resource"]["name"], f["variant"])
             if key in seen:
                 repeated_findings.add(i)
             seen.add(key)
     summary = doc["summary"]
+    shapes = current_shapes(doc)
+    owners = {e["name"]: next((e["tags"][k] for k in OWNER_TAGS if e["tags"].get(k)), "") for e in doc["endpoints"]}
     return {
         "summary": summary,
         "subject": subject_line(doc),
@@ -324,9 +328,9 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
                         and not any(not e.get("not_judged_reason") for e in doc["endpoints"]),
         "endpoints_judged": sum(1 for e in doc["endpoints"] if not e.get("not_judged_reason")),
         "severity_counts": {s: n for s, n in summary["findings_by_severity"].items() if s != "info"},
-        "findings": doc["findings"],
-        "actionable": shown_findings,
-        "plans": shown_plans,
+        # Findings and plans as typed views (auditor/report/views.py): what the templates read of them.
+        "actionable": [finding_view(f, shapes, owners) for f in shown_findings],
+        "plans": [plan_view(p, shapes, owners) for p in shown_plans],
         "several_accounts": several_accounts,
         "account_names": {a["id"]: a["name"] for a in doc.get("accounts", [])},
         "hidden_plans": len(plans) - len(shown_plans),
@@ -335,16 +339,14 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
         "hidden_endpoints": len(endpoints) - len(shown_endpoints),
         # Notes (info findings) count against the email's budget like findings: a large fleet
         # has hundreds (a data gap each).
-        "notes": shown_notes,
+        "notes": [finding_view(f, shapes, owners) for f in shown_notes],
         "hidden_notes": len(notes) - len(shown_notes),
         "errors": doc["errors"],
         "skipped": doc["skipped"],
         "period_label": period_label(doc["window"]["period_seconds"]),
         "thresholds": doc["settings"]["thresholds"],
-        "owners": {
-            e["name"]: next((e["tags"][k] for k in OWNER_TAGS if e["tags"].get(k)), "") for e in doc["endpoints"]
-        },
-        "current_shapes": current_shapes(doc),
+        "owners": owners,
+        "current_shapes": shapes,
         # Each resource kind's part of the rendered reports, in the kinds' order.
         "kind_templates": {fmt: [k.templates[fmt] for k in KINDS if fmt in k.templates and doc.get(k.key) is not None]
                            for fmt in ("html", "text", "markdown")},
@@ -377,11 +379,11 @@ def current_shapes(doc: dict[str, Any]) -> dict[tuple[str, str | None], str]:
             shapes.setdefault((c["cluster"], g["name"]), f"{g['count']} x {g['instance_type']}")
     # Every plan says what runs now: what its resource's section does not say, its plan does.
     for p in doc.get("plans", []):
-        current = p["current"]
-        if not shapes.get((p["endpoint"], p["variant"])) and current.get("instance_type"):
-            shapes[(p["endpoint"], p["variant"])] = f"{current['instance_count']} x {current['instance_type']}"
-        elif not shapes.get((p["endpoint"], p["variant"])):
-            shapes[(p["endpoint"], p["variant"])] = f"costs {usd(current['monthly_cost_usd'])}/month"
+        current, key = p["current"], (p["resource"]["name"], p["variant"])
+        if not shapes.get(key) and current.get("instance_type"):
+            shapes[key] = f"{current['instance_count']} x {current['instance_type']}"
+        elif not shapes.get(key):
+            shapes[key] = f"costs {usd(current['monthly_cost_usd'])}/month"
     return shapes
 
 
@@ -395,7 +397,7 @@ OWNER_TAGS = ("owner", "Owner", "team", "Team")
 
 
 CSV_COLUMNS = (
-    "severity", "rule", "account_id", "region", "endpoint", "variant", "action", "advice",
+    "severity", "rule", "account_id", "region", "resource_type", "resource", "variant", "action", "advice",
     "current_instance_type", "current_instance_count", "instance_type", "instance_count",
     "current_monthly_usd", "recommended_monthly_usd", "monthly_savings_usd", "message", "title", "remediation",
 )
@@ -417,10 +419,13 @@ def render_findings_csv(doc: dict[str, Any]) -> str:
     rows = []
     for f in doc["findings"]:
         rec = f["recommendation"] or {}
-        variant = current.get((f["region"], f["endpoint"], f["variant"]), {})
+        resource = f["resource"]
+        variant = (current.get((resource["region"], resource["name"], f["variant"]), {})
+                   if resource["type"] == "endpoint" else {})
         rows.append({
-            "severity": f["severity"], "rule": f["rule"], "account_id": f["account_id"],
-            "region": f["region"], "endpoint": f["endpoint"], "variant": f["variant"] or "",
+            "severity": f["severity"], "rule": f["rule"], "account_id": resource["account_id"],
+            "region": resource["region"], "resource_type": resource["type"], "resource": resource["name"],
+            "variant": f["variant"] or "",
             "action": rec.get("action", ""),
             "advice": rec.get("advice", ""),
             "current_instance_type": variant.get("instance_type") or "",
@@ -544,20 +549,20 @@ def _plan_layouts(doc: dict[str, Any], plans: list[dict[str, Any]]) -> tuple[Lay
     shapes = current_shapes(doc)
     wide, medium = [], []
     for p in plans:
-        target = p["endpoint"] + (f" / {p['variant']}" if p["variant"] else "")
-        now = shapes.get((p["endpoint"], p["variant"]), "")
+        target = resource_of(p["resource"]).label + (f" / {p['variant']}" if p["variant"] else "")
+        now = shapes.get((p["resource"]["name"], p["variant"]), "")
         alternatives = "".join(f"\nor {a['advice']} ({saving_text(a['monthly_savings_usd'])})"
                                for a in p["alternatives"])
         saving = plan_saving_text(p) + ("" if p.get("measured", True) else "\n(not counted)")
         rests_on = ", ".join(p["findings"])
-        wide.append((p.get("id", ""), p["region"], target, now, p["proposed"]["advice"] + alternatives,
+        wide.append((p.get("id", ""), p["resource"]["region"], target, now, p["proposed"]["advice"] + alternatives,
                      risk_text(p.get("risk")), saving, rests_on))
         change = (f"{now}\n-> " if now else "") + p["proposed"]["advice"] + alternatives
-        medium.append((saving, f"{target}\n{p['region']}, plan {p.get('id', '-')}", change,
+        medium.append((saving, f"{target}\n{p['resource']['region']}, plan {p.get('id', '-')}", change,
                        risk_text(p.get("risk")), rests_on))
-    return (Layout(("Plan", "Region", "Endpoint / variant", "Now", "Change to", "Risk", "Saving/month", "Rests on"),
+    return (Layout(("Plan", "Region", "Resource / variant", "Now", "Change to", "Risk", "Saving/month", "Rests on"),
                    wide, frozenset({6})),
-            Layout(("Saving/month", "Endpoint / variant", "Now -> change to", "Risk", "Rests on"), medium,
+            Layout(("Saving/month", "Resource / variant", "Now -> change to", "Risk", "Rests on"), medium,
                    frozenset({0})))
 
 
@@ -566,11 +571,11 @@ def _plan_details(doc: dict[str, Any], plans: list[dict[str, Any]], width: int) 
     shapes = current_shapes(doc)
     lines = []
     for n, p in enumerate(plans, start=1):
-        target = p["endpoint"] + (f" / {p['variant']}" if p["variant"] else "")
-        now = shapes.get((p["endpoint"], p["variant"]), "")
+        target = resource_of(p["resource"]).label + (f" / {p['variant']}" if p["variant"] else "")
+        now = shapes.get((p["resource"]["name"], p["variant"]), "")
         saving = plan_saving_text(p, "/month") + ("" if p.get("measured", True) else " (not counted)")
         risk = risk_text(p.get("risk")).replace("\n", ", ")
-        lines += wrap_paragraph(f"{n}. {saving}  {target}  ({p['region']}, plan {p.get('id', '-')})", width)
+        lines += wrap_paragraph(f"{n}. {saving}  {target}  ({p['resource']['region']}, plan {p.get('id', '-')})", width)
         lines += wrap_paragraph((f"{now} -> " if now else "") + p["proposed"]["advice"], width, "   ")
         for a in p["alternatives"]:
             lines += wrap_paragraph(f"or {a['advice']} ({saving_text(a['monthly_savings_usd'])})", width, "   ")
@@ -582,10 +587,10 @@ def _finding_layout(findings: list[dict[str, Any]]) -> Layout:
     rows = []
     for f in findings:
         rec = f["recommendation"]
-        target = f["endpoint"] + (f" / {f['variant']}" if f["variant"] else "")
-        rows.append((f["severity"], f["rule"], f["region"], target, rec["advice"] if rec else "-",
+        target = resource_of(f["resource"]).label + (f" / {f['variant']}" if f["variant"] else "")
+        rows.append((f["severity"], f["rule"], f["resource"]["region"], target, rec["advice"] if rec else "-",
                      usd(rec["monthly_savings_usd"]) if rec else "-", f["message"]))
-    return Layout(("Severity", "Rule", "Region", "Endpoint / variant", "Advice", "Saving/month", "Why"), rows,
+    return Layout(("Severity", "Rule", "Region", "Resource / variant", "Advice", "Saving/month", "Why"), rows,
                   frozenset({5}))
 
 
@@ -593,9 +598,9 @@ def _finding_details(findings: list[dict[str, Any]], width: int) -> list[str]:
     lines = []
     for f in findings:
         rec = f["recommendation"]
-        target = f["endpoint"] + (f" / {f['variant']}" if f["variant"] else "")
+        target = resource_of(f["resource"]).label + (f" / {f['variant']}" if f["variant"] else "")
         saving = f"  {usd(rec['monthly_savings_usd'])}/month" if rec else ""
-        lines += wrap_paragraph(f"{f['severity']} {f['rule']}: {target} ({f['region']}){saving}", width)
+        lines += wrap_paragraph(f"{f['severity']} {f['rule']}: {target} ({f['resource']['region']}){saving}", width)
         if rec:
             lines += wrap_paragraph(f"advice: {rec['advice']}", width, "   ")
         lines += wrap_paragraph(f["message"], width, "   ")

@@ -44,7 +44,7 @@ def digest_to_dict(digest: Digest) -> dict[str, Any]:
         "applied": [
             {"plan_id": a.change.plan_id, "region": a.change.region, "endpoint": a.change.endpoint,
              "variant": a.change.variant, "applied_at": a.change.started_at.isoformat(), "by": a.change.caller,
-             "resource_type": str(a.change.plan.get("resource_type") or "endpoint"),
+             "resource_type": str((a.change.plan.get("resource") or {}).get("type") or "endpoint"),
              "action": str((a.change.plan.get("proposed") or {}).get("action") or ""),
              "new_config": a.change.new_config, "expected_monthly_usd": a.change.monthly_savings_usd,
              "realised_monthly_usd": a.realised_monthly_usd}

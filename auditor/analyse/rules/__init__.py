@@ -52,7 +52,7 @@ def evaluate_collection(rules: Iterable[Rule[Any]], assessment: object, catalog:
         if isinstance(rule, CollectionRule) and isinstance(assessment, rule.assessment) \
                 and (settings := settings_of(rule, config)).enabled:
             findings.extend(f for f in rule.check(assessment, catalog, config)
-                            if not _matches(f.endpoint, settings.skip_endpoints))
+                            if not _matches(f.resource.name, settings.skip_endpoints))
     return findings
 
 
@@ -93,14 +93,14 @@ def without_superseded(rules: Iterable[Rule[Any]], findings: list[Finding]) -> l
     """Drop a finding whose advice a superseding rule's finding on the same variant already gives
     (the same instance type)."""
     superseding = [r for r in rules if r.supersedes]
-    advised = {(f.endpoint, f.variant, f.rule): f.recommendation for f in findings if f.recommendation}
+    advised = {(f.resource, f.variant, f.rule): f.recommendation for f in findings if f.recommendation}
 
     def superseded(finding: Finding) -> bool:
         if finding.recommendation is None:
             return False
         return any(
             finding.rule in rule.supersedes
-            and (other := advised.get((finding.endpoint, finding.variant, rule.id))) is not None
+            and (other := advised.get((finding.resource, finding.variant, rule.id))) is not None
             and other.instance_type == finding.recommendation.instance_type
             for rule in superseding
         )

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from auditor import schema
 from auditor.models import (
     Finding,
+    Judged,
     Proposal,
     Resource,
-    ResourceKind,
+    ResourceRef,
     Severity,
 )
 from auditor.schema import setting
@@ -63,7 +64,7 @@ class Rule(Generic[S]):
     severity: Severity  # the default; the pricing step may set it from the money at stake
     remediation: str
     docs: str  # the AWS documentation the remediation rests on
-    kinds: frozenset[ResourceKind]
+    judges: frozenset[Judged]  # what it judges (empty: a kind of its own, named by `kind` and `resource_type`)
     settings: type[S]  # its own RuleSettings subclass, or RuleSettings
     # The one setting an `auditor:<id>:threshold` tag overrides; "thresholds" sets all four
     # resource thresholds of [thresholds]; None: the rule takes no threshold tag.
@@ -75,8 +76,10 @@ class Rule(Generic[S]):
     # Rules whose priced advice this rule's makes unnecessary: where both advise the same instance
     # type for one variant, the other rule's finding is dropped (this one already says it).
     supersedes: frozenset[str] = frozenset()
-    # What its findings are about, where `kinds` does not say it (a resource kind of its own).
+    # What its findings are about, where `judges` does not say it: the resource type, and the key of
+    # the resource kind (auditor.kinds) its findings belong to (a kind of its own: "hyperpod").
     resource_type: str | None = None
+    kind: str | None = None
 
     @property
     def configurable(self) -> bool:
@@ -88,23 +91,29 @@ class Rule(Generic[S]):
         return Finding(
             rule=self.id,
             severity=self.severity,
-            account_id=subject.account_id,
-            region=subject.region,
-            endpoint=subject.name,
+            resource=ResourceRef(kind=self.kind or _kind_key(self.judges),
+                                 type=self.resource_type or _resource_type(self.judges),
+                                 name=subject.name, account_id=subject.account_id, region=subject.region),
             variant=variant,
             message=message,
             evidence=evidence,
             title=self.title,
             remediation=self.remediation,
-            resource_type=self.resource_type or _resource_type(self.kinds),
             proposal=proposal,
             measured=self.measured,
         )
 
 
-def _resource_type(kinds: frozenset[ResourceKind]) -> str:
-    others = [k for k in kinds if not k.is_endpoint]
-    return others[0].value if len(others) == 1 and len(kinds) == 1 else "endpoint"
+def _resource_type(judges: frozenset[Judged]) -> str:
+    others = [k for k in judges if not k.is_endpoint]
+    return others[0].value if len(others) == 1 and len(judges) == 1 else "endpoint"
+
+
+def _kind_key(judges: frozenset[Judged]) -> str:
+    keys = {k.kind_key for k in judges}
+    if len(keys) != 1:
+        raise ValueError("a rule judging no Judged value, or several kinds', names its `kind`")
+    return keys.pop()
 
 
 Assessment = TypeVar("Assessment")
@@ -122,7 +131,7 @@ class CollectionRule(Rule[S], Generic[S, Assessment]):
 
 
 class Audited(Protocol):
-    """What a finding is about: an endpoint, a training job or a transform job."""
+    """What a finding is about (its `resource`'s name and place): an endpoint, a job, a notebook..."""
 
     @property
     def account_id(self) -> str: ...

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from auditor.kinds.endpoints.assessment import EndpointAssessment
-from auditor.models import EndpointKind, Resource
+from auditor.kinds.endpoints.models import EndpointKind
+from auditor.models import Resource
 
 # Endpoint-level series of an async endpoint that show requests waiting.
 QUEUE_METRICS = ("ApproximateBacklogSize", "ApproximateBacklogSizePerInstance", "ApproximateAgeOfOldestRequest",

@@ -23,7 +23,7 @@ import botocore.exceptions
 from botocore.client import BaseClient
 
 from auditor.collect.session import RegionAccessError, describe_client_error
-from auditor.models import ROLLBACK_METRICS, RollbackAlarm
+from auditor.kinds.endpoints.models import ROLLBACK_METRICS, RollbackAlarm
 
 QUEUE_METRICS = frozenset({"ApproximateAgeOfOldestRequest", "HasBacklogWithoutCapacity"})
 NAMESPACE = "AWS/SageMaker"

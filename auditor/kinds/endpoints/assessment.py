@@ -21,17 +21,8 @@ from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 from auditor.collect.cloudwatch import CollectedMetrics, FrameKey
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.enhanced import ACCELERATOR_PREFIX, INSTANCE_PREFIX
-from auditor.models import (
-    ComponentReport,
-    Endpoint,
-    InstanceUtilization,
-    Resource,
-    ResourceUtilization,
-    Variant,
-    VariantUtilization,
-    Window,
-    price_usage,
-)
+from auditor.kinds.endpoints.models import ComponentReport, Endpoint, InstanceUtilization, Variant, price_usage
+from auditor.models import Resource, ResourceUtilization, VariantUtilization, Window
 
 # A Failed endpoint runs no instances: it costs nothing, whatever its config says.
 NOT_BILLED_STATUSES = frozenset({"Failed"})

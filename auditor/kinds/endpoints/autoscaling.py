@@ -2,7 +2,7 @@
 
 Two paginated region-wide calls serve every endpoint, instead of one call per variant. Each
 policy's settings and the target's SuspendedState are kept as read: a resize that must deregister
-the target puts them back (recommend/change.py), with no call of its own.
+the target puts them back (kinds/endpoints/change.py), with no call of its own.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import botocore.exceptions
 from botocore.client import BaseClient
 
 from auditor.collect.session import RegionAccessError, describe_client_error
-from auditor.models import AutoScaling, ReadScalingPolicy
+from auditor.kinds.endpoints.models import AutoScaling, ReadScalingPolicy
 
 SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
 # Where each policy type's settings are in DescribeScalingPolicies' answer (and PutScalingPolicy's request).

@@ -21,7 +21,8 @@ from typing import Any
 from auditor import schema
 from auditor.analyse.rules.base import Rule, RuleSettings, settings_of
 from auditor.config import AuditConfig, ThresholdsConfig
-from auditor.models import AuditError, Endpoint
+from auditor.kinds.endpoints.models import Endpoint
+from auditor.models import AuditError
 
 IGNORE_TAG = "auditor:ignore"
 ALL_VALUES = {"", "true", "yes", "all", "*"}

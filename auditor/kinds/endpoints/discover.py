@@ -29,8 +29,7 @@ from botocore.client import BaseClient
 from auditor.collect.config_cache import ConfigCache, MemoryConfigCache
 from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region
 from auditor.discover.arns import account_of
-from auditor.models import (
-    AuditError,
+from auditor.kinds.endpoints.models import (
     Endpoint,
     EndpointKind,
     InferenceComponent,
@@ -38,6 +37,7 @@ from auditor.models import (
     MetricsConfig,
     Variant,
 )
+from auditor.models import AuditError
 
 # The layout of a kept config description; bumped whenever _describe_config keeps more, so that a
 # description kept by an older version is described again instead of silently lacking the new fields.

@@ -21,17 +21,11 @@ from dataclasses import dataclass
 import botocore.exceptions
 from botocore.client import BaseClient
 
-from auditor.collect.plan import (
-    AVERAGE,
-    INSTANCE_NAMESPACE,
-    INVOCATION_NAMESPACE,
-    MAXIMUM,
-    SUM,
-    MetricSpec,
-    SeriesQuery,
-)
+from auditor.collect.plan import AVERAGE, MAXIMUM, SUM, MetricSpec, SeriesQuery
 from auditor.collect.session import RegionAccessError, describe_client_error, is_fatal_for_region
-from auditor.models import AuditError, Endpoint
+from auditor.kinds.endpoints.metrics import INSTANCE_NAMESPACE, INVOCATION_NAMESPACE
+from auditor.kinds.endpoints.models import Endpoint
+from auditor.models import AuditError
 
 INSTANCE_PREFIX = "instance:"
 ACCELERATOR_PREFIX = "accelerator:"

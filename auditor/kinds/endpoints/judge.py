@@ -20,9 +20,10 @@ from auditor.analyse.rules.base import Phase, Rule, settings_of
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.models import Endpoint
 from auditor.kinds.endpoints.rule_types import EndpointRule, GateRule, VariantRule
 from auditor.kinds.endpoints.rules import RULES
-from auditor.models import Endpoint, Finding, ResourceKind
+from auditor.models import Finding, Judged
 
 _BY_ID: dict[str, Rule[Any]] = {r.id: r for r in RULES}
 # Gates run in this order: a status first (nothing else can be said), then the data.
@@ -43,10 +44,10 @@ def evaluate_endpoint(assessment: EndpointAssessment, config: AuditConfig) -> li
             return findings
         judged = result.judged
     view = replace(assessment, variants=judged)
-    kind = ResourceKind.of_endpoint(endpoint.kind)
+    kind = Judged.of_endpoint(endpoint.kind)
 
     def applicable(phase: Phase) -> Iterable[Rule[Any]]:
-        return (r for r in RULES if r.phase is phase and kind in r.kinds and rule_applies(r, endpoint, config))
+        return (r for r in RULES if r.phase is phase and kind in r.judges and rule_applies(r, endpoint, config))
 
     # An exclusive verdict is about the whole endpoint: only when every variant could be judged.
     if len(judged) == len(assessment.variants):

@@ -14,7 +14,6 @@ import pandas as pd
 from auditor.catalog import Catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
 from auditor.collect.config_cache import ConfigCache
-from auditor.collect.plan import plan_queries
 from auditor.collect.session import AwsClients, RegionAccessError
 from auditor.config import AuditConfig
 from auditor.kinds.base import (
@@ -35,24 +34,21 @@ from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
 from auditor.kinds.endpoints.discover import discover_endpoints
 from auditor.kinds.endpoints.enhanced import EnhancedSeries, enhanced_queries
 from auditor.kinds.endpoints.judge import judge_endpoint
-from auditor.kinds.endpoints.plans import plan_subjects
-from auditor.kinds.endpoints.promql import PromQLClient, collect_placement
-from auditor.kinds.endpoints.rules import RULES
-from auditor.models import (
-    AuditError,
+from auditor.kinds.endpoints.metrics import plan_queries
+from auditor.kinds.endpoints.models import (
     AutoScaling,
-    CollectionStats,
     Endpoint,
     EndpointKind,
     EndpointReport,
-    Finding,
     InstanceUtilization,
     MetricsConfig,
-    ResourceUtilization,
     VariantReport,
-    Window,
     price_usage,
 )
+from auditor.kinds.endpoints.plans import plan_subjects
+from auditor.kinds.endpoints.promql import PromQLClient, collect_placement
+from auditor.kinds.endpoints.rules import RULES
+from auditor.models import AuditError, CollectionStats, Finding, ResourceUtilization, Window
 from auditor.values import iso, utilization_by_resource
 
 if TYPE_CHECKING:

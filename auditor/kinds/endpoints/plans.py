@@ -2,35 +2,32 @@
 option replayed over the window on its shape (recommend/risk), the resize under an autoscaling
 policy scaled to it, the load-test request where a replay cannot predict the new shape, what a
 change that deregisters an autoscaled variant cannot carry across, and the change as AWS requests
-(recommend/change)."""
+(change.py)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
+from auditor.kinds.endpoints.change import build_change, scaling_risk
+from auditor.kinds.endpoints.models import Endpoint, EndpointReport, PlanBasis, VariantReport, price_usage
+from auditor.kinds.endpoints.packing import HostedCopies, hosted_copies
 from auditor.models import (
     AutoscalingProposal,
     Change,
-    Endpoint,
-    EndpointReport,
     Finding,
     Plan,
-    PlanBasis,
     PlanOption,
     Recommendation,
     Risk,
     ScalingPolicy,
-    VariantReport,
     Window,
-    price_usage,
 )
-from auditor.recommend.change import build_change, scaling_risk
 from auditor.recommend.demand import minimum_instances
-from auditor.recommend.packing import HostedCopies, hosted_copies
 from auditor.recommend.plans import PlanSubject, SubjectOf
 from auditor.recommend.risk import assess, load_test_request, unreplayed_risk
 from auditor.recommend.rule_changes import change_from_details
@@ -44,19 +41,22 @@ RESOURCE_TYPE = "endpoint"  # its findings' and plans' resource type
 def plan_subjects(section: tuple[EndpointReport, ...], catalog: Catalog, config: AuditConfig,
                   window: Window | None) -> SubjectOf:
     """The variant (or endpoint) each endpoint finding's plan is for."""
-    by_name = {(e.endpoint.region, e.endpoint.name): e.endpoint for e in section}
-    variants = {(e.endpoint.region, e.endpoint.name, v.variant.name): v for e in section for v in e.variants}
-    components = {(e.endpoint.region, e.endpoint.name, v.variant.name): e
+    # Keyed by account too: two accounts may each have an endpoint of the same name in a region.
+    by_name = {(e.endpoint.account_id, e.endpoint.region, e.endpoint.name): e.endpoint for e in section}
+    variants = {(e.endpoint.account_id, e.endpoint.region, e.endpoint.name, v.variant.name): v
+                for e in section for v in e.variants}
+    components = {(e.endpoint.account_id, e.endpoint.region, e.endpoint.name, v.variant.name): e
                   for e in section for v in e.variants
                   if e.components or not e.endpoint.inference_components_listed}
 
     def subject_of(finding: Finding) -> PlanSubject | None:
-        if finding.resource_type != RESOURCE_TYPE:
+        if finding.resource.type != RESOURCE_TYPE:
             return None
-        region, name, variant_name = finding.region, finding.endpoint, finding.variant
-        endpoint = by_name.get((region, name))
-        variant = variants.get((region, name, variant_name)) if variant_name else None
-        hosting = components.get((region, name, variant_name or ""))
+        where = (finding.resource.account_id, finding.resource.region, finding.resource.name)
+        variant_name = finding.variant
+        endpoint = by_name.get(where)
+        variant = variants.get((*where, variant_name)) if variant_name else None
+        hosting = components.get((*where, variant_name or ""))
         copies = (hosted_copies(hosting.components, variant_name or "", hosting.endpoint.inference_components_listed)
                   if hosting else None)
         # Replayed over the endpoint's shape window, the part of the audit window its rules read.
@@ -64,8 +64,9 @@ def plan_subjects(section: tuple[EndpointReport, ...], catalog: Catalog, config:
         return VariantSubject(
             instance_type=variant.variant.instance_type if variant else None,
             instance_count=variant.variant.instance_count if variant else 0,
-            basis=PlanBasis(endpoint.config_name, endpoint.status, endpoint.variants, endpoint.autoscaling_known)
-            if endpoint else None,
+            basis=basis_to_dict(PlanBasis(endpoint.config_name, endpoint.status, endpoint.variants,
+                                          endpoint.autoscaling_known)) if endpoint else None,
+            endpoint_config=(endpoint.config_name or None) if endpoint else None,
             endpoint=endpoint, variant_name=variant_name, variant=variant, copies=copies,
             catalog=catalog, config=config, window=shaped)
 
@@ -83,7 +84,7 @@ class VariantSubject(PlanSubject):
     window: Window | None
 
     def options(self, findings: Sequence[Finding]) -> tuple[PlanOption, ...]:
-        region = findings[0].region
+        region = findings[0].resource.region
         usage = price_usage(self.endpoint) if self.endpoint else "hosting"
         combined = _combined(list(findings), self.catalog, self.config, region, usage, self.copies)
         return (combined,) if combined is not None else ()
@@ -113,7 +114,7 @@ class VariantSubject(PlanSubject):
     def proposed_risk(self, plan: Plan, risk: Risk | None) -> Risk | None:
         if risk is not None and risk.load_test_first and self.endpoint is not None:
             model = _model_of(self.endpoint, plan.variant)
-            request = load_test_request(plan.account_id, plan.endpoint, plan.id, model, plan.proposed,
+            request = load_test_request(plan.resource.account_id, plan.resource.name, plan.id, model, plan.proposed,
                                         self.config.recommend)
             risk = replace(risk, load_test_request=request)
         return self.carried_risk(plan.proposed, risk)
@@ -174,3 +175,24 @@ def _combined(group: list[Finding], catalog: Catalog, config: AuditConfig, regio
     return PlanOption(tuple(sorted({resize.rule, scaling.rule})), "resize+autoscale", rec.instance_type, minimum,
                       combined_policy.as_dict(), monthly, recommendation.monthly_savings_usd,
                       advice_text(recommendation))
+
+
+def basis_to_dict(basis: PlanBasis) -> dict[str, Any]:
+    """What an endpoint plan was computed from, as the plan carries it (Plan.basis, the JSON's
+    `basis`): `audit apply` reads it live again and compares."""
+    return {
+        "endpoint_config_name": basis.endpoint_config_name,
+        "status": basis.status,
+        "autoscaling_read": basis.autoscaling_read,
+        "variants": [{
+            "name": v.name, "instance_type": v.instance_type, "instance_count": v.instance_count,
+            "weight": v.weight, "shadow": v.shadow,
+            "serverless": None if v.serverless_memory_mb is None else {
+                "memory_size_mb": v.serverless_memory_mb, "max_concurrency": v.serverless_max_concurrency},
+            "managed_instance_scaling": None if v.managed_scaling is None else {
+                "min_instances": v.managed_scaling.min_instances, "max_instances": v.managed_scaling.max_instances},
+            "autoscaling": None if v.autoscaling is None else {
+                "min_capacity": v.autoscaling.min_capacity, "max_capacity": v.autoscaling.max_capacity,
+                "policies": list(v.autoscaling.policies)},
+        } for v in basis.variants],
+    }

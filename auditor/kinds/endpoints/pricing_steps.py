@@ -6,7 +6,8 @@ from __future__ import annotations
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
-from auditor.models import CountProposal, Finding, Recommendation, price_usage
+from auditor.kinds.endpoints.models import price_usage
+from auditor.models import CountProposal, Finding, Recommendation
 from auditor.recommend.pricing import priced
 
 

@@ -41,7 +41,8 @@ import botocore.exceptions
 from botocore.client import BaseClient
 
 from auditor.collect.session import AwsClients
-from auditor.models import AuditError, ComponentPlacement
+from auditor.kinds.endpoints.models import ComponentPlacement
+from auditor.models import AuditError
 from auditor.text import one_line_words
 
 QUERY_RANGE_PATH = "/api/v1/query_range"

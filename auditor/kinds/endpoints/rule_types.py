@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from auditor.analyse.rules.base import CollectionRule, Phase, Rule, RuleSettings, S
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
-from auditor.models import Finding, ResourceKind
+from auditor.models import Finding, Judged
 
 if TYPE_CHECKING:
     from auditor.catalog import Catalog
     from auditor.config import AuditConfig
 
-ENDPOINT_KINDS = frozenset({ResourceKind.REAL_TIME, ResourceKind.ASYNC, ResourceKind.SERVERLESS})
-INSTANCE_KINDS = frozenset({ResourceKind.REAL_TIME, ResourceKind.ASYNC})
+ENDPOINT_KINDS = frozenset({Judged.REAL_TIME, Judged.ASYNC, Judged.SERVERLESS})
+INSTANCE_KINDS = frozenset({Judged.REAL_TIME, Judged.ASYNC})
 
 EndpointPricer = Callable[[Finding, EndpointAssessment, "Catalog", "AuditConfig"], Finding | None]
 

@@ -78,7 +78,7 @@ def spot_limits(job: TrainingJob) -> tuple[int, int]:
 def job_change(plan: Plan, job: Job | None) -> Change | None:
     """The next run's request; None when the plan is not a job's, its action is not one a request
     expresses, or the Describe answer lacks what the request needs (never an invalid request)."""
-    request = OPERATIONS.get(plan.resource_type)
+    request = OPERATIONS.get(plan.resource.type)
     if request is None or job is None or not job.create_fields:
         return None
     if any(key not in job.create_fields for key in request.required):

@@ -104,7 +104,7 @@ def audit(scope: RegionScope) -> KindResult[JobsSection]:
         fatal.append(error)
     jobs = JobsAssessment(tuple(training), tuple(transform), window, processing=tuple(processing))
     findings = scope.judge(jobs)
-    judged = {f.endpoint for f in findings}
+    judged = {f.resource.name for f in findings}
     training, transform, processing = (only_judged_series(training, judged), only_judged_series(transform, judged),
                                        only_judged_series(processing, judged))
     if config.email.route_by_tag or config.chat.route_by_tag:
@@ -131,7 +131,7 @@ def with_tags(sagemaker: BaseClient, region: str, findings: list[Finding], train
               ) -> tuple[list[TrainingCost], list[TransformCost], list[ProcessingCost], list[AuditError]]:
     """For owner routing: the tags of the jobs that have a finding (one ListTags each: a few calls,
     not one per job of the window). The other jobs keep none and go to the default audience."""
-    named = {(f.resource_type, f.endpoint) for f in findings}
+    named = {(f.resource.type, f.resource.name) for f in findings}
     names = {c.job.arn: c.job.name for kind, costs in (("training-job", training), ("transform-job", transform),
                                                        ("processing-job", processing))
              for c in costs if (kind, c.job.name) in named and c.job.arn}

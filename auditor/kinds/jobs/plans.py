@@ -29,7 +29,8 @@ def plan_subjects(section: JobsSection, catalog: Catalog, config: AuditConfig, _
     by_key = {(c.job.account_id, c.job.region, JOB_TYPES[type(c)], c.job.name): c for c in costs}
 
     def subject_of(finding: Finding) -> PlanSubject | None:
-        cost = by_key.get((finding.account_id, finding.region, finding.resource_type, finding.endpoint))
+        ref = finding.resource
+        cost = by_key.get((ref.account_id, ref.region, ref.type, ref.name))
         if cost is None:
             return None
         return JobSubject(instance_type=cost.job.instance_type, instance_count=cost.job.instance_count,

@@ -25,19 +25,12 @@ from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.models import ComponentPlacement, price_usage
+from auditor.kinds.endpoints.packing import instances_to_hold, on_variant, placements
 from auditor.kinds.endpoints.pricing_steps import price_fewer_instances, variant_of
 from auditor.kinds.endpoints.rule_types import VariantRule
-from auditor.models import (
-    ComponentPlacement,
-    CountProposal,
-    Finding,
-    Recommendation,
-    ResourceKind,
-    Severity,
-    price_usage,
-)
+from auditor.models import CountProposal, Finding, Judged, Recommendation, Severity
 from auditor.recommend.demand import minimum_instances
-from auditor.recommend.packing import instances_to_hold, on_variant, placements
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 
@@ -161,7 +154,7 @@ RULE = VariantRule(
     remediation="Lower the variant's instance count to the instances that host copies (with managed instance "
                 "scaling: lower its MinInstanceCount, and SageMaker removes the empty instances itself).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/inference-monitoring.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     settings=EmptyInstancesSettings,
     threshold_field="min_empty_percent",
     check=check,

@@ -8,17 +8,17 @@ from dataclasses import dataclass
 from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
-from auditor.kinds.endpoints.pricing_steps import price_fewer_instances
-from auditor.kinds.endpoints.rule_types import VariantRule
-from auditor.models import CountProposal, Finding, ResourceKind, Severity
-from auditor.recommend.demand import minimum_instances
-from auditor.recommend.packing import (
+from auditor.kinds.endpoints.packing import (
     copies_per_instance,
     instances_to_hold,
     on_variant,
     placements,
     reserved_share,
 )
+from auditor.kinds.endpoints.pricing_steps import price_fewer_instances
+from auditor.kinds.endpoints.rule_types import VariantRule
+from auditor.models import CountProposal, Finding, Judged, Severity
+from auditor.recommend.demand import minimum_instances
 from auditor.schema import setting
 
 
@@ -76,7 +76,7 @@ RULE = VariantRule(
     remediation="Lower the variant's instance count (or its managed instance scaling MaxInstanceCount) so "
                 "that the component copies share fewer instances.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-deploy-models.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     settings=PackingSettings,
     threshold_field="max_reserved_percent",
     check=check,

@@ -11,11 +11,12 @@ from auditor.analyse.rules.base import RESOURCE_LABELS, RuleSettings, settings_o
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.models import ComponentReport
+from auditor.kinds.endpoints.packing import Placement, Reservation, instances_to_hold, on_variant, reservation
 from auditor.kinds.endpoints.pricing_steps import same_type_count
 from auditor.kinds.endpoints.rule_types import VariantRule
-from auditor.models import ComponentReport, CountProposal, Finding, Resource, ResourceKind, Severity
+from auditor.models import CountProposal, Finding, Judged, Resource, Severity
 from auditor.recommend.demand import minimum_instances
-from auditor.recommend.packing import Placement, Reservation, instances_to_hold, on_variant, reservation
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 
@@ -164,7 +165,7 @@ RULE = VariantRule(
     remediation="Lower the component's copy count (UpdateInferenceComponentRuntimeConfig), or its "
                 "ComputeResourceRequirements (UpdateInferenceComponent), then let the endpoint run fewer instances.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateInferenceComponentRuntimeConfig.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     settings=ComponentSettings,
     threshold_field="thresholds",
     check=check,

@@ -42,7 +42,7 @@ RULE = EndpointRule(
     remediation="Find out why the request metric is silent (not published for this endpoint kind, a client "
                 "that bypasses the endpoint, or work the container does on its own) before acting on traffic.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html",
-    kinds=INSTANCE_KINDS,
+    judges=INSTANCE_KINDS,
     settings=RuleSettings,
     check=check,
 )

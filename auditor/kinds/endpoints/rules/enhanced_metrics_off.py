@@ -19,8 +19,9 @@ from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointFleet
 from auditor.kinds.endpoints.enhanced import ACCELERATOR_METRICS, INSTANCE_INVOCATION_METRICS, INSTANCE_METRICS
+from auditor.kinds.endpoints.models import Endpoint, EndpointKind
 from auditor.kinds.endpoints.rule_types import INSTANCE_KINDS
-from auditor.models import Endpoint, EndpointKind, Finding, Severity
+from auditor.models import Finding, Severity
 from auditor.prices.cloudwatch import CloudWatchRates, cloudwatch_rates
 
 HOW = ("set MetricsConfig.EnableEnhancedMetrics to true in a new endpoint config (CLI: aws sagemaker "
@@ -159,7 +160,7 @@ RULE = CollectionRule(
     severity=Severity.INFO,
     remediation=HOW[0].upper() + HOW[1:] + ".",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch-enhanced-metrics.html",
-    kinds=INSTANCE_KINDS,
+    judges=INSTANCE_KINDS,
     resource_type="endpoint-fleet",
     settings=RuleSettings,
     assessment=EndpointFleet,

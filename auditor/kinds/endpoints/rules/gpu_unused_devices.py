@@ -15,11 +15,12 @@ from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.models import price_usage
 from auditor.kinds.endpoints.pricing_steps import variant_of
 from auditor.kinds.endpoints.rule_types import INSTANCE_KINDS, VariantRule
 from auditor.kinds.endpoints.rules.idle import RULE as IDLE
 from auditor.kinds.endpoints.rules.idle import IdleSettings
-from auditor.models import Finding, Severity, ShapeProposal, price_usage
+from auditor.models import Finding, Severity, ShapeProposal
 from auditor.recommend.pricing import priced
 from auditor.recommend.sizing import fewer_gpu_shape
 
@@ -109,7 +110,7 @@ RULE = VariantRule(
     remediation="Deploy the model on a shape with as many GPUs as it uses (a new endpoint config), after checking "
                 "that it is not meant to shard across the idle ones.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch-enhanced-metrics.html",
-    kinds=INSTANCE_KINDS,
+    judges=INSTANCE_KINDS,
     settings=RuleSettings,
     check=check,
     price=price,

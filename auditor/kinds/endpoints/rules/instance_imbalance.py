@@ -191,7 +191,7 @@ RULE = VariantRule(
                 "connection) and spread it. Per-request cost: find what differs on the hot instance (model "
                 "version, a slow load, a noisy neighbour). Fix either before changing the instance count.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch-enhanced-metrics.html",
-    kinds=INSTANCE_KINDS,
+    judges=INSTANCE_KINDS,
     settings=ImbalanceSettings,
     threshold_field="ratio",
     check=check,

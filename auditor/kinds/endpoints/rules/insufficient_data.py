@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.models import Endpoint, EndpointKind
 from auditor.kinds.endpoints.rule_types import ENDPOINT_KINDS, Gate, GateRule
-from auditor.models import Endpoint, EndpointKind, Finding, Severity
+from auditor.models import Finding, Severity
 
 
 def withheld_idle_verdict(endpoint: Endpoint, variant: str | None, rule: str, what: str, days: float,
@@ -76,6 +77,6 @@ RULE = GateRule(
     severity=Severity.INFO,
     remediation="No verdict until the endpoint has recommend.min_days of instance metrics.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html",
-    kinds=ENDPOINT_KINDS,
+    judges=ENDPOINT_KINDS,
     check=check,
 )

@@ -19,20 +19,13 @@ from auditor.analyse.rules.base import RuleSettings, settings_of, target_percent
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import HOTTEST_INSTANCE, VARIANT_MEAN, EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.models import price_usage
+from auditor.kinds.endpoints.packing import hosted_copies
 from auditor.kinds.endpoints.pricing_steps import variant_of
 from auditor.kinds.endpoints.rule_types import VariantRule
 from auditor.kinds.endpoints.rules.instance_imbalance import imbalance
-from auditor.models import (
-    AutoscalingProposal,
-    Finding,
-    Recommendation,
-    ResourceKind,
-    ScalingPolicy,
-    Severity,
-    price_usage,
-)
+from auditor.models import AutoscalingProposal, Finding, Judged, Recommendation, ScalingPolicy, Severity
 from auditor.recommend.demand import minimum_instances
-from auditor.recommend.packing import hosted_copies
 from auditor.recommend.pricing import priced, severity_for_saving
 from auditor.schema import setting
 
@@ -171,7 +164,7 @@ RULE = VariantRule(
     remediation="Register the variant with Application Auto Scaling and add target tracking on "
                 "SageMakerVariantInvocationsPerInstance with the advised target and capacities.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     settings=AutoscalingSettings,
     threshold_field="target_utilization",
     check=check,

@@ -21,8 +21,9 @@ from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment
+from auditor.kinds.endpoints.models import Endpoint
 from auditor.kinds.endpoints.rule_types import EndpointRule
-from auditor.models import Endpoint, Finding, Recommendation, ResourceKind, Severity
+from auditor.models import Finding, Judged, Recommendation, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 
@@ -131,7 +132,7 @@ RULE = EndpointRule(
     severity=Severity.LOW,
     remediation="Add queue alarms that notify the team.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-monitor.html",
-    kinds=frozenset({ResourceKind.ASYNC}),
+    judges=frozenset({Judged.ASYNC}),
     settings=QueueAlarmSettings,
     threshold_field="latency_goal_seconds",
     check=check,

@@ -24,6 +24,6 @@ RULE = GateRule(
     severity=Severity.INFO,
     remediation="Only InService endpoints are judged; look at the endpoint's status and failure reason.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeEndpoint.html",
-    kinds=ENDPOINT_KINDS,
+    judges=ENDPOINT_KINDS,
     check=check,
 )

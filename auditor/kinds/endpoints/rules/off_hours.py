@@ -31,8 +31,9 @@ from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.models import Endpoint, price_usage
 from auditor.kinds.endpoints.rule_types import EndpointRule
-from auditor.models import Endpoint, Finding, Recommendation, ResourceKind, Severity, price_usage
+from auditor.models import Finding, Judged, Recommendation, Severity
 from auditor.recommend.change import settable_tags
 from auditor.recommend.pricing import priced
 from auditor.schema import ACCOUNT_ID_PLACEHOLDER, ROLE_ARN_TEMPLATE, setting
@@ -357,7 +358,7 @@ RULE = EndpointRule(
     severity=Severity.MEDIUM,
     remediation="Stop it in its quiet hours.",
     docs="https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-targets-universal.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     settings=OffHoursSettings,
     threshold_field="min_off_hours",
     check=check,

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from auditor.analyse.rules.base import RuleSettings, settings_of, target_percent
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import HOTTEST_INSTANCE, EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.packing import hosted_copies
 from auditor.kinds.endpoints.pricing_steps import price_fewer_instances
 from auditor.kinds.endpoints.rule_types import INSTANCE_KINDS, VariantRule
 from auditor.kinds.endpoints.rules.instance_imbalance import imbalance
 from auditor.models import CountProposal, Finding, Resource, Severity
 from auditor.recommend.demand import instances_needed, minimum_instances, peak_demand
-from auditor.recommend.packing import hosted_copies
 from auditor.schema import setting
 
 
@@ -69,7 +69,7 @@ RULE = VariantRule(
     severity=Severity.MEDIUM,
     remediation="Lower the variant's instance count (UpdateEndpointWeightsAndCapacities), or let autoscaling do it.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateEndpointWeightsAndCapacities.html",
-    kinds=INSTANCE_KINDS,
+    judges=INSTANCE_KINDS,
     settings=CountSettings,
     threshold_field="target_utilization",
     check=check,

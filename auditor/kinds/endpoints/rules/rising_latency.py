@@ -11,7 +11,7 @@ from auditor.analyse.trend import TrendResult, judge_rising, recent_series, rise
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.rule_types import VariantRule
-from auditor.models import Finding, ResourceKind, Severity
+from auditor.models import Finding, Judged, Severity
 from auditor.schema import setting
 
 
@@ -77,7 +77,7 @@ RULE = VariantRule(
     remediation="If invocations rose with it, add capacity or autoscaling; if not, look for a regression in the "
                 "model or its container (a deploy, a dependency, a growing input).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     settings=TrendSettings,
     threshold_field="min_rise_percent",
     check=check,

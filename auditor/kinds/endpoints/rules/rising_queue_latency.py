@@ -25,7 +25,7 @@ from auditor.kinds.endpoints.assessment import EndpointAssessment
 from auditor.kinds.endpoints.pricing_steps import same_type_count
 from auditor.kinds.endpoints.rule_types import EndpointRule
 from auditor.kinds.endpoints.rules.rising_latency import TrendSettings
-from auditor.models import CountProposal, Finding, ResourceKind, Severity
+from auditor.models import CountProposal, Finding, Judged, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 
@@ -194,7 +194,7 @@ RULE = EndpointRule(
     severity=Severity.HIGH,
     remediation="Scale out, or add a target-tracking policy on ApproximateBacklogSizePerInstance.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-autoscale.html",
-    kinds=frozenset({ResourceKind.ASYNC}),
+    judges=frozenset({Judged.ASYNC}),
     settings=QueueSettings,
     threshold_field="min_rise_percent",
     check=check,

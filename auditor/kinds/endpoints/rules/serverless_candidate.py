@@ -15,11 +15,11 @@ from auditor.analyse.usage import mean_duration_seconds, per_month
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.packing import on_variant
 from auditor.kinds.endpoints.pricing_steps import variant_of
 from auditor.kinds.endpoints.rule_types import VariantRule
 from auditor.kinds.endpoints.rules.serverless_oversized import milliseconds, smallest_memory_size
-from auditor.models import Finding, Recommendation, Resource, ResourceKind, ServerlessProposal, Severity
-from auditor.recommend.packing import on_variant
+from auditor.models import Finding, Judged, Recommendation, Resource, ServerlessProposal, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 
@@ -139,7 +139,7 @@ RULE = VariantRule(
     severity=Severity.MEDIUM,
     remediation="Move the endpoint to Serverless Inference with the advised memory size (mind cold starts).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/serverless-endpoints.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     settings=CandidateSettings,
     threshold_field="min_savings_percent",
     check=check,

@@ -12,7 +12,7 @@ from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.pricing_steps import variant_of
 from auditor.kinds.endpoints.rule_types import VariantRule
-from auditor.models import Finding, MemoryProposal, Recommendation, Resource, ResourceKind, Severity
+from auditor.models import Finding, Judged, MemoryProposal, Recommendation, Resource, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 
@@ -87,7 +87,7 @@ RULE = VariantRule(
     severity=Severity.LOW,
     remediation="Update the endpoint to a serverless config with the advised MemorySizeInMB.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/serverless-endpoints.html",
-    kinds=frozenset({ResourceKind.SERVERLESS}),
+    judges=frozenset({Judged.SERVERLESS}),
     settings=OversizedSettings,
     threshold_field="target_utilization",
     check=check,

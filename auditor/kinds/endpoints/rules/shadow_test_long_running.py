@@ -14,7 +14,7 @@ from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.pricing_steps import variant_of
 from auditor.kinds.endpoints.rule_types import VariantRule
-from auditor.models import Finding, Recommendation, ResourceKind, Severity
+from auditor.models import Finding, Judged, Recommendation, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 
@@ -67,7 +67,7 @@ RULE = VariantRule(
     remediation="Conclude the shadow test: promote the shadow variant or drop it, by updating the endpoint to a "
                 "config without ShadowProductionVariants (or stop the inference experiment that runs it).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/shadow-tests.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     settings=ShadowSettings,
     threshold_field="max_days",
     shadow_variants=True,

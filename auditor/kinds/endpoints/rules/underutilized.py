@@ -7,11 +7,12 @@ from auditor.analyse.rules.base import RESOURCE_LABELS, RuleSettings, join_words
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import HOTTEST_INSTANCE, EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.models import price_usage
+from auditor.kinds.endpoints.packing import hosted_copies
 from auditor.kinds.endpoints.pricing_steps import variant_of
 from auditor.kinds.endpoints.rule_types import INSTANCE_KINDS, VariantRule
 from auditor.kinds.endpoints.rules.instance_imbalance import imbalance
-from auditor.models import Finding, Resource, Severity, ShapeProposal, VariantUtilization, price_usage
-from auditor.recommend.packing import hosted_copies
+from auditor.models import Finding, Resource, Severity, ShapeProposal, VariantUtilization
 from auditor.recommend.pricing import priced
 from auditor.recommend.sizing import rightsize
 
@@ -109,7 +110,7 @@ RULE = VariantRule(
     severity=Severity.MEDIUM,
     remediation="Update the endpoint to a new endpoint config with the advised instance type and count.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-manage.html",
-    kinds=INSTANCE_KINDS,
+    judges=INSTANCE_KINDS,
     settings=RuleSettings,
     threshold_field="thresholds",
     check=check,

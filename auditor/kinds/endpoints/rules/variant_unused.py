@@ -13,7 +13,7 @@ from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssess
 from auditor.kinds.endpoints.pricing_steps import variant_of
 from auditor.kinds.endpoints.rule_types import VariantRule
 from auditor.kinds.endpoints.rules.insufficient_data import withheld_idle_verdict
-from auditor.models import Finding, Recommendation, ResourceKind, Severity
+from auditor.models import Finding, Judged, Recommendation, Severity
 from auditor.recommend.pricing import priced
 
 
@@ -68,7 +68,7 @@ RULE = VariantRule(
     remediation="Create an endpoint config without the variant (the others unchanged) and update the endpoint "
                 "to it (UpdateEndpoint); the variant's instances stop being billed.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/model-ab-testing.html",
-    kinds=frozenset({ResourceKind.REAL_TIME}),
+    judges=frozenset({Judged.REAL_TIME}),
     phase=Phase.EXCLUSIVE,
     settings=RuleSettings,
     check=check,

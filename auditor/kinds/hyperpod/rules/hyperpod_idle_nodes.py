@@ -89,7 +89,8 @@ RULE = CollectionRule(
                 "InstanceCount in UpdateCluster would let SageMaker choose which nodes end); HyperPod bills every "
                 "allocated node.",
     docs=DOCS,
-    kinds=frozenset(),
+    judges=frozenset(),
+    kind="hyperpod",
     resource_type=RESOURCE_TYPE,
     settings=HyperPodIdleSettings,
     threshold_field="idle_ceiling_percent",

@@ -15,7 +15,7 @@ from auditor.config import AuditConfig
 from auditor.kinds.jobs.assessment import JobsAssessment
 from auditor.kinds.jobs.rules.transform_long_running import BOUND_PERCENT
 from auditor.kinds.jobs.schedules import recurring_processing
-from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity
+from auditor.models import Finding, Judged, Recommendation, Resource, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 
@@ -67,7 +67,7 @@ RULE = CollectionRule(
     remediation="Run it on more instances (ProcessingResources.ClusterConfig.InstanceCount) with its input "
                 "sharded (S3DataDistributionType ShardedByS3Key).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/processing-job.html",
-    kinds=frozenset({ResourceKind.PROCESSING_JOB}),
+    judges=frozenset({Judged.PROCESSING_JOB}),
     settings=ProcessingLongRunningSettings,
     check=check,
 )

@@ -14,7 +14,7 @@ from auditor.config import AuditConfig
 from auditor.kinds.jobs.assessment import JobsAssessment
 from auditor.kinds.jobs.models import ProcessingCost
 from auditor.kinds.jobs.schedules import recurring_processing
-from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity, ShapeProposal
+from auditor.models import Finding, Judged, Recommendation, Resource, Severity, ShapeProposal
 from auditor.recommend.pricing import priced
 from auditor.recommend.sizing import rightsize
 
@@ -48,7 +48,7 @@ def check(jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> Iterat
 
 
 def price(finding: Finding, jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> Finding | None:
-    cost = jobs.by_name[finding.endpoint]
+    cost = jobs.by_name[finding.resource.name]
     assert isinstance(cost, ProcessingCost) and jobs.window is not None
     job = cost.job
     shape = catalog.shape(job.instance_type)
@@ -83,7 +83,7 @@ RULE = CollectionRule(
     severity=Severity.LOW,
     remediation="Run the job on the advised instance type or count (ProcessingResources.ClusterConfig).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/processing-job.html",
-    kinds=frozenset({ResourceKind.PROCESSING_JOB}),
+    judges=frozenset({Judged.PROCESSING_JOB}),
     settings=RuleSettings,
     check=check,
     price=price,

@@ -12,7 +12,7 @@ from auditor.config import AuditConfig
 from auditor.kinds.jobs.assessment import JobsAssessment
 from auditor.kinds.jobs.models import TrainingCost
 from auditor.kinds.jobs.settings import JobsConfig
-from auditor.models import Finding, Recommendation, ResourceKind, Severity, SpotProposal
+from auditor.models import Finding, Judged, Recommendation, Severity, SpotProposal
 from auditor.recommend.pricing import priced
 
 
@@ -51,7 +51,7 @@ def _check_job(cost: TrainingCost, config: AuditConfig) -> Finding | None:
 
 
 def price(finding: Finding, jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> Finding:
-    cost = jobs.by_name[finding.endpoint]
+    cost = jobs.by_name[finding.resource.name]
     assert isinstance(cost, TrainingCost) and isinstance(finding.proposal, SpotProposal)
     assert jobs.window is not None
     job = cost.job
@@ -73,7 +73,7 @@ RULE = CollectionRule(
     remediation="Set EnableManagedSpotTraining, MaxWaitTimeInSeconds and a CheckpointConfig so interrupted jobs "
                 "resume.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/model-managed-spot-training.html",
-    kinds=frozenset({ResourceKind.TRAINING_JOB}),
+    judges=frozenset({Judged.TRAINING_JOB}),
     settings=RuleSettings,
     check=check,
     price=price,

@@ -12,7 +12,7 @@ from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.jobs.assessment import JobsAssessment
 from auditor.kinds.jobs.models import TrainingCost
-from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity, ShapeProposal
+from auditor.models import Finding, Judged, Recommendation, Resource, Severity, ShapeProposal
 from auditor.recommend.pricing import priced
 from auditor.recommend.sizing import rightsize
 
@@ -47,7 +47,7 @@ def _check_job(cost: TrainingCost, catalog: Catalog, config: AuditConfig) -> Fin
 
 
 def price(finding: Finding, jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> Finding:
-    cost = jobs.by_name[finding.endpoint]
+    cost = jobs.by_name[finding.resource.name]
     assert isinstance(cost, TrainingCost) and jobs.window is not None
     job = cost.job
     shape = catalog.shape(job.instance_type)
@@ -80,7 +80,7 @@ RULE = CollectionRule(
     severity=Severity.LOW,
     remediation="Train on the advised shape or host count.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/training-metrics.html",
-    kinds=frozenset({ResourceKind.TRAINING_JOB}),
+    judges=frozenset({Judged.TRAINING_JOB}),
     settings=RuleSettings,
     check=check,
     price=price,

@@ -17,7 +17,7 @@ from auditor.kinds.jobs.analysis import name_pattern
 from auditor.kinds.jobs.assessment import JobsAssessment
 from auditor.kinds.jobs.models import TransformCost
 from auditor.kinds.jobs.settings import JobsConfig
-from auditor.models import Finding, Recommendation, Resource, ResourceKind, Severity, TransformProposal
+from auditor.models import Finding, Judged, Recommendation, Resource, Severity, TransformProposal
 from auditor.recommend.pricing import priced
 
 # A transform job this busy is bound by its instances: more of them finish sooner at the same cost.
@@ -69,7 +69,7 @@ def check(jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> Iterat
 
 
 def price(finding: Finding, jobs: JobsAssessment, catalog: Catalog, config: AuditConfig) -> Finding | None:
-    latest = jobs.by_name[finding.endpoint]
+    latest = jobs.by_name[finding.resource.name]
     assert isinstance(latest, TransformCost) and isinstance(finding.proposal, TransformProposal)
     proposal = finding.proposal
     hours, cost_per_run = proposal.median_hours, proposal.cost_per_run_usd
@@ -118,7 +118,7 @@ RULE = CollectionRule(
     severity=Severity.LOW,
     remediation="Change the job's instance type or count as advised.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/batch-transform.html",
-    kinds=frozenset({ResourceKind.TRANSFORM_JOB}),
+    judges=frozenset({Judged.TRANSFORM_JOB}),
     settings=RuleSettings,
     check=check,
     price=price,

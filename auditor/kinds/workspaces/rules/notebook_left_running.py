@@ -18,7 +18,7 @@ from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.workspaces.assessment import WorkspacesAssessment
 from auditor.kinds.workspaces.change import stop_notebook_details
-from auditor.models import Finding, Recommendation, ResourceKind, Severity
+from auditor.models import Finding, Judged, Recommendation, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 
@@ -73,7 +73,7 @@ RULE = CollectionRule(
     severity=Severity.LOW,
     remediation="Ask the owner; stop it (StopNotebookInstance) when not in use: the volume and its files are kept.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/nbi.html",
-    kinds=frozenset({ResourceKind.NOTEBOOK}),
+    judges=frozenset({Judged.NOTEBOOK}),
     settings=NotebookLeftRunningSettings,
     # Notebooks publish no usage metric: "no sign of use" rests on timestamps, not on measurement.
     measured=False,

@@ -10,7 +10,7 @@ from auditor.analyse.rules.base import CollectionRule, RuleSettings
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.workspaces.assessment import WorkspacesAssessment
-from auditor.models import Finding, ResourceKind, Severity
+from auditor.models import Finding, Judged, Severity
 
 JUDGED = frozenset({"InService", "Pending", "Updating", "Stopping", "Stopped"})
 
@@ -40,7 +40,7 @@ RULE = CollectionRule(
     remediation="Attach a lifecycle configuration whose OnStart runs AWS's auto-stop-idle sample (autostop.py from "
                 "aws-samples/amazon-sagemaker-notebook-instance-lifecycle-config-samples) with an IDLE_TIME.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/notebook-lifecycle-config.html",
-    kinds=frozenset({ResourceKind.NOTEBOOK}),
+    judges=frozenset({Judged.NOTEBOOK}),
     settings=RuleSettings,
     check=check,
 )

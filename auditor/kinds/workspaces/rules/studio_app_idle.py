@@ -16,7 +16,7 @@ from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.workspaces.assessment import WorkspacesAssessment
 from auditor.kinds.workspaces.change import delete_app_details
-from auditor.models import Finding, Recommendation, ResourceKind, Severity
+from auditor.models import Finding, Judged, Recommendation, Severity
 from auditor.recommend.pricing import priced
 from auditor.schema import setting
 
@@ -67,7 +67,7 @@ RULE = CollectionRule(
     severity=Severity.LOW,
     remediation="Stop the app (DeleteApp keeps the space and its storage), and set idle shutdown on the domain.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/studio-updated-idle-shutdown.html",
-    kinds=frozenset({ResourceKind.STUDIO_APP}),
+    judges=frozenset({Judged.STUDIO_APP}),
     settings=StudioAppIdleSettings,
     check=check,
 )

@@ -14,7 +14,7 @@ from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.workspaces.assessment import WorkspacesAssessment
 from auditor.kinds.workspaces.change import idle_shutdown_details
-from auditor.models import Finding, Recommendation, ResourceKind, Severity
+from auditor.models import Finding, Judged, Recommendation, Severity
 from auditor.schema import setting
 
 
@@ -47,7 +47,8 @@ def check(workspaces: WorkspacesAssessment, catalog: Catalog, config: AuditConfi
         recommendation = Recommendation("idle-shutdown", None, 0, 0.0, 0.0, details={
             "advice": f"turn on idle shutdown after {minutes} min for {join_words(missing)} apps",
             **idle_shutdown_details(domain, missing, minutes)})
-        yield replace(finding, endpoint=domain.domain_id, resource_type="studio-domain", recommendation=recommendation)
+        yield replace(finding, resource=replace(finding.resource, type="studio-domain", name=domain.domain_id),
+                      recommendation=recommendation)
 
 
 RULE = CollectionRule(
@@ -59,7 +60,7 @@ RULE = CollectionRule(
                 "DefaultUserSettings ...AppSettings.AppLifecycleManagement.IdleSettings: LifecycleManagement "
                 "ENABLED, IdleTimeoutInMinutes).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/studio-updated-idle-shutdown.html",
-    kinds=frozenset({ResourceKind.STUDIO_APP}),
+    judges=frozenset({Judged.STUDIO_APP}),
     settings=StudioNoIdleShutdownSettings,
     check=check,
 )

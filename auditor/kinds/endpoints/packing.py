@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 
 from auditor.catalog import InstanceShape
-from auditor.models import ComponentReport, InferenceComponent
+from auditor.kinds.endpoints.models import ComponentReport, InferenceComponent
 
 # SageMaker's agents and the OS keep part of each instance's memory: plan copies into 90% of it.
 USABLE_MEMORY_SHARE = 0.9

@@ -1,0 +1,128 @@
+"""What the report templates read about findings and plans: typed views made from the JSON
+document (schema 9, auditor/data/audit-report.schema.json), each field named here, so that a
+template reads `p.resource.label` or `f.owner` and never reaches into a model or guesses a key.
+
+The views are made after `plain_document` (auditor/report/render.py) has made every string one
+line; they add what the templates show beside the document: the resource's current shape and,
+for an endpoint, its owner tag. A finding's or plan's `resource` is the models' ResourceRef.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from auditor.models import ResourceRef
+
+
+def resource_of(stated: Mapping[str, Any]) -> ResourceRef:
+    """A document's `resource` ({kind, type, name, account_id, region}) as the typed reference."""
+    return ResourceRef(kind=str(stated["kind"]), type=str(stated["type"]), name=str(stated["name"]),
+                       account_id=str(stated["account_id"]), region=str(stated["region"]))
+
+
+@dataclass(frozen=True)
+class RecommendationView:
+    action: str
+    advice: str
+    monthly_savings_usd: float
+
+
+@dataclass(frozen=True)
+class FindingView:
+    rule: str
+    title: str
+    remediation: str
+    severity: str
+    resource: ResourceRef
+    variant: str | None
+    message: str
+    recommendation: RecommendationView | None
+    now: str  # the resource's current shape ("2 x ml.c5.xlarge"); "" when not known
+    owner: str  # an endpoint's owner tag; "" for other resources or none
+
+    @property
+    def target(self) -> str:
+        """"label / variant", or the label."""
+        return self.resource.label + (f" / {self.variant}" if self.variant else "")
+
+
+@dataclass(frozen=True)
+class OptionView:
+    """A plan's proposed option or one of its alternatives."""
+
+    action: str
+    advice: str
+    monthly_savings_usd: float
+
+
+@dataclass(frozen=True)
+class RiskView:
+    level: str
+    load_test_first: bool
+    peak: float | None  # the highest projected peak of its replays (percent); None: no replay
+
+
+@dataclass(frozen=True)
+class PlanView:
+    id: str
+    resource: ResourceRef
+    variant: str | None
+    monthly_savings_usd: float
+    measured: bool
+    findings: tuple[str, ...]
+    proposed: OptionView
+    alternatives: tuple[OptionView, ...]
+    risk: RiskView | None
+    now: str
+    owner: str
+
+    @property
+    def target(self) -> str:
+        """"label / variant", or the label."""
+        return self.resource.label + (f" / {self.variant}" if self.variant else "")
+
+
+Shapes = Mapping[tuple[str, str | None], str]
+
+
+def finding_view(finding: Mapping[str, Any], shapes: Shapes, owners: Mapping[str, str]) -> FindingView:
+    """A finding of the document (finding_to_dict) as the templates read it."""
+    resource = resource_of(finding["resource"])
+    rec = finding["recommendation"]
+    return FindingView(
+        rule=finding["rule"], title=finding["title"], remediation=finding["remediation"],
+        severity=finding["severity"], resource=resource, variant=finding["variant"], message=finding["message"],
+        recommendation=None if not rec else RecommendationView(rec["action"], rec["advice"],
+                                                               rec["monthly_savings_usd"]),
+        now=shapes.get((resource.name, finding["variant"])) or "",
+        owner=_owner(resource, owners),
+    )
+
+
+def plan_view(plan: Mapping[str, Any], shapes: Shapes, owners: Mapping[str, str]) -> PlanView:
+    """A plan of the document (plan_to_dict) as the templates read it."""
+    resource = resource_of(plan["resource"])
+    risk = plan.get("risk")
+    return PlanView(
+        id=plan.get("id") or "", resource=resource, variant=plan["variant"],
+        monthly_savings_usd=plan["monthly_savings_usd"], measured=plan.get("measured", True),
+        findings=tuple(plan["findings"]), proposed=_option(plan["proposed"]),
+        alternatives=tuple(_option(a) for a in plan["alternatives"]),
+        risk=None if not risk else RiskView(
+            level=risk["level"], load_test_first=bool(risk.get("load_test_first")),
+            peak=max((r["peak"] for r in risk.get("replays") or []), default=None)),
+        now=shapes.get((resource.name, plan["variant"])) or "",
+        owner=_owner(resource, owners),
+    )
+
+
+def _option(option: Mapping[str, Any]) -> OptionView:
+    return OptionView(option["action"], option["advice"], option["monthly_savings_usd"])
+
+
+def _owner(resource: ResourceRef, owners: Mapping[str, str]) -> str:
+    """The owner tag the report shows: endpoints' (by name); another kind's resource of the same
+    name is not that endpoint."""
+    return owners.get(resource.name, "") if resource.type == "endpoint" else ""
