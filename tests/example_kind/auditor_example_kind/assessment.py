@@ -7,6 +7,7 @@ from datetime import datetime
 
 from auditor_example_kind.discover import Model
 
+KEY = "models"  # the kind's key: its JSON section, its config section, what its findings' resource.kind says
 RESOURCE_TYPE = "model"  # what its findings are about, and routing's resource type
 
 

@@ -12,12 +12,10 @@ from auditor.collect.session import RegionAccessError
 from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind
 from auditor.models import AuditError, Window
 from auditor_example_kind import IAM_ACTIONS
-from auditor_example_kind.assessment import RESOURCE_TYPE, ModelsRegion
+from auditor_example_kind.assessment import KEY, RESOURCE_TYPE, ModelsRegion
 from auditor_example_kind.discover import Model, discover_models
 from auditor_example_kind.rules import RULES
 from auditor_example_kind.settings import ModelsConfig
-
-KEY = "models"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from auditor.config import AuditConfig
 from auditor.schema import setting
+from auditor_example_kind.assessment import KEY
 
 
 @dataclass(frozen=True)
@@ -16,4 +17,4 @@ class ModelsConfig:
     @classmethod
     def of(cls, config: AuditConfig) -> ModelsConfig:
         """[models] in `config` (the defaults where the file has none)."""
-        return config.kinds.section("models", cls)
+        return config.kinds.section(KEY, cls)

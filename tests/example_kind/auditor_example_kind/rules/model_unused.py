@@ -15,7 +15,7 @@ from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.models import Finding, Recommendation, Severity
 from auditor.schema import setting
-from auditor_example_kind.assessment import RESOURCE_TYPE, ModelsRegion, age_days
+from auditor_example_kind.assessment import KEY, RESOURCE_TYPE, ModelsRegion, age_days
 from auditor_example_kind.discover import Model
 
 
@@ -65,7 +65,8 @@ RULE = CollectionRule(
     remediation="Delete the model (DeleteModel) once no pipeline or transform job creates from it; its artifacts "
                 "in S3 stay.",
     docs="https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DeleteModel.html",
-    kinds=frozenset(),
+    judges=frozenset(),
+    kind=KEY,
     resource_type=RESOURCE_TYPE,
     settings=ModelUnusedSettings,
     threshold_field="min_age_days",
