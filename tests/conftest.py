@@ -216,8 +216,8 @@ def quick_deployments(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Deployments of 0.2 s that fail on no instance type, and no fault armed, before and after; apply
     reads the status after 0.1 s, doubling to 1 s (the emulator's deployments take seconds, not
     AWS's minutes: the 0.5 s first wait was most of each apply's time)."""
-    monkeypatch.setattr("auditor.act.targets.FIRST_POLL_SECONDS", 0.1)
-    monkeypatch.setattr("auditor.act.targets.MAX_POLL_SECONDS", 1.0)
+    monkeypatch.setattr("auditor.write.target.FIRST_POLL_SECONDS", 0.1)
+    monkeypatch.setattr("auditor.write.target.MAX_POLL_SECONDS", 1.0)
     Emulator.deployments(seconds=0.2, fail_instance_types=())
     yield
     Emulator.deployments(seconds=0.2, fail_instance_types=())

@@ -308,10 +308,15 @@ def _actions(document: dict[str, Any]) -> set[str]:
 def test_the_apply_policy_is_exactly_what_apply_calls() -> None:
     policy = json.loads((ROOT / "deploy" / "iam-apply-policy.json").read_text())
     assert _actions(policy) == apply_policy_actions()
-    # The reads apply makes in its code (its writes are data: the plan's ApiCalls).
+    # The reads apply makes in its code (its writes are data: the plan's ApiCalls): the engine's, the
+    # write core's and the kinds' write side (targets, fresh evidence).
     methods = {xform_name(op): (service, op) for service, op in APPLY_READS}
     called: set[tuple[str, str]] = set()
-    for path in (ROOT / "auditor" / "act").rglob("*.py"):
+    kinds_write = [p for part in ("target", "binding", "evidence", "verify")
+                   for p in (ROOT / "auditor" / "kinds").glob(f"*/{part}.py")]
+    assert kinds_write  # the glob finds the kinds' modules
+    for path in [*(ROOT / "auditor" / "act").rglob("*.py"), *(ROOT / "auditor" / "write").rglob("*.py"),
+                 *kinds_write]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 name = node.func.attr
@@ -442,7 +447,7 @@ def test_wait_minutes_governs_where_it_is_longer_or_no_deployment_is_set(fleet: 
     """A longer [apply] wait_minutes is kept; an UpdateEndpoint without a DeploymentConfig (a
     serverless plan: SageMaker's default update) waits [apply] wait_minutes."""
     from auditor.act.plan import parse_plan
-    from auditor.act.targets import deployment_wait
+    from auditor.kinds.endpoints.target import deployment_wait
 
     plan = stored_plan(fleet, "image-tagger")
     assert deployment_wait(parse_plan(plan), 90.0) == (90.0, "[apply] wait_minutes")

@@ -311,8 +311,8 @@ def test_a_run_that_could_not_read_the_region_does_not_supersede_but_a_plan_only
 
 
 def test_off_hours_evidence_reads_only_the_hours_the_schedules_would_have_it_off() -> None:
-    from auditor.act.evidence import off_hours_of_week
     from auditor.act.plan import parse_plan
+    from auditor.kinds.endpoints.evidence import off_hours_of_week
 
     plan = parse_plan({"id": "p", "resource": resource_json("reports"), "current": {},
                        "proposed": {"action": "off-hours", "details": {

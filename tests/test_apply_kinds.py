@@ -32,17 +32,17 @@ from typer.testing import CliRunner
 from auditor.act.apply import apply_clients, apply_plan, dry_run_lines
 from auditor.act.plan import AUDITED_IN, ApplyRefused, parse_plan, recomputed_id
 from auditor.act.readback import missing_after
-from auditor.act.targets import TARGETS
-from auditor.act.verify import VERIFIERS, Evidence
 from auditor.cli import app
 from auditor.config_file import load_config
 from auditor.history.store import AppliedChange, History
 from auditor.history.weekly import build_digest, iso_week
 from auditor.kinds.endpoints.models import InferenceComponent
 from auditor.kinds.endpoints.rules.off_hours import OffPeriod, off_hours_change
+from auditor.kinds.registry import target_for, verifier_for
 from auditor.records import plan_to_dict
 from auditor.report.weekly import render_weekly_text
 from auditor.tasks.audit import deliver_outcome, execute_audit
+from auditor.write.verify import Evidence
 from auditor_emulator.components import add_component
 from auditor_emulator.fleet import demo_fleet, seed_fleet
 from auditor_emulator.hyperpod import demo_clusters, seed_hyperpod
@@ -494,8 +494,9 @@ def test_nodes_the_answer_lists_as_failed_fail_the_apply() -> None:
                        "change": {"calls": [{"service": "sagemaker", "operation": "BatchDeleteClusterNodes",
                                              "params": {"ClusterName": "llm-platform", "NodeIds": ["i-1", "i-2"]}}]}})
     answers = [{"Successful": ["i-1"], "Failed": [{"NodeId": "i-2", "Code": "NodeIdInUse", "Message": "busy"}]}]
-    outcome, message = TARGETS["hyperpod-cluster"].settle(None, plan, answers, 1.0, lambda _: None,  # type: ignore[arg-type]
-                                                           lambda: 0.0)
+    target = target_for("hyperpod-cluster")
+    assert target is not None
+    outcome, message = target.settle(None, plan, answers, 1.0, lambda _: None, lambda: 0.0)  # type: ignore[arg-type]
     assert (outcome, message) == ("failed", "plan p-nodes failed: BatchDeleteClusterNodes did not delete 1 of 2 "
                                             "nodes of llm-platform: i-2: NodeIdInUse busy")
 
@@ -553,8 +554,8 @@ def applied_change(plan: dict[str, Any], calls: list[dict[str, Any]]) -> Applied
 
 
 def evidence(*endpoints: Any, errors: tuple[str, ...] = ()) -> Evidence:
-    return Evidence(endpoints={(e.account_id, e.region, e.name): e for e in endpoints}, notebooks=None, apps=None,
-                    clusters=None, blind=frozenset(("123456789012", r) for r in errors), complete=True)
+    return Evidence(seen={"endpoint": {(e.account_id, e.region, e.name): e for e in endpoints}},
+                    blind=frozenset(("123456789012", r) for r in errors), complete=True)
 
 
 def test_the_next_run_takes_only_what_it_sees_as_done() -> None:
@@ -563,7 +564,8 @@ def test_the_next_run_takes_only_what_it_sees_as_done() -> None:
     scheduled = applied_change({"id": "p1", "resource": resource_json("reports", "endpoint")}, [
         {"service": "application-autoscaling", "operation": "PutScheduledAction",
          "params": {"ResourceId": "inference-component/reports-ic", "ScheduledActionName": "x"}}])
-    done = VERIFIERS["endpoint"]
+    done = verifier_for("endpoint")
+    assert done is not None
     assert not done(scheduled, evidence(replace(ep, inference_components=(component,))))  # working hours
     assert done(scheduled, evidence(replace(ep, inference_components=(replace(component, copy_count=0),))))
     schedules = applied_change({"id": "p2", "resource": resource_json("reports", "endpoint")}, [
@@ -587,9 +589,10 @@ def test_the_next_run_takes_a_domain_as_done_only_with_idle_shutdown_on_for_each
 
     def seen(minutes: dict[str, int | None]) -> Evidence:
         domain = StudioDomain("123456789012", "us-east-1", DOMAIN, "research", "InService", minutes)
-        return replace(evidence(), domains={("123456789012", "us-east-1", DOMAIN): domain})
+        return replace(evidence(), seen={"studio-domain": {("123456789012", "us-east-1", DOMAIN): domain}})
 
-    done = VERIFIERS["studio-domain"]
+    done = verifier_for("studio-domain")
+    assert done is not None
     assert done(change, seen({"JupyterLab": 120, "CodeEditor": 120}))
     assert not done(change, seen({"JupyterLab": 120, "CodeEditor": None}))  # one app type still off
     assert not done(change, evidence())  # the run did not audit Studio: unknown
@@ -619,8 +622,9 @@ def test_a_studio_app_used_since_the_audit_is_not_deleted() -> None:
     """Studio apps publish no metric: DescribeApp's LastUserActivityTimestamp after the window ended
     refuses, unless it is only the last health check (the emulator's DescribeApp has neither: the
     answer is AWS's shape, given here)."""
-    from auditor.act.evidence import Since, app_since
-    from auditor.act.targets import Observed
+    from auditor.kinds.workspaces.evidence import app_since
+    from auditor.write.evidence import Since
+    from auditor.write.target import Observed
 
     window_end = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
     plan = parse_plan({"id": "p", "resource": resource_json("d-1/research/JupyterLab/default", "studio-app"),
@@ -629,7 +633,7 @@ def test_a_studio_app_used_since_the_audit_is_not_deleted() -> None:
     def seen(active: datetime, health: datetime) -> str | None:
         described = {"Status": "InService", "LastUserActivityTimestamp": active, "LastHealthCheckTimestamp": health}
         return app_since(Since(None, plan, Observed("arn", "InService", described), window_end,  # type: ignore[arg-type]
-                               window_end + timedelta(hours=3), None))  # type: ignore[arg-type]
+                               window_end + timedelta(hours=3), None, "Studio app"))  # type: ignore[arg-type]
 
     used = window_end + timedelta(hours=1)
     assert seen(used, used + timedelta(minutes=5)) == (

@@ -21,6 +21,7 @@ from pathlib import Path
 import boto3
 import pytest
 
+from auditor.history.store import History
 from auditor.kinds.hyperpod.kind import KIND as HYPERPOD
 from auditor.kinds.registry import ENTRY_POINT_GROUP, KINDS, KindPluginError, plugin_kinds
 from auditor_emulator.components import add_component
@@ -274,3 +275,46 @@ def test_plugin_kinds_load_in_name_order() -> None:
 
 
 SUMMARY_GPUS = replace(GPUS, key="summary_gpus")
+
+
+APPLY_ROLE = f"arn:aws:iam::{ACCOUNT_ID}:role/SageMakerAuditorApply"
+
+
+def test_audit_apply_deletes_the_unused_model_and_the_next_run_verifies_it(models_home: Path) -> None:
+    history, config, report = models_home / "history.sqlite3", models_home / "auditor.toml", models_home / "r.json"
+    config.write_text(f'{CONFIG}\n[history]\npath = "{history}"\n\n[apply]\nrole_arn = "{APPLY_ROLE}"\n'
+                      'resources = ["forgotten"]\n', encoding="utf-8")
+    run = ("run", "--config", str(config), "--format", "json", "--output", str(report))
+    done = _cli(models_home, *run)
+    assert done.returncode == 0, done.stderr
+    (plan_id,) = [p["id"] for p in json.loads(report.read_text(encoding="utf-8"))["plans"]
+                  if p["resource"]["name"] == "forgotten"]
+    done = _cli(models_home, "apply", plan_id, "--yes", "--config", str(config))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"plan {plan_id} applied: model forgotten deleted" in done.stdout
+    sagemaker = boto3.client("sagemaker", region_name=REGION)
+    assert sorted(m["ModelName"] for m in sagemaker.list_models()["Models"]) == ["fresh", "ranker-model", "served"]
+    # The next run no longer sees it: the change is verified.
+    done = _cli(models_home, *run)
+    assert done.returncode == 0, done.stderr
+    with History(history, reading=True) as store:
+        (applied,) = store.applied()
+    assert (applied.outcome, applied.verified_run_id is not None) == ("applied", True)
+
+
+def test_a_model_named_by_a_configuration_made_since_the_audit_is_not_deleted(models_home: Path) -> None:
+    history, config, report = models_home / "history.sqlite3", models_home / "auditor.toml", models_home / "r.json"
+    config.write_text(f'{CONFIG}\n[history]\npath = "{history}"\n\n[apply]\nrole_arn = "{APPLY_ROLE}"\n'
+                      'resources = ["forgotten"]\n', encoding="utf-8")
+    done = _cli(models_home, "run", "--config", str(config), "--format", "json", "--output", str(report))
+    assert done.returncode == 0, done.stderr
+    (plan_id,) = [p["id"] for p in json.loads(report.read_text(encoding="utf-8"))["plans"]
+                  if p["resource"]["name"] == "forgotten"]
+    sagemaker = boto3.client("sagemaker", region_name=REGION)
+    sagemaker.create_endpoint_config(EndpointConfigName="revived", ProductionVariants=[
+        {"VariantName": "main", "ModelName": "forgotten", "InstanceType": "ml.m5.large", "InitialInstanceCount": 1}])
+    done = _cli(models_home, "apply", plan_id, "--yes", "--config", str(config))
+    assert done.returncode != 0
+    assert "model forgotten is named by endpoint configuration revived, made since the audit's window ended" \
+        in done.stderr, done.stderr
+    assert "forgotten" in {m["ModelName"] for m in sagemaker.list_models()["Models"]}

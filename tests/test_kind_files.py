@@ -92,6 +92,23 @@ def _plans() -> None:
         assert plan_subjects.__module__ == f"auditor.kinds.{packages()[key].name}.plans", key
 
 
+def _write_side(part: str, modules_of: Callable[[ResourceKind[Any]], set[str]]) -> Callable[[], None]:
+    """Every kind that declares this part of the write side declares it from its package's `part` module."""
+    def check() -> None:
+        declaring = {key: modules_of(BY_KEY[key]) for key in packages() if modules_of(BY_KEY[key])}
+        assert declaring, f"some kind has its {part}"
+        for key, modules in declaring.items():
+            assert modules == {f"auditor.kinds.{packages()[key].name}.{part}"}, (key, part)
+    return check
+
+
+def _apply_policy() -> None:
+    granted = _policy_actions(json.loads((ROOT / "deploy" / "iam-apply-policy.json").read_text(encoding="utf-8")))
+    for kind in KINDS:
+        for binding in kind.bindings.values():
+            assert {f"{service}:{operation}" for service, operation in binding.operations} <= granted, kind.key
+
+
 def _templates(fmt: str) -> Callable[[], None]:
     def check() -> None:
         for kind in KINDS:
@@ -132,6 +149,15 @@ CHECKS: dict[str, Callable[[], None]] = {
     "auditor/kinds/<kind>/rules/<rule_id>.py": _rules,
     "auditor/kinds/<kind>/settings.py": _settings,
     "auditor/kinds/<kind>/plans.py": _plans,
+    "auditor/kinds/<kind>/target.py": _write_side(
+        "target", lambda k: {type(t).__module__ for t in k.targets.values()}),
+    "auditor/kinds/<kind>/binding.py": _write_side(
+        "binding", lambda k: {b.names.__module__ for b in k.bindings.values()}),
+    "auditor/kinds/<kind>/evidence.py": _write_side(
+        "evidence", lambda k: {e.since.__module__ for e in k.evidence.values()}),
+    "auditor/kinds/<kind>/verify.py": _write_side(
+        "verify", lambda k: {v.__module__ for v in k.verifiers.values()}),
+    "deploy/iam-apply-policy.json": _apply_policy,
     "templates/kind_<key>.html.j2": _templates("html"),
     "templates/kind_<key>.txt.j2": _templates("text"),
     "templates/kind_<key>.md.j2": _templates("markdown"),

@@ -188,7 +188,7 @@ def test_copies_of_unknown_count_carry_no_calls() -> None:
 
 
 def test_the_rule_is_registered_for_real_time_only() -> None:
-    assert {k.value for k in RULE.kinds} == {"real-time"}
+    assert {k.value for k in RULE.judges} == {"real-time"}
 
 
 def test_the_change_in_the_details_becomes_the_plans_change() -> None:

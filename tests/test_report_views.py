@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.models import AuditReport, ResourceRef
 from auditor.report.render import OutputFormat, render
 from fleet_report import synthetic_report
@@ -27,7 +28,7 @@ def test_a_resource_that_is_no_endpoint_is_named_with_its_type() -> None:
     assert ResourceRef("endpoints", "endpoint", "ranker", "1", "r").label == "ranker"
     assert ResourceRef("endpoints", "endpoint-fleet", "all endpoints", "1", "r").label == "all endpoints"
     report, name = _as_training_job(synthetic_report(count=12))
-    owner = next(e.endpoint.tags["owner"] for e in report.endpoints if e.endpoint.name == name)
+    owner = next(e.endpoint.tags["owner"] for e in ENDPOINTS.section(report) if e.endpoint.name == name)
     text = render(report, OutputFormat.TEXT)
     plan_line = next(line for line in text.splitlines() if line.startswith("1. "))
     assert plan_line.startswith(f"1. training job {name} / AllTraffic (us-east-1): ")

@@ -7,51 +7,37 @@ every guard (auditor.act.guards) has passed, journaled before the first call and
 the new config (or rolled back); what a failure removed is put back (auditor.act.restore) and what it
 left is named or cleaned up (auditor.act.cleanup). The next audit run checks that the endpoint now
 has the new shape (auditor.act.verify).
+
+What differs per resource type is its kind's (auditor/kinds/<kind>/target.py, binding.py,
+evidence.py, verify.py), found through auditor.kinds.registry; the pieces they are made of are the
+write core's (auditor.write). Nothing here names a kind.
 """
 
 from __future__ import annotations
 
-# The write calls a plan's change may make, as (botocore service, operation): the change builders'
-# operations must be a subset, and deploy/iam-apply-policy.json allows exactly these and APPLY_READS.
+from auditor.kinds.registry import BINDINGS, EVIDENCE, TARGETS
+
+# The write calls a plan's change may make, as (botocore service, operation): each kind's call
+# bindings' operations (auditor/kinds/<kind>/binding.py), and the one apply makes of its own;
+# deploy/iam-apply-policy.json allows exactly these and APPLY_READS.
 APPLY_OPERATIONS: frozenset[tuple[str, str]] = frozenset({
-    ("sagemaker", "CreateEndpointConfig"),
-    ("sagemaker", "UpdateEndpoint"),
-    ("sagemaker", "DeleteEndpoint"),  # a delete plan (its endpoint config is kept, to re-create it)
-    ("application-autoscaling", "RegisterScalableTarget"),
-    ("application-autoscaling", "DeregisterScalableTarget"),  # before an autoscaled variant's resize
-    ("application-autoscaling", "PutScalingPolicy"),
-    ("application-autoscaling", "PutScheduledAction"),  # off-hours for inference components
-    ("cloudwatch", "PutMetricAlarm"),
     ("cloudwatch", "DeleteAlarms"),  # only the rollback alarms an apply made (auditor.act.cleanup)
-    ("scheduler", "CreateSchedule"),  # off-hours for a single-model endpoint
-    ("sagemaker", "StopNotebookInstance"),  # a notebook left running (its volume is kept)
-    ("sagemaker", "DeleteApp"),  # an idle Studio app (the space's storage is kept)
-    ("sagemaker", "BatchDeleteClusterNodes"),  # a HyperPod group's idle nodes, by id
-    ("sagemaker", "UpdateDomain"),  # a Studio domain's idle shutdown turned on
-})
-# What apply itself reads: who it is, the resource's state and tags (the guards; auditor.act.targets),
-# the alarms a blue/green deployment rolls back on, the resource while it waits, and what the calls
-# created, read back (auditor.act.readback).
+}).union(*(binding.operations for binding in BINDINGS.values()))
+# What apply reads: each kind's targets (the resource's state before and while it waits) and
+# fresh-evidence checks, and the engine's own: who it is, the resource's tags (the guards), the
+# alarms a blue/green deployment rolls back on, and what the calls created, read back
+# (auditor.act.readback).
 APPLY_READS: frozenset[tuple[str, str]] = frozenset({
     ("sts", "GetCallerIdentity"),
-    ("sagemaker", "DescribeEndpoint"),
-    ("sagemaker", "DescribeEndpointConfig"),  # the config a copy is made of: its ARN, for its tags
     ("sagemaker", "ListTags"),
-    ("sagemaker", "DescribeNotebookInstance"),
-    ("sagemaker", "DescribeApp"),
-    ("sagemaker", "DescribeDomain"),  # a domain's status and settings, before and after UpdateDomain
-    ("sagemaker", "DescribeCluster"),
-    ("sagemaker", "ListClusterNodes"),  # the nodes a plan deletes must all still exist
+    ("sagemaker", "DescribeEndpoint"),  # a deployment still going (auditor.act.execute)
+    ("sagemaker", "DescribeEndpointConfig"),  # the config a copy is made of: its ARN, for its tags
     ("cloudwatch", "DescribeAlarms"),
     ("scheduler", "GetSchedule"),
     ("application-autoscaling", "DescribeScheduledActions"),
     ("application-autoscaling", "DescribeScalingPolicies"),
-    # the variants' targets, as the plan saw them (drift), and as read before a deregister (restore)
-    ("application-autoscaling", "DescribeScalableTargets"),
-    ("sagemaker", "ListInferenceComponents"),  # the components a plan's call names are the endpoint's
-    ("cloudwatch", "GetMetricData"),  # a destructive plan's fresh evidence (auditor.act.evidence)
-    ("cloudwatch", "ListMetrics"),  # a HyperPod node's series (Container Insights names them by NodeName)
-})
+    ("application-autoscaling", "DescribeScalableTargets"),  # as read before a deregister (restore)
+}).union(*(target.reads for target in TARGETS.values()), *(check.reads for check in EVIDENCE.values()))
 # A schedule runs its target as a role EventBridge Scheduler assumes: creating one passes that role.
 APPLY_PASS_ROLE = "iam:PassRole"
 # Actions IAM also checks when apply's calls run, though apply calls none of them itself (each the

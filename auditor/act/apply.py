@@ -1,8 +1,8 @@
 """`audit apply ID [--option N]`: the dry run (every call the plan's change would make, and the
 guards' verdict) and, with --yes, the change itself with apply's own credentials, the wait its
-resource type needs (auditor.act.targets: the endpoint InService again on the new config or rolled
-back, the notebook Stopped, the app Deleted, the cluster InService without the nodes), the read-back
-of what it created (auditor.act.readback), and the record in the history.
+resource type needs (its kind's target, auditor/kinds/<kind>/target.py: the endpoint InService
+again on the new config or rolled back, the notebook Stopped, the app Deleted, the cluster InService
+without the nodes), the read-back of what it created (auditor.act.readback), and the record in the history.
 
 Apply's credentials are its own: [apply] profile, or [apply] role_arn assumed from it (or from the
 default chain). With neither set, apply refuses: the audit's credentials are read-only by design and
@@ -25,12 +25,12 @@ from auditor.act.evidence import evidence_refusal
 from auditor.act.execute import Execution, StopFlag, stop_on_signals
 from auditor.act.guards import account_refusal, credentials_refusal, plan_refusal, resource_refusal
 from auditor.act.journal import IN_PROGRESS, Journal
-from auditor.act.plan import ApplyFailed, ApplyInterrupted, ApplyRefused, PlanToApply, parse_plan
-from auditor.act.targets import TARGETS, plan_noun
+from auditor.act.plan import ApplyFailed, ApplyInterrupted, ApplyRefused, PlanToApply, parse_plan, plan_noun
 from auditor.collect.session import AwsClients, client_config, describe_client_error
 from auditor.config import AuditConfig
 from auditor.errors import AuditorError
 from auditor.history.store import History
+from auditor.kinds.registry import target_for
 from auditor.models import ApiCall
 from auditor.text import one_line
 
@@ -90,7 +90,7 @@ def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, opt
                clock: Callable[[], float] = time.monotonic,
                now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> ApplyResult:
     """Check every guard; without `yes` say whether it would apply. With `yes`, make the calls in
-    order, wait for what the resource type waits for (auditor.act.targets), read back what the calls
+    order, wait for what the resource type waits for (its kind's target), read back what the calls
     created (auditor.act.readback), record it in the history. `option`: an alternative of the plan
     instead of its proposed option. Raises ApplyRefused (nothing changed) or ApplyFailed (a call
     failed, the deployment rolled back, a read-back found nothing, or the wait ran out)."""
@@ -98,7 +98,9 @@ def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, opt
     refusal = plan_refusal(plan, config.apply) or credentials_refusal(config.apply)
     if refusal:
         raise ApplyRefused(refusal)
-    target = TARGETS[plan.resource.type]
+    target = target_for(plan.resource.type)
+    if target is None:  # plan_refusal refuses it first
+        raise ApplyRefused(f"plan {plan.id}: apply does not change a {one_line(plan.resource.type)}")
     region = plan.resource.region
     clients = clients or apply_clients(config, region)
     caller_arn, caller_account = _whoami(clients, region)

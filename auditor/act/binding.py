@@ -11,47 +11,27 @@ would bypass them, so each call is held, before the first is made, to what the p
 
 `call_refusal` reads the plan alone (the dry run says it without credentials); `content_refusal`
 what each call does, from the plan alone too (its parameter keys, alarm actions, capacities,
-policies, order, domain settings); `observed_refusal` what only the resource as it is now can say:
-that each variant a call names is one of the endpoint's, each inference component one it hosts,
-and that a new endpoint config is a copy of the audited one but for the plan's variant's shape.
+policies, order, domain settings). Each resource type's operations, names, parameter keys and
+content checks are its kind's (auditor/kinds/<kind>/binding.py, its `bindings`, found through
+auditor.kinds.registry); what only the resource as it is now can say (an endpoint's variants and
+inference components, a config copy) its target checks (auditor/kinds/endpoints/binding.py's
+`observed_refusal`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from typing import Any
 
 from auditor.act.plan import PlanToApply
 from auditor.config import ApplyConfig
-from auditor.kinds.endpoints.change import CREATE_CONFIG_FIELDS, LEAVES_INSTANCES, SCALABLE_DIMENSION
-from auditor.kinds.endpoints.change import _autoscaling_calls as autoscaling_calls
-from auditor.kinds.endpoints.rules.no_queue_alarm import AGE_METRIC, STRANDED_METRIC
-from auditor.kinds.endpoints.rules.off_hours import UNIVERSAL_TARGET
-from auditor.kinds.endpoints.rules.off_hours import _name as schedule_name
-from auditor.kinds.workspaces.change import IDLE_SETTING_KEYS
-from auditor.models import ApiCall
-from auditor.recommend.change import resource_name
+from auditor.kinds.registry import BINDINGS, binding_for
 from auditor.text import one_line
 
-# The operations each resource type's plans make (APPLY_OPERATIONS by resource type).
-OPERATIONS_BY_TYPE: dict[str, frozenset[tuple[str, str]]] = {
-    "endpoint": frozenset({
-        ("sagemaker", "CreateEndpointConfig"), ("sagemaker", "UpdateEndpoint"), ("sagemaker", "DeleteEndpoint"),
-        ("application-autoscaling", "RegisterScalableTarget"), ("application-autoscaling", "DeregisterScalableTarget"),
-        ("application-autoscaling", "PutScalingPolicy"), ("application-autoscaling", "PutScheduledAction"),
-        ("cloudwatch", "PutMetricAlarm"), ("scheduler", "CreateSchedule")}),
-    "notebook-instance": frozenset({("sagemaker", "StopNotebookInstance")}),
-    "studio-app": frozenset({("sagemaker", "DeleteApp")}),
-    "hyperpod-cluster": frozenset({("sagemaker", "BatchDeleteClusterNodes")}),
-    "studio-domain": frozenset({("sagemaker", "UpdateDomain")}),
-}
-VARIANT_PREFIX = "endpoint/"
-COMPONENT_PREFIX = "inference-component/"
-# The scheduled actions an off-hours plan puts on an inference component's copies (analyse/rules/off_hours.py).
-SCHEDULED_ACTION_PREFIXES = ("auditor-zero", "auditor-back")
-SCHEDULE_PREFIXES = {"deleteEndpoint": "auditor-stop", "createEndpoint": "auditor-start"}
-MAX_NAMED_INDEX = 168  # a schedule per hour of the week at most
+# The operations each resource type's plans make, and the top-level keys of each operation's
+# parameters (exactly those the change builders emit), gathered from the kinds.
+OPERATIONS_BY_TYPE: dict[str, frozenset[tuple[str, str]]] = {t: b.operations for t, b in BINDINGS.items()}
+PARAMETER_KEYS: dict[str, frozenset[str]] = {
+    operation: keys for binding in BINDINGS.values() for operation, keys in binding.parameter_keys.items()}
 
 
 def call_refusal(plan: PlanToApply) -> str | None:
@@ -62,43 +42,18 @@ def call_refusal(plan: PlanToApply) -> str | None:
                 "written by another version; run the audit again")
     if plan.content_id is None:
         return "its id cannot be recomputed from its content (proposed option unreadable); run the audit again"
-    allowed = OPERATIONS_BY_TYPE.get(plan.resource.type, frozenset())
-    check = _CHECKS.get(plan.resource.type)
+    binding = binding_for(plan.resource.type)
+    allowed = binding.operations if binding else frozenset()
     for number, call in enumerate(plan.change.calls if plan.change else (), start=1):
         which = f"call {number} ({one_line(call.service)}:{one_line(call.operation)})"
         if (call.service, call.operation) not in allowed:
             return f"{which} is not a call {one_line(plan.resource.type)} plans make"
-        problem = check(plan, call.operation, call.params) if check else "no check for this resource type"
+        problem = binding.names(plan, call.operation, call.params) if binding else "no check for this resource type"
         if problem:
             return f"{which} {problem}, not the plan's {one_line(plan.resource.name)}"
     return None
 
 
-# The top-level keys of each call's parameters: exactly those the change builders emit
-# (auditor.recommend.change, the rules' and kinds' builders). A key outside is another effect the
-# plan's checks never looked at (a model, a bucket, a network setting).
-PARAMETER_KEYS: dict[str, frozenset[str]] = {
-    "CreateEndpointConfig": frozenset({"EndpointConfigName", "Tags", *CREATE_CONFIG_FIELDS}),
-    "UpdateEndpoint": frozenset({"EndpointName", "EndpointConfigName", "DeploymentConfig"}),
-    "DeleteEndpoint": frozenset({"EndpointName"}),
-    "RegisterScalableTarget": frozenset({"ServiceNamespace", "ResourceId", "ScalableDimension", "MinCapacity",
-                                         "MaxCapacity", "SuspendedState"}),
-    "DeregisterScalableTarget": frozenset({"ServiceNamespace", "ResourceId", "ScalableDimension"}),
-    "PutScalingPolicy": frozenset({"PolicyName", "ServiceNamespace", "ResourceId", "ScalableDimension", "PolicyType",
-                                   "TargetTrackingScalingPolicyConfiguration"}),
-    "PutScheduledAction": frozenset({"ServiceNamespace", "ScheduledActionName", "ResourceId", "ScalableDimension",
-                                     "Schedule", "Timezone", "ScalableTargetAction"}),
-    "PutMetricAlarm": frozenset({"AlarmName", "AlarmDescription", "Namespace", "MetricName", "Dimensions",
-                                 "Statistic", "ExtendedStatistic", "Period", "EvaluationPeriods", "DatapointsToAlarm",
-                                 "Threshold", "ComparisonOperator", "TreatMissingData", "Tags", "ActionsEnabled",
-                                 "AlarmActions", "OKActions"}),
-    "CreateSchedule": frozenset({"Name", "ScheduleExpression", "ScheduleExpressionTimezone", "FlexibleTimeWindow",
-                                 "State", "Description", "Target"}),
-    "StopNotebookInstance": frozenset({"NotebookInstanceName"}),
-    "DeleteApp": frozenset({"DomainId", "SpaceName", "UserProfileName", "AppType", "AppName"}),
-    "BatchDeleteClusterNodes": frozenset({"ClusterName", "NodeIds"}),
-    "UpdateDomain": frozenset({"DomainId", "DefaultUserSettings"}),
-}
 ALARM_ACTION_KEYS = ("AlarmActions", "OKActions", "InsufficientDataActions")
 
 
@@ -109,19 +64,22 @@ def content_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
     deregister is followed by the update and the target registered again; UpdateDomain sets only
     the app settings the plan copies. One line naming the call and the key; None when all hold."""
     calls = plan.change.calls if plan.change else ()
+    binding = binding_for(plan.resource.type)
     for number, call in enumerate(calls, start=1):
         which = f"call {number} ({one_line(call.service)}:{one_line(call.operation)})"
-        extra = sorted(set(call.params) - PARAMETER_KEYS.get(call.operation, frozenset()))
+        extra = sorted(set(call.params) - (binding.parameter_keys.get(call.operation, frozenset()) if binding
+                                           else frozenset()))
         if extra:
             return f"{which} sets {', '.join(one_line(str(k)) for k in extra)}, which no plan's change sets"
-        problem = _content_problem(plan, config, number - 1, call.operation, call.params)
+        problem = _alarm_problem(config, call.operation, call.params) or (
+            binding.content(plan, number - 1, call.operation, call.params) if binding else None)
         if problem:
             return f"{which} {problem}"
     return None
 
 
-def _content_problem(plan: PlanToApply, config: ApplyConfig, index: int, operation: str,
-                     params: dict[str, Any]) -> str | None:
+def _alarm_problem(config: ApplyConfig, operation: str, params: dict[str, Any]) -> str | None:
+    """An alarm notifies only [apply] alarm_topic_arn (whichever kind's plan puts it)."""
     if operation == "PutMetricAlarm":
         for key in ALARM_ACTION_KEYS:
             actions = params.get(key)
@@ -130,285 +88,4 @@ def _content_problem(plan: PlanToApply, config: ApplyConfig, index: int, operati
                 shown = ", ".join(one_line(str(a)) for a in actions) if isinstance(actions, list) else "?"
                 return (f"sets {key} {shown}: alarms notify only [apply] alarm_topic_arn "
                         f"({one_line(config.alarm_topic_arn or 'not set')})")
-    if operation == "UpdateDomain":
-        settings = params.get("DefaultUserSettings")
-        keys = set(settings) if isinstance(settings, dict) else {"?"}
-        extra = sorted(keys - set(IDLE_SETTING_KEYS.values()))
-        if extra:
-            return f"sets DefaultUserSettings.{', '.join(one_line(str(k)) for k in extra)}: the plan sets only " \
-                   f"{' and '.join(sorted(IDLE_SETTING_KEYS.values()))}"
-    resource = str(params.get("ResourceId") or "")
-    if not resource.startswith(f"{VARIANT_PREFIX}{plan.resource.name}/variant/"):
-        return None
-    variant = resource.rsplit("/", 1)[-1]
-    if operation == "RegisterScalableTarget":
-        shape = (params.get("MinCapacity"), params.get("MaxCapacity"))
-        allowed = {shape_ for shape_ in (_proposed_shape(plan), _basis_shape(plan, variant)) if shape_}
-        if shape not in allowed:
-            listed = " or ".join(f"{low}-{high}" for low, high in sorted(allowed, key=str)) or "none"
-            return (f"sets MinCapacity-MaxCapacity {one_line(str(shape[0]))}-{one_line(str(shape[1]))} on "
-                    f"{one_line(resource)}: the plan's or the audited ones are {listed}")
-    if operation == "PutScalingPolicy":
-        own = _own_calls(plan, variant)
-        name = params.get("PolicyName")
-        expected = [c.params for c in own if c.operation == "PutScalingPolicy" and c.params.get("PolicyName") == name]
-        restore = plan.change.restore if plan.change else ()
-        expected += [c.params for c in restore
-                     if c.operation == "PutScalingPolicy" and c.params.get("PolicyName") == name
-                     and c.params.get("ResourceId") == resource]
-        if params not in expected:
-            return (f"puts policy {one_line(str(name))} with settings that are neither the plan's proposed policy "
-                    "nor the variant's as the audit read it (change.restore)")
-    if operation == "DeregisterScalableTarget":
-        calls = plan.change.calls if plan.change else ()
-        later = list(calls[index + 1:])
-        update = next((i for i, c in enumerate(later) if c.operation == "UpdateEndpoint"), None)
-        if update is None:
-            return f"deregisters {one_line(resource)} with no UpdateEndpoint after it"
-        leaves = plan.proposed.get("action") in LEAVES_INSTANCES
-        again = any(c.operation == "RegisterScalableTarget" and c.params.get("ResourceId") == resource
-                    for c in later[update + 1:])
-        if not leaves and not again:
-            return (f"deregisters {one_line(resource)} and no RegisterScalableTarget after the UpdateEndpoint puts "
-                    "it back")
     return None
-
-
-def _own_calls(plan: PlanToApply, variant: str) -> list[ApiCall]:
-    """The autoscaling calls the plan's proposed policy makes (as change.py builds them), if any."""
-    policy = plan.proposed.get("autoscaling")
-    if not isinstance(policy, dict):
-        return []
-    try:
-        return autoscaling_calls(plan.resource.name, variant, policy, plan.names_id)
-    except (KeyError, TypeError, ValueError):
-        return []
-
-
-def _proposed_shape(plan: PlanToApply) -> tuple[Any, Any] | None:
-    policy = plan.proposed.get("autoscaling")
-    if not isinstance(policy, dict):
-        return None
-    return (policy.get("MinCapacity"), policy.get("MaxCapacity"))
-
-
-def _basis_shape(plan: PlanToApply, variant: str) -> tuple[Any, Any] | None:
-    for seen in (plan.basis or {}).get("variants") or []:
-        scaling = seen.get("autoscaling") if isinstance(seen, dict) and seen.get("name") == variant else None
-        if isinstance(scaling, dict):
-            return (scaling.get("min_capacity"), scaling.get("max_capacity"))
-    return None
-
-
-def named_variants(plan: PlanToApply) -> set[str]:
-    """The variants the plan's calls name (ResourceId endpoint/<endpoint>/variant/<name>)."""
-    prefix = f"{VARIANT_PREFIX}{plan.resource.name}/variant/"
-    calls = plan.change.calls if plan.change else ()
-    return {str(c.params.get("ResourceId"))[len(prefix):] for c in calls
-            if str(c.params.get("ResourceId") or "").startswith(prefix)}
-
-
-def named_components(plan: PlanToApply) -> set[str]:
-    """The inference components the plan's calls name (ResourceId inference-component/<name>)."""
-    calls = plan.change.calls if plan.change else ()
-    return {str(c.params.get("ResourceId"))[len(COMPONENT_PREFIX):] for c in calls
-            if str(c.params.get("ResourceId") or "").startswith(COMPONENT_PREFIX)}
-
-
-def observed_refusal(plan: PlanToApply, variants: set[str], components: set[str] | None,
-                     config: dict[str, Any] | None = None) -> str | None:
-    """Each variant the calls name is one of the endpoint's now, each inference component one it
-    hosts (`components`: ListInferenceComponents' answer for the endpoint; None when not read); a
-    CreateEndpointConfig is a copy of the audited config (`config`: DescribeEndpointConfig of it)."""
-    for number, call in enumerate(plan.change.calls if plan.change else (), start=1):
-        if call.operation == "CreateEndpointConfig":
-            problem = _copy_problem(plan, call.params, config)
-            if problem:
-                return (f"call {number} (sagemaker:CreateEndpointConfig) {problem}, not as in "
-                        f"{one_line(plan.audited_config or '?')}; run the audit again")
-    for variant in sorted(named_variants(plan) - variants):
-        return (f"a call names variant {one_line(variant)}, which endpoint {one_line(plan.resource.name)} does "
-                "not have; run the audit again")
-    for component in sorted(named_components(plan) - (components or set())):
-        return (f"a call names inference component {one_line(component)}, which endpoint "
-                f"{one_line(plan.resource.name)} does not host; run the audit again")
-    return None
-
-
-# What a copy of the config may change on the plan's variant: its shape (an instance fleet or serverless).
-SHAPE_KEYS = frozenset({"InstanceType", "InitialInstanceCount", "ServerlessConfig", "ManagedInstanceScaling",
-                        "InstancePools", "VolumeSizeInGB", "CapacityReservationConfig"})
-
-
-def _copy_problem(plan: PlanToApply, body: dict[str, Any], config: dict[str, Any] | None) -> str | None:
-    """The copy differs from the audited config other than in the plan's variant's shape (or its
-    removal), its name and its tags: the key that differs; None when it is a copy."""
-    if config is None:
-        return "was not compared (the audited config was not read)"
-    for key in CREATE_CONFIG_FIELDS:
-        made, read = body.get(key), config.get(key)
-        made, read = (None if made in (None, [], {}) else made), (None if read in (None, [], {}) else read)
-        if key not in ("ProductionVariants", "ShadowProductionVariants"):
-            if made != read:
-                return f"sets {key} otherwise"
-            continue
-        made_list = made if isinstance(made, list) else []
-        read_list = read if isinstance(read, list) else []
-        others_made = [v for v in made_list if not (isinstance(v, dict) and v.get("VariantName") == plan.variant)]
-        others_read = [v for v in read_list if not (isinstance(v, dict) and v.get("VariantName") == plan.variant)]
-        if others_made != others_read:
-            return f"sets {key} of another variant otherwise"
-        mine_made = [v for v in made_list if v not in others_made]
-        mine_read = [v for v in read_list if v not in others_read]
-        if len(mine_made) > len(mine_read):
-            return f"adds variant {one_line(str(plan.variant))} to {key}"
-        if mine_made and {k: v for k, v in mine_made[0].items() if k not in SHAPE_KEYS} != \
-                {k: v for k, v in mine_read[0].items() if k not in SHAPE_KEYS}:
-            return f"sets {key} {one_line(str(plan.variant))} otherwise than its shape"
-    return None
-
-
-# --- each resource type's calls ---------------------------------------------------------------
-
-
-def _names(value: Any, expected: str, what: str) -> str | None:
-    return None if value == expected else f"names {what} {one_line(str(value))}"
-
-
-def _endpoint_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
-    endpoint, config = plan.resource.name, resource_name(plan.resource.name, plan.names_id)
-    if operation == "DeleteEndpoint":
-        return _names(params.get("EndpointName"), endpoint, "endpoint")
-    if operation == "UpdateEndpoint":
-        return (_names(params.get("EndpointName"), endpoint, "endpoint")
-                or _names(params.get("EndpointConfigName"), config, "endpoint config"))
-    if operation == "CreateEndpointConfig":
-        return _names(params.get("EndpointConfigName"), config, "endpoint config")
-    if operation in ("RegisterScalableTarget", "DeregisterScalableTarget", "PutScalingPolicy", "PutScheduledAction"):
-        return _scaling_call(plan, operation, params)
-    if operation == "PutMetricAlarm":
-        return _alarm_call(plan, params)
-    if operation == "CreateSchedule":
-        return _schedule_call(plan, params)
-    return "is not checked"
-
-
-def _scaling_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
-    resource = str(params.get("ResourceId") or "")
-    if params.get("ServiceNamespace") != "sagemaker":
-        return f"names service namespace {one_line(str(params.get('ServiceNamespace')))}"
-    variant_prefix = f"{VARIANT_PREFIX}{plan.resource.name}/variant/"
-    if resource.startswith(variant_prefix) and "/" not in resource[len(variant_prefix):] \
-            and resource[len(variant_prefix):]:
-        variant = resource[len(variant_prefix):]
-        if params.get("ScalableDimension") != SCALABLE_DIMENSION:
-            return f"names scalable dimension {one_line(str(params.get('ScalableDimension')))}"
-        if operation == "PutScalingPolicy":
-            # The plan's own policy, or one of the variant's policies as the audit saw them (a plan that
-            # deregisters the variant's target carries its policies across under their own names).
-            expected = f"{resource_name(plan.resource.name, plan.names_id, limit=200)}-{variant}"[:256]
-            name = params.get("PolicyName")
-            return None if name in _basis_policies(plan, variant) else _names(name, expected, "scaling policy")
-        if operation == "PutScheduledAction":
-            return "puts a scheduled action on a variant (an off-hours plan schedules inference components)"
-        return None
-    if resource.startswith(COMPONENT_PREFIX) and resource[len(COMPONENT_PREFIX):] \
-            and operation in ("RegisterScalableTarget", "PutScheduledAction"):
-        component = resource[len(COMPONENT_PREFIX):]
-        if operation == "PutScheduledAction":
-            name = str(params.get("ScheduledActionName") or "")
-            if not _derived(name, lambda prefix, index: schedule_name(prefix, component, index),
-                            SCHEDULED_ACTION_PREFIXES):
-                return f"names scheduled action {one_line(name)}"
-        return None  # the component is held to the endpoint by observed_refusal
-    return f"names resource {one_line(resource)}"
-
-
-def _basis_policies(plan: PlanToApply, variant: str) -> set[str]:
-    """The names of the variant's scaling policies in the plan's basis ("name (type)" there)."""
-    for seen in (plan.basis or {}).get("variants") or []:
-        scaling = seen.get("autoscaling") if isinstance(seen, dict) and seen.get("name") == variant else None
-        if isinstance(scaling, dict):
-            return {str(p).rsplit(" (", 1)[0] for p in scaling.get("policies") or []}
-    return set()
-
-
-def _derived(name: str, make: Callable[[str, int], str], prefixes: tuple[str, ...]) -> bool:
-    return any(name == make(prefix, index) for prefix in prefixes for index in range(MAX_NAMED_INDEX))
-
-
-def _alarm_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
-    dimensions = params.get("Dimensions")
-    named = [d.get("Value") for d in dimensions if isinstance(d, dict) and d.get("Name") == "EndpointName"] \
-        if isinstance(dimensions, list) else []
-    if not named or any(value != plan.resource.name for value in named):
-        shown = ", ".join(one_line(str(v)) for v in named) or "no endpoint"
-        return f"watches {shown}"
-    name = str(params.get("AlarmName") or "")
-    base = f"{plan.resource.name}-{plan.variant or ''}-{plan.names_id}"[:200]
-    rollback = {f"{base}-5xx", f"{base}-latency-p99"} if plan.variant else set()
-    queue = {f"{plan.resource.name}-{metric}"[:255] for metric in (AGE_METRIC, STRANDED_METRIC)}
-    if name not in rollback | queue:
-        return f"names alarm {one_line(name)}"
-    return None
-
-
-def _schedule_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
-    target: dict[str, Any] = params["Target"] if isinstance(params.get("Target"), dict) else {}
-    action = next((a for a in SCHEDULE_PREFIXES if target.get("Arn") == UNIVERSAL_TARGET.format(action=a)), None)
-    if action is None:
-        return f"targets {one_line(str(target.get('Arn')))}"
-    name = str(params.get("Name") or "")
-    if not _derived(name, lambda prefix, index: schedule_name(prefix, plan.resource.name, index),
-                    (SCHEDULE_PREFIXES[action],)):
-        return f"names schedule {one_line(name)}"
-    try:
-        body = json.loads(str(target.get("Input") or ""))
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
-        return "has a target input that is not a JSON object"
-    if body.get("EndpointName") != plan.resource.name:
-        return f"targets endpoint {one_line(str(body.get('EndpointName')))}"
-    if action == "createEndpoint" and body.get("EndpointConfigName") != plan.audited_config:
-        return f"creates the endpoint on config {one_line(str(body.get('EndpointConfigName')))}"
-    return None
-
-
-def _notebook_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
-    return _names(params.get("NotebookInstanceName"), plan.resource.name, "notebook instance")
-
-
-def _app_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
-    owner = params.get("SpaceName") or params.get("UserProfileName")
-    name = f"{params.get('DomainId')}/{owner}/{params.get('AppType')}/{params.get('AppName')}"
-    if params.get("SpaceName") and params.get("UserProfileName"):
-        return "names both a space and a user profile"
-    return _names(name, plan.resource.name, "app")
-
-
-def _cluster_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
-    problem = _names(params.get("ClusterName"), plan.resource.name, "cluster")
-    if problem:
-        return problem
-    idle = plan.proposed.get("details", {}).get("idle_nodes") if isinstance(plan.proposed.get("details"), dict) \
-        else None
-    nodes = params.get("NodeIds")
-    outside = sorted(str(n) for n in nodes if n not in (idle or ())) if isinstance(nodes, list) else ["?"]
-    if outside:
-        return f"names node{'s' if len(outside) > 1 else ''} {', '.join(one_line(n) for n in outside)} the audit did " \
-               "not find idle (proposed.details.idle_nodes) in cluster"
-    return None
-
-
-def _domain_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
-    return _names(params.get("DomainId"), plan.resource.name, "domain")
-
-
-_CHECKS: dict[str, Callable[[PlanToApply, str, dict[str, Any]], str | None]] = {
-    "endpoint": _endpoint_call,
-    "notebook-instance": _notebook_call,
-    "studio-app": _app_call,
-    "hyperpod-cluster": _cluster_call,
-    "studio-domain": _domain_call,
-}

@@ -41,7 +41,6 @@ from auditor.act.journal import Journal, answer_fields
 from auditor.act.plan import ApplyFailed, PlanToApply
 from auditor.act.readback import READERS, missing_after
 from auditor.act.restore import ScalingSnapshot, by_hand, read_scaling, registered, restore
-from auditor.act.targets import Target, _gone
 from auditor.collect.session import AwsClients, describe_client_error
 from auditor.errors import AuditorError
 from auditor.history.store import HistoryError
@@ -49,6 +48,7 @@ from auditor.models import ApiCall
 from auditor.recommend.change import settable_tags
 from auditor.signals import on_stop_signals
 from auditor.text import one_line
+from auditor.write.target import Target, gone
 
 _ERRORS = (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError)
 # The calls whose error apply checks against what AWS shows (`Execution.landed`; docs/apply.md
@@ -276,7 +276,7 @@ class Execution:
         try:
             described = api.describe_endpoint_config(EndpointConfigName=name)
         except _ERRORS as exc:
-            if _gone(exc):
+            if gone(exc):
                 return False
             raise ApplyFailed(f"plan {self.plan.id}: "
                               f"{describe_client_error(exc, 'sagemaker', 'DescribeEndpointConfig', self.region)}; "
@@ -336,7 +336,7 @@ class Execution:
                         described = self.clients.client("sagemaker", region).describe_endpoint(
                             EndpointName=params["EndpointName"])
                     except botocore.exceptions.ClientError as exc:
-                        if _gone(exc):
+                        if gone(exc):
                             return f"endpoint {params['EndpointName']} is gone"
                         raise
                     if described.get("EndpointStatus") == "Deleting":
@@ -364,14 +364,12 @@ class Execution:
         may be). Nothing is registered again during a deployment."""
         if not self.journal.made("sagemaker", "UpdateEndpoint"):
             return False
-        from auditor.act.targets import EndpointTarget
-
         try:
             described = self.clients.client("sagemaker", self.region).describe_endpoint(
                 EndpointName=self.plan.resource.name)
         except _ERRORS:
             return True
-        return str(described.get("EndpointStatus") or "") in EndpointTarget.in_progress
+        return str(described.get("EndpointStatus") or "") in self.target.in_progress
 
     def _interrupted(self, signal_name: str, calls: tuple[ApiCall, ...]) -> str:
         made = self.journal.calls

@@ -2,7 +2,8 @@
 
 `plan_refusal` reads only the plan and the config (the dry run says it without credentials);
 `credentials_refusal` that apply has credentials of its own; `resource_refusal` what the resource
-is now (its type's read, auditor.act.targets, and its tags, read with apply's credentials).
+is now (its type's read, its kind's target found through auditor.kinds.registry, and its tags, read
+with apply's credentials).
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ import botocore.validate
 
 from auditor.act import APPLY_OPERATIONS
 from auditor.act.binding import call_refusal, content_refusal
-from auditor.act.plan import PlanToApply
-from auditor.act.targets import JOB_TYPES, TARGETS, Observed, plan_noun
+from auditor.act.plan import PlanToApply, plan_noun
 from auditor.config import OPT_IN_TAG, ApplyConfig
+from auditor.kinds.registry import runs_next, target_for
 from auditor.models import RiskLevel
 from auditor.text import one_line, one_line_words
+from auditor.write.target import Observed
 
 _MODELS = botocore.session.get_session()  # service models only: never sends a request
 
@@ -29,10 +31,10 @@ _MODELS = botocore.session.get_session()  # service models only: never sends a r
 def plan_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
     """Why this plan is never applied as it stands, or None."""
     who = f"plan {plan.id} ({one_line(plan.resource.name)})"
-    if plan.resource.type in JOB_TYPES:
+    if runs_next(plan.resource.type):
         return (f"{who}: its change is the next run's request (audit plans show {plan.id} --as cli); "
                 "apply never starts a job")
-    target = TARGETS.get(plan.resource.type)
+    target = target_for(plan.resource.type)
     if target is None:
         return f"{who}: apply does not change a {one_line(plan.resource.type)}"
     if plan.change is None or not plan.change.calls:
@@ -74,13 +76,15 @@ def account_refusal(plan: PlanToApply, caller_account: str) -> str | None:
 
 def resource_refusal(plan: PlanToApply, config: ApplyConfig, observed: Observed, tags: dict[str, str]) -> str | None:
     """Why the resource as it is now must not be changed, or None."""
-    changed = TARGETS[plan.resource.type].changed(plan, observed)
+    target = target_for(plan.resource.type)
+    if target is None:
+        return f"apply does not change a {one_line(plan.resource.type)}"
+    changed = target.changed(plan, observed)
     if changed:
         return changed
     key, value = OPT_IN_TAG
-    patterns = (*config.resources, *(config.endpoints if plan.resource.type == "endpoint" else ()))
+    patterns, listed = target.opt_in_patterns(config)
     if tags.get(key) != value and not any(fnmatch.fnmatchcase(plan.resource.name, p) for p in patterns):
-        listed = "[apply] endpoints or [apply] resources" if plan.resource.type == "endpoint" else "[apply] resources"
         return f"{plan_noun(plan)} is not opted in: tag it {key}={value} or list it in {listed}"
     return None
 

@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from auditor.limits import RunLimits
     from auditor.models import AuditReport
     from auditor.progress import Progress
+    from auditor.write.binding import CallBinding
+    from auditor.write.evidence import EvidenceCheck
+    from auditor.write.target import Target
+    from auditor.write.verify import ResourceKey, Verifier
 
 SectionT = TypeVar("SectionT")
 CsvTable = tuple[tuple[str, ...], list[dict[str, Any]]]  # columns, rows
@@ -145,6 +149,22 @@ class ResourceKind(Generic[SectionT]):
         lambda _section, _catalog, _config, _window: no_subjects)
     # Templates for its part of the HTML, text and Markdown reports (they read `doc[key]`).
     templates: dict[str, str] = field(default_factory=dict)  # format ("html", "text", "markdown") -> name
+    # Its write side, by the plan's resource_type (none: apply changes none of its resources); each
+    # in the kind's package (target.py, binding.py, evidence.py, verify.py), read by auditor.act
+    # through auditor.kinds.registry:
+    # how apply reads the resource, tells it unchanged since the audit, and waits for the change;
+    targets: Mapping[str, Target] = field(default_factory=dict)
+    # the operations its plans make, what each call must name and may do;
+    bindings: Mapping[str, CallBinding] = field(default_factory=dict)
+    # which operations make a plan destructive, and how its activity since the audit is read first;
+    evidence: Mapping[str, EvidenceCheck] = field(default_factory=dict)
+    # what the next run checks to call an applied change done, and what a run saw of each type, from
+    # its section as the report holds it (None: the run did not audit the kind), keyed by account,
+    # region and name (a type None: not audited).
+    verifiers: Mapping[str, Verifier] = field(default_factory=dict)
+    seen: Callable[[Any], Mapping[str, Mapping[ResourceKey, Any] | None]] = lambda _section: {}
+    # Resource types whose change is the next run's request (a job's settings): apply never makes it.
+    next_run_types: frozenset[str] = frozenset()
     # Tables of its own that the CSV output writes beside the findings (`<output>-<name>.csv`), from
     # its JSON section: name -> (columns, rows); a table without rows is not written.
     csv_tables: Callable[[Any], Mapping[str, CsvTable]] = lambda _section_json: {}

@@ -4,8 +4,9 @@ and rendered reports, routing and the IAM policy test read this tuple.
 
 From the kinds also come the rule registry (every kind's `rules`: REGISTRY, BY_ID,
 configurable_rules), which the config's [rules.<id>] tables, the tag overrides and the pipeline's
-judge read, and the config's sections (the core's, then every kind's `settings`: CONFIG_SECTIONS),
-which the config file's reader and `audit config` read.
+judge read, the config's sections (the core's, then every kind's `settings`: CONFIG_SECTIONS),
+which the config file's reader and `audit config` read, and each resource type's write side, which
+apply (auditor.act) reads here (target_for, binding_for, evidence_for, verifier_for, runs_next).
 
 Besides the built-in kinds, an installed distribution may register kinds of its own through the
 entry-point group `sagemaker_auditor.kinds` (ENTRY_POINT_GROUP): each entry point is named after
@@ -21,7 +22,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import auditor.kinds
 from auditor.analyse.rules.base import Rule
@@ -32,6 +33,12 @@ from auditor.kinds.base import Audience, AudienceOf, Owned, ResourceKind
 from auditor.models import AuditReport, Finding, Plan, Window
 from auditor.recommend.plans import build_plans
 from auditor.text import one_line_words
+
+if TYPE_CHECKING:
+    from auditor.write.binding import CallBinding
+    from auditor.write.evidence import EvidenceCheck
+    from auditor.write.target import Target
+    from auditor.write.verify import ResourceKey, Verifier
 
 _NOT_KINDS = {"base", "registry"}
 
@@ -199,3 +206,56 @@ def plans_for(findings: Iterable[Finding], sections: Mapping[str, Any], catalog:
     """The plans of the findings: each kind in `sections` (merged, by key) says what its own rest on."""
     return build_plans(findings, [k.plan_subjects(sections[k.key], catalog, config, window)
                                   for k in KINDS if k.key in sections])
+
+
+# --- the write side: apply (auditor.act) finds each resource type's parts here, never in a kind ---
+
+
+def _by_type(part: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for kind in KINDS:
+        for resource_type, value in getattr(kind, part).items():
+            if resource_type in found:
+                raise ValueError(f"resource type {resource_type} has {part} in two kinds")
+            found[resource_type] = value
+    return found
+
+
+TARGETS: dict[str, Target] = _by_type("targets")
+BINDINGS: dict[str, CallBinding] = _by_type("bindings")
+EVIDENCE: dict[str, EvidenceCheck] = _by_type("evidence")
+VERIFIERS: dict[str, Verifier] = _by_type("verifiers")
+NEXT_RUN_TYPES: frozenset[str] = frozenset().union(*(k.next_run_types for k in KINDS))
+
+
+def target_for(resource_type: str) -> Target | None:
+    """How apply reads, checks and waits for a resource of this type; None: apply does not change it."""
+    return TARGETS.get(resource_type)
+
+
+def binding_for(resource_type: str) -> CallBinding | None:
+    """The calls this type's plans make and what each must name and may do."""
+    return BINDINGS.get(resource_type)
+
+
+def evidence_for(resource_type: str) -> EvidenceCheck | None:
+    """The fresh evidence read before a destructive plan of this type; None: none is read."""
+    return EVIDENCE.get(resource_type)
+
+
+def verifier_for(resource_type: str) -> Verifier | None:
+    """What the next run checks to call an applied change of this type done."""
+    return VERIFIERS.get(resource_type)
+
+
+def runs_next(resource_type: str) -> bool:
+    """Whether this type's change is the next run's request (a job's): apply never makes it."""
+    return resource_type in NEXT_RUN_TYPES
+
+
+def seen_by_type(report: AuditReport) -> dict[str, Mapping[ResourceKey, Any] | None]:
+    """What the run saw of each resource type the kinds verify (None: not audited)."""
+    seen: dict[str, Mapping[ResourceKey, Any] | None] = {}
+    for kind in KINDS:
+        seen.update(kind.seen(report.sections.get(kind.key)))
+    return seen

@@ -30,9 +30,11 @@ from auditor.kinds.base import (
 from auditor.kinds.endpoints.alarms import discover_alarms
 from auditor.kinds.endpoints.assessment import EndpointFleet, assess_components, assess_endpoint
 from auditor.kinds.endpoints.autoscaling import discover_autoscaling, variant_resource_id
+from auditor.kinds.endpoints.binding import BINDING
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
 from auditor.kinds.endpoints.discover import discover_endpoints
 from auditor.kinds.endpoints.enhanced import EnhancedSeries, enhanced_queries
+from auditor.kinds.endpoints.evidence import EVIDENCE
 from auditor.kinds.endpoints.judge import judge_endpoint
 from auditor.kinds.endpoints.metrics import plan_queries
 from auditor.kinds.endpoints.models import (
@@ -48,6 +50,8 @@ from auditor.kinds.endpoints.models import (
 from auditor.kinds.endpoints.plans import plan_subjects
 from auditor.kinds.endpoints.promql import PromQLClient, collect_placement
 from auditor.kinds.endpoints.rules import RULES
+from auditor.kinds.endpoints.target import TARGETS
+from auditor.kinds.endpoints.verify import VERIFIERS, seen
 from auditor.models import AuditError, CollectionStats, Finding, ResourceUtilization, Window
 from auditor.values import iso, utilization_by_resource
 
@@ -438,5 +442,10 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
     price_uses=price_uses,
     monthly_cost=monthly_cost,
     rules=RULES,
+    targets=TARGETS,
+    bindings={"endpoint": BINDING},
+    evidence=EVIDENCE,
+    verifiers=VERIFIERS,
+    seen=seen,
     plan_subjects=plan_subjects,
 )

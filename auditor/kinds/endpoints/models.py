@@ -192,7 +192,7 @@ def price_usage(endpoint: Endpoint) -> str:
 @dataclass(frozen=True)
 class PlanBasis:
     """What an endpoint plan was computed from, as the audit saw it: `audit apply` reads the same
-    live and refuses when any of it differs (auditor/act/targets.py)."""
+    live and refuses when any of it differs (auditor/kinds/endpoints/target.py)."""
 
     endpoint_config_name: str
     status: str

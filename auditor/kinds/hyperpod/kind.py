@@ -16,8 +16,10 @@ from auditor.collect.session import RegionAccessError
 from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind, ResourcePrice
 from auditor.kinds.hyperpod import IAM_ACTIONS
 from auditor.kinds.hyperpod.assessment import RESOURCE_TYPE, HyperPodRegion
+from auditor.kinds.hyperpod.binding import BINDING
 from auditor.kinds.hyperpod.cost import PriceLookup
 from auditor.kinds.hyperpod.discover import discover_clusters
+from auditor.kinds.hyperpod.evidence import EVIDENCE
 from auditor.kinds.hyperpod.idle import (
     DEFAULT_IDLE_CEILING_PERCENT,
     DEFAULT_MIN_COVERAGE,
@@ -30,6 +32,8 @@ from auditor.kinds.hyperpod.models import Cluster
 from auditor.kinds.hyperpod.report import assessment_json
 from auditor.kinds.hyperpod.rules import RULES
 from auditor.kinds.hyperpod.settings import HyperPodConfig
+from auditor.kinds.hyperpod.target import TARGETS
+from auditor.kinds.hyperpod.verify import VERIFIERS, seen
 from auditor.models import AuditError, CollectionStats, Window
 
 
@@ -175,5 +179,10 @@ KIND: ResourceKind[HyperPodSection] = ResourceKind(
     monthly_cost=monthly_cost,
     templates={"html": "kind_hyperpod.html.j2", "text": "kind_hyperpod.txt.j2", "markdown": "kind_hyperpod.md.j2"},
     rules=RULES,
+    targets=TARGETS,
+    bindings={RESOURCE_TYPE: BINDING},
+    evidence=EVIDENCE,
+    verifiers=VERIFIERS,
+    seen=seen,
     settings={"hyperpod": HyperPodConfig},
 )

@@ -26,6 +26,7 @@ from auditor.kinds.jobs.analysis import (
     transform_cost,
 )
 from auditor.kinds.jobs.assessment import JobsAssessment
+from auditor.kinds.jobs.change import OPERATIONS as RUN_REQUESTS
 from auditor.kinds.jobs.discover import discover_jobs, read_tags
 from auditor.kinds.jobs.discover_processing import discover_processing_jobs
 from auditor.kinds.jobs.metrics import (
@@ -321,5 +322,7 @@ KIND: ResourceKind[JobsSection] = ResourceKind(
     templates={"html": "kind_jobs.html.j2", "text": "kind_jobs.txt.j2", "markdown": "kind_jobs.md.j2"},
     csv_tables=csv_tables,
     rules=RULES,
+    # A job's change is the next run's request (audit plans show ID --as cli): apply never starts a job.
+    next_run_types=frozenset(RUN_REQUESTS),
     settings={"jobs": JobsConfig},
 )

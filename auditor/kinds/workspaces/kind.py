@@ -20,12 +20,16 @@ from auditor.kinds.base import (
     unreachable,
 )
 from auditor.kinds.workspaces.assessment import WorkspacesAssessment
+from auditor.kinds.workspaces.binding import BINDINGS
 from auditor.kinds.workspaces.costs import notebook_cost, storage_prices, studio_app_cost
 from auditor.kinds.workspaces.discover_notebooks import discover_notebooks
 from auditor.kinds.workspaces.discover_studio import discover_studio
+from auditor.kinds.workspaces.evidence import EVIDENCE
 from auditor.kinds.workspaces.models import NotebookCost, WorkspacesSection
 from auditor.kinds.workspaces.rules import RULES
 from auditor.kinds.workspaces.settings import WorkspacesConfig
+from auditor.kinds.workspaces.target import TARGETS
+from auditor.kinds.workspaces.verify import VERIFIERS, seen
 from auditor.models import AuditError, Window
 from auditor.prices.parse import studio_usage
 from auditor.values import iso, iso_or_none
@@ -216,5 +220,10 @@ KIND: ResourceKind[WorkspacesSection | None] = ResourceKind(
     templates={"html": "kind_workspaces.html.j2", "text": "kind_workspaces.txt.j2",
                "markdown": "kind_workspaces.md.j2"},
     rules=RULES,
+    targets=TARGETS,
+    bindings=BINDINGS,
+    evidence=EVIDENCE,
+    verifiers=VERIFIERS,
+    seen=seen,
     settings={"workspaces": WorkspacesConfig},
 )

@@ -13,9 +13,13 @@ from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionSc
 from auditor.models import AuditError, Window
 from auditor_example_kind import IAM_ACTIONS
 from auditor_example_kind.assessment import KEY, RESOURCE_TYPE, ModelsRegion
+from auditor_example_kind.binding import BINDINGS
 from auditor_example_kind.discover import Model, discover_models
+from auditor_example_kind.evidence import EVIDENCE
 from auditor_example_kind.rules import RULES
 from auditor_example_kind.settings import ModelsConfig
+from auditor_example_kind.target import TARGETS
+from auditor_example_kind.verify import VERIFIERS, seen
 
 
 @dataclass(frozen=True)
@@ -85,4 +89,10 @@ KIND: ResourceKind[ModelsSection] = ResourceKind(
                for fmt, ext in (("html", "html"), ("text", "txt"), ("markdown", "md"))},
     rules=RULES,
     settings={KEY: ModelsConfig},
+    # Its write side: apply deletes a model (target, binding, fresh evidence), the next run verifies it.
+    targets=TARGETS,
+    bindings=BINDINGS,
+    evidence=EVIDENCE,
+    verifiers=VERIFIERS,
+    seen=seen,
 )

@@ -1,0 +1,95 @@
+"""Fresh evidence before a destructive endpoint plan (a delete, or off-hours): ONE GetMetricData
+call: per variant Invocations (Sum) and CPUUtilization (Maximum), and for async endpoints, which
+publish no Invocations, the requests they processed (TotalProcessingTime SampleCount, per variant)
+and their queue (ApproximateBacklogSize Maximum, EndpointName only). Any request, any queued
+request, or CPU over the idle rule's ceiling (per vCPU, the variant's type as the plan saw it)
+refuses. For off-hours only the hours of the week the schedules would have it off are read.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from auditor.analyse.rules.base import settings_of
+from auditor.catalog import load_catalog
+from auditor.kinds.endpoints.rules.idle import RULE as IDLE
+from auditor.text import one_line
+from auditor.write.evidence import PERIOD_SECONDS, EvidenceCheck, Since, metric_data, query
+from auditor.write.plan import ApplyRefused, PlanToApply
+
+OFF_HOURS_PERIOD_SECONDS = 3600  # the off-hours are whole hours of the week
+HOURS_PER_WEEK = 168
+DAYS = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
+
+
+def off_hours_of_week(plan: PlanToApply) -> set[int] | None:
+    """The hours of the week (0 = Monday 00:00 UTC) the plan's schedules have the endpoint off
+    (proposed.details.off_periods_utc); None when the plan is not an off-hours plan."""
+    details = plan.proposed.get("details") if isinstance(plan.proposed.get("details"), dict) else {}
+    periods = details.get("off_periods_utc") if isinstance(details, dict) else None
+    if plan.proposed.get("action") != "off-hours" or not isinstance(periods, list):
+        return None
+    hours: set[int] = set()
+    for period in periods:
+        try:
+            day, clock = str(period["from"]).split()
+            first = DAYS.index(day.upper()) * 24 + int(clock.split(":")[0])
+            hours |= {(first + i) % HOURS_PER_WEEK for i in range(int(period["hours"]))}
+        except (KeyError, TypeError, ValueError):
+            raise ApplyRefused(f"endpoint {one_line(plan.resource.name)}: its off periods cannot be read "
+                               "(proposed.details.off_periods_utc); run the audit again") from None
+    return hours
+
+
+def _hour_of_week(moment: datetime) -> int:
+    return moment.weekday() * 24 + moment.hour
+
+
+def endpoint_since(since: Since) -> str | None:
+    plan = since.plan
+    off = off_hours_of_week(plan)
+    period = OFF_HOURS_PERIOD_SECONDS if off is not None else PERIOD_SECONDS
+    variants = [str(v.get("VariantName")) for v in since.observed.described.get("ProductionVariants") or []]
+    queries = [query("backlog", "AWS/SageMaker", "ApproximateBacklogSize", {"EndpointName": plan.resource.name},
+                     "Maximum", period)]
+    for index, variant in enumerate(variants):
+        named = {"EndpointName": plan.resource.name, "VariantName": variant}
+        queries += [query(f"inv{index}", "AWS/SageMaker", "Invocations", named, "Sum", period),
+                    query(f"done{index}", "AWS/SageMaker", "TotalProcessingTime", named, "SampleCount", period),
+                    query(f"cpu{index}", "/aws/sagemaker/Endpoints", "CPUUtilization", named, "Maximum", period)]
+    found = metric_data(since, queries)
+
+    def values(query_id: str) -> list[float]:
+        return [v for t, v in found.get(query_id, []) if off is None or _hour_of_week(t) in off]
+
+    name = one_line(plan.resource.name)
+    during = " in the hours the schedules would have it off" if off is not None else ""
+    requests = sum(sum(values(f"inv{i}")) + sum(values(f"done{i}")) for i in range(len(variants)))
+    if requests > 0:
+        return f"endpoint {name} served {requests:,.0f} requests{during} {since.when}; run the audit again"
+    queued = max(values("backlog"), default=0.0)
+    if queued > 0:
+        return f"endpoint {name} had {queued:,.0f} requests queued{during} {since.when}; run the audit again"
+    ceiling = settings_of(IDLE, since.config).idle_ceiling_percent
+    for index, variant in enumerate(variants):
+        busiest = max(values(f"cpu{index}"), default=None)
+        vcpus = _vcpus(plan, variant)
+        if busiest is not None and busiest / vcpus > ceiling:
+            return (f"endpoint {name}'s variant {one_line(variant)} ran up to {busiest / vcpus:.1f}% CPU per vCPU"
+                    f"{during} {since.when} (idle: at most {ceiling:g}%); run the audit again")
+    return None
+
+
+def _vcpus(plan: PlanToApply, variant: str) -> float:
+    """The variant's vCPUs as the plan saw its type (CPUUtilization is summed over them); 1 unknown."""
+    basis = plan.basis or {}
+    kind = next((v.get("instance_type") for v in basis.get("variants") or []
+                 if isinstance(v, dict) and v.get("name") == variant), None)
+    shape = load_catalog().shape(kind) if isinstance(kind, str) else None
+    return float(shape.vcpu) if shape is not None and shape.vcpu else 1.0
+
+
+EVIDENCE: dict[str, EvidenceCheck] = {
+    "endpoint": EvidenceCheck(frozenset({"DeleteEndpoint", "CreateSchedule", "PutScheduledAction"}), endpoint_since,
+                              reads=frozenset({("cloudwatch", "GetMetricData")})),
+}

@@ -1,0 +1,258 @@
+"""An endpoint's apply target: DescribeEndpoint (with its variants' scalable targets and policies,
+and the inference components a call names); unchanged = the audited config, InService, the shape
+the plan was computed from (its basis); waits for a deployment (UpdateEndpoint) to end InService on
+the new config (or rolled back), for a deleted endpoint to be gone, and for nothing else (settings
+around it: schedules, scheduled actions, alarms, scaling policies, read back by auditor.act.readback).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from auditor.collect.session import AwsClients
+from auditor.config import ApplyConfig
+from auditor.kinds.endpoints.binding import named_components, observed_refusal
+from auditor.kinds.endpoints.change import SCALABLE_DIMENSION
+from auditor.text import one_line
+from auditor.write.plan import ApplyRefused, PlanToApply
+from auditor.write.target import Observed, Target, Waiting, poll
+
+
+def deployment_wait(plan: PlanToApply, wait_minutes: float) -> tuple[float, str]:
+    """How long to wait for the plan's UpdateEndpoint, and why: at least as long as the blue/green
+    deployment it starts may take (its MaximumExecutionTimeoutInSeconds plus TerminationWaitInSeconds,
+    as the call says), so that a deployment still going normally is not reported as timed out;
+    `wait_minutes` when that is longer or the call sets no deployment (SageMaker's default update)."""
+    calls = plan.calls_of("sagemaker", "UpdateEndpoint")
+    policy = ((calls[0].params.get("DeploymentConfig") or {}).get("BlueGreenUpdatePolicy") or {}) if calls else {}
+    limit, termination = policy.get("MaximumExecutionTimeoutInSeconds"), policy.get("TerminationWaitInSeconds")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return wait_minutes, "[apply] wait_minutes"
+    termination = termination if isinstance(termination, int) and not isinstance(termination, bool) else 0
+    deployment = (limit + termination) / 60
+    if deployment <= wait_minutes:
+        return wait_minutes, "[apply] wait_minutes"
+    return deployment, (f"the deployment's MaximumExecutionTimeoutInSeconds {limit} + TerminationWaitInSeconds "
+                        f"{termination}")
+
+
+def _scaling(target: Target, clients: AwsClients, plan: PlanToApply,
+             variants: list[str]) -> dict[str, tuple[int, int, tuple[str, ...]]]:
+    """Each variant's scalable target now: (min, max, its policies as "name (type)", sorted)."""
+    if not variants:
+        return {}
+    api = clients.client("application-autoscaling", plan.resource.region)
+    ids = {f"endpoint/{plan.resource.name}/variant/{v}": v for v in variants}
+    targets = target.read(plan, "DescribeScalableTargets", lambda: [
+        t for page in api.get_paginator("describe_scalable_targets").paginate(
+            ServiceNamespace="sagemaker", ResourceIds=sorted(ids), ScalableDimension=SCALABLE_DIMENSION)
+        for t in page.get("ScalableTargets", [])], "application-autoscaling")
+    found: dict[str, tuple[int, int, tuple[str, ...]]] = {}
+    for scalable in targets:
+        resource = str(scalable.get("ResourceId"))
+        if resource not in ids:
+            continue
+        pages = api.get_paginator("describe_scaling_policies").paginate(
+            ServiceNamespace="sagemaker", ResourceId=resource, ScalableDimension=SCALABLE_DIMENSION)
+        policies: list[str] = target.read(plan, "DescribeScalingPolicies", partial(_policy_names, pages),
+                                          "application-autoscaling")
+        found[ids[resource]] = (int(scalable.get("MinCapacity", 0)), int(scalable.get("MaxCapacity", 0)),
+                                tuple(policies))
+    return found
+
+
+def _policy_names(pages: Any) -> list[str]:
+    return sorted(f"{p.get('PolicyName')} ({p.get('PolicyType', 'unknown')})"
+                  for page in pages for p in page.get("ScalingPolicies", []))
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None or isinstance(value, bool) or not isinstance(value, int | float) else float(value)
+
+
+def basis_drift(basis: dict[str, Any], observed: Observed) -> str | None:
+    """What differs between the endpoint as the plan was computed from it (its `basis`) and the
+    endpoint now, as one phrase; None when nothing does. Compared per variant: that it is there,
+    its instance count (Current and Desired; for a variant under autoscaling or managed instance
+    scaling, whose count moves by design, the scalable target's or the managed scaling's min and
+    max instead), its weight (Current and Desired), its serverless memory and concurrency, its
+    managed instance scaling, its scalable target and policies (names and types). The instance
+    type is held by the config name (DescribeEndpoint does not say it; only a new config changes it)."""
+    live = {str(v.get("VariantName")): v for key in ("ProductionVariants", "ShadowProductionVariants")
+            for v in observed.described.get(key) or []}
+    audited = [v for v in basis.get("variants") or [] if isinstance(v, dict)]
+    names = {str(v.get("name")) for v in audited}
+    if names != set(live):
+        return (f"its variants are now {', '.join(sorted(one_line(n) for n in live)) or 'none'} "
+                f"(the plan was made on {', '.join(sorted(one_line(n) for n in names)) or 'none'})")
+    scaling = observed.scaling or {}
+    for variant in audited:
+        name = str(variant.get("name"))
+        now = live[name]
+        who = f"variant {one_line(name)}"
+        target = variant.get("autoscaling") if isinstance(variant.get("autoscaling"), dict) else None
+        managed = variant.get("managed_instance_scaling") if isinstance(variant.get("managed_instance_scaling"),
+                                                                        dict) else None
+        serverless = variant.get("serverless") if isinstance(variant.get("serverless"), dict) else None
+        found = scaling.get(name)
+        if target is None and found is not None and basis.get("autoscaling_read") is not False:
+            return f"{who} is under autoscaling now ({found[0]}-{found[1]} instances)"
+        if target is not None:
+            planned = (target.get("min_capacity"), target.get("max_capacity"),
+                       tuple(sorted(str(p) for p in target.get("policies") or [])))
+            if found is None:
+                return f"{who} is no longer under autoscaling (it was {planned[0]}-{planned[1]} instances)"
+            if found[:2] != planned[:2]:
+                return (f"{who}'s scalable target is now {found[0]}-{found[1]} instances "
+                        f"(the plan was made on {planned[0]}-{planned[1]})")
+            if found[2] != planned[2]:
+                return (f"{who}'s scaling policies are now {', '.join(one_line(p) for p in found[2]) or 'none'} "
+                        f"(the plan was made on {', '.join(one_line(p) for p in planned[2]) or 'none'})")
+        live_managed = now.get("ManagedInstanceScaling") or {}
+        live_managed = (live_managed.get("MinInstanceCount"), live_managed.get("MaxInstanceCount")) \
+            if live_managed.get("Status") == "ENABLED" else None
+        planned_managed = (managed.get("min_instances"), managed.get("max_instances")) if managed else None
+        if "ManagedInstanceScaling" in now and live_managed != planned_managed:
+            return (f"{who}'s managed instance scaling is now {_managed_text(live_managed)} "
+                    f"(the plan was made on {_managed_text(planned_managed)})")
+        if serverless is not None:
+            config = now.get("DesiredServerlessConfig") or now.get("CurrentServerlessConfig") or {}
+            shown = (config.get("MemorySizeInMB"), config.get("MaxConcurrency"))
+            planned_serverless = (serverless.get("memory_size_mb"), serverless.get("max_concurrency"))
+            if shown != planned_serverless:
+                return (f"{who}'s serverless settings are now {shown[0]} MB, concurrency {shown[1]} (the plan was made "
+                        f"on {planned_serverless[0]} MB, concurrency {planned_serverless[1]})")
+        elif target is None and managed is None:
+            for key in ("DesiredInstanceCount", "CurrentInstanceCount"):
+                count = _number(now.get(key))
+                if count is not None and count != _number(variant.get("instance_count")):
+                    words = "desired" if key.startswith("Desired") else "current"
+                    return (f"{who}'s {words} instance count is now {count:g} "
+                            f"(the plan was made on {variant.get('instance_count')})")
+        weight = _number(variant.get("weight"))
+        for key in ("DesiredWeight", "CurrentWeight"):
+            value = _number(now.get(key))
+            if value is not None and weight is not None and abs(value - weight) > 1e-9:
+                return f"{who}'s weight is now {value:g} (the plan was made on {weight:g})"
+    return None
+
+
+def _managed_text(scaling: tuple[Any, Any] | None) -> str:
+    return "off" if scaling is None else f"{scaling[0]}-{scaling[1]} instances"
+
+
+class EndpointTarget(Target):
+    """An endpoint: a deployment (UpdateEndpoint), a delete, or settings around it (schedules,
+    scheduled actions, alarms, scaling policies) that leave it as it is."""
+
+    noun = "endpoint"
+    in_progress: frozenset[str] = frozenset({"Updating", "SystemUpdating", "RollingBack", "Creating"})
+    reads = frozenset({
+        ("sagemaker", "DescribeEndpoint"),
+        ("sagemaker", "DescribeEndpointConfig"),  # the audited config a copy is held to
+        # the variants' targets and policies, as the plan saw them (drift)
+        ("application-autoscaling", "DescribeScalableTargets"),
+        ("application-autoscaling", "DescribeScalingPolicies"),
+        ("sagemaker", "ListInferenceComponents"),  # the components a plan's call names are the endpoint's
+    })
+
+    def opt_in_patterns(self, config: ApplyConfig) -> tuple[tuple[str, ...], str]:
+        return (*config.resources, *config.endpoints), "[apply] endpoints or [apply] resources"
+
+    def plan_problem(self, plan: PlanToApply) -> str | None:
+        if plan.calls_of("sagemaker", "UpdateEndpoint") and plan.target_config is None:
+            return "its UpdateEndpoint names no new endpoint config"
+        if plan.audited_config is None:
+            return ("it does not record the endpoint config it was audited on (current.endpoint_config_name): "
+                    "run the audit again")
+        return None
+
+    def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
+        """DescribeEndpoint; the scalable targets and scaling policies of its variants
+        (DescribeScalableTargets, DescribeScalingPolicies); the inference components it hosts
+        (ListInferenceComponents) when a call names one."""
+        api = clients.client("sagemaker", plan.resource.region)
+        name = plan.resource.name
+        described = self.described(plan, "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=name))
+        variants = [str(v.get("VariantName")) for key in ("ProductionVariants", "ShadowProductionVariants")
+                    for v in described.get(key) or []]
+        scaling = _scaling(self, clients, plan, variants)
+        components = None
+        if named_components(plan):
+            components = self.read(plan, "ListInferenceComponents", lambda: {
+                str(c.get("InferenceComponentName"))
+                for page in api.get_paginator("list_inference_components").paginate(EndpointNameEquals=name)
+                for c in page.get("InferenceComponents", [])})
+        config = None
+        if plan.calls_of("sagemaker", "CreateEndpointConfig") and plan.audited_config \
+                and described.get("EndpointConfigName") == plan.audited_config:  # otherwise `changed` refuses
+            audited = plan.audited_config
+            config = self.described(plan, "DescribeEndpointConfig", lambda: api.describe_endpoint_config(
+                EndpointConfigName=audited))
+        return Observed(str(described.get("EndpointArn") or ""), str(described.get("EndpointStatus") or ""),
+                        described, scaling, components, config)
+
+    def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
+        name = one_line(plan.resource.name)
+        now = str(observed.described.get("EndpointConfigName") or "")
+        if now != plan.audited_config:
+            return (f"endpoint {name} changed since the audit: its config is now {one_line(now)!r}, the plan was "
+                    f"made on {one_line(plan.audited_config or '')!r}; run the audit again")
+        if observed.status != "InService":
+            return f"endpoint {name} is {one_line(observed.status)}, not InService: nothing is changed while it is"
+        if plan.basis is None:
+            return (f"endpoint {name}: the plan does not record what it was computed from (a history written before "
+                    "plans carried their basis); run the audit again")
+        drift = basis_drift(plan.basis, observed)
+        if drift:
+            return f"endpoint {name} changed since the audit: {drift}; run the audit again"
+        variants = {str(v.get("VariantName")) for key in ("ProductionVariants", "ShadowProductionVariants")
+                    for v in observed.described.get(key) or []}
+        return observed_refusal(plan, variants, observed.components, observed.config)
+
+    def doing(self, clients: AwsClients, plan: PlanToApply) -> str:
+        try:
+            observed = self.observe(clients, plan)
+        except ApplyRefused as exc:
+            return f"its state could not be read ({exc})"
+        name, status = one_line(plan.resource.name), one_line(observed.status)
+        pending = str((observed.described.get("PendingDeploymentSummary") or {}).get("EndpointConfigName") or "")
+        if observed.status in self.in_progress and pending:
+            return f"endpoint {name} is {status} to config {one_line(pending)}; the deployment goes on"
+        config = one_line(str(observed.described.get("EndpointConfigName") or ""))
+        return f"endpoint {name} is {status}" + (f" on config {config}" if config else "")
+
+    def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
+               sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
+        api = clients.client("sagemaker", plan.resource.region)
+        name = one_line(plan.resource.name)
+        if plan.calls_of("sagemaker", "DeleteEndpoint"):
+            outcome, message, _ = poll(plan, Waiting(
+                self.named(plan), "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.resource.name),
+                "EndpointStatus", done=None, in_progress=frozenset({"Deleting", "InService"}), gone_is_done=True),
+                wait_minutes, sleep, clock)
+            return outcome, message
+        if not plan.calls_of("sagemaker", "UpdateEndpoint"):
+            return "applied", f"plan {plan.id} applied: endpoint {name} stays on {one_line(plan.audited_config or '')}"
+        target, old = plan.target_config, plan.audited_config
+        minutes, source = deployment_wait(plan, wait_minutes)
+        outcome, message, described = poll(plan, Waiting(
+            self.named(plan), "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.resource.name),
+            "EndpointStatus", done="InService", in_progress=self.in_progress,
+            at_deadline="the deployment goes on and the next audit run checks its shape"), minutes, sleep, clock,
+            source)
+        if outcome != "applied" or described is None:
+            return outcome, message
+        config = str(described.get("EndpointConfigName") or "")
+        outages = message[len(f"plan {plan.id} applied: endpoint {name} is InService"):]  # poll's "; ..." clauses
+        if config == target:
+            return "applied", (f"plan {plan.id} applied: endpoint {name} is InService on {one_line(config)} "
+                               f"(was {old}){outages}")
+        reason = one_line(str(described.get("FailureReason") or "no reason given"))
+        return "rolled-back", (f"plan {plan.id} rolled back: endpoint {name} is InService on {one_line(config)}, "
+                               f"not {target}: {reason}{outages}")
+
+
+TARGETS: dict[str, Target] = {"endpoint": EndpointTarget()}
