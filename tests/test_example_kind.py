@@ -180,19 +180,25 @@ def test_audit_config_shows_the_example_kinds_settings(tmp_path: Path) -> None:
                      "rules.model-unused.skip_endpoints": "[]", "rules.model-unused.min_age_days": "30.0"}
 
 
-def test_the_example_kinds_iam_actions_are_the_audits_but_not_the_shipped_policy() -> None:
+def _granted(policy: str) -> set[str]:
+    document = json.loads((ROOT / "deploy" / policy).read_text(encoding="utf-8"))
+    return {a for s in document["Statement"] for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
+
+
+def test_the_example_kinds_iam_actions_are_the_audits_and_applys_but_not_the_shipped_policies() -> None:
     probe = ("import json; from auditor.kinds.registry import audit_actions; "
-             "print(json.dumps(sorted(audit_actions())))")
+             "from auditor.act import apply_policy_actions; "
+             "print(json.dumps([sorted(audit_actions()), sorted(apply_policy_actions())]))")
     done = subprocess.run([sys.executable, "-c", probe], env=_env(EXAMPLE), capture_output=True, text=True,
                           timeout=120, check=True)
-    with_plugin = set(json.loads(done.stdout))
-    assert with_plugin >= EXAMPLE_ACTIONS
-    # deploy/iam-policy.json is the built-in kinds' union (tests/test_deploy.py): a plug-in kind's
-    # actions are granted by whoever installs it, as its distribution documents.
-    policy = json.loads((ROOT / "deploy" / "iam-policy.json").read_text(encoding="utf-8"))
-    granted = {a for s in policy["Statement"] for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
-    assert with_plugin - granted == EXAMPLE_ACTIONS - granted
-    assert {"sagemaker:ListModels", "sagemaker:DescribeModel"} <= with_plugin - granted
+    audit, apply = (set(actions) for actions in json.loads(done.stdout))
+    assert audit >= EXAMPLE_ACTIONS
+    # The shipped policies are the built-in kinds' (tests/test_deploy.py, tests/test_apply.py): a
+    # plug-in kind's actions are granted by whoever installs it, as its distribution documents.
+    assert audit - _granted("iam-policy.json") == EXAMPLE_ACTIONS - _granted("iam-policy.json")
+    assert {"sagemaker:ListModels", "sagemaker:DescribeModel"} <= audit - _granted("iam-policy.json")
+    assert apply - _granted("iam-apply-policy.json") == {"sagemaker:DeleteModel", "sagemaker:DescribeModel",
+                                                          "sagemaker:ListEndpointConfigs"}
 
 
 def test_no_file_of_the_auditor_names_the_example_kind() -> None:
