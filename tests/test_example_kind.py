@@ -231,10 +231,12 @@ def test_a_plugin_that_cannot_be_loaded_is_one_error_naming_it(tmp_path: Path) -
 # What the in-process checks below load (entry points name an importable object).
 NOT_A_KIND = object()
 SUMMARY = replace(HYPERPOD, key="summary", rules=(), settings={})
-GPUS = replace(HYPERPOD, key="gpus", rules=(), settings={}, templates={})
+GPUS = replace(HYPERPOD, key="gpus", rules=(), settings={}, templates={}, targets={}, bindings={}, evidence={},
+               verifiers={})
 RULE_TAKEN = replace(GPUS, key="gpus_rules", rules=HYPERPOD.rules)
 SECTION_TAKEN = replace(GPUS, key="gpus_email", settings={"email": object})
 CORE_TEMPLATES = replace(GPUS, key="gpus_html", templates={"html": "kind_hyperpod.html.j2"})
+TYPE_TAKEN = replace(GPUS, key="gpus_nodes", targets=HYPERPOD.targets)
 
 
 def _entry(name: str, value: str) -> EntryPoint:
@@ -261,10 +263,14 @@ def _entry(name: str, value: str) -> EntryPoint:
     ([_entry("gpus_html", "test_example_kind:CORE_TEMPLATES")],
      "plug-in kind \"gpus_html\" (test_example_kind:CORE_TEMPLATES): template 'kind_hyperpod.html.j2' is not in "
      "its package"),
+    ([_entry("gpus_nodes", "test_example_kind:TYPE_TAKEN")],
+     "plug-in kind \"gpus_nodes\" (test_example_kind:TYPE_TAKEN): resource type 'hyperpod-cluster' is another "
+     "kind's to apply"),
     ([_entry("gpus", "test_example_kind:MISSING")],
      'plug-in kind "gpus" (test_example_kind:MISSING) cannot be loaded: AttributeError:'),
 ], ids=["not-a-kind", "named-otherwise", "built-in-key", "twice", "reserved-key", "rule-taken", "section-taken",
-         "templates-outside", "missing"])
+         "templates-outside", "type-taken",
+         "missing"])
 def test_a_plugin_that_cannot_be_registered_is_refused_by_name(entries: list[EntryPoint], message: str) -> None:
     with pytest.raises(KindPluginError) as refused:
         plugin_kinds(entries, KINDS)

@@ -11,8 +11,8 @@ apply (auditor.act) reads here (target_for, binding_for, evidence_for, verifier_
 Besides the built-in kinds, an installed distribution may register kinds of its own through the
 entry-point group `sagemaker_auditor.kinds` (ENTRY_POINT_GROUP): each entry point is named after
 its kind's key and loads its `ResourceKind`. A plug-in that cannot be loaded, is not a kind, or
-takes a key already registered stops the registry with one error naming it (KindPluginError),
-never a silent skip."""
+takes what another kind has (its key, a rule id, a config section, a resource type apply changes)
+stops the registry with one error naming it (KindPluginError), never a silent skip."""
 
 from __future__ import annotations
 
@@ -82,6 +82,10 @@ def _built_in() -> list[ResourceKind[Any]]:
     return kinds
 
 
+# A kind's write side, by resource type (apply finds each type's parts in one kind).
+_WRITE_PARTS = ("targets", "bindings", "evidence", "verifiers")
+
+
 def _named(entry: EntryPoint) -> str:
     """The plug-in as its error names it: its entry point, what it loads, and its distribution."""
     dist = (f", distribution {one_line_words(entry.dist.name)} {one_line_words(entry.dist.version)}"
@@ -100,11 +104,13 @@ def _packaged_template(name: str) -> bool:
 
 def plugin_kinds(entries: Iterable[EntryPoint], registered: Sequence[ResourceKind[Any]]) -> list[ResourceKind[Any]]:
     """The kinds `entries` load (entry points of ENTRY_POINT_GROUP), by name; `registered`: the
-    kinds before them. An entry that cannot be registered (it does not load a kind, or its key, a
-    rule id or a config section is taken) is a KindPluginError naming it."""
+    kinds before them. An entry that cannot be registered (it does not load a kind; its key, a rule
+    id, a config section or a resource type apply changes is taken; a template is not in its
+    package) is a KindPluginError naming it."""
     keys = {k.key for k in registered}
     rule_ids = {r.id for k in registered for r in k.rules}
     sections = {*SECTIONS, "rules", *(name for k in registered for name in k.settings)}
+    written = {t for k in registered for part in _WRITE_PARTS for t in getattr(k, part)}
     kinds: list[ResourceKind[Any]] = []
     for entry in sorted(entries, key=lambda e: (e.name, e.value)):
         named = _named(entry)
@@ -127,12 +133,16 @@ def plugin_kinds(entries: Iterable[EntryPoint], registered: Sequence[ResourceKin
         if taken := sorted(sections & set(kind.settings)):
             raise KindPluginError(f"{named}: config section {', '.join(f'[{t}]' for t in taken)} is already "
                                   "defined")
+        own_types = {t for part in _WRITE_PARTS for t in getattr(kind, part)}
+        if taken := sorted(written & own_types):
+            raise KindPluginError(f"{named}: resource type {', '.join(map(repr, taken))} is another kind's to apply")
         if missing := [name for name in kind.templates.values() if not _packaged_template(name)]:
             raise KindPluginError(f"{named}: template {', '.join(map(repr, missing))} is not in its package "
                                   '(a plug-in\'s templates are named "<package>:<file>", in the package\'s templates/)')
         keys.add(kind.key)
         rule_ids.update(r.id for r in kind.rules)
         sections.update(kind.settings)
+        written.update(own_types)
         kinds.append(kind)
     return kinds
 
