@@ -241,7 +241,7 @@ def test_the_change_says_how_to_restore_the_target_as_read(action: str) -> None:
     assert (put["PolicyName"], put["TargetTrackingScalingPolicyConfiguration"]) == ("invocations", TRACKING)
     for call in change.restore:
         valid(call)
-    from auditor.report.document import change_to_dict
+    from auditor.records import change_to_dict
     assert change_to_dict(change)["restore"][0]["operation"] == "RegisterScalableTarget"
     # Nothing deregistered, nothing to restore.
     plain = build_change(PLANS[action], RANKER, 250.0)
