@@ -16,6 +16,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from auditor.errors import AuditorError, AwsAccessError, ConfigError, ProblemLines
+from auditor.text import one_line, one_line_words
+
+try:  # the registry loads the plug-in kinds: one that cannot be registered is one `error:` line
+    import auditor.kinds.registry  # noqa: F401
+except AuditorError as exc:
+    sys.exit(f"error: {one_line_words(str(exc))}")
+
 from auditor.cli_frame import (
     EXIT_FINDINGS,
     ConfigOption,
@@ -23,7 +31,6 @@ from auditor.cli_frame import (
     cli_command,
 )
 from auditor.config import AuditConfig
-from auditor.errors import AuditorError, AwsAccessError, ConfigError, ProblemLines
 from auditor.files import write_atomic
 from auditor.kinds.endpoints.kind import KIND as ENDPOINTS
 from auditor.limits import pause_point
@@ -33,7 +40,6 @@ from auditor.report.headline import report_headline
 from auditor.report.render import TABLE_PLANS, OutputFormat, render, render_tables
 from auditor.signals import on_stop_signals
 from auditor.tasks.audit import RunHistory, check_writable, deliver_outcome, execute_audit, prepare_run_history
-from auditor.text import one_line
 
 if TYPE_CHECKING:
     from rich.progress import TaskID

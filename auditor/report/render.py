@@ -44,10 +44,19 @@ class OutputFormat(enum.StrEnum):
     TEXT = "text"
 
 
+def _kind_packages() -> dict[str, jinja2.BaseLoader]:
+    """A loader for each package a kind's "<package>:<file>" template names."""
+    packages = {name.partition(":")[0] for k in KINDS for name in k.templates.values() if ":" in name}
+    return {package: jinja2.PackageLoader(package, "templates") for package in sorted(packages)}
+
+
 @cache
 def template_environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("auditor.templates", "."),
+        # The kinds' parts are in templates/ too; a plug-in kind's are in its own package, named
+        # "<package>:<file>" (the package's templates/ directory).
+        loader=jinja2.ChoiceLoader([jinja2.PackageLoader("auditor.templates", "."),
+                                    jinja2.PrefixLoader(_kind_packages(), delimiter=":")]),
         # Tag values and endpoint names are user input: escape everything in HTML.
         autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"), default=False),
         undefined=jinja2.StrictUndefined,
