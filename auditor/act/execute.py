@@ -38,6 +38,7 @@ from botocore import xform_name
 
 from auditor.act.cleanup import delete_alarms, leftovers_text, rollback_alarms_made
 from auditor.act.journal import Journal, answer_fields
+from auditor.act.live import check_rollback_alarms, read_tags
 from auditor.act.plan import ApplyFailed, PlanToApply
 from auditor.act.readback import READERS, missing_after
 from auditor.act.restore import ScalingSnapshot, by_hand, read_scaling, registered, restore
@@ -199,10 +200,8 @@ class Execution:
         if op == ("application-autoscaling", "DeregisterScalableTarget") and not self._read_scaling(call):
             return
         if op == ("sagemaker", "UpdateEndpoint"):
-            from auditor.act.apply import _check_rollback_alarms
-
             try:
-                _check_rollback_alarms(self.clients, self.region, call)
+                check_rollback_alarms(self.clients, self.region, call)
             except _ERRORS as exc:
                 raise ApplyFailed(f"plan {self.plan.id}: "
                                   f"{describe_client_error(exc, 'cloudwatch', 'DescribeAlarms', self.region)}: "
@@ -252,8 +251,6 @@ class Execution:
         own `aws:` tags cannot be set and are left out."""
         if (call.service, call.operation) != ("sagemaker", "CreateEndpointConfig") or not self.plan.audited_config:
             return call
-        from auditor.act.apply import _tags
-
         api = self.clients.client("sagemaker", self.region)
         try:
             source = api.describe_endpoint_config(EndpointConfigName=self.plan.audited_config)
@@ -263,7 +260,7 @@ class Execution:
                               f"{len(self.journal.calls)} of {len(self.calls)} calls made before it") from None
         own = [t for t in call.params.get("Tags") or [] if isinstance(t, dict)]
         keys = {t.get("Key") for t in own}
-        copied = [t for t in settable_tags(_tags(api, str(source["EndpointConfigArn"]), self.region))
+        copied = [t for t in settable_tags(read_tags(api, str(source["EndpointConfigArn"]), self.region))
                   if t["Key"] not in keys]
         return replace(call, params={**call.params, "Tags": [*own, *copied]}) if copied else call
 

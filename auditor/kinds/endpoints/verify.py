@@ -14,14 +14,11 @@ per what the change does:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from auditor.history.store import AppliedChange
 from auditor.kinds.endpoints.models import Endpoint, EndpointReport
 from auditor.write.verify import Evidence, ResourceKey, Verifier, operations, params_of
-
-if TYPE_CHECKING:
-    # history.store imports the report (to store plans), which imports the kinds: a type only here.
-    from auditor.history.store import AppliedChange
 
 
 def endpoint_done(change: AppliedChange, evidence: Evidence) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from auditor.kinds.hyperpod.idle import HyperPodAssessment
+from auditor.kinds.hyperpod.idle import DEFAULT_IDLE_CEILING_PERCENT, HyperPodAssessment
 
 RESOURCE_TYPE = "hyperpod-cluster"  # what its findings and plans are about
 
@@ -17,3 +17,12 @@ class HyperPodRegion:
     clusters: tuple[HyperPodAssessment, ...]
     idle_ceiling_percent: float
     window_days: float
+
+
+@dataclass(frozen=True)
+class HyperPodSection:
+    """The clusters of the audited regions, each assessed (costs, idle groups, what was not judged)."""
+
+    clusters: tuple[HyperPodAssessment, ...] = ()
+    idle_ceiling_percent: float = DEFAULT_IDLE_CEILING_PERCENT
+    window_days: float = 0.0

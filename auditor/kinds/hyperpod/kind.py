@@ -6,7 +6,7 @@ clusters judged by the rules over `HyperPodRegion` (rule hyperpod-idle-nodes).""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from auditor.catalog import Catalog
@@ -15,7 +15,7 @@ from auditor.collect.plan import MetricSpec, SeriesQuery
 from auditor.collect.session import RegionAccessError
 from auditor.kinds.base import Audience, AudienceOf, KindResult, Owned, RegionScope, ResourceKind, ResourcePrice
 from auditor.kinds.hyperpod import IAM_ACTIONS
-from auditor.kinds.hyperpod.assessment import RESOURCE_TYPE, HyperPodRegion
+from auditor.kinds.hyperpod.assessment import RESOURCE_TYPE, HyperPodRegion, HyperPodSection
 from auditor.kinds.hyperpod.binding import BINDING
 from auditor.kinds.hyperpod.cost import PriceLookup
 from auditor.kinds.hyperpod.discover import discover_clusters
@@ -24,7 +24,6 @@ from auditor.kinds.hyperpod.idle import (
     DEFAULT_IDLE_CEILING_PERCENT,
     DEFAULT_MIN_COVERAGE,
     RULE_ID,
-    HyperPodAssessment,
     assess_cluster,
 )
 from auditor.kinds.hyperpod.metrics import NAMESPACE, STAT, NodeSeries, list_node_metrics, match_node_series, summarise
@@ -35,15 +34,6 @@ from auditor.kinds.hyperpod.settings import HyperPodConfig
 from auditor.kinds.hyperpod.target import TARGETS
 from auditor.kinds.hyperpod.verify import VERIFIERS, seen
 from auditor.models import AuditError, CollectionStats, Window
-
-
-@dataclass(frozen=True)
-class HyperPodSection:
-    """The clusters of the audited regions, each assessed (costs, idle groups, what was not judged)."""
-
-    clusters: tuple[HyperPodAssessment, ...] = ()
-    idle_ceiling_percent: float = DEFAULT_IDLE_CEILING_PERCENT
-    window_days: float = 0.0
 
 
 def price_lookup(catalog: Catalog) -> PriceLookup:

@@ -4,14 +4,11 @@ the cluster the run described has none of the nodes the change deleted."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from auditor.history.store import AppliedChange
+from auditor.kinds.hyperpod.assessment import HyperPodSection
 from auditor.write.verify import Evidence, ResourceKey, Verifier, params_of
-
-if TYPE_CHECKING:
-    # history.store imports the report (to store plans), which imports the kinds: a type only here.
-    from auditor.history.store import AppliedChange
-    from auditor.kinds.hyperpod.kind import HyperPodSection  # kind.py lists these verifiers
 
 
 def nodes_done(change: AppliedChange, evidence: Evidence) -> bool:

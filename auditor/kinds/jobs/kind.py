@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -38,7 +38,7 @@ from auditor.kinds.jobs.metrics import (
     list_job_hosts,
 )
 from auditor.kinds.jobs.models import (
-    Experiment,
+    JobsSection,
     ProcessingCost,
     ProcessingJob,
     TrainingCost,
@@ -55,16 +55,6 @@ from auditor.values import iso, money, utilization_summary
 
 # Job hosts' metrics are collected at 1-minute periods.
 JOB_PERIOD_SECONDS = 60
-
-
-@dataclass(frozen=True)
-class JobsSection:
-    """Training, batch transform and processing jobs of the window (the analysis' cost models)."""
-
-    training: tuple[TrainingCost, ...] = ()
-    transform: tuple[TransformCost, ...] = ()
-    experiments: tuple[Experiment, ...] = ()
-    processing: tuple[ProcessingCost, ...] = ()
 
 
 def audit(scope: RegionScope) -> KindResult[JobsSection]:

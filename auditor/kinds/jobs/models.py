@@ -170,3 +170,13 @@ class Experiment:
     varied: tuple[str, ...]  # hyperparameter names that differ
     runs: tuple[ExperimentRun, ...]
     verdicts: tuple[Verdict, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class JobsSection:
+    """Training, batch transform and processing jobs of the window (the analysis' cost models)."""
+
+    training: tuple[TrainingCost, ...] = ()
+    transform: tuple[TransformCost, ...] = ()
+    experiments: tuple[Experiment, ...] = ()
+    processing: tuple[ProcessingCost, ...] = ()

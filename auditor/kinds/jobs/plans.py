@@ -5,18 +5,14 @@ risk from the job's own costs and metrics (kinds/jobs/risk) and the change, its 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.jobs.change import job_change
-from auditor.kinds.jobs.models import ProcessingCost, TrainingCost, TransformCost
+from auditor.kinds.jobs.models import JobsSection, ProcessingCost, TrainingCost, TransformCost
 from auditor.kinds.jobs.risk import JobCost, job_risk
 from auditor.models import Change, Finding, Plan, PlanOption, Risk, Window
 from auditor.recommend.plans import PlanSubject, SubjectOf
-
-if TYPE_CHECKING:
-    from auditor.kinds.jobs.kind import JobsSection
 
 # Each job cost's resource type, as its findings and plans name it.
 JOB_TYPES = {TrainingCost: "training-job", TransformCost: "transform-job", ProcessingCost: "processing-job"}

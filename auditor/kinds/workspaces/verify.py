@@ -5,15 +5,12 @@ every app type whose settings the UpdateDomain set."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from auditor.history.store import AppliedChange
 from auditor.kinds.workspaces.discover_studio import IDLE_SETTING_APPS
 from auditor.kinds.workspaces.models import WorkspacesSection
 from auditor.write.verify import Evidence, ResourceKey, Verifier, params_of
-
-if TYPE_CHECKING:
-    # history.store imports the report (to store plans), which imports the kinds: a type only here.
-    from auditor.history.store import AppliedChange
 
 
 def notebook_done(change: AppliedChange, evidence: Evidence) -> bool:
