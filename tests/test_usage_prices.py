@@ -70,8 +70,8 @@ def test_async_endpoints_are_priced_at_the_async_rate_when_the_prices_have_it(aw
 
 
 def test_batch_transform_and_studio_apps_use_their_own_rates_else_say_hosting() -> None:
-    job = TransformJob("1", "us-east-1", "nightly", "Completed", "ml.m5.xlarge", 2, "m", NOW - timedelta(hours=3),
-                       NOW - timedelta(hours=3), NOW - timedelta(hours=1))
+    job = TransformJob("1", "us-east-1", "nightly", "Completed", "ml.m5.xlarge", 2, NOW - timedelta(hours=3),
+                       NOW - timedelta(hours=3), NOW - timedelta(hours=1), model_name="m")
     studio = StudioApp("1", "us-east-1", "d-1", "JupyterLab", "default", "space-a", "InService", "ml.m5.xlarge",
                        NOW - timedelta(days=2), NOW - timedelta(hours=1), None)
     bundled = load_catalog()

@@ -13,7 +13,10 @@ from auditor.models import VariantUtilization
 
 
 @dataclass(frozen=True)
-class TrainingJob:
+class JobRun:
+    """What a training, batch transform or processing job shares: where it ran, on what, when, and
+    what its next run's request is built from. Each kind of job adds its own fields after these."""
+
     account_id: str
     region: str
     name: str
@@ -23,6 +26,22 @@ class TrainingJob:
     created_at: datetime
     started_at: datetime | None
     ended_at: datetime | None
+    arn: str = field(default="", kw_only=True)
+    # Read only for owner routing (see kinds.jobs).
+    tags: dict[str, str] = field(default_factory=dict, kw_only=True)
+    # The fields of its Describe answer that its Create* call takes, but Environment: the next run's
+    # request is built from them (kinds/jobs/change.py) without another call. Not in the JSON.
+    create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
+    # How many variables its Environment sets: their values are never kept (teams put tokens there).
+    environment_variables: int = field(default=0, kw_only=True)
+
+    @property
+    def duration_seconds(self) -> float | None:
+        return duration_seconds(self.started_at, self.ended_at)
+
+
+@dataclass(frozen=True)
+class TrainingJob(JobRun):
     training_seconds: int | None  # None: still running, or not reported
     billable_seconds: int | None
     spot: bool
@@ -32,38 +51,11 @@ class TrainingJob:
     image: str  # the training image, or the algorithm name
     hyperparameters: dict[str, str]
     final_metrics: dict[str, float]
-    arn: str = ""
-    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
-    # The fields of its Describe answer that CreateTrainingJob takes, but Environment: the next run's request
-    # is built from them (kinds/jobs/change.py) without another call. Not in the JSON.
-    create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    # How many variables its Environment sets: their values are never kept (teams put tokens there).
-    environment_variables: int = 0
 
 
 @dataclass(frozen=True)
-class TransformJob:
-    account_id: str
-    region: str
-    name: str
-    status: str
-    instance_type: str
-    instance_count: int
+class TransformJob(JobRun):
     model_name: str
-    created_at: datetime
-    started_at: datetime | None
-    ended_at: datetime | None
-    arn: str = ""
-    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
-    # The fields of its Describe answer that CreateTransformJob takes, but Environment: the next run's request
-    # is built from them (kinds/jobs/change.py) without another call. Not in the JSON.
-    create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    # How many variables its Environment sets: their values are never kept (teams put tokens there).
-    environment_variables: int = 0
-
-    @property
-    def duration_seconds(self) -> float | None:
-        return duration_seconds(self.started_at, self.ended_at)
 
 
 def duration_seconds(started_at: datetime | None, ended_at: datetime | None) -> float | None:
@@ -104,29 +96,9 @@ class TransformCost:
 
 
 @dataclass(frozen=True)
-class ProcessingJob:
-    account_id: str
-    region: str
-    name: str
-    status: str
-    instance_type: str
-    instance_count: int
+class ProcessingJob(JobRun):
     volume_size_gb: int
     image: str
-    created_at: datetime
-    started_at: datetime | None
-    ended_at: datetime | None
-    arn: str = ""
-    tags: dict[str, str] = field(default_factory=dict)  # read only for owner routing (see kinds.jobs)
-    # The fields of its Describe answer that CreateProcessingJob takes, but Environment: the next run's request
-    # is built from them (kinds/jobs/change.py) without another call. Not in the JSON.
-    create_fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    # How many variables its Environment sets: their values are never kept (teams put tokens there).
-    environment_variables: int = 0
-
-    @property
-    def duration_seconds(self) -> float | None:
-        return duration_seconds(self.started_at, self.ended_at)
 
 
 @dataclass(frozen=True)
