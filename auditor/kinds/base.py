@@ -31,6 +31,14 @@ if TYPE_CHECKING:
 
 SectionT = TypeVar("SectionT")
 CsvTable = tuple[tuple[str, ...], list[dict[str, Any]]]  # columns, rows
+# (type, account, region, name, variant): a resource as the reports' "now" column finds it (two
+# accounts, or two kinds, may each have a resource of the same name).
+ShapeKey = tuple[str, str, str, str, str | None]
+
+
+def shape_key(resource_type: str, item: Mapping[str, Any], name: str, variant: str | None = None) -> ShapeKey:
+    """The key of one resource of a kind's JSON section (it holds its account_id and region)."""
+    return (resource_type, str(item.get("account_id")), str(item.get("region")), name, variant)
 
 
 class Judge(Protocol):
@@ -168,6 +176,9 @@ class ResourceKind(Generic[SectionT]):
     # Tables of its own that the CSV output writes beside the findings (`<output>-<name>.csv`), from
     # its JSON section: name -> (columns, rows); a table without rows is not written.
     csv_tables: Callable[[Any], Mapping[str, CsvTable]] = lambda _section_json: {}
+    # What each of its resources runs now ("2 x ml.m5.xlarge"), from its JSON section, for the reports'
+    # "now" column (shape_key); a resource it gives none for shows its plan's current shape.
+    shapes: Callable[[Any], Mapping[ShapeKey, str]] = lambda _section_json: {}
     # Its rules (one module each in its `rules/` package, found there); the rule registry joins every kind's.
     rules: tuple[Rule[Any], ...] = ()
     # Its own config sections, by section name ({"jobs": JobsConfig}): read, checked and documented

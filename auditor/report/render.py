@@ -355,35 +355,12 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
 
 
 def current_shapes(doc: dict[str, Any]) -> dict[ShapeKey, str]:
-    """'2 x ml.c5.xlarge' per resource and variant (views.shape_key), and an endpoint's variants
-    joined under variant None."""
+    """What each resource runs now, by views.shape_key: what each kind says of its own (its
+    `shapes`), else what the resource's plan says."""
     shapes: dict[ShapeKey, str] = {}
-
-    def key(kind: str, item: dict[str, Any], name: str, variant: str | None) -> ShapeKey:
-        return (kind, str(item.get("account_id")), str(item.get("region")), name, variant)
-
-    for e in doc["endpoints"]:
-        for v in e["variants"]:
-            if v["instance_type"]:
-                # A shadow variant is billed like the others but answers nobody: say which it is.
-                shapes[key("endpoint", e, e["name"], v["name"])] = (f"{v['instance_count']} x {v['instance_type']}"
-                                                                    + (" (shadow)" if v.get("shadow") else ""))
-            elif v["serverless_memory_mb"]:
-                shapes[key("endpoint", e, e["name"], v["name"])] = f"serverless {v['serverless_memory_mb']} MB"
-        shapes[key("endpoint", e, e["name"], None)] = ", ".join(
-            shapes[k] for v in e["variants"] if (k := key("endpoint", e, e["name"], v["name"])) in shapes)
-    for n in (doc.get("workspaces") or {}).get("notebooks", []):
-        shapes[key("notebook-instance", n, n["name"], None)] = f"1 x {n['instance_type']}"
-    jobs = doc.get("jobs") or {}
-    for j in jobs.get("training", []):
-        shapes[key("training-job", j, j["name"], None)] = (f"{'Spot' if j.get('spot') else 'on-demand'} "
-                                                          f"{j['instance_count']} x {j['instance_type']}")
-    for kind, found in (("transform-job", jobs.get("transform", [])), ("processing-job", jobs.get("processing", []))):
-        for j in found:
-            shapes[key(kind, j, j["name"], None)] = f"{j['instance_count']} x {j['instance_type']}"
-    for c in (doc.get("hyperpod") or {}).get("clusters", []):
-        for g in c.get("instance_groups") or []:  # a HyperPod plan is per instance group
-            shapes[key("hyperpod-cluster", c, c["cluster"], g["name"])] = f"{g['count']} x {g['instance_type']}"
+    for kind in KINDS:
+        if doc.get(kind.key) is not None:
+            shapes.update(kind.shapes(doc[kind.key]))
     # Every plan says what runs now: what its resource's section does not say, its plan does.
     for p in doc.get("plans", []):
         current, at = p["current"], shape_key(p["resource"], p["variant"])

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from auditor.kinds.base import ShapeKey
 from auditor.models import ResourceRef
 
 
@@ -84,10 +85,7 @@ class PlanView:
         return self.resource.label + (f" / {self.variant}" if self.variant else "")
 
 
-# (type, account, region, name, variant) -> what runs now: two accounts, or two kinds, may each
-# have a resource of the same name.
-ShapeKey = tuple[str, str, str, str, str | None]
-Shapes = Mapping[ShapeKey, str]
+Shapes = Mapping[ShapeKey, str]  # what runs now, by resource (kinds.base.shape_key)
 OwnerKey = tuple[str, str, str]  # an endpoint's (account, region, name)
 
 

@@ -49,6 +49,7 @@ from auditor.kinds.endpoints.models import (
 )
 from auditor.kinds.endpoints.plans import plan_subjects
 from auditor.kinds.endpoints.promql import PromQLClient, collect_placement
+from auditor.kinds.endpoints.report import shapes
 from auditor.kinds.endpoints.rules import RULES
 from auditor.kinds.endpoints.target import TARGETS
 from auditor.kinds.endpoints.verify import VERIFIERS, seen
@@ -419,6 +420,7 @@ def monthly_cost(section: tuple[EndpointReport, ...], _window: Window) -> float:
 
 
 KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
+    shapes=shapes,
     key=KEY,
     title="Endpoints",
     order=10,

@@ -28,7 +28,7 @@ from auditor.kinds.hyperpod.idle import (
 )
 from auditor.kinds.hyperpod.metrics import NAMESPACE, STAT, NodeSeries, list_node_metrics, match_node_series, summarise
 from auditor.kinds.hyperpod.models import Cluster
-from auditor.kinds.hyperpod.report import assessment_json
+from auditor.kinds.hyperpod.report import assessment_json, shapes
 from auditor.kinds.hyperpod.rules import RULES
 from auditor.kinds.hyperpod.settings import HyperPodConfig
 from auditor.kinds.hyperpod.target import TARGETS
@@ -168,6 +168,7 @@ KIND: ResourceKind[HyperPodSection] = ResourceKind(
     price_uses=price_uses,
     monthly_cost=monthly_cost,
     templates={"html": "kind_hyperpod.html.j2", "text": "kind_hyperpod.txt.j2", "markdown": "kind_hyperpod.md.j2"},
+    shapes=shapes,
     rules=RULES,
     targets=TARGETS,
     bindings={RESOURCE_TYPE: BINDING},

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from auditor.kinds.base import ShapeKey, shape_key
 from auditor.kinds.hyperpod.idle import RULE_ID, HyperPodAssessment, describe_shrink
 
 
@@ -61,3 +62,9 @@ def assessment_lines(a: HyperPodAssessment, idle_ceiling_percent: float, window_
         where = n.instance_id or (f"group {n.group}" if n.group else "cluster")
         lines.append(f"  {where}: {n.reason}" + (f"; to enable: {n.how_to_enable}" if n.how_to_enable else ""))
     return lines
+
+
+def shapes(section: dict[str, Any] | None) -> dict[ShapeKey, str]:
+    """Each instance group's nodes (a HyperPod plan is per instance group), for the reports' "now" column."""
+    return {shape_key("hyperpod-cluster", c, c["cluster"], g["name"]): f"{g['count']} x {g['instance_type']}"
+            for c in (section or {}).get("clusters", []) for g in c.get("instance_groups") or []}

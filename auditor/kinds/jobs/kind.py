@@ -47,7 +47,7 @@ from auditor.kinds.jobs.models import (
     TransformJob,
 )
 from auditor.kinds.jobs.plans import plan_subjects
-from auditor.kinds.jobs.report import csv_tables
+from auditor.kinds.jobs.report import csv_tables, shapes
 from auditor.kinds.jobs.rules import RULES
 from auditor.kinds.jobs.settings import JobsConfig
 from auditor.models import AuditError, Finding, Window
@@ -311,6 +311,7 @@ KIND: ResourceKind[JobsSection] = ResourceKind(
     plan_subjects=plan_subjects,
     templates={"html": "kind_jobs.html.j2", "text": "kind_jobs.txt.j2", "markdown": "kind_jobs.md.j2"},
     csv_tables=csv_tables,
+    shapes=shapes,
     rules=RULES,
     # A job's change is the next run's request (audit plans show ID --as cli): apply never starts a job.
     next_run_types=frozenset(RUN_REQUESTS),

@@ -17,6 +17,8 @@ from auditor.kinds.base import (
     RegionScope,
     ResourceKind,
     ResourcePrice,
+    ShapeKey,
+    shape_key,
     unreachable,
 )
 from auditor.kinds.workspaces.assessment import WorkspacesAssessment
@@ -175,6 +177,12 @@ def to_dict(section: WorkspacesSection | None) -> dict[str, Any] | None:
 
 
 
+def shapes(section: dict[str, Any] | None) -> dict[ShapeKey, str]:
+    """Each notebook instance's one instance, for the reports' "now" column."""
+    return {shape_key("notebook-instance", n, n["name"]): f"1 x {n['instance_type']}"
+            for n in (section or {}).get("notebooks", [])}
+
+
 def workspaces_price_basis(section: WorkspacesSection) -> str:
     """Which rates the notebook and Studio figures rest on, in a few words."""
     used = [("notebook", n.price_basis) for n in section.notebooks if n.price_per_hour is not None]
@@ -219,6 +227,7 @@ KIND: ResourceKind[WorkspacesSection | None] = ResourceKind(
     monthly_cost=monthly_cost,
     templates={"html": "kind_workspaces.html.j2", "text": "kind_workspaces.txt.j2",
                "markdown": "kind_workspaces.md.j2"},
+    shapes=shapes,
     rules=RULES,
     targets=TARGETS,
     bindings=BINDINGS,
