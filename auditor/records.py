@@ -96,3 +96,10 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
             "details": rec.details,
         },
     }
+
+
+def stated_resource(record: dict[str, Any]) -> dict[str, Any]:
+    """A stored plan's or finding's `resource` (schema 9: kind, type, name, account_id, region) as
+    it was read from outside; {} when it has none."""
+    resource = record.get("resource")
+    return resource if isinstance(resource, dict) else {}

@@ -9,6 +9,7 @@ from typing import Any
 from auditor.config import AuditConfig
 from auditor.kinds.registry import target_for
 from auditor.models import ApiCall, Change, ResourceRef, Risk, RiskLevel
+from auditor.records import stated_resource
 from auditor.text import one_line
 
 # The plan type and apply's errors live in the write core (every kind's target reads them); apply's
@@ -47,7 +48,7 @@ def load_plan(config: AuditConfig, plan_id: str, now: datetime | None = None) ->
             raise ApplyRefused(f"no plan {one_line(plan_id)} in the history {path}: `audit plans` lists the stored "
                                "plans")
         plan, holder = found
-        resource = _resource_of(plan)
+        resource = stated_resource(plan)
         account, region = str(resource.get("account_id") or ""), str(resource.get("region") or "")
         where = f"account {one_line(account)} {one_line(region)}"
         latest = history.latest_clean_run(account, region)
@@ -180,7 +181,7 @@ def recomputed_id(plan: dict[str, Any], option: Any) -> str | None:
         stated = PlanOption(rules=(), action=option["action"], instance_type=option.get("instance_type"),
                             instance_count=count, autoscaling=option.get("autoscaling"),
                             monthly_cost_usd=0.0, monthly_savings_usd=0.0, advice="", details=dict(details))
-        resource = _resource_of(plan)
+        resource = stated_resource(plan)
         ref = ResourceRef(kind=str(resource.get("kind")), type=str(resource.get("type")),
                           name=str(resource.get("name")), account_id=str(resource.get("account_id")),
                           region=str(resource.get("region")))
@@ -188,11 +189,6 @@ def recomputed_id(plan: dict[str, Any], option: Any) -> str | None:
                             current_instance_count=0, current_monthly_usd=0.0, proposed=stated))
     except (TypeError, ValueError):
         return None
-
-
-def _resource_of(plan: dict[str, Any]) -> dict[str, Any]:
-    resource = plan.get("resource")
-    return resource if isinstance(resource, dict) else {}
 
 
 def _risk(plan_id: str, risk: Any) -> Risk | None:

@@ -174,8 +174,9 @@ class ResourceKind(Generic[SectionT]):
     # Resource types whose change is the next run's request (a job's settings): apply never makes it.
     next_run_types: frozenset[str] = frozenset()
     # Tables of its own that the CSV output writes beside the findings (`<output>-<name>.csv`), from
-    # its JSON section: name -> (columns, rows); a table without rows is not written.
-    csv_tables: Callable[[Any], Mapping[str, CsvTable]] = lambda _section_json: {}
+    # its JSON section: name -> (columns, rows); a table without rows is not written. None: it has
+    # none (its section is then never serialised for them).
+    csv_tables: Callable[[Any], Mapping[str, CsvTable]] | None = None
     # What each of its resources runs now ("2 x ml.m5.xlarge"), from its JSON section, for the reports'
     # "now" column (shape_key); a resource it gives none for shows its plan's current shape.
     shapes: Callable[[Any], Mapping[ShapeKey, str]] = lambda _section_json: {}

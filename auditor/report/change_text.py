@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from auditor.models import ENDPOINT_TYPES, CopiedTags
+from auditor.records import stated_resource
 from auditor.text import one_line
 
 FORMATS = ("cli", "cloudformation", "terraform", "json")
@@ -53,7 +54,7 @@ def render_change(plan: dict[str, Any], as_: str, copied_tags: CopiedTags | None
     if not change:
         missing = ((plan.get("proposed") or {}).get("details") or {}).get("change_missing")
         return (f"# plan {_line(plan.get('id'))}: no change the auditor can express as AWS requests "
-                f"({_line((plan.get('proposed') or {}).get('action'))} on {_line(_resource(plan).get('type'))}"
+                f"({_line((plan.get('proposed') or {}).get('action'))} on {_line(stated_resource(plan).get('type'))}"
                 f"{': ' + _line(missing) if missing else ''}); see its advice\n")
     runs = [c["operation"] for c in change.get("calls") or [] if c.get("operation") in JOB_RUNS]
     if runs and as_ in ("cloudformation", "terraform"):
@@ -104,19 +105,13 @@ def plans_text(plans: list[dict[str, Any]]) -> str:
 def plan_line(plan: dict[str, Any]) -> str:
     """One row of `audit plans`: id, risk, saving, whether it has a change, and the advice."""
     risk = (plan.get("risk") or {}).get("level") or "-"
-    resource = _resource(plan)
+    resource = stated_resource(plan)
     kind = str(resource.get("type") or "endpoint")
     label = str(resource.get("name")) if kind in ENDPOINT_TYPES else f"{kind.replace('-', ' ')} {resource.get('name')}"
     where = f"{label}{'/' + str(plan['variant']) if plan.get('variant') else ''}"
     advice = (plan.get("proposed") or {}).get("advice") or ""
     return _line(f"{plan.get('id') or ''!s:10}  {risk:6}  {float(plan.get('monthly_savings_usd') or 0):>13,.2f}  "
                  f"{'yes' if plan.get('change') else 'no':6}  {where} ({resource.get('region')}): {advice}")
-
-
-def _resource(plan: dict[str, Any]) -> dict[str, Any]:
-    """The stored plan's `resource` (schema 9: kind, type, name, account_id, region); {} when absent."""
-    resource = plan.get("resource")
-    return resource if isinstance(resource, dict) else {}
 
 
 def _line(value: Any) -> str:
@@ -126,7 +121,7 @@ def _line(value: Any) -> str:
 
 def _header(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], comment: str,
             notes: list[str]) -> list[str]:
-    proposed, resource = plan.get("proposed") or {}, _resource(plan)
+    proposed, resource = plan.get("proposed") or {}, stated_resource(plan)
     lines = [f"{comment} plan {_line(plan.get('id'))}: {_line(resource.get('name'))}"
              f"{'/' + _line(plan['variant']) if plan.get('variant') else ''} in {_line(resource.get('region'))}: "
              f"{_line(proposed.get('advice'))}",
@@ -148,7 +143,7 @@ def _kebab(operation: str) -> str:
 
 def _cli(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], notes: list[str]) -> str:
     lines = _header(plan, change, risk, "#", notes)
-    resource = _resource(plan)
+    resource = stated_resource(plan)
     region = _word(resource.get("region") or "")
     request = risk.get("load_test_request")
     calls = ([request] if request else []) + list(change.get("calls") or [])

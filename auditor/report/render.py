@@ -388,11 +388,18 @@ CSV_COLUMNS = (
 
 
 def render_tables(report: AuditReport) -> dict[str, str]:
-    """The kinds' own CSV tables (`ResourceKind.csv_tables`), by name, each as CSV: only those with rows."""
-    doc = report_to_dict(report)
-    return {name: write_csv(columns, rows)
-            for kind in KINDS if doc.get(kind.key) is not None
-            for name, (columns, rows) in kind.csv_tables(doc[kind.key]).items() if rows}
+    """The kinds' own CSV tables (`ResourceKind.csv_tables`), by name, each as CSV: only those with
+    rows. Only the sections of kinds that have tables are serialised (not the whole document again:
+    the CSV of the findings has just built it)."""
+    tables: dict[str, str] = {}
+    for kind in KINDS:
+        if kind.csv_tables is None:
+            continue
+        section = kind.to_dict(kind.section(report))
+        for name, (columns, rows) in (kind.csv_tables(section) if section is not None else {}).items():
+            if rows:
+                tables[name] = write_csv(columns, rows)
+    return tables
 
 
 def render_findings_csv(doc: dict[str, Any]) -> str:

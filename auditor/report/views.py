@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from auditor.kinds.base import ShapeKey
+from auditor.kinds.base import shape_key as kinds_shape_key
 from auditor.models import ResourceRef
 
 
@@ -91,8 +92,7 @@ OwnerKey = tuple[str, str, str]  # an endpoint's (account, region, name)
 
 def shape_key(resource: Mapping[str, Any], variant: str | None) -> ShapeKey:
     """The key of a finding's or a plan's resource (its JSON `resource`) in Shapes."""
-    return (str(resource.get("type")), str(resource.get("account_id")), str(resource.get("region")),
-            str(resource.get("name")), variant)
+    return kinds_shape_key(str(resource.get("type")), resource, str(resource.get("name")), variant)
 
 
 def finding_view(finding: Mapping[str, Any], shapes: Shapes, owners: Mapping[OwnerKey, str]) -> FindingView:
