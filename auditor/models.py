@@ -7,6 +7,8 @@ All are frozen: a stage never edits what an earlier stage produced.
 from __future__ import annotations
 
 import enum
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -284,6 +286,68 @@ class ApiCall:
     operation: str
     params: dict[str, Any]
     purpose: str  # one line, for the dry run and the CLI text
+
+
+# A value one call of a change takes from the answer of an earlier call of the same change: a
+# step-scaling policy's ARN (PutScalingPolicy answers it; AWS makes it up) in the AlarmActions of
+# the alarm that triggers it. Written in the params as the whole string value
+# "${<Operation>:<name>.<AnswerField>}", `name` being the earlier call's own name parameter
+# (NAME_PARAMS); apply puts the answer in before it makes the call, and the CLI, CloudFormation
+# and Terraform texts write it as a shell variable, a Ref, a resource attribute.
+ANSWER_REFERENCE = re.compile(r"^\$\{(?P<operation>[A-Za-z]+):(?P<name>[^}]+)\.(?P<field>[A-Za-z]+)\}$")
+NAME_PARAMS = {
+    "PutScalingPolicy": "PolicyName",
+    "CreateEndpointConfig": "EndpointConfigName",
+    "CreateEndpoint": "EndpointName",
+    "CreateInferenceComponent": "InferenceComponentName",
+    "PutMetricAlarm": "AlarmName",
+}
+
+
+def answer_reference(operation: str, name: str, answer_field: str) -> str:
+    """The params value that stands for `answer_field` of the answer to the change's earlier
+    `operation` call named `name` (e.g. PutScalingPolicy's PolicyARN)."""
+    if operation not in NAME_PARAMS:
+        raise ValueError(f"{operation}: no name parameter to refer to its call by")
+    return f"${{{operation}:{name}.{answer_field}}}"
+
+
+@dataclass(frozen=True)
+class AnswerReference:
+    operation: str
+    name: str
+    field: str
+
+
+def parse_reference(value: object) -> AnswerReference | None:
+    """The reference a params value is, or None for a plain value."""
+    if not isinstance(value, str):
+        return None
+    matched = ANSWER_REFERENCE.match(value)
+    if matched is None or matched["operation"] not in NAME_PARAMS:
+        return None
+    return AnswerReference(matched["operation"], matched["name"], matched["field"])
+
+
+def references_in(params: Any) -> list[AnswerReference]:
+    """Every answer reference in a call's params, in order."""
+    if isinstance(params, dict):
+        return [r for v in params.values() for r in references_in(v)]
+    if isinstance(params, list):
+        return [r for v in params for r in references_in(v)]
+    found = parse_reference(params)
+    return [found] if found else []
+
+
+def resolve_references(params: Any, answer_of: Callable[[AnswerReference], Any]) -> Any:
+    """`params` with each reference replaced by `answer_of(reference)` (which raises when the
+    answer is not there: a call is never made with a reference in it)."""
+    if isinstance(params, dict):
+        return {k: resolve_references(v, answer_of) for k, v in params.items()}
+    if isinstance(params, list):
+        return [resolve_references(v, answer_of) for v in params]
+    found = parse_reference(params)
+    return answer_of(found) if found else params
 
 
 @dataclass(frozen=True)
