@@ -332,8 +332,7 @@ def test_managed_scaling_minimum_that_keeps_an_empty_instance_is_lowered(aws) ->
     assert rec["action"] == "managed-scaling" and rec["monthly_savings_usd"] == round(PRICE * 730, 2)
     assert rec["details"]["managed_instance_scaling"] == {
         "Status": "ENABLED", "MinInstanceCount": 3, "MaxInstanceCount": 6, "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}}
-    assert "managed instance scaling 3-6 instances with ScaleInPolicy CONSOLIDATION for variant AllTraffic" \
-        in rec["advice"]
+    assert rec["advice"] == "3 x ml.g5.12xlarge: managed instance scaling, 3-6 instances, scale-in CONSOLIDATION"
 
 
 def test_the_minimum_is_never_lowered_below_the_availability_floor(aws) -> None:

@@ -90,15 +90,12 @@ def consolidating(assessment: EndpointAssessment, va: VariantAssessment, needed:
     return ScalingProposal(scaling, max(needed, minimum), turned_on=False)
 
 
-def described(proposal: ScalingProposal, variant: str) -> str:
-    """The advice in words."""
+def described(proposal: ScalingProposal, instances: int, instance_type: str | None) -> str:
+    """The advice in a few words (tables, subject lines): what it runs once consolidated, and how."""
     scaling = proposal.scaling
-    bounds = f"{scaling['MinInstanceCount']}-{scaling['MaxInstanceCount']} instances"
-    what = (f"turn on managed instance scaling ({bounds})" if proposal.turned_on
-            else f"managed instance scaling {bounds}")
-    return (f"{what} with ScaleInPolicy CONSOLIDATION for variant {variant} in a new endpoint config "
-            f"(CreateEndpointConfig, then UpdateEndpoint): SageMaker moves the copies onto {proposal.instances} "
-            f"instance{'s' if proposal.instances != 1 else ''} and releases the rest")
+    how = "managed instance scaling on" if proposal.turned_on else "managed instance scaling"
+    return (f"{instances} x {instance_type}: {how}, {scaling['MinInstanceCount']}-"
+            f"{scaling['MaxInstanceCount']} instances, scale-in CONSOLIDATION")
 
 
 def price_consolidation(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, config: AuditConfig,
@@ -119,7 +116,7 @@ def price_consolidation(finding: Finding, assessment: EndpointAssessment, catalo
     floor_kept = proposal.scaling["MinInstanceCount"]
     basis.append(f"MinInstanceCount {floor_kept} keeps at least {floor_kept} instance{'s' if floor_kept != 1 else ''} "
                  "running (the availability floor: [recommend] min_instances, else min(current, 2))")
-    details = {"managed_instance_scaling": proposal.scaling, "advice": described(proposal, va.variant.name),
+    details = {"managed_instance_scaling": proposal.scaling, "advice": described(proposal, rec.instance_count, rec.instance_type),
                "risk": {"level": "medium", "basis": basis}}
     recommendation = Recommendation(MANAGED_SCALING, rec.instance_type, rec.instance_count,
                                     current_monthly_usd=rec.current_monthly_usd,

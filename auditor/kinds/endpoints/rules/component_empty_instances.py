@@ -153,4 +153,6 @@ RULE = VariantRule(
     threshold_field="min_empty_percent",
     check=check,
     price=price,
+    # Native consolidation rather than a manual count of the same type (issue 27): the copies' own count.
+    supersedes=frozenset({"overprovisioned-count"}),
 )

@@ -99,4 +99,6 @@ RULE = VariantRule(
     threshold_field="max_reserved_percent",
     check=check,
     price=price,
+    # Native consolidation rather than a manual count of the same type (issue 27): the copies' own count.
+    supersedes=frozenset({"overprovisioned-count"}),
 )
