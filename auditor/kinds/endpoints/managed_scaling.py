@@ -43,6 +43,7 @@ class ScalingProposal:
     scaling: dict[str, Any]  # as CreateEndpointConfig takes it (ProductionVariantManagedInstanceScaling)
     instances: int  # the instances left once SageMaker has consolidated
     turned_on: bool  # managed scaling was off
+    note: str = ""  # what changes, in words (for the finding's message)
 
     def evidence(self) -> dict[str, Any]:
         return {"proposed_managed_instance_scaling": self.scaling, "consolidated_count": self.instances,
@@ -76,7 +77,9 @@ def consolidating(assessment: EndpointAssessment, va: VariantAssessment, needed:
             return None
         scaling = {"Status": "ENABLED", "MinInstanceCount": max(needed, floor), "MaxInstanceCount": count,
                    "ScaleInPolicy": {"Strategy": CONSOLIDATION}}
-        return ScalingProposal(scaling, max(needed, floor), turned_on=True)
+        return ScalingProposal(scaling, max(needed, floor), turned_on=True,
+                               note=f"managed instance scaling turned on ({max(needed, floor)}-{count} instances) "
+                                    "with ScaleInPolicy CONSOLIDATION")
     current = running_scaling(va, assessment.endpoint.config_description)
     minimum = needed if managed.min_instances is None else min(managed.min_instances, needed)
     minimum = max(minimum, floor)
@@ -87,7 +90,11 @@ def consolidating(assessment: EndpointAssessment, va: VariantAssessment, needed:
                "ScaleInPolicy": policy}
     if {k: current.get(k) for k in scaling} == scaling:
         return None
-    return ScalingProposal(scaling, max(needed, minimum), turned_on=False)
+    words = ["ScaleInPolicy CONSOLIDATION"]
+    if managed.min_instances is not None and minimum != managed.min_instances:
+        why = " (the availability floor)" if minimum > managed.min_instances else ""
+        words.append(f"MinInstanceCount {managed.min_instances} {'raised' if why else 'lowered'} to {minimum}{why}")
+    return ScalingProposal(scaling, max(needed, minimum), turned_on=False, note=", ".join(words))
 
 
 def described(proposal: ScalingProposal, instances: int, instance_type: str | None) -> str:
@@ -113,10 +120,11 @@ def price_consolidation(finding: Finding, assessment: EndpointAssessment, catalo
     if rec.monthly_savings_usd < rec.current_monthly_usd * config.recommend.min_savings_percent / 100.0:
         return None
     basis = list(RISK_BASIS)
-    floor_kept = proposal.scaling["MinInstanceCount"]
-    basis.append(f"MinInstanceCount {floor_kept} keeps at least {floor_kept} instance{'s' if floor_kept != 1 else ''} "
-                 "running (the availability floor: [recommend] min_instances, else min(current, 2))")
-    details = {"managed_instance_scaling": proposal.scaling, "advice": described(proposal, rec.instance_count, rec.instance_type),
+    kept = proposal.scaling["MinInstanceCount"]
+    basis.append(f"MinInstanceCount {kept} keeps at least {kept} instance{'s' if kept != 1 else ''} running, never "
+                 "fewer than the availability floor ([recommend] min_instances, else min(current, 2))")
+    advice = described(proposal, rec.instance_count, rec.instance_type)
+    details = {"managed_instance_scaling": proposal.scaling, "advice": advice,
                "risk": {"level": "medium", "basis": basis}}
     recommendation = Recommendation(MANAGED_SCALING, rec.instance_type, rec.instance_count,
                                     current_monthly_usd=rec.current_monthly_usd,

@@ -127,7 +127,7 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     message = f"{where}: {needed} instances hold every copy"
     native = consolidating(assessment, va, needed, floor)
     if native is not None:
-        return RULE.finding(endpoint, va.variant.name, message, {**evidence, **native.evidence()})
+        return RULE.finding(endpoint, va.variant.name, f"{message}: {native.note}", {**evidence, **native.evidence()})
     return RULE.finding(endpoint, va.variant.name, message, evidence, proposal=CountProposal(needed))
 
 
@@ -153,6 +153,7 @@ RULE = VariantRule(
     threshold_field="min_empty_percent",
     check=check,
     price=price,
-    # Native consolidation rather than a manual count of the same type (issue 27): the copies' own count.
-    supersedes=frozenset({"overprovisioned-count"}),
+    # Native consolidation rather than a manual count of the same type (issue 27): their counts hold every
+    # copy, so never fewer than this rule's.
+    supersedes=frozenset({"overprovisioned-count", "underutilized"}),
 )

@@ -73,7 +73,8 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
                f"{va.variant.instance_type}: their {copies} copies fit on {needed} ({fit})")
     native = consolidating(assessment, va, needed, floor)
     if native is not None:
-        return RULE.finding(assessment.endpoint, va.variant.name, message, {**evidence, **native.evidence()})
+        return RULE.finding(assessment.endpoint, va.variant.name, f"{message}: {native.note}",
+                            {**evidence, **native.evidence()})
     if va.variant.managed_scaling is not None:
         return None  # its config already consolidates onto that many: nothing to change
     return RULE.finding(assessment.endpoint, va.variant.name, message, evidence, proposal=CountProposal(needed))
@@ -99,6 +100,7 @@ RULE = VariantRule(
     threshold_field="max_reserved_percent",
     check=check,
     price=price,
-    # Native consolidation rather than a manual count of the same type (issue 27): the copies' own count.
-    supersedes=frozenset({"overprovisioned-count"}),
+    # Native consolidation rather than a manual count of the same type (issue 27): their counts hold every
+    # copy, so never fewer than this rule's.
+    supersedes=frozenset({"overprovisioned-count", "underutilized"}),
 )

@@ -1,0 +1,188 @@
+"""Native consolidation (issue 27) through the CLI against the emulator: a component endpoint whose
+copies' reservations fit on 2 of its 4 ml.g5.12xlarge gets a `managed-scaling` plan, a new config
+whose variant's ManagedInstanceScaling has the CONSOLIDATION scale-in strategy (managed scaling
+turned on where it was off), priced by the 2 instances it frees; every request validates against
+botocore's model; the Terraform says what hashicorp/aws 5.100.0 cannot declare; `audit apply`
+makes it in the emulator and the next run verifies it.
+
+The fleet: three copies of a model that reserves 2 of the 4 GPUs (8 cores, 64 GiB) of an instance:
+2 copies an instance, so 2 instances hold them (37.5% of the GPUs reserved)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import botocore.session
+import pytest
+from botocore.validate import ParamValidator
+from typer.testing import CliRunner
+
+from auditor.catalog import HOURS_PER_MONTH, load_catalog
+from auditor.cli import app
+from auditor.history.store import History
+from auditor_emulator.fleet import ComponentSpec, EndpointSpec, Load, VariantSpec, seed_fleet
+from auditor_emulator.server import ACCOUNT_ID, Emulator
+from conftest import APPLY_ROLE, check_report_json, seeded_emulator, utc_now
+
+runner = CliRunner()
+SESSION = botocore.session.get_session()
+SHAPE = "ml.g5.12xlarge"
+PRICE = load_catalog().hourly_price(SHAPE, "us-east-1")
+MANAGED = "llm-managed"  # managed instance scaling on: 1-4 instances, no scale-in policy
+UNMANAGED = "llm-fixed"  # managed instance scaling off
+CONSOLIDATION = {"Strategy": "CONSOLIDATION"}
+
+
+def component_endpoint(name: str) -> EndpointSpec:
+    return EndpointSpec(
+        name, (VariantSpec(SHAPE, 4, cpu=Load(12, 2), memory=Load(35, 1), gpu=Load(30, 4), gpu_memory=Load(40, 1)),),
+        components=(ComponentSpec(f"{name}-chat", copies=3, accelerators=2, cpu_cores=8.0, memory_mb=65536),),
+        tags={"owner": "llm@example.com", "auditor:apply": "allowed"})
+
+
+def with_managed_scaling(emulator: Emulator, name: str, scaling: dict[str, Any]) -> None:
+    """The endpoint config's variant under managed instance scaling (the fleet seeder sets none)."""
+    backend = emulator.backend("sagemaker", "us-east-1", ACCOUNT_ID)
+    for variant in backend.endpoint_configs[f"{name}-config"].production_variants:
+        variant["ManagedInstanceScaling"] = dict(scaling)
+
+
+def seed(emulator: Emulator) -> None:
+    seed_fleet(emulator, [component_endpoint(MANAGED), component_endpoint(UNMANAGED)], now=utc_now())
+    with_managed_scaling(emulator, MANAGED, {"Status": "ENABLED", "MinInstanceCount": 1, "MaxInstanceCount": 4})
+
+
+@pytest.fixture(scope="module")
+def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The two endpoints audited once through the CLI (the run recorded in the history)."""
+    home = tmp_path_factory.mktemp("native")
+    with seeded_emulator(emulator, home, seed):
+        Emulator.deployments(seconds=0.2, fail_instance_types=())
+        config = home / "auditor.toml"
+        config.write_text(f'[aws]\nregions = ["us-east-1"]\n[jobs]\nenabled = false\n'
+                          f'[history]\npath = "{home / "history.sqlite3"}"\n'
+                          f'[apply]\nrole_arn = "{APPLY_ROLE}"\nmax_risk = "medium"\nwait_minutes = 1\n')
+        out = home / "report.json"
+        result = runner.invoke(app, ["run", "--config", str(config), "--format", "json", "--output", str(out)])
+        assert result.exit_code == 0, result.output
+        report = check_report_json(json.loads(out.read_text()))
+        yield {"config": config, "report": report, "home": home}
+        Emulator.deployments(seconds=2.0, fail_instance_types=())
+
+
+def plan_of(fleet: dict[str, Any], name: str) -> dict[str, Any]:
+    (plan,) = [p for p in fleet["report"]["plans"] if p["resource"]["name"] == name]
+    return plan
+
+
+def cost_of(fleet: dict[str, Any], name: str) -> float:
+    (endpoint,) = [e for e in fleet["report"]["endpoints"] if e["name"] == name]
+    return float(endpoint["variants"][0]["monthly_cost_usd"])
+
+
+def valid(call: dict[str, Any]) -> None:
+    shape = SESSION.get_service_model(call["service"]).operation_model(call["operation"]).input_shape
+    report = ParamValidator().validate(call["params"], shape)
+    assert not report.has_errors(), f"{call['operation']}: {report.generate_report()}"
+
+
+def new_scaling(plan: dict[str, Any]) -> dict[str, Any]:
+    (create,) = [c for c in plan["change"]["calls"] if c["operation"] == "CreateEndpointConfig"]
+    (variant,) = create["params"]["ProductionVariants"]
+    return dict(variant["ManagedInstanceScaling"])
+
+
+def test_managed_scaling_gets_the_consolidating_scale_in_and_the_freed_instances_saving(
+        fleet: dict[str, Any]) -> None:
+    plan = plan_of(fleet, MANAGED)
+    proposed = plan["proposed"]
+    assert proposed["action"] == "managed-scaling" and "component-packing" in proposed["rules"]
+    assert (proposed["instance_type"], proposed["instance_count"]) == (SHAPE, 2)
+    # Its minimum of 1 raised to the availability floor of 2; its maximum kept.
+    scaling = {"Status": "ENABLED", "MinInstanceCount": 2, "MaxInstanceCount": 4, "ScaleInPolicy": CONSOLIDATION}
+    assert proposed["details"]["managed_instance_scaling"] == scaling == new_scaling(plan)
+    # The 4 instances it ran (its average, read from the sample counts) less the 2 it keeps.
+    assert cost_of(fleet, MANAGED) == pytest.approx(4 * PRICE * HOURS_PER_MONTH, rel=0.01)
+    assert plan["monthly_savings_usd"] == round(cost_of(fleet, MANAGED) - round(2 * PRICE * HOURS_PER_MONTH, 2), 2)
+    (finding,) = [f for f in fleet["report"]["findings"] if f["rule"] == "component-packing"
+                  and f["resource"]["name"] == MANAGED]
+    assert finding["message"].startswith("1 inference component(s) reserve ")
+    assert "their 3 copies fit on 2 (llm-managed-chat: 2 per instance): ScaleInPolicy CONSOLIDATION, " \
+           "MinInstanceCount 1 raised to 2 (the availability floor): saves $" in finding["message"]
+    assert plan["risk"]["level"] == "medium" and plan["risk"]["basis"]
+    # No manual count of the same type beside it: native consolidation says it.
+    assert {a["action"] for a in plan["alternatives"]} <= {"managed-scaling", "autoscale"}
+
+
+def test_without_managed_scaling_the_plan_turns_it_on_with_that_policy(fleet: dict[str, Any]) -> None:
+    plan = plan_of(fleet, UNMANAGED)
+    proposed = plan["proposed"]
+    assert proposed["action"] == "managed-scaling"
+    scaling = {"Status": "ENABLED", "MinInstanceCount": 2, "MaxInstanceCount": 4, "ScaleInPolicy": CONSOLIDATION}
+    assert proposed["details"]["managed_instance_scaling"] == scaling == new_scaling(plan)
+    assert proposed["advice"] == ("2 x ml.g5.12xlarge: managed instance scaling on, 2-4 instances, scale-in "
+                                  "CONSOLIDATION")
+    assert plan["monthly_savings_usd"] == round(2 * PRICE * HOURS_PER_MONTH, 2)
+
+
+def test_the_plans_change_copies_the_config_and_validates_against_botocore(fleet: dict[str, Any]) -> None:
+    for name in (MANAGED, UNMANAGED):
+        plan = plan_of(fleet, name)
+        calls = plan["change"]["calls"]
+        assert [c["operation"] for c in calls if c["service"] == "sagemaker"] == ["CreateEndpointConfig",
+                                                                                 "UpdateEndpoint"]
+        for call in calls:
+            valid(call)
+        (variant,) = calls[0]["params"]["ProductionVariants"]
+        # A copy of the running config: the component-style variant keeps its type and count, no model.
+        assert "ModelName" not in variant
+        assert (variant["InstanceType"], variant["InitialInstanceCount"]) == (SHAPE, 4)
+        assert calls[-1]["params"]["EndpointConfigName"] == calls[0]["params"]["EndpointConfigName"]
+
+
+def test_the_terraform_says_the_provider_cannot_declare_the_policy_and_gives_the_cli_step(
+        fleet: dict[str, Any]) -> None:
+    plan = plan_of(fleet, MANAGED)
+    result = runner.invoke(app, ["plans", "show", plan["id"], "--as", "terraform", "--config", str(fleet["config"])])
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert ("hashicorp/aws 5.100.0's managed_instance_scaling block has only status, min_instance_count and "
+            "max_instance_count, so the ScaleInPolicy of variant AllTraffic {\"Strategy\": \"CONSOLIDATION\"} cannot "
+            "be declared with this provider version") in text
+    commands = [line.strip("# ") for line in text.splitlines() if line.startswith("#   aws sagemaker ")]
+    assert [c.split()[2] for c in commands] == ["create-endpoint-config", "update-endpoint"]
+    assert '"ScaleInPolicy": {"Strategy": "CONSOLIDATION"}' in commands[0]
+    assert 'resource "aws_sagemaker_endpoint_configuration"' not in text
+    assert 'resource "aws_sagemaker_endpoint"' not in text
+    cloudformation = runner.invoke(app, ["plans", "show", plan["id"], "--as", "cloudformation",
+                                         "--config", str(fleet["config"])])
+    assert cloudformation.exit_code == 0, cloudformation.output
+    assert '"ScaleInPolicy":\n              "Strategy": "CONSOLIDATION"' in cloudformation.stdout
+
+
+def test_apply_makes_the_config_and_the_next_run_verifies_it(fleet: dict[str, Any], quick_deployments: None) -> None:
+    plan = plan_of(fleet, MANAGED)
+    new_config = f"{MANAGED}-{plan['id']}"
+    result = runner.invoke(app, ["apply", plan["id"], "--yes", "--config", str(fleet["config"])])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == (f"plan {plan['id']} applied: endpoint {MANAGED} is InService on "
+                                              f"{new_config} (was {MANAGED}-config)")
+    sagemaker = boto3.client("sagemaker", region_name="us-east-1")
+    (variant,) = sagemaker.describe_endpoint_config(EndpointConfigName=new_config)["ProductionVariants"]
+    assert variant["ManagedInstanceScaling"] == plan["proposed"]["details"]["managed_instance_scaling"]
+    assert sagemaker.describe_endpoint(EndpointName=MANAGED)["EndpointConfigName"] == new_config
+    again = runner.invoke(app, ["run", "--config", str(fleet["config"]), "--format", "json",
+                                "--output", str(fleet["home"] / "again.json")])
+    assert again.exit_code == 0, again.output
+    with History(Path(json.loads(json.dumps(str(fleet["home"] / "history.sqlite3"))))) as history:
+        (record,) = [r for r in history.applied() if r.plan_id == plan["id"]]
+        assert record.outcome == "applied" and record.verified_run_id == history.runs(limit=1)[0].id
+    # Consolidating already: no plan for the same change again.
+    report = json.loads((fleet["home"] / "again.json").read_text())
+    assert not [p for p in report["plans"] if p["resource"]["name"] == MANAGED
+                and p["proposed"]["action"] == "managed-scaling"
+                and p["proposed"]["details"]["managed_instance_scaling"] == variant["ManagedInstanceScaling"]]
