@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,22 @@ import pytest
 from botocore.validate import ParamValidator
 from typer.testing import CliRunner
 
+from auditor.act.guards import plan_refusal
+from auditor.act.plan import parse_plan, recomputed_id
 from auditor.catalog import HOURS_PER_MONTH, load_catalog
 from auditor.cli import app
+from auditor.config import ApplyConfig
 from auditor.history.store import History
+from auditor.kinds.endpoints.change import build_change
+from auditor.kinds.endpoints.models import ManagedScaling, Variant
+from auditor.kinds.endpoints.verify import runs_scaling
+from auditor.models import Plan, PlanOption, ResourceRef
+from auditor.recommend.change import plan_id, resource_name
 from auditor_emulator.fleet import ComponentSpec, EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor_emulator.server import ACCOUNT_ID, Emulator
 from conftest import APPLY_ROLE, check_report_json, seeded_emulator, utc_now
+from helpers import endpoint as helper_endpoint
+from helpers import resource_json
 
 runner = CliRunner()
 SESSION = botocore.session.get_session()
@@ -186,3 +197,70 @@ def test_apply_makes_the_config_and_the_next_run_verifies_it(fleet: dict[str, An
     assert not [p for p in report["plans"] if p["resource"]["name"] == MANAGED
                 and p["proposed"]["action"] == "managed-scaling"
                 and p["proposed"]["details"]["managed_instance_scaling"] == variant["ManagedInstanceScaling"]]
+
+
+# --- the write side, from the plan alone ----------------------------------------------------------
+
+SCALING = {"Status": "ENABLED", "MinInstanceCount": 2, "MaxInstanceCount": 4, "ScaleInPolicy": CONSOLIDATION}
+STORED: dict[str, Any] = {
+    "resource": resource_json("llm"), "variant": "AllTraffic", "current": {"endpoint_config_name": "llm-config"},
+    "measured": True, "risk": {"level": "medium"},
+    "proposed": {"action": "managed-scaling", "instance_type": SHAPE, "instance_count": 2,
+                 "details": {"managed_instance_scaling": SCALING}}}
+
+
+def refusal(scaling: dict[str, Any]) -> str | None:
+    plan_id = str(recomputed_id(STORED, STORED["proposed"]))
+    create = {"EndpointConfigName": resource_name("llm", plan_id), "ProductionVariants": [
+        {"VariantName": "AllTraffic", "InstanceType": SHAPE, "InitialInstanceCount": 4,
+         "ManagedInstanceScaling": scaling}]}
+    update = {"EndpointName": "llm", "EndpointConfigName": resource_name("llm", plan_id)}
+    stored = {**STORED, "id": plan_id, "change": {"calls": [
+        {"service": "sagemaker", "operation": "CreateEndpointConfig", "params": create},
+        {"service": "sagemaker", "operation": "UpdateEndpoint", "params": update}]}}
+    return plan_refusal(parse_plan(stored), ApplyConfig(role_arn=APPLY_ROLE, max_risk="medium"))
+
+
+def test_a_stored_plan_whose_config_sets_other_scaling_than_its_own_is_refused() -> None:
+    assert refusal(SCALING) is None
+    assert refusal({**SCALING, "MinInstanceCount": 0}).endswith(  # type: ignore[union-attr]
+        "call 1 (sagemaker:CreateEndpointConfig) sets the ManagedInstanceScaling of variant AllTraffic otherwise "
+        "than the plan's (proposed.details.managed_instance_scaling)")
+
+
+def test_the_change_brings_the_initial_count_within_the_bounds_and_makes_the_plans_own_calls_after() -> None:
+    """A config made at 6 instances (managed scaling ran it lower since): the copy starts at the new
+    maximum; `then` calls (another rule's, e.g. an inference component's scalable target) follow the update."""
+    description = {"EndpointConfigName": "llm-config", "ProductionVariants": [
+        {"VariantName": "AllTraffic", "InstanceType": SHAPE, "InitialInstanceCount": 6,
+         "ManagedInstanceScaling": {"Status": "ENABLED", "MinInstanceCount": 1, "MaxInstanceCount": 6}}]}
+    llm = replace(helper_endpoint("llm", (Variant("AllTraffic", SHAPE, 4),)), config_description=description)
+    target = {"ServiceNamespace": "sagemaker", "ResourceId": "inference-component/llm-chat",
+              "ScalableDimension": "sagemaker:inference-component:DesiredCopyCount", "MinCapacity": 1,
+              "MaxCapacity": 3}
+    then = [{"service": "application-autoscaling", "operation": "RegisterScalableTarget", "params": target,
+             "purpose": "copies 1-3"}]
+    option = PlanOption(("component-packing",), "managed-scaling", SHAPE, 2, None, 0.0, 0.0, "advice",
+                        {"managed_instance_scaling": SCALING, "then": then})
+    made = Plan(ResourceRef("endpoints", "endpoint", "llm", ACCOUNT_ID, "us-east-1"), "AllTraffic", SHAPE, 4, 0.0,
+                option)
+    change = build_change(replace(made, id=plan_id(made)), llm, None)
+    assert change is not None
+    assert [c.operation for c in change.calls] == ["CreateEndpointConfig", "PutMetricAlarm", "UpdateEndpoint",
+                                                   "RegisterScalableTarget"]
+    (variant,) = change.calls[0].params["ProductionVariants"]
+    assert variant["ManagedInstanceScaling"] == SCALING and variant["InitialInstanceCount"] == 4
+    assert change.calls[-1].params == target
+    for call in change.calls:
+        valid({"service": call.service, "operation": call.operation, "params": call.params})
+
+
+def test_the_next_run_verifies_by_the_scaling_of_the_config_the_endpoint_runs() -> None:
+    description = {"ProductionVariants": [{"VariantName": "AllTraffic", "ManagedInstanceScaling": SCALING}]}
+    running = replace(helper_endpoint("llm", (Variant("AllTraffic", SHAPE, 3),)), config_description=description)
+    assert runs_scaling(running, "AllTraffic", SCALING)
+    assert not runs_scaling(running, "AllTraffic", {**SCALING, "ScaleInPolicy": {"Strategy": "IDLE_RELEASE"}})
+    undescribed = replace(helper_endpoint("llm", (replace(Variant("AllTraffic", SHAPE, 3),
+                                                          managed_scaling=ManagedScaling(2, 4)),)))
+    assert runs_scaling(undescribed, "AllTraffic", SCALING)
+    assert not runs_scaling(undescribed, "AllTraffic", {**SCALING, "MinInstanceCount": 1})
