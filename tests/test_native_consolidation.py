@@ -124,7 +124,11 @@ def test_managed_scaling_gets_the_consolidating_scale_in_and_the_freed_instances
     assert finding["message"].startswith("1 inference component(s) reserve ")
     assert "their 3 copies fit on 2 (llm-managed-chat: 2 per instance): ScaleInPolicy CONSOLIDATION, " \
            "MinInstanceCount 1 raised to 2 (the availability floor): saves $" in finding["message"]
+    # Stated on its facts (no replay), for the plan and any alternative of the kind (`audit apply --option N`).
     assert plan["risk"]["level"] == "medium" and plan["risk"]["basis"]
+    for report_plan in fleet["report"]["plans"]:
+        for option in report_plan["alternatives"]:
+            assert option["action"] != "managed-scaling" or option["risk"]["level"] == "medium", option
     # No manual count of the same type beside it: native consolidation says it.
     assert {a["action"] for a in plan["alternatives"]} <= {"managed-scaling", "autoscale"}
 
