@@ -101,7 +101,8 @@ def _update_endpoint(self: Any, endpoint_name: str, endpoint_config_name: str,
                 {"VariantName": v["VariantName"], "InstanceType": v.get("InstanceType"),
                  "DesiredInstanceCount": v.get("InitialInstanceCount"), "CurrentInstanceCount": 0,
                  "DesiredWeight": v.get("InitialVariantWeight", 1.0),
-                 "VariantStatus": [{"Status": "Creating", "StartTime": now}]}
+                 "VariantStatus": [{"Status": "Creating", "StartTime": now}],
+                 **{k: v[k] for k in ("ManagedInstanceScaling", "RoutingConfig") if v.get(k) is not None}}
                 for v in variants
             ],
         }
