@@ -316,6 +316,7 @@ class Emulator:
 
         promql.reset()
         components.reset()
+        self.deployments(create_seconds=0.0)
         FAULTS.reset()
 
     @staticmethod
@@ -328,12 +329,14 @@ class Emulator:
             yield
 
     @staticmethod
-    def deployments(seconds: float | None = None, fail_instance_types: tuple[str, ...] | None = None) -> None:
+    def deployments(seconds: float | None = None, fail_instance_types: tuple[str, ...] | None = None,
+                    create_seconds: float | None = None) -> None:
         """How UpdateEndpoint deployments go here: how long they take, which instance types fail
-        (the deployment rolls back; see auditor_emulator.updates)."""
+        (the deployment rolls back; see auditor_emulator.updates); how long CreateEndpoint leaves a
+        new endpoint Creating (0, the default: InService at once; a failing type then ends Failed)."""
         from auditor_emulator.updates import set_update_behaviour
 
-        set_update_behaviour(seconds, fail_instance_types)
+        set_update_behaviour(seconds, fail_instance_types, create_seconds)
 
     @staticmethod
     def inference_components(seconds: float | None = None, hold: Iterable[str] | None = None,

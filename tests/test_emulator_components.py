@@ -336,3 +336,22 @@ def test_a_target_tracking_policy_on_copies_and_the_refusals_without_a_target(sa
     assert policy["TargetTrackingScalingPolicyConfiguration"] == tracking
     scaling.deregister_scalable_target(**target)
     assert scaling.describe_scaling_policies(ServiceNamespace="sagemaker")["ScalingPolicies"] == []
+
+
+def test_a_new_endpoint_can_be_made_to_take_time_or_fail(sagemaker: Any) -> None:
+    Emulator.deployments(create_seconds=0.2, fail_instance_types=("ml.c5.large",))
+    try:
+        sagemaker.create_endpoint(EndpointName="slow", EndpointConfigName="shared-config")
+        sagemaker.create_endpoint_config(EndpointConfigName="failing", ProductionVariants=[
+            {**SHARED_VARIANT, "InstanceType": "ml.c5.large"}])
+        sagemaker.create_endpoint(EndpointName="failing", EndpointConfigName="failing")
+        assert sagemaker.describe_endpoint(EndpointName="slow")["EndpointStatus"] == "Creating"
+        refused = error_of(component, sm=sagemaker, name="early", EndpointName="slow")["Message"]
+        assert refused.startswith(f'Endpoint "{ARN}:endpoint/slow" is Creating: inference components can be created')
+        time.sleep(0.25)
+        assert sagemaker.describe_endpoint(EndpointName="slow")["EndpointStatus"] == "InService"
+        failed = sagemaker.describe_endpoint(EndpointName="failing")
+        assert failed["EndpointStatus"] == "Failed"
+        assert failed["FailureReason"].startswith("The primary container for production variant AllTraffic did not")
+    finally:
+        Emulator.deployments(create_seconds=0.0, fail_instance_types=())
