@@ -77,7 +77,8 @@ def test_mostly_unreserved_instances_are_packed_and_priced(aws) -> None:
     # Managed instance scaling is off: turned on with the consolidating scale-in, down to the two.
     assert rec["action"] == "managed-scaling" and rec["instance_count"] == 2
     assert rec["details"]["managed_instance_scaling"] == {
-        "Status": "ENABLED", "MinInstanceCount": 2, "MaxInstanceCount": 4, "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}}
+        "Status": "ENABLED", "MinInstanceCount": 2, "MaxInstanceCount": 4,
+        "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}}
     assert rec["monthly_savings_usd"] == round(2 * PRICE * 730, 2)
     # The 7B model holds 40% of its memory: less per copy, but two instances still stay: no saving.
     under = findings["component-underutilized"]

@@ -255,7 +255,8 @@ def test_an_instance_hosting_no_copy_all_day_is_priced_and_consolidated_natively
     # Managed instance scaling is off: turned on down to the three that host copies, consolidating.
     assert rec["action"] == "managed-scaling" and rec["instance_count"] == 3
     assert rec["details"]["managed_instance_scaling"] == {
-        "Status": "ENABLED", "MinInstanceCount": 3, "MaxInstanceCount": 4, "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}}
+        "Status": "ENABLED", "MinInstanceCount": 3, "MaxInstanceCount": 4,
+        "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}}
     assert rec["monthly_savings_usd"] == round(PRICE * 730, 2)
     assert "1 of the 4 x ml.g5.12xlarge hosted no inference-component copy" in finding["message"]
 
@@ -331,7 +332,8 @@ def test_managed_scaling_minimum_that_keeps_an_empty_instance_is_lowered(aws) ->
     rec = finding["recommendation"]
     assert rec["action"] == "managed-scaling" and rec["monthly_savings_usd"] == round(PRICE * 730, 2)
     assert rec["details"]["managed_instance_scaling"] == {
-        "Status": "ENABLED", "MinInstanceCount": 3, "MaxInstanceCount": 6, "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}}
+        "Status": "ENABLED", "MinInstanceCount": 3, "MaxInstanceCount": 6,
+        "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}}
     assert rec["advice"] == "3 x ml.g5.12xlarge: managed instance scaling, 3-6 instances, scale-in CONSOLIDATION"
 
 
