@@ -33,11 +33,13 @@ from auditor.kinds.endpoints.models import ManagedScaling, Variant
 from auditor.kinds.endpoints.verify import runs_scaling
 from auditor.models import Plan, PlanOption, ResourceRef
 from auditor.recommend.change import plan_id, resource_name
+from auditor.report.change_text import render_change
 from auditor_emulator.fleet import ComponentSpec, EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor_emulator.server import ACCOUNT_ID, Emulator
 from conftest import APPLY_ROLE, check_report_json, seeded_emulator, utc_now
 from helpers import endpoint as helper_endpoint
 from helpers import resource_json
+from terraform_schema import problems, resources
 
 runner = CliRunner()
 SESSION = botocore.session.get_session()
@@ -268,3 +270,20 @@ def test_the_next_run_verifies_by_the_scaling_of_the_config_the_endpoint_runs() 
                                                           managed_scaling=ManagedScaling(2, 4)),)))
     assert runs_scaling(undescribed, "AllTraffic", SCALING)
     assert not runs_scaling(undescribed, "AllTraffic", {**SCALING, "MinInstanceCount": 1})
+
+
+def test_a_new_endpoint_on_a_config_terraform_cannot_declare_is_made_with_the_cli_too() -> None:
+    """A shared endpoint's config with the consolidating policy (design C2) and the endpoint made on it."""
+    config = {"EndpointConfigName": "shared-config", "ProductionVariants": [
+        {"VariantName": "AllTraffic", "InstanceType": "ml.m5.large", "InitialInstanceCount": 2,
+         "ManagedInstanceScaling": SCALING}]}
+    calls = [{"service": "sagemaker", "operation": "CreateEndpointConfig", "params": config, "purpose": "config"},
+             {"service": "sagemaker", "operation": "CreateEndpoint", "purpose": "endpoint",
+              "params": {"EndpointName": "shared", "EndpointConfigName": "shared-config"}}]
+    plan = {"id": "0123abcdef", "resource": resource_json("shared"), "variant": None, "current": {},
+            "proposed": {"action": "consolidate", "advice": "advice"}, "risk": {"level": "medium"},
+            "change": {"calls": calls, "rollback": "by hand"}}
+    text = render_change(plan, "terraform")
+    commands = [line.strip("# ").split()[2] for line in text.splitlines() if line.startswith("#   aws sagemaker ")]
+    assert commands == ["create-endpoint-config", "create-endpoint"]
+    assert problems(text) == [] and not resources(text)

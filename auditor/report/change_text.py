@@ -780,6 +780,10 @@ class _Terraform(_Dialect):
                     "# where the endpoint is declared in Terraform, set its endpoint_config_name to "
                     f"{_line(params.get('EndpointConfigName'))} once it is InService (and keep that config out of "
                     "Terraform until the provider declares scale_in_policy), or its next apply switches it back"]
+        if operation == "CreateEndpoint" and str(params.get("EndpointConfigName")) in declared.withheld:
+            return ["# CreateEndpoint: then create the endpoint on that config with the AWS CLI (a new endpoint on a "
+                    "config Terraform does not declare: import both once the provider declares scale_in_policy):",
+                    f"#   {_line(_cli_command(call, region))}"]
         return None
 
     def layout(self, items: list[_Item]) -> list[str]:
