@@ -21,11 +21,11 @@ from typing import Any
 from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.change import MANAGED_SCALING
 from auditor.kinds.endpoints.pricing_steps import same_type_count, variant_of
 from auditor.models import Finding, Recommendation
 from auditor.recommend.pricing import priced
 
-MANAGED_SCALING = "managed-scaling"  # the config action (change.py CONFIG_ACTIONS)
 CONSOLIDATION = "CONSOLIDATION"
 # Said in the plan's risk: the level rests on these facts, not on a replay (the copies' load moves with them).
 RISK_BASIS = (
