@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import boto3
@@ -181,28 +180,33 @@ def test_the_terraform_says_the_provider_cannot_declare_the_policy_and_gives_the
     assert '"ScaleInPolicy":\n              "Strategy": "CONSOLIDATION"' in cloudformation.stdout
 
 
-def test_apply_makes_the_config_and_the_next_run_verifies_it(fleet: dict[str, Any], quick_deployments: None) -> None:
-    plan = plan_of(fleet, MANAGED)
-    new_config = f"{MANAGED}-{plan['id']}"
-    result = runner.invoke(app, ["apply", plan["id"], "--yes", "--config", str(fleet["config"])])
-    assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[-1] == (f"plan {plan['id']} applied: endpoint {MANAGED} is InService on "
-                                              f"{new_config} (was {MANAGED}-config)")
+def test_apply_makes_each_config_and_the_next_run_verifies_it(fleet: dict[str, Any], quick_deployments: None) -> None:
     sagemaker = boto3.client("sagemaker", region_name="us-east-1")
-    (variant,) = sagemaker.describe_endpoint_config(EndpointConfigName=new_config)["ProductionVariants"]
-    assert variant["ManagedInstanceScaling"] == plan["proposed"]["details"]["managed_instance_scaling"]
-    assert sagemaker.describe_endpoint(EndpointName=MANAGED)["EndpointConfigName"] == new_config
+    made = {}
+    for name in (MANAGED, UNMANAGED):
+        plan = plan_of(fleet, name)
+        new_config = f"{name}-{plan['id']}"
+        result = runner.invoke(app, ["apply", plan["id"], "--yes", "--config", str(fleet["config"])])
+        assert result.exit_code == 0, result.output
+        assert result.stdout.splitlines()[-1] == (f"plan {plan['id']} applied: endpoint {name} is InService on "
+                                                  f"{new_config} (was {name}-config)")
+        (variant,) = sagemaker.describe_endpoint_config(EndpointConfigName=new_config)["ProductionVariants"]
+        assert variant["ManagedInstanceScaling"] == plan["proposed"]["details"]["managed_instance_scaling"]
+        assert sagemaker.describe_endpoint(EndpointName=name)["EndpointConfigName"] == new_config
+        made[plan["id"]] = variant["ManagedInstanceScaling"]
     again = runner.invoke(app, ["run", "--config", str(fleet["config"]), "--format", "json",
                                 "--output", str(fleet["home"] / "again.json")])
     assert again.exit_code == 0, again.output
-    with History(Path(json.loads(json.dumps(str(fleet["home"] / "history.sqlite3"))))) as history:
-        (record,) = [r for r in history.applied() if r.plan_id == plan["id"]]
-        assert record.outcome == "applied" and record.verified_run_id == history.runs(limit=1)[0].id
-    # Consolidating already: no plan for the same change again.
+    with History(fleet["home"] / "history.sqlite3") as history:
+        latest = history.runs(limit=1)[0].id
+        records = {r.plan_id: r for r in history.applied()}
+    for applied in made:
+        assert records[applied].outcome == "applied" and records[applied].verified_run_id == latest
+    # Consolidating already: the same change is not proposed again.
     report = json.loads((fleet["home"] / "again.json").read_text())
-    assert not [p for p in report["plans"] if p["resource"]["name"] == MANAGED
-                and p["proposed"]["action"] == "managed-scaling"
-                and p["proposed"]["details"]["managed_instance_scaling"] == variant["ManagedInstanceScaling"]]
+    again_proposed = [p["proposed"]["details"].get("managed_instance_scaling") for p in report["plans"]
+                      if p["resource"]["name"] in (MANAGED, UNMANAGED)]
+    assert not [scaling for scaling in again_proposed if scaling in made.values()]
 
 
 # --- the write side, from the plan alone ----------------------------------------------------------
