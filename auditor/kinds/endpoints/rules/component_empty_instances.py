@@ -118,7 +118,7 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
         return RULE.finding(
             endpoint, va.variant.name,
             f"{where}: managed instance scaling keeps {kept} of them for MinInstanceCount {minimum}; "
-            f"lower it to {lowered}",
+            f"lower it to {lowered}, with ScaleInPolicy CONSOLIDATION",
             evidence)
     needed = max(count - found.empty, occupied, floor)
     if needed >= count:
