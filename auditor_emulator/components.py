@@ -120,6 +120,17 @@ def add_component(account_id: str, region: str, endpoint: str, variant: str, nam
         _COMPONENTS.setdefault((account_id, region), {})[name] = component
 
 
+def settle_seeded(account_id: str, region: str, name: str, created: datetime) -> None:
+    """A component a seeder created through the API, InService since `created` (ValueError if it
+    could not be placed: the seeder's fleet is wrong)."""
+    with _LOCK:
+        component = _COMPONENTS[(account_id, region)][name]
+        if component.doomed is not None:
+            raise ValueError(f"inference component {name}: {component.doomed}")
+        component.status, component.current_copies, component.due = "InService", component.desired_copies, None
+        component.created = component.modified = created
+
+
 def reset() -> None:
     with _LOCK:
         _COMPONENTS.clear()

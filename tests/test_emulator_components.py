@@ -355,3 +355,14 @@ def test_a_new_endpoint_can_be_made_to_take_time_or_fail(sagemaker: Any) -> None
         assert failed["FailureReason"].startswith("The primary container for production variant AllTraffic did not")
     finally:
         Emulator.deployments(create_seconds=0.0, fail_instance_types=())
+
+
+def test_access_denied_on_a_component_names_the_component(sagemaker: Any) -> None:
+    Emulator.faults.arm("sagemaker", "CreateInferenceComponent", "access_denied")
+    error = error_of(component, sm=sagemaker, name="reco-a")
+    assert error["Code"] == "AccessDeniedException"
+    assert error["Message"] == (
+        "User: arn:aws:iam::123456789012:user/testing is not authorized to perform: "
+        f"sagemaker:CreateInferenceComponent on resource: {ARN}:inference-component/reco-a because no "
+        "identity-based policy allows the sagemaker:CreateInferenceComponent action")
+    assert sagemaker.list_inference_components()["InferenceComponents"] == []
