@@ -49,23 +49,16 @@ UNMANAGED = "llm-fixed"  # managed instance scaling off
 CONSOLIDATION = {"Strategy": "CONSOLIDATION"}
 
 
-def component_endpoint(name: str) -> EndpointSpec:
+def component_endpoint(name: str, managed_scaling: tuple[int, int] | None = None) -> EndpointSpec:
     return EndpointSpec(
-        name, (VariantSpec(SHAPE, 4, cpu=Load(12, 2), memory=Load(35, 1), gpu=Load(30, 4), gpu_memory=Load(40, 1)),),
+        name, (VariantSpec(SHAPE, 4, cpu=Load(12, 2), memory=Load(35, 1), gpu=Load(30, 4), gpu_memory=Load(40, 1),
+                           managed_scaling=managed_scaling),),
         components=(ComponentSpec(f"{name}-chat", copies=3, accelerators=2, cpu_cores=8.0, memory_mb=65536),),
         tags={"owner": "llm@example.com", "auditor:apply": "allowed"})
 
 
-def with_managed_scaling(emulator: Emulator, name: str, scaling: dict[str, Any]) -> None:
-    """The endpoint config's variant under managed instance scaling (the fleet seeder sets none)."""
-    backend = emulator.backend("sagemaker", "us-east-1", ACCOUNT_ID)
-    for variant in backend.endpoint_configs[f"{name}-config"].production_variants:
-        variant["ManagedInstanceScaling"] = dict(scaling)
-
-
 def seed(emulator: Emulator) -> None:
-    seed_fleet(emulator, [component_endpoint(MANAGED), component_endpoint(UNMANAGED)], now=utc_now())
-    with_managed_scaling(emulator, MANAGED, {"Status": "ENABLED", "MinInstanceCount": 1, "MaxInstanceCount": 4})
+    seed_fleet(emulator, [component_endpoint(MANAGED, (1, 4)), component_endpoint(UNMANAGED)], now=utc_now())
 
 
 @pytest.fixture(scope="module")
