@@ -29,8 +29,9 @@ from auditor.config import ApplyConfig
 from auditor.history.store import History
 from auditor.kinds.endpoints.change import build_change
 from auditor.kinds.endpoints.models import ManagedScaling, Variant
+from auditor.kinds.endpoints.plans import with_replay
 from auditor.kinds.endpoints.verify import runs_scaling
-from auditor.models import Plan, PlanOption, ResourceRef
+from auditor.models import Plan, PlanOption, Resource, ResourceRef, ResourceReplay, Risk, RiskLevel
 from auditor.recommend.change import plan_id, resource_name
 from auditor.report.change_text import render_change
 from auditor_emulator.fleet import ComponentSpec, EndpointSpec, Load, VariantSpec, seed_fleet
@@ -51,7 +52,7 @@ CONSOLIDATION = {"Strategy": "CONSOLIDATION"}
 
 def component_endpoint(name: str, managed_scaling: tuple[int, int] | None = None) -> EndpointSpec:
     return EndpointSpec(
-        name, (VariantSpec(SHAPE, 4, cpu=Load(12, 2), memory=Load(35, 1), gpu=Load(30, 4), gpu_memory=Load(40, 1),
+        name, (VariantSpec(SHAPE, 4, cpu=Load(12, 2), memory=Load(35, 1), gpu=Load(18, 3), gpu_memory=Load(40, 1),
                            managed_scaling=managed_scaling),),
         components=(ComponentSpec(f"{name}-chat", copies=3, accelerators=2, cpu_cores=8.0, memory_mb=65536),),
         tags={"owner": "llm@example.com", "auditor:apply": "allowed"})
@@ -120,6 +121,9 @@ def test_managed_scaling_gets_the_consolidating_scale_in_and_the_freed_instances
            "MinInstanceCount 1 raised to 2 (the availability floor): saves $" in finding["message"]
     # Stated on its facts (no replay), for the plan and any alternative of the kind (`audit apply --option N`).
     assert plan["risk"]["level"] == "medium" and plan["risk"]["basis"]
+    # The variant's load replayed on the 2 instances it keeps: the GPUs' load twice as dense.
+    replays = {r["resource"]: r for r in plan["risk"]["replays"]}
+    assert 30 < replays["gpu"]["peak"] < 70
     for report_plan in fleet["report"]["plans"]:
         for option in report_plan["alternatives"]:
             assert option["action"] != "managed-scaling" or option["risk"]["level"] == "medium", option
@@ -284,3 +288,11 @@ def test_a_new_endpoint_on_a_config_terraform_cannot_declare_is_made_with_the_cl
     commands = [line.strip("# ").split()[2] for line in text.splitlines() if line.startswith("#   aws sagemaker ")]
     assert commands == ["create-endpoint-config", "create-endpoint"]
     assert problems(text) == [] and not resources(text)
+
+
+def test_the_replay_on_the_kept_count_raises_the_stated_level_never_lowers_it() -> None:
+    stated = Risk(RiskLevel.MEDIUM, basis=("the count rests on the copies' reservations",))
+    crowded = Risk(RiskLevel.HIGH, replays=(ResourceReplay(Resource.GPU, 80.0, 95.0, 40.0, 0.0, 5.0),))
+    assert with_replay(stated, crowded) == Risk(RiskLevel.HIGH, replays=crowded.replays, basis=stated.basis)
+    assert with_replay(stated, replace(crowded, level=RiskLevel.LOW)).level is RiskLevel.MEDIUM
+    assert with_replay(stated, None) == stated

@@ -27,10 +27,10 @@ from auditor.models import Finding, Recommendation
 from auditor.recommend.pricing import priced
 
 CONSOLIDATION = "CONSOLIDATION"
-# Said in the plan's risk: the level rests on these facts, not on a replay (the copies' load moves with them).
+# Said in the plan's risk: at least medium on these facts, whatever the replay on the kept count says.
 RISK_BASIS = (
     "SageMaker places each copy only where its reserved CPU cores, accelerators and memory fit: the instance "
-    "count is from the copies' reservations, not from a replay of the variant's load",
+    "count is from the copies' reservations (the replay is the variant's load on the instances it keeps)",
     "consolidation moves copies between instances (by default one instance released at a time, 20 minutes "
     "after the last endpoint operation); a copy that uses more than it reserves shares its new instance",
 )
