@@ -34,9 +34,9 @@ from auditor.kinds.endpoints.verify import runs_scaling
 from auditor.models import Plan, PlanOption, Resource, ResourceRef, ResourceReplay, Risk, RiskLevel
 from auditor.recommend.change import plan_id, resource_name
 from auditor.report.change_text import render_change
-from auditor_emulator.fleet import ComponentSpec, EndpointSpec, Load, VariantSpec, seed_fleet
+from auditor_emulator.fleet import ComponentSpec, EndpointSpec, Load, VariantSpec, demo_fleet, seed_fleet
 from auditor_emulator.server import ACCOUNT_ID, Emulator
-from conftest import APPLY_ROLE, check_report_json, seeded_emulator, utc_now
+from conftest import APPLY_ROLE, audit_json, check_report_json, seeded_emulator, utc_now
 from helpers import endpoint as helper_endpoint
 from helpers import resource_json
 from terraform_schema import problems, resources
@@ -296,3 +296,16 @@ def test_the_replay_on_the_kept_count_raises_the_stated_level_never_lowers_it() 
     assert with_replay(stated, crowded) == Risk(RiskLevel.HIGH, replays=crowded.replays, basis=stated.basis)
     assert with_replay(stated, replace(crowded, level=RiskLevel.LOW)).level is RiskLevel.MEDIUM
     assert with_replay(stated, None) == stated
+
+
+def test_the_demos_component_endpoint_consolidates_natively(aws, tmp_path) -> None:
+    """llm-components (4 x ml.g5.12xlarge under managed scaling 1-4, copies reserving 7 of 16 GPUs)."""
+    (llm,) = [e for e in demo_fleet() if e.name == "llm-components"]
+    seed_fleet(aws, [llm], now=utc_now())
+    doc = audit_json(tmp_path)
+    (plan,) = [p for p in doc["plans"] if p["resource"]["name"] == "llm-components"]
+    assert plan["proposed"]["action"] == "managed-scaling" and plan["proposed"]["instance_count"] == 2
+    assert plan["proposed"]["details"]["managed_instance_scaling"] == SCALING
+    (endpoint,) = doc["endpoints"]
+    cost = endpoint["variants"][0]["monthly_cost_usd"]
+    assert plan["monthly_savings_usd"] == round(cost - round(2 * PRICE * HOURS_PER_MONTH, 2), 2) > 0
