@@ -42,7 +42,6 @@ from typing import Any
 
 try:  # moto is the `demo` extra
     from moto.core.responses import ActionResult, EmptyResult
-    from moto.core.utils import utcnow
     from moto.sagemaker.exceptions import ValidationError
     from moto.sagemaker.models import FakeEndpoint, SageMakerModelBackend
     from moto.sagemaker.responses import SageMakerResponse
@@ -102,6 +101,15 @@ class _Component:
 _COMPONENTS: dict[tuple[str, str], dict[str, _Component]] = {}
 
 
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _aware(when: datetime) -> datetime:
+    """Times kept aware (UTC), so that components created by the API and by a seeder sort together."""
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
 def _arn(account_id: str, region: str, name: str) -> str:
     return f"arn:aws:sagemaker:{region}:{account_id}:inference-component/{name}"
 
@@ -115,7 +123,7 @@ def add_component(account_id: str, region: str, endpoint: str, variant: str, nam
     component = _Component(
         name, _arn(account_id, region, name), endpoint, FakeEndpoint.arn_formatter(endpoint, account_id, region),
         variant, {"ModelName": model or f"{name}-model", "ComputeResourceRequirements": requirements},
-        copies, copies, "InService", created, created)
+        copies, copies, "InService", _aware(created), _aware(created))
     with _LOCK:
         _COMPONENTS.setdefault((account_id, region), {})[name] = component
 
@@ -128,7 +136,7 @@ def settle_seeded(account_id: str, region: str, name: str, created: datetime) ->
         if component.doomed is not None:
             raise ValueError(f"inference component {name}: {component.doomed}")
         component.status, component.current_copies, component.due = "InService", component.desired_copies, None
-        component.created = component.modified = created
+        component.created = component.modified = _aware(created)
 
 
 def reset() -> None:
@@ -315,7 +323,7 @@ def _epoch(value: Any) -> float | None:
 
 
 def _stamp(when: datetime) -> float:
-    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+    return _aware(when).timestamp()
 
 
 def _list(self: Any) -> Any:
