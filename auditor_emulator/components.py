@@ -25,8 +25,9 @@
   can be updated. DeleteInferenceComponent: Deleting for `seconds`, then gone.
 - Tags given at creation are listed by ListTags on the component's ARN (AddTags, DeleteTags too).
 
-The seeders add components as CreateInferenceComponent would leave them once InService
-(`add_component`), without the endpoint checks: a seeded fleet sets its endpoints' state itself.
+The fleet seeder creates components through CreateInferenceComponent, then marks them InService
+since the endpoint was created (`settle_seeded`); `add_component` adds one as CreateInferenceComponent
+would leave it once InService, without the checks (for tests that set an endpoint's state themselves).
 State advances when a component is read (no timer threads). The refusals' words other than the
 not-found ones are the emulator's (AWS documents the conditions, not the messages).
 """
