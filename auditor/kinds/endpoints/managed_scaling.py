@@ -9,8 +9,8 @@ variant gets the ManagedInstanceScaling built here. Pure: read by the rules.
   ScaleInPolicy {Strategy: CONSOLIDATION}.
 - Managed scaling off: turned on between the instances the copies need (never below the floor) and
   the count that runs now, with that policy.
-MaximumStepSize and CooldownInMinutes keep SageMaker's defaults (1 instance at a time, 20 minutes):
-nothing the audit measures argues for faster.
+MaximumStepSize and CooldownInMinutes stay as the config sets them, else SageMaker's defaults (1
+instance at a time, 20 minutes): nothing the audit measures argues for faster.
 """
 
 from __future__ import annotations
