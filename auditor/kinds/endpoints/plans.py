@@ -30,7 +30,7 @@ from auditor.models import (
 from auditor.recommend.demand import minimum_instances
 from auditor.recommend.plans import PlanSubject, SubjectOf
 from auditor.recommend.risk import assess, load_test_request, unreplayed_risk
-from auditor.recommend.rule_changes import change_from_details
+from auditor.recommend.rule_changes import change_from_details, risk_from_details
 from auditor.wording import advice_text
 
 FIXED_ACTIONS = ("resize",)
@@ -90,7 +90,8 @@ class VariantSubject(PlanSubject):
         return (combined,) if combined is not None else ()
 
     def risk(self, option: PlanOption) -> Risk | None:
-        unreplayed = unreplayed_risk(option)
+        # A change with no shape to replay: its level as risk.py or the rule states it (with its basis).
+        unreplayed = unreplayed_risk(option) or risk_from_details(option.details)
         if unreplayed is not None:
             return unreplayed
         variant, window = self.variant, self.window
