@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import boto3
 import botocore.session
+import numpy as np
 import pytest
 from botocore.validate import ParamValidator
 from typer.testing import CliRunner
 
 from auditor.cli import app
+from auditor.config import AuditConfig
+from auditor.kinds.endpoints.judge import judge_endpoint
+from auditor.kinds.endpoints.models import AutoScaling, EndpointKind, ReadScalingPolicy, Variant
 from auditor.models import parse_reference
 from auditor_emulator.fleet import (
     INVOCATION_NS,
@@ -33,7 +38,9 @@ from auditor_emulator.fleet import (
 )
 from auditor_emulator.server import ACCOUNT_ID, Emulator
 from conftest import check_report_json, seeded_emulator, utc_now
+from helpers import endpoint, hourly_frame
 from test_cli_errors import _user_with_policy
+from test_rules_traffic import CATALOG, assessment
 
 runner = CliRunner()
 SESSION = botocore.session.get_session()
@@ -248,3 +255,53 @@ def test_a_denied_read_is_an_error_line_and_no_verdict(aws, monkeypatch: pytest.
     assert len(errors) == 1 and errors[0].startswith(f"access denied: {denied} in us-east-1")
     assert "async-scale-from-zero" in errors[0]
     assert findings(report, "async-scale-from-zero") == {}
+
+
+# --- the verdicts on the rule's own facts (pure) ------------------------------------------------------------
+
+def _stuck_view(policies: tuple, backlog_alarms: tuple[str, ...] | None, min_capacity: int = 0):
+    hours = 14 * 24
+    waiting = np.zeros(hours)
+    waiting[100:104] = 1
+    queue = hourly_frame(HasBacklogWithoutCapacity__Maximum=list(waiting),
+                         ApproximateBacklogSize__Maximum=list(waiting * 3),
+                         ApproximateAgeOfOldestRequest__Maximum=list(waiting * 900))
+    raw = hourly_frame(CPUUtilization__Average=50.0, CPUUtilization__Maximum=80.0, MemoryUtilization__Average=40.0,
+                       MemoryUtilization__Maximum=45.0, TotalProcessingTime__SampleCount=30.0)
+    scaling = AutoScaling(min_capacity, 2, tuple(f"{p.name} ({p.policy_type})" for p in policies), policies)
+    ep = endpoint("jobs", kind=EndpointKind.ASYNC, variants=(Variant("AllTraffic", "ml.m5.xlarge", 1,
+                                                                     autoscaling=scaling),))
+    return assessment(replace(ep, autoscaling_known=True, backlog_alarms=backlog_alarms, queue_alarms=()), raw, queue)
+
+
+def _judged(view) -> list:
+    return [f for f in judge_endpoint(view, CATALOG, AuditConfig()) if f.rule == "async-scale-from-zero"]
+
+
+def test_a_step_policy_counts_only_when_its_alarm_watches_the_backlog_without_capacity() -> None:
+    step = ReadScalingPolicy("wake", "StepScaling", {"AdjustmentType": "ChangeInCapacity"}, ("jobs-wake",))
+    assert _judged(_stuck_view((step,), ("jobs-wake",))) == []  # AWS's fix is there
+    (finding,) = _judged(_stuck_view((step,), ("another-alarm",)))  # its alarm watches something else
+    assert finding.recommendation is not None and finding.recommendation.action == "scale-from-zero"
+    assert _judged(_stuck_view((step,), None)) == []  # the alarms were not read: never "no policy"
+
+
+def test_an_idle_endpoint_tracking_its_backlog_keeps_its_policy_and_gets_min_zero_and_the_step() -> None:
+    import numpy as np
+
+    tracking = ReadScalingPolicy("backlog", "TargetTrackingScaling", {
+        "TargetValue": 5.0, "CustomizedMetricSpecification": {"MetricName": "ApproximateBacklogSizePerInstance"}})
+    view = _stuck_view((tracking,), (), min_capacity=1)
+    idle = np.ones(14 * 24)
+    idle[40:70] = 0  # 30 hours with nothing waiting and nothing processed
+    view.queue["ApproximateBacklogSize:Maximum"] = idle
+    view.queue["HasBacklogWithoutCapacity:Maximum"] = 0.0
+    view.variants[0].raw["TotalProcessingTime:SampleCount"] = idle * 30
+    (finding,) = _judged(view)
+    rec = finding.recommendation
+    assert rec is not None and rec.action == "scale-to-zero" and rec.monthly_savings_usd > 0
+    assert [c["operation"] for c in rec.details["change"]] == ["RegisterScalableTarget", "PutScalingPolicy",
+                                                               "PutMetricAlarm"]
+    register = rec.details["change"][0]["params"]
+    assert (register["MinCapacity"], register["MaxCapacity"]) == (0, 2)
+    assert "MinCapacity 1 MaxCapacity 2" in rec.details["rollback"]
