@@ -54,6 +54,7 @@ PROCESSED = "TotalProcessingTime:SampleCount"  # requests processed (async endpo
 # The guide's step policy and alarm: one more instance as soon as the alarm fires (two one-minute
 # periods with a backlog and no instance), a cooldown of five minutes.
 STEP_POLICY_NAME = "HasBacklogWithoutCapacity-ScalingPolicy"
+TRACKING_POLICY_NAME = "ApproximateBacklogSizePerInstance-TargetTracking"
 STEP_CONFIGURATION = {"AdjustmentType": "ChangeInCapacity", "MetricAggregationType": "Average", "Cooldown": 300,
                       "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]}
 ALARM_PERIOD_SECONDS = 60
@@ -204,6 +205,18 @@ def step_calls(endpoint: str, variant: str) -> list[dict[str, Any]]:
     ]
 
 
+def tracking_params(endpoint: str, variant: str, backlog_target: float) -> dict[str, Any]:
+    """The guide's target tracking on ApproximateBacklogSizePerInstance (what takes it to zero)."""
+    return {"PolicyName": TRACKING_POLICY_NAME, "ServiceNamespace": "sagemaker",
+            "ResourceId": variant_resource_id(endpoint, variant), "ScalableDimension": SCALABLE_DIMENSION,
+            "PolicyType": "TargetTrackingScaling",
+            "TargetTrackingScalingPolicyConfiguration": {
+                "TargetValue": backlog_target,
+                "CustomizedMetricSpecification": {
+                    "MetricName": "ApproximateBacklogSizePerInstance", "Namespace": "AWS/SageMaker",
+                    "Dimensions": [{"Name": "EndpointName", "Value": endpoint}], "Statistic": "Average"}}}
+
+
 def scale_from_zero_change(endpoint: Endpoint, variant: str, scaling: AutoScaling | None, instance_count: int,
                            backlog_target: float, to_zero: bool) -> dict[str, Any]:
     """The plan's change as data. `to_zero`: register MinCapacity 0 first (keeping the maximum; with
@@ -220,20 +233,12 @@ def scale_from_zero_change(endpoint: Endpoint, variant: str, scaling: AutoScalin
         undo.append(f"RegisterScalableTarget {resource} MinCapacity {scaling.min_capacity} MaxCapacity {maximum}"
                     if scaling else f"DeregisterScalableTarget {resource} (it keeps the count it has then)")
         if not tracks_backlog(scaling):
-            name = "ApproximateBacklogSizePerInstance-TargetTracking"
             calls.append({
                 "service": "application-autoscaling", "operation": "PutScalingPolicy",
-                "params": {"PolicyName": name, "ServiceNamespace": "sagemaker", "ResourceId": resource,
-                           "ScalableDimension": SCALABLE_DIMENSION, "PolicyType": "TargetTrackingScaling",
-                           "TargetTrackingScalingPolicyConfiguration": {
-                               "TargetValue": backlog_target,
-                               "CustomizedMetricSpecification": {
-                                   "MetricName": "ApproximateBacklogSizePerInstance", "Namespace": "AWS/SageMaker",
-                                   "Dimensions": [{"Name": "EndpointName", "Value": endpoint.name}],
-                                   "Statistic": "Average"}}},
+                "params": tracking_params(endpoint.name, variant, backlog_target),
                 "purpose": f"scale {endpoint.name} on its backlog per instance (target {backlog_target:g}), to "
                            "zero when nothing waits"})
-            undo.insert(0, f"DeleteScalingPolicy {name} on {resource}")
+            undo.insert(0, f"DeleteScalingPolicy {TRACKING_POLICY_NAME} on {resource}")
     if not has_step_from_zero(endpoint, scaling):
         calls += step_calls(endpoint.name, variant)
         undo[:0] = [f"DeleteAlarms {alarm_name(endpoint.name)} (cloudwatch)",

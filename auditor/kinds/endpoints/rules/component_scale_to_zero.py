@@ -148,6 +148,9 @@ def managed_instance_scaling(endpoint: Endpoint, variant: str, maximum: int | No
     return scaling
 
 
+POLICY_KINDS = ("invocations-per-copy", "scale-from-zero")  # the policies a component gets (binding.py)
+
+
 def policy_name(component: str, kind: str) -> str:
     return f"{component}-{kind}"[:256]
 
