@@ -21,8 +21,11 @@ import pytest
 from botocore.validate import ParamValidator
 from typer.testing import CliRunner
 
+from auditor.act.binding import call_refusal
+from auditor.act.plan import parse_plan
 from auditor.cli import app
 from auditor.config import AuditConfig
+from auditor.kinds.endpoints.binding import content_problem
 from auditor.kinds.endpoints.judge import judge_endpoint
 from auditor.kinds.endpoints.models import AutoScaling, EndpointKind, ReadScalingPolicy, Variant
 from auditor.models import parse_reference
@@ -305,3 +308,22 @@ def test_an_idle_endpoint_tracking_its_backlog_keeps_its_policy_and_gets_min_zer
     register = rec.details["change"][0]["params"]
     assert (register["MinCapacity"], register["MaxCapacity"]) == (0, 2)
     assert "MinCapacity 1 MaxCapacity 2" in rec.details["rollback"]
+
+
+def test_apply_reads_the_async_plans_calls_as_the_plans_own(report: dict) -> None:
+    """The binding's checks, read from the plans alone: every call names the endpoint (or a name its rule
+    derives from it), and what each scaling call does is what the rule builds (MinCapacity 0 keeping the
+    audited maximum; AWS's step policy; the backlog target tracking). A policy set otherwise is refused."""
+    for name in ("batch-stuck", "batch-idle"):
+        plan = parse_plan(plan_of(report, name))
+        assert call_refusal(plan) is None, name
+        for index, call in enumerate(plan.change.calls if plan.change else ()):
+            assert content_problem(plan, index, call.operation, call.params) is None, (name, call.operation)
+    idle = parse_plan(plan_of(report, "batch-idle"))
+    assert idle.change is not None
+    register = idle.change.calls[0]
+    assert content_problem(idle, 0, register.operation, {**register.params, "MaxCapacity": 9}) is not None
+    tracking = idle.change.calls[1]
+    louder = {**tracking.params, "TargetTrackingScalingPolicyConfiguration": {
+        **tracking.params["TargetTrackingScalingPolicyConfiguration"], "ScaleOutCooldown": 0}}
+    assert content_problem(idle, 1, tracking.operation, louder) is not None
