@@ -328,3 +328,10 @@ def test_apply_reads_the_async_plans_calls_as_the_plans_own(report: dict) -> Non
     louder = {**tracking.params, "TargetTrackingScalingPolicyConfiguration": {
         **tracking.params["TargetTrackingScalingPolicyConfiguration"], "ScaleOutCooldown": 0}}
     assert content_problem(idle, 1, tracking.operation, louder) is not None
+
+
+def test_rising_queue_latency_does_not_advise_the_step_policy_an_endpoint_has(report: dict) -> None:
+    rising = findings(report, "rising-queue-latency")
+    assert "add a step-scaling policy" in rising["batch-stuck"]["message"]
+    assert "add a step-scaling policy" not in rising["batch-has-step"]["message"]
+    assert "did not keep them from waiting" in rising["batch-has-step"]["message"]
