@@ -335,3 +335,18 @@ def test_rising_queue_latency_does_not_advise_the_step_policy_an_endpoint_has(re
     assert "add a step-scaling policy" in rising["batch-stuck"]["message"]
     assert "add a step-scaling policy" not in rising["batch-has-step"]["message"]
     assert "did not keep them from waiting" in rising["batch-has-step"]["message"]
+
+
+def test_apply_may_put_the_alarms_these_plans_name(report: dict) -> None:
+    """The apply role's PutMetricAlarm resources (deploy/iam-apply-policy.json) cover every alarm these
+    rules name (IAM's * and ? match as fnmatch's do here: no [ in the names)."""
+    from fnmatch import fnmatchcase
+    policy = json.loads((Path(__file__).parent.parent / "deploy" / "iam-apply-policy.json").read_text())
+    (allowed,) = [s["Resource"] for s in policy["Statement"] if s.get("Sid") == "PutOnlyTheAlarmsPlansName"]
+    stuck = plan_of(report, "batch-stuck")["change"]["calls"]
+    component = findings(report, "component-scale-to-zero")["llm-irregular"]["recommendation"]["details"]["then"]
+    names = [c["params"]["AlarmName"] for c in [*stuck, *component] if c["operation"] == "PutMetricAlarm"]
+    assert len(names) == 2
+    for name in names:
+        arn = f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{name}"
+        assert any(fnmatchcase(arn, pattern) for pattern in allowed), name
