@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -340,7 +341,6 @@ def test_rising_queue_latency_does_not_advise_the_step_policy_an_endpoint_has(re
 def test_apply_may_put_the_alarms_these_plans_name(report: dict) -> None:
     """The apply role's PutMetricAlarm resources (deploy/iam-apply-policy.json) cover every alarm these
     rules name (IAM's * and ? match as fnmatch's do here: no [ in the names)."""
-    from fnmatch import fnmatchcase
     policy = json.loads((Path(__file__).parent.parent / "deploy" / "iam-apply-policy.json").read_text())
     (allowed,) = [s["Resource"] for s in policy["Statement"] if s.get("Sid") == "PutOnlyTheAlarmsPlansName"]
     stuck = plan_of(report, "batch-stuck")["change"]["calls"]
