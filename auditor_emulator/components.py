@@ -25,8 +25,9 @@
   can be updated. DeleteInferenceComponent: Deleting for `seconds`, then gone.
 - Tags given at creation are listed by ListTags on the component's ARN (AddTags, DeleteTags too).
 
-The seeders add components as CreateInferenceComponent would leave them once InService
-(`add_component`), without the endpoint checks: a seeded fleet sets its endpoints' state itself.
+The fleet seeder creates components through CreateInferenceComponent, then marks them InService
+since the endpoint was created (`settle_seeded`); `add_component` adds one as CreateInferenceComponent
+would leave it once InService, without the checks (for tests that set an endpoint's state themselves).
 State advances when a component is read (no timer threads). The refusals' words other than the
 not-found ones are the emulator's (AWS documents the conditions, not the messages).
 """
@@ -42,7 +43,6 @@ from typing import Any
 
 try:  # moto is the `demo` extra
     from moto.core.responses import ActionResult, EmptyResult
-    from moto.core.utils import utcnow
     from moto.sagemaker.exceptions import ValidationError
     from moto.sagemaker.models import FakeEndpoint, SageMakerModelBackend
     from moto.sagemaker.responses import SageMakerResponse
@@ -102,6 +102,15 @@ class _Component:
 _COMPONENTS: dict[tuple[str, str], dict[str, _Component]] = {}
 
 
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _aware(when: datetime) -> datetime:
+    """Times kept aware (UTC), so that components created by the API and by a seeder sort together."""
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
 def _arn(account_id: str, region: str, name: str) -> str:
     return f"arn:aws:sagemaker:{region}:{account_id}:inference-component/{name}"
 
@@ -115,9 +124,20 @@ def add_component(account_id: str, region: str, endpoint: str, variant: str, nam
     component = _Component(
         name, _arn(account_id, region, name), endpoint, FakeEndpoint.arn_formatter(endpoint, account_id, region),
         variant, {"ModelName": model or f"{name}-model", "ComputeResourceRequirements": requirements},
-        copies, copies, "InService", created, created)
+        copies, copies, "InService", _aware(created), _aware(created))
     with _LOCK:
         _COMPONENTS.setdefault((account_id, region), {})[name] = component
+
+
+def settle_seeded(account_id: str, region: str, name: str, created: datetime) -> None:
+    """A component a seeder created through the API, InService since `created` (ValueError if it
+    could not be placed: the seeder's fleet is wrong)."""
+    with _LOCK:
+        component = _COMPONENTS[(account_id, region)][name]
+        if component.doomed is not None:
+            raise ValueError(f"inference component {name}: {component.doomed}")
+        component.status, component.current_copies, component.due = "InService", component.desired_copies, None
+        component.created = component.modified = _aware(created)
 
 
 def reset() -> None:
@@ -304,7 +324,7 @@ def _epoch(value: Any) -> float | None:
 
 
 def _stamp(when: datetime) -> float:
-    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+    return _aware(when).timestamp()
 
 
 def _list(self: Any) -> Any:

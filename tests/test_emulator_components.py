@@ -355,3 +355,50 @@ def test_a_new_endpoint_can_be_made_to_take_time_or_fail(sagemaker: Any) -> None
         assert failed["FailureReason"].startswith("The primary container for production variant AllTraffic did not")
     finally:
         Emulator.deployments(create_seconds=0.0, fail_instance_types=())
+
+
+def test_access_denied_on_a_component_names_the_component(sagemaker: Any) -> None:
+    Emulator.faults.arm("sagemaker", "CreateInferenceComponent", "access_denied")
+    error = error_of(component, sm=sagemaker, name="reco-a")
+    assert error["Code"] == "AccessDeniedException"
+    assert error["Message"] == (
+        "User: arn:aws:iam::123456789012:user/testing is not authorized to perform: "
+        f"sagemaker:CreateInferenceComponent on resource: {ARN}:inference-component/reco-a because no "
+        "identity-based policy allows the sagemaker:CreateInferenceComponent action")
+    assert sagemaker.list_inference_components()["InferenceComponents"] == []
+
+
+def test_iam_is_enforced_on_component_calls(sagemaker: Any, aws: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    iam = client("iam")
+    iam.create_user(UserName="reader")
+    iam.put_user_policy(UserName="reader", PolicyName="read", PolicyDocument=json.dumps({
+        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Resource": "*", "Action": [
+            "sagemaker:DescribeInferenceComponent", "sagemaker:ListInferenceComponents"]}]}))
+    key = iam.create_access_key(UserName="reader")["AccessKey"]
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", key["AccessKeyId"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", key["SecretAccessKey"])
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    reader = boto3.session.Session().client("sagemaker", region_name="us-east-1")  # with the reader's keys
+    with aws.iam_enforced():
+        assert reader.list_inference_components()["InferenceComponents"] == []
+        with pytest.raises(botocore.exceptions.ClientError) as caught:
+            component(reader, "reco-a")
+    # moto's IAM answers a denial 403 in its query protocol (botocore reads the status as the code).
+    assert caught.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+    assert sagemaker.list_inference_components()["InferenceComponents"] == []
+
+
+def test_seeded_and_created_components_list_together(sagemaker: Any) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from auditor_emulator.components import add_component
+
+    add_component("123456789012", "us-east-1", "shared", "AllTraffic", "seeded", 1, 0.5, 0.0, 512,
+                  datetime.now(UTC) - timedelta(days=30))
+    component(sagemaker, "created")
+    listed = sagemaker.list_inference_components(SortBy="CreationTime", SortOrder="Ascending")
+    assert [c["InferenceComponentName"] for c in listed["InferenceComponents"]] == ["seeded", "created"]
+    recent = sagemaker.list_inference_components(CreationTimeAfter=datetime.now(UTC) - timedelta(days=1))
+    assert [c["InferenceComponentName"] for c in recent["InferenceComponents"]] == ["created"]
