@@ -38,6 +38,7 @@ from auditor_emulator.fleet import (
     VariantSpec,
     async_variant,
     day_night_counts,
+    demo_fleet,
     seed_fleet,
 )
 from auditor_emulator.server import ACCOUNT_ID, Emulator
@@ -350,3 +351,22 @@ def test_apply_may_put_the_alarms_these_plans_name(report: dict) -> None:
     for name in names:
         arn = f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{name}"
         assert any(fnmatchcase(arn, pattern) for pattern in allowed), name
+
+
+def test_the_demos_async_endpoint_stuck_at_zero_gets_the_plan_and_its_component_endpoint_none(
+        emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The demo's batch-scoring-async (MinCapacity 0, target tracking on its backlog only, requests waiting
+    with no instance) and llm-components (traffic every day: no stretch to scale to zero in)."""
+    specs = [s for s in demo_fleet() if s.name in ("batch-scoring-async", "llm-components")]
+    assert len(specs) == 2
+    with seeded_emulator(emulator, tmp_path_factory.mktemp("demo-zero"),
+                         lambda emu: seed_fleet(emu, specs, now=utc_now())) as home:
+        out = home / "report.json"
+        result = runner.invoke(app, ["run", "--format", "json", "--output", str(out), "--no-history"])
+        assert result.exit_code == 0, result.output
+        demo = check_report_json(json.loads(out.read_text()))
+    assert set(findings(demo, "async-scale-from-zero")) == {"batch-scoring-async"}
+    assert findings(demo, "component-scale-to-zero") == {}
+    plan = plan_of(demo, "batch-scoring-async")
+    assert plan["proposed"]["action"] == "scale-from-zero" and plan["risk"]["level"] == "low"
+    assert [c["operation"] for c in plan["change"]["calls"]] == ["PutScalingPolicy", "PutMetricAlarm"]
