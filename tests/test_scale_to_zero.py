@@ -26,6 +26,7 @@ from auditor.act.binding import call_refusal
 from auditor.act.plan import parse_plan
 from auditor.cli import app
 from auditor.config import AuditConfig
+from auditor.kinds.endpoints import change as endpoint_change
 from auditor.kinds.endpoints.binding import content_problem
 from auditor.kinds.endpoints.judge import judge_endpoint
 from auditor.kinds.endpoints.models import AutoScaling, EndpointKind, ReadScalingPolicy, Variant
@@ -370,3 +371,23 @@ def test_the_demos_async_endpoint_stuck_at_zero_gets_the_plan_and_its_component_
     plan = plan_of(demo, "batch-scoring-async")
     assert plan["proposed"]["action"] == "scale-from-zero" and plan["risk"]["level"] == "low"
     assert [c["operation"] for c in plan["change"]["calls"]] == ["PutScalingPolicy", "PutMetricAlarm"]
+
+
+@pytest.mark.skipif(not hasattr(endpoint_change, "MANAGED_SCALING"),
+                    reason="the managed-scaling change (design C3) is built once helper native's change.py is merged")
+def test_the_component_plan_makes_the_new_config_then_each_components_calls(report: dict) -> None:
+    plan = plan_of(report, "llm-irregular")
+    calls = plan["change"]["calls"]
+    operations = [c["operation"] for c in calls]
+    update = operations.index("UpdateEndpoint")
+    assert operations[0] == "CreateEndpointConfig" and operations[update + 1:] == [
+        "RegisterScalableTarget", "PutScalingPolicy", "PutScalingPolicy", "PutMetricAlarm"]
+    (variant,) = calls[0]["params"]["ProductionVariants"]
+    assert variant["ManagedInstanceScaling"] == {"Status": "ENABLED", "MinInstanceCount": 0, "MaxInstanceCount": 4}
+    for call in calls:
+        validate(call["service"], call["operation"], call["params"])
+    parsed = parse_plan(plan)
+    assert call_refusal(parsed) is None
+    assert parsed.change is not None
+    for index, call in enumerate(parsed.change.calls):
+        assert content_problem(parsed, index, call.operation, call.params) is None, call.operation
