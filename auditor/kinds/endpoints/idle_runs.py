@@ -26,6 +26,19 @@ class IdleRun:
     saved_instance_hours: float
 
 
+def hourly_grid(window: Window | None) -> pd.DatetimeIndex | None:
+    """The window's hours (UTC), as the collector's frames are indexed; None unless it is hourly."""
+    if window is None or window.period_seconds != 3600 or window.points_per_series <= 0:
+        return None
+    grid = pd.date_range(window.start, periods=window.points_per_series, freq="3600s")
+    return grid if grid.tz is not None else grid.tz_localize("UTC")
+
+
+def on_grid(frame: pd.DataFrame, column: str, grid: pd.DatetimeIndex) -> pd.Series:
+    """A frame's column on the grid (NaN where nothing was published, or no such column)."""
+    return (frame[column] if column in frame.columns else pd.Series(dtype="float64")).reindex(grid)
+
+
 def idle_runs(idle: pd.Series, min_hours: int) -> list[tuple[int, int]]:
     """(first position, length) of each run of True at least `min_hours` long in an hourly mask."""
     values = idle.to_numpy(dtype=bool)

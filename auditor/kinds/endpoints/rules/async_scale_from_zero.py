@@ -35,8 +35,10 @@ from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssess
 from auditor.kinds.endpoints.autoscaling import SCALABLE_DIMENSION, variant_resource_id
 from auditor.kinds.endpoints.idle_runs import (
     IdleRun,
+    hourly_grid,
     instances_per_hour,
     monthly_saving,
+    on_grid,
     runs_text,
     saved_runs,
 )
@@ -78,18 +80,6 @@ class ScaleFromZeroSettings(RuleSettings):
                                     above=0, maximum=100000)
 
 
-def _hourly(assessment: EndpointAssessment) -> pd.DatetimeIndex | None:
-    window = assessment.window
-    if window is None or window.period_seconds != 3600 or window.points_per_series <= 0:
-        return None
-    grid = pd.date_range(window.start, periods=window.points_per_series, freq="3600s")
-    return grid if grid.tz is not None else grid.tz_localize("UTC")
-
-
-def _column(frame: pd.DataFrame, column: str, grid: pd.DatetimeIndex) -> pd.Series:
-    return (frame[column] if column in frame.columns else pd.Series(dtype="float64")).reindex(grid)
-
-
 def has_step_from_zero(endpoint: Endpoint, scaling: AutoScaling | None) -> bool:
     """A step-scaling policy one of whose alarms watches the endpoint's HasBacklogWithoutCapacity."""
     watching = set(endpoint.backlog_alarms or ())
@@ -109,7 +99,7 @@ def tracks_backlog(scaling: AutoScaling | None) -> bool:
 def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None:
     settings: ScaleFromZeroSettings = settings_of(RULE, config)
     endpoint = assessment.endpoint
-    grid = _hourly(assessment)
+    grid = hourly_grid(assessment.window)
     # Scaling targets and alarms both read (None / not known: never judged as "no policy").
     if grid is None or len(assessment.variants) != 1 or not endpoint.autoscaling_known \
             or endpoint.backlog_alarms is None:
@@ -126,13 +116,13 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None
 def _stranded(assessment: EndpointAssessment, va: VariantAssessment, grid: pd.DatetimeIndex,
               settings: ScaleFromZeroSettings) -> Finding | None:
     queue = assessment.queue
-    stranded = (_column(queue, WITHOUT_CAPACITY, grid) >= 1) & (_column(queue, BACKLOG, grid) > 0)
+    stranded = (on_grid(queue, WITHOUT_CAPACITY, grid) >= 1) & (on_grid(queue, BACKLOG, grid) > 0)
     hours = int(stranded.sum())
     if hours < settings.min_stranded_hours:
         return None
-    ages = _column(queue, AGE, grid)[stranded].dropna()
+    ages = on_grid(queue, AGE, grid)[stranded].dropna()
     waited = None if ages.empty else round(float(ages.max()))
-    backlog = float(_column(queue, BACKLOG, grid)[stranded].max())
+    backlog = float(on_grid(queue, BACKLOG, grid)[stranded].max())
     said = f"requests waited up to {waited:,} s" if waited is not None else "how long requests waited is not published"
     message = (f"MinCapacity 0 with no step-scaling policy on {BACKLOG_WITHOUT_CAPACITY}: in {hours} h up to "
                f"{backlog:g} requests waited with no instance running ({said}). Add AWS's step policy and alarm.")
@@ -148,8 +138,8 @@ def _stranded(assessment: EndpointAssessment, va: VariantAssessment, grid: pd.Da
 def _idle(assessment: EndpointAssessment, va: VariantAssessment, grid: pd.DatetimeIndex,
           settings: ScaleFromZeroSettings) -> Finding | None:
     queue = assessment.queue
-    backlog = _column(queue, BACKLOG, grid)
-    processed = _column(va.raw, PROCESSED, grid).fillna(0.0)
+    backlog = on_grid(queue, BACKLOG, grid)
+    processed = on_grid(va.raw, PROCESSED, grid).fillna(0.0)
     # A period without a queue datapoint was not seen (the queue is published every minute): not idle.
     idle = (backlog == 0) & (processed == 0)
     runs = saved_runs(idle, instances_per_hour(va, grid), settings.min_idle_hours, settings.scale_in_hours)

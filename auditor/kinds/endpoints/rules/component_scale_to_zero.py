@@ -35,8 +35,10 @@ from auditor.kinds.endpoints.assessment import EndpointAssessment
 from auditor.kinds.endpoints.autoscaling import COPY_DIMENSION, component_resource_id
 from auditor.kinds.endpoints.idle_runs import (
     IdleRun,
+    hourly_grid,
     instances_per_hour,
     monthly_saving,
+    on_grid,
     runs_text,
     saved_runs,
 )
@@ -66,14 +68,6 @@ class ComponentZeroSettings(RuleSettings):
                                     "zero (no saving in them)", minimum=0, maximum=24)
 
 
-def _hourly(assessment: EndpointAssessment) -> pd.DatetimeIndex | None:
-    window = assessment.window
-    if window is None or window.period_seconds != 3600 or window.points_per_series <= 0:
-        return None
-    grid = pd.date_range(window.start, periods=window.points_per_series, freq="3600s")
-    return grid if grid.tz is not None else grid.tz_localize("UTC")
-
-
 def weekly_quiet(calls: pd.Series, min_weeks: int) -> np.ndarray:
     """The hours of the week (168, UTC) that had no invocation in any week and were seen in at least
     `min_weeks` of them (off-hours' reading, on the components' invocations)."""
@@ -87,7 +81,7 @@ def weekly_quiet(calls: pd.Series, min_weeks: int) -> np.ndarray:
 def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None:
     settings: ComponentZeroSettings = settings_of(RULE, config)
     endpoint = assessment.endpoint
-    grid = _hourly(assessment)
+    grid = hourly_grid(assessment.window)
     production = [va for va in assessment.variants if not va.variant.shadow]
     if grid is None or endpoint.kind is not EndpointKind.REAL_TIME or not endpoint.inference_components \
             or not endpoint.inference_components_listed or not endpoint.autoscaling_known or len(production) != 1:
@@ -97,7 +91,7 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None
     if managed is None or managed.min_instances == 0 or assessment.component_calls.empty \
             or any(c.copy_count is None for c in endpoint.inference_components):
         return None  # no managed scaling (component-packing offers it), already to zero, or unknown
-    seen = _column(va.raw, INSTANCE_SEEN, grid).notna()
+    seen = on_grid(va.raw, INSTANCE_SEEN, grid).notna()
     calls = assessment.component_calls.reindex(grid).fillna(0.0).sum(axis=1)[seen]
     if calls.empty:
         return None
@@ -124,10 +118,6 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None
                                       assessment.component_calls.reindex(grid).fillna(0.0).items()},
         "scale_in_hours": settings.scale_in_hours,
     })
-
-
-def _column(frame: pd.DataFrame, column: str, grid: pd.DatetimeIndex) -> pd.Series:
-    return (frame[column] if column in frame.columns else pd.Series(dtype="float64")).reindex(grid)
 
 
 def _runs_of(finding: Finding) -> tuple[IdleRun, ...]:
