@@ -73,6 +73,18 @@ def saved_runs(idle: pd.Series, instances: pd.Series, min_hours: int, lag_hours:
     return tuple(found)
 
 
+def runs_evidence(runs: tuple[IdleRun, ...]) -> list[dict[str, object]]:
+    """The runs as a finding's evidence carries them (JSON-safe)."""
+    return [{"from": r.start.isoformat(), "hours": r.hours, "saved_instance_hours": r.saved_instance_hours}
+            for r in runs]
+
+
+def runs_of(evidence: list[dict[str, object]]) -> tuple[IdleRun, ...]:
+    """The runs a finding's evidence carries (`runs_evidence`)."""
+    return tuple(IdleRun(pd.Timestamp(str(r["from"])).to_pydatetime(), int(str(r["hours"])),
+                         float(str(r["saved_instance_hours"]))) for r in evidence)
+
+
 def monthly_saving(runs: tuple[IdleRun, ...], hourly_rate: float, window: Window) -> float:
     """The runs' saved instance-hours at `hourly_rate`, per month (the window scaled to a month)."""
     window_hours = max((window.end - window.start).total_seconds() / 3600, 1.0)

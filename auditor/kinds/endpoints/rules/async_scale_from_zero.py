@@ -34,11 +34,12 @@ from auditor.kinds.endpoints.alarms import BACKLOG_WITHOUT_CAPACITY
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
 from auditor.kinds.endpoints.autoscaling import SCALABLE_DIMENSION, variant_resource_id
 from auditor.kinds.endpoints.idle_runs import (
-    IdleRun,
     hourly_grid,
     instances_per_hour,
     monthly_saving,
     on_grid,
+    runs_evidence,
+    runs_of,
     runs_text,
     saved_runs,
 )
@@ -153,18 +154,12 @@ def _idle(assessment: EndpointAssessment, va: VariantAssessment, grid: pd.Dateti
                f"({runs_text(runs)}) with {floor}: never at zero. Let it scale to 0 ({saved:g} instance-hours).")
     return RULE.finding(assessment.endpoint, va.variant.name, message, {
         "case": "never-at-zero",
-        "idle_stretches": [{"from": r.start.isoformat(), "hours": r.hours,
-                            "saved_instance_hours": r.saved_instance_hours} for r in runs],
+        "idle_stretches": runs_evidence(runs),
         "idle_hours": sum(r.hours for r in runs),
         "saved_instance_hours": saved,
         "min_capacity": scaling.min_capacity if scaling else None,
         "scale_in_hours": settings.scale_in_hours,
     })
-
-
-def _runs_of(finding: Finding) -> tuple[IdleRun, ...]:
-    return tuple(IdleRun(pd.Timestamp(r["from"]).to_pydatetime(), int(r["hours"]), float(r["saved_instance_hours"]))
-                 for r in finding.evidence["idle_stretches"])
 
 
 def alarm_name(endpoint: str) -> str:
@@ -262,7 +257,7 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
         return replace(finding, message=f"{finding.message} (no list price: saving unknown).")
     window = assessment.window
     assert window is not None  # judged hourly over it
-    saving = min(current, monthly_saving(_runs_of(finding), rate, window))
+    saving = min(current, monthly_saving(runs_of(finding.evidence["idle_stretches"]), rate, window))
     change = scale_from_zero_change(endpoint, variant.name, variant.autoscaling, variant.instance_count,
                                     settings.backlog_target, to_zero=True)
     basis = [f"the first request after an idle stretch waits: {STARTS_AN_INSTANCE}",

@@ -34,11 +34,12 @@ from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment
 from auditor.kinds.endpoints.autoscaling import COPY_DIMENSION, component_resource_id
 from auditor.kinds.endpoints.idle_runs import (
-    IdleRun,
     hourly_grid,
     instances_per_hour,
     monthly_saving,
     on_grid,
+    runs_evidence,
+    runs_of,
     runs_text,
     saved_runs,
 )
@@ -109,8 +110,7 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None
                f"{settings.min_idle_hours} h or more ({runs_text(runs)}), on no weekly pattern, with "
                f"MinInstanceCount {managed.min_instances}. Let it scale to zero ({saved:g} instance-hours).")
     return RULE.finding(endpoint, va.variant.name, message, {
-        "idle_stretches": [{"from": r.start.isoformat(), "hours": r.hours,
-                            "saved_instance_hours": r.saved_instance_hours} for r in runs],
+        "idle_stretches": runs_evidence(runs),
         "idle_hours": sum(r.hours for r in runs),
         "saved_instance_hours": saved,
         "min_instance_count": managed.min_instances,
@@ -118,11 +118,6 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None
                                       assessment.component_calls.reindex(grid).fillna(0.0).items()},
         "scale_in_hours": settings.scale_in_hours,
     })
-
-
-def _runs_of(finding: Finding) -> tuple[IdleRun, ...]:
-    return tuple(IdleRun(pd.Timestamp(r["from"]).to_pydatetime(), int(r["hours"]), float(r["saved_instance_hours"]))
-                 for r in finding.evidence["idle_stretches"])
 
 
 def managed_instance_scaling(endpoint: Endpoint, variant: str, maximum: int | None) -> dict[str, Any]:
@@ -213,7 +208,7 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
     if rate is None or va.monthly_cost_usd is None or window is None:
         return replace(finding, message=f"{finding.message} (no list price: saving unknown).")
     current = round(va.monthly_cost_usd, 2)
-    saving = min(current, monthly_saving(_runs_of(finding), rate, window))
+    saving = min(current, monthly_saving(runs_of(finding.evidence["idle_stretches"]), rate, window))
     peaks = finding.evidence["peak_invocations_per_hour"]
     then: list[dict[str, Any]] = []
     undo: list[str] = []
