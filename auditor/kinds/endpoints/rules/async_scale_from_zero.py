@@ -107,10 +107,9 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None
         return None
     (va,) = assessment.variants
     scaling = va.variant.autoscaling
-    if has_step_from_zero(endpoint, scaling) and scaling is not None and scaling.min_capacity == 0:
-        return None  # scales from zero already
     if scaling is not None and scaling.min_capacity == 0:
-        return _stranded(assessment, va, grid, settings)
+        # At zero when idle: stuck there unless a step policy starts it (AWS's fix already in place: nothing).
+        return None if has_step_from_zero(endpoint, scaling) else _stranded(assessment, va, grid, settings)
     return _idle(assessment, va, grid, settings)
 
 
