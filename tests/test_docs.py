@@ -460,6 +460,10 @@ NOT_MEASURED = {
     '("rose from 12 s to 448 s")': ("auditor/kinds/endpoints/rules/rising_queue_latency.py", ["rose from"]),
     "an allowance of 40 minutes": ("auditor/config.py", ["PROVISIONING_ALLOWANCE_SECONDS = 2400"]),
     "in-progress in the last 10 minutes": ("auditor/act/cleanup.py", ["RUNNING_APPLY = timedelta(minutes=10)"]),
+    "+1 from the alarm's threshold, cooldown 300 s": ("auditor/kinds/endpoints/rules/async_scale_from_zero.py",
+                                                       ['"Cooldown": 300', '"ScalingAdjustment": 1']),
+    "Maximum, cooldown 60 s": ("auditor/kinds/endpoints/rules/component_scale_to_zero.py",
+                               ['"MetricAggregationType": "Maximum", "Cooldown": 60']),
 }
 
 

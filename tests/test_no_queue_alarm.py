@@ -159,5 +159,6 @@ def test_denied_describe_alarms_is_one_error_and_no_verdict(aws, monkeypatch: py
     denied = [e["message"] for e in report["errors"] if "DescribeAlarms" in e["message"]]
     assert len(denied) == 1
     assert denied[0].startswith("access denied: cloudwatch:DescribeAlarms in us-east-1")
-    assert denied[0].endswith(": no-queue-alarm not judged, and plans define rollback alarms of their own")
+    assert denied[0].endswith(": no-queue-alarm and async-scale-from-zero not judged, and plans define rollback "
+                              "alarms of their own")
     assert fired(report, "no-queue-alarm") == []

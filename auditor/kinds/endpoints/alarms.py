@@ -10,7 +10,9 @@ DescribeAlarmsForMetric calls per endpoint and metric), and two questions:
   place of alarms of its own): an alarm counts for a variant when it watches one of
   ROLLBACK_METRICS in AWS/SageMaker with exactly the dimensions EndpointName and VariantName of
   that variant (the only ones AWS publishes these metrics under, so the only alarm that sees the
-  new fleet), directly or as one of its metric-math metrics.
+  new fleet), directly or as one of its metric-math metrics;
+- backlog alarms (async-scale-from-zero): the queue alarms on HasBacklogWithoutCapacity alone, the
+  trigger AWS's async autoscaling guide gives the step-scaling policy that starts an instance from zero.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from botocore.client import BaseClient
 from auditor.collect.session import RegionAccessError, describe_client_error
 from auditor.kinds.endpoints.models import ROLLBACK_METRICS, RollbackAlarm
 
-QUEUE_METRICS = frozenset({"ApproximateAgeOfOldestRequest", "HasBacklogWithoutCapacity"})
+BACKLOG_WITHOUT_CAPACITY = "HasBacklogWithoutCapacity"
+QUEUE_METRICS = frozenset({"ApproximateAgeOfOldestRequest", BACKLOG_WITHOUT_CAPACITY})
 NAMESPACE = "AWS/SageMaker"
 
 
@@ -34,6 +37,7 @@ class RegionAlarms:
     """What the region's alarms say about its endpoints, by endpoint name."""
 
     queue: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    backlog: dict[str, tuple[str, ...]] = field(default_factory=dict)  # on HasBacklogWithoutCapacity
     rollback: dict[str, tuple[RollbackAlarm, ...]] = field(default_factory=dict)
 
 
@@ -47,12 +51,13 @@ def _watched(alarm: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
             yield metric
 
 
-def queue_alarm_endpoints(alarms: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """Endpoint name -> the names of the alarms that watch its queue."""
+def queue_alarm_endpoints(alarms: Iterable[Mapping[str, Any]],
+                          metrics: frozenset[str] = QUEUE_METRICS) -> dict[str, list[str]]:
+    """Endpoint name -> the names of the alarms that watch its queue (`metrics` of it)."""
     found: dict[str, list[str]] = {}
     for alarm in alarms:
         for metric in _watched(alarm):
-            if metric.get("Namespace") != NAMESPACE or metric.get("MetricName") not in QUEUE_METRICS:
+            if metric.get("Namespace") != NAMESPACE or metric.get("MetricName") not in metrics:
                 continue
             for dimension in metric.get("Dimensions") or ():
                 if dimension.get("Name") == "EndpointName" and isinstance(dimension.get("Value"), str):
@@ -95,6 +100,8 @@ def discover_alarms(cloudwatch: BaseClient, region: str) -> RegionAlarms:
         raise RegionAccessError(describe_client_error(exc, "cloudwatch", "DescribeAlarms", region)) from exc
     return RegionAlarms(
         queue={name: tuple(sorted(found)) for name, found in queue_alarm_endpoints(alarms).items()},
+        backlog={name: tuple(sorted(found)) for name, found in
+                 queue_alarm_endpoints(alarms, frozenset({BACKLOG_WITHOUT_CAPACITY})).items()},
         rollback={name: tuple(sorted(found, key=lambda a: (a.variant, a.name, a.metric)))
                   for name, found in rollback_alarm_endpoints(alarms).items()},
     )

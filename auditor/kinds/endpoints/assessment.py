@@ -59,6 +59,9 @@ class EndpointAssessment:
     queue: pd.DataFrame = field(default_factory=pd.DataFrame)  # endpoint-level series (async)
     config: AuditConfig | None = None  # the config with this endpoint's tag overrides
     components: tuple[ComponentReport, ...] = ()  # inference components, with their utilisation
+    # Inference components' requests per period ('Invocations:Sum' of each, by component name), as
+    # published: a period without requests has no datapoint (NaN).
+    component_calls: pd.DataFrame = field(default_factory=pd.DataFrame)
     # When the config it runs was created, where that cut the audit window short (None: it did not).
     shape_since: datetime | None = None
 
@@ -178,6 +181,18 @@ def assess_components(
         )
         reports.append(ComponentReport(component, utilization))
     return tuple(reports)
+
+
+def component_invocations(endpoint: Endpoint, metrics: CollectedMetrics, window: Window) -> pd.DataFrame:
+    """Each inference component's requests per period over the endpoint's shape window (a column
+    per component; NaN where none was published)."""
+    frames = ShapeFrames.of(endpoint, metrics, window)
+    columns = {}
+    for component in endpoint.inference_components:
+        raw = frames.frame(endpoint.name, component.variant, component.name)
+        if "Invocations:Sum" in raw.columns:
+            columns[component.name] = raw["Invocations:Sum"]
+    return pd.DataFrame(columns)
 
 
 HOTTEST_INSTANCE, VARIANT_MEAN = "hottest instance", "variant mean"

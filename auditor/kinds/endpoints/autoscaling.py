@@ -17,6 +17,9 @@ from auditor.collect.session import RegionAccessError, describe_client_error
 from auditor.kinds.endpoints.models import AutoScaling, ReadScalingPolicy
 
 SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
+COPY_DIMENSION = "sagemaker:inference-component:DesiredCopyCount"
+# A variant's instances, and an inference component's copies: the targets the audit reads.
+READ_DIMENSIONS = frozenset({SCALABLE_DIMENSION, COPY_DIMENSION})
 # Where each policy type's settings are in DescribeScalingPolicies' answer (and PutScalingPolicy's request).
 CONFIGURATION_FIELDS = {"TargetTrackingScaling": "TargetTrackingScalingPolicyConfiguration",
                         "StepScaling": "StepScalingPolicyConfiguration",
@@ -28,8 +31,13 @@ def variant_resource_id(endpoint: str, variant: str) -> str:
     return f"endpoint/{endpoint}/variant/{variant}"
 
 
+def component_resource_id(component: str) -> str:
+    return f"inference-component/{component}"
+
+
 def discover_autoscaling(autoscaling: BaseClient, region: str) -> dict[str, AutoScaling]:
-    """Scalable targets by ResourceId; raises RegionAccessError when they cannot be read."""
+    """Scalable targets (variants' and inference components') by ResourceId; raises
+    RegionAccessError when they cannot be read."""
     targets: dict[str, dict] = {}
     policies: dict[str, list[str]] = {}
     read: dict[str, list[ReadScalingPolicy]] = {}
@@ -37,12 +45,12 @@ def discover_autoscaling(autoscaling: BaseClient, region: str) -> dict[str, Auto
     try:
         for page in autoscaling.get_paginator("describe_scalable_targets").paginate(ServiceNamespace="sagemaker"):
             for target in page.get("ScalableTargets", []):
-                if target.get("ScalableDimension") == SCALABLE_DIMENSION:
+                if target.get("ScalableDimension") in READ_DIMENSIONS:
                     targets[target["ResourceId"]] = target
         operation = "DescribeScalingPolicies"
         for page in autoscaling.get_paginator("describe_scaling_policies").paginate(ServiceNamespace="sagemaker"):
             for policy in page.get("ScalingPolicies", []):
-                if policy.get("ScalableDimension") == SCALABLE_DIMENSION:
+                if policy.get("ScalableDimension") in READ_DIMENSIONS:
                     policies.setdefault(policy["ResourceId"], []).append(
                         f"{policy['PolicyName']} ({policy.get('PolicyType', 'unknown')})"
                     )

@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from auditor.kinds.endpoints.autoscaling import COPY_DIMENSION
 from auditor.kinds.endpoints.change import (
     CREATE_CONFIG_FIELDS,
     LEAVES_INSTANCES,
@@ -21,6 +22,8 @@ from auditor.kinds.endpoints.change import (
     initial_count,
 )
 from auditor.kinds.endpoints.change import _autoscaling_calls as autoscaling_calls
+from auditor.kinds.endpoints.rules import async_scale_from_zero as async_zero
+from auditor.kinds.endpoints.rules import component_scale_to_zero as component_zero
 from auditor.kinds.endpoints.rules.no_queue_alarm import AGE_METRIC, STRANDED_METRIC
 from auditor.kinds.endpoints.rules.off_hours import UNIVERSAL_TARGET
 from auditor.kinds.endpoints.rules.off_hours import _name as schedule_name
@@ -54,7 +57,7 @@ PARAMETER_KEYS: dict[str, frozenset[str]] = {
                                          "MaxCapacity", "SuspendedState"}),
     "DeregisterScalableTarget": frozenset({"ServiceNamespace", "ResourceId", "ScalableDimension"}),
     "PutScalingPolicy": frozenset({"PolicyName", "ServiceNamespace", "ResourceId", "ScalableDimension", "PolicyType",
-                                   "TargetTrackingScalingPolicyConfiguration"}),
+                                   "TargetTrackingScalingPolicyConfiguration", "StepScalingPolicyConfiguration"}),
     "PutScheduledAction": frozenset({"ServiceNamespace", "ScheduledActionName", "ResourceId", "ScalableDimension",
                                      "Schedule", "Timezone", "ScalableTargetAction"}),
     "PutMetricAlarm": frozenset({"AlarmName", "AlarmDescription", "Namespace", "MetricName", "Dimensions",
@@ -79,7 +82,8 @@ def content_problem(plan: PlanToApply, index: int, operation: str, params: dict[
     variant = resource.rsplit("/", 1)[-1]
     if operation == "RegisterScalableTarget":
         shape = (params.get("MinCapacity"), params.get("MaxCapacity"))
-        allowed = {shape_ for shape_ in (_proposed_shape(plan), _basis_shape(plan, variant)) if shape_}
+        allowed = {shape_ for shape_ in (_proposed_shape(plan), _basis_shape(plan, variant), _to_zero(plan, variant))
+                   if shape_}
         if shape not in allowed:
             listed = " or ".join(f"{low}-{high}" for low, high in sorted(allowed, key=str)) or "none"
             return (f"sets MinCapacity-MaxCapacity {one_line(str(shape[0]))}-{one_line(str(shape[1]))} on "
@@ -92,6 +96,7 @@ def content_problem(plan: PlanToApply, index: int, operation: str, params: dict[
         expected += [c.params for c in restore
                      if c.operation == "PutScalingPolicy" and c.params.get("PolicyName") == name
                      and c.params.get("ResourceId") == resource]
+        expected += _from_zero_policies(plan, variant, params)
         if params not in expected:
             return (f"puts policy {one_line(str(name))} with settings that are neither the plan's proposed policy "
                     "nor the variant's as the audit read it (change.restore)")
@@ -123,6 +128,34 @@ def _managed_scaling_problem(plan: PlanToApply, params: dict[str, Any]) -> str |
         return (f"sets the ManagedInstanceScaling of variant {one_line(str(plan.variant))} otherwise than the plan's "
                 "(proposed.details.managed_instance_scaling)")
     return None
+
+
+def _to_zero(plan: PlanToApply, variant: str) -> tuple[Any, Any] | None:
+    """async-scale-from-zero's MinCapacity 0, keeping the audited maximum (or count, unregistered)."""
+    if plan.proposed.get("action") != "scale-to-zero":
+        return None
+    audited = _basis_shape(plan, variant)
+    if audited is not None:
+        return (0, audited[1])
+    for seen in (plan.basis or {}).get("variants") or []:
+        if isinstance(seen, dict) and seen.get("name") == variant and isinstance(seen.get("instance_count"), int):
+            return (0, max(seen["instance_count"], 1))
+    return None
+
+
+def _from_zero_policies(plan: PlanToApply, variant: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """async-scale-from-zero's policies as its builder makes them: AWS's step policy, and (scaling to
+    zero) the guide's target tracking on the backlog at the target the call states, within its bounds."""
+    if plan.proposed.get("action") not in ("scale-from-zero", "scale-to-zero"):
+        return []
+    made = [async_zero.step_calls(plan.resource.name, variant)[0]["params"]]
+    configuration = params.get("TargetTrackingScalingPolicyConfiguration")
+    target = configuration.get("TargetValue") if isinstance(configuration, dict) else None
+    if plan.proposed.get("action") == "scale-to-zero" and isinstance(target, int | float) \
+            and not isinstance(target, bool) and async_zero.ScaleFromZeroSettings.problem("backlog_target", target) \
+            is None:
+        made.append(async_zero.tracking_params(plan.resource.name, variant, target))
+    return made
 
 
 def _own_calls(plan: PlanToApply, variant: str) -> list[ApiCall]:
@@ -160,10 +193,21 @@ def named_variants(plan: PlanToApply) -> set[str]:
 
 
 def named_components(plan: PlanToApply) -> set[str]:
-    """The inference components the plan's calls name (ResourceId inference-component/<name>)."""
+    """The inference components the plan's calls name (ResourceId inference-component/<name>, an
+    alarm's InferenceComponentName)."""
     calls = plan.change.calls if plan.change else ()
-    return {str(c.params.get("ResourceId"))[len(COMPONENT_PREFIX):] for c in calls
-            if str(c.params.get("ResourceId") or "").startswith(COMPONENT_PREFIX)}
+    return ({str(c.params.get("ResourceId"))[len(COMPONENT_PREFIX):] for c in calls
+             if str(c.params.get("ResourceId") or "").startswith(COMPONENT_PREFIX)}
+            | {value for c in calls if c.operation == "PutMetricAlarm" for value in _component_dimensions(c.params)})
+
+
+def _component_dimensions(params: dict[str, Any]) -> list[str]:
+    """The InferenceComponentName values of an alarm's dimensions."""
+    dimensions = params.get("Dimensions")
+    if not isinstance(dimensions, list):
+        return []
+    return [str(d.get("Value")) for d in dimensions
+            if isinstance(d, dict) and d.get("Name") == "InferenceComponentName"]
 
 
 def observed_refusal(plan: PlanToApply, variants: set[str], components: set[str] | None,
@@ -258,16 +302,25 @@ def _scaling_call(plan: PlanToApply, operation: str, params: dict[str, Any]) -> 
             return f"names scalable dimension {one_line(str(params.get('ScalableDimension')))}"
         if operation == "PutScalingPolicy":
             # The plan's own policy, or one of the variant's policies as the audit saw them (a plan that
-            # deregisters the variant's target carries its policies across under their own names).
+            # deregisters the variant's target carries its policies across under their own names), or
+            # async-scale-from-zero's (their settings are held by content_problem).
             expected = f"{resource_name(plan.resource.name, plan.names_id, limit=200)}-{variant}"[:256]
             name = params.get("PolicyName")
-            return None if name in _basis_policies(plan, variant) else names(name, expected, "scaling policy")
+            known = _basis_policies(plan, variant) | {async_zero.STEP_POLICY_NAME, async_zero.TRACKING_POLICY_NAME}
+            return None if name in known else names(name, expected, "scaling policy")
         if operation == "PutScheduledAction":
             return "puts a scheduled action on a variant (an off-hours plan schedules inference components)"
         return None
     if resource.startswith(COMPONENT_PREFIX) and resource[len(COMPONENT_PREFIX):] \
-            and operation in ("RegisterScalableTarget", "PutScheduledAction"):
+            and operation in ("RegisterScalableTarget", "PutScheduledAction", "PutScalingPolicy"):
         component = resource[len(COMPONENT_PREFIX):]
+        if params.get("ScalableDimension") != COPY_DIMENSION:
+            return f"names scalable dimension {one_line(str(params.get('ScalableDimension')))}"
+        if operation == "PutScalingPolicy":
+            # component-scale-to-zero's: target tracking on invocations per copy, AWS's step policy.
+            name = params.get("PolicyName")
+            allowed = {component_zero.policy_name(component, kind) for kind in component_zero.POLICY_KINDS}
+            return None if name in allowed else f"names scaling policy {one_line(str(name))}"
         if operation == "PutScheduledAction":
             name = str(params.get("ScheduledActionName") or "")
             if not _derived(name, lambda prefix, index: schedule_name(prefix, component, index),
@@ -291,6 +344,12 @@ def _derived(name: str, make: Callable[[str, int], str], prefixes: tuple[str, ..
 
 
 def _alarm_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
+    components = _component_dimensions(params)
+    if components:  # component-scale-to-zero's alarm (each component held to the endpoint by observed_refusal)
+        name = str(params.get("AlarmName") or "")
+        if len(components) != 1 or name != component_zero.alarm_name(components[0]):
+            return f"names alarm {one_line(name)}"
+        return None
     dimensions = params.get("Dimensions")
     named = [d.get("Value") for d in dimensions if isinstance(d, dict) and d.get("Name") == "EndpointName"] \
         if isinstance(dimensions, list) else []
@@ -301,6 +360,7 @@ def _alarm_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
     base = f"{plan.resource.name}-{plan.variant or ''}-{plan.names_id}"[:200]
     rollback = {f"{base}-5xx", f"{base}-latency-p99"} if plan.variant else set()
     queue = {f"{plan.resource.name}-{metric}"[:255] for metric in (AGE_METRIC, STRANDED_METRIC)}
+    queue.add(async_zero.alarm_name(plan.resource.name))
     if name not in rollback | queue:
         return f"names alarm {one_line(name)}"
     return None

@@ -28,8 +28,13 @@ from auditor.kinds.base import (
     ResourcePrice,
 )
 from auditor.kinds.endpoints.alarms import discover_alarms
-from auditor.kinds.endpoints.assessment import EndpointFleet, assess_components, assess_endpoint
-from auditor.kinds.endpoints.autoscaling import discover_autoscaling, variant_resource_id
+from auditor.kinds.endpoints.assessment import (
+    EndpointFleet,
+    assess_components,
+    assess_endpoint,
+    component_invocations,
+)
+from auditor.kinds.endpoints.autoscaling import component_resource_id, discover_autoscaling, variant_resource_id
 from auditor.kinds.endpoints.binding import BINDING
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
 from auditor.kinds.endpoints.discover import discover_endpoints
@@ -156,7 +161,8 @@ def audit_endpoints(
         endpoint_config, tag_errors = config_for_endpoint(endpoint, config, judge.rules)
         errors.extend(tag_errors)
         assessed = assess_endpoint(endpoint, metrics, catalog, endpoint_config, window, now)
-        assessed = replace(assessed, components=assess_components(endpoint, metrics, config, window))
+        assessed = replace(assessed, components=assess_components(endpoint, metrics, config, window),
+                           component_calls=component_invocations(endpoint, metrics, window))
         findings += judge_endpoint(assessed, catalog, config)
         reports.append(EndpointReport(
             endpoint=assessed.endpoint,
@@ -195,21 +201,28 @@ def chart_series(normalised: pd.DataFrame) -> pd.DataFrame:
 def attach_autoscaling(
     endpoints: list[Endpoint], clients: AwsClients, region: str
 ) -> tuple[list[Endpoint], list[AuditError]]:
-    """Each variant's scaling target and policies; unknown (and so not judged) if they cannot be read."""
-    judged = [e for e in endpoints if e.kind is EndpointKind.REAL_TIME and not e.not_judged_reason
-              and not (e.skipped_reason and not e.skipped_rules)]
-    if not judged or not any(v.instance_count >= 2 for e in judged for v in e.variants):
-        return endpoints, []  # nothing the no-autoscaling rule would judge: spare the calls
+    """Each variant's and inference component's scaling target and policies; unknown (and so not
+    judged) if they cannot be read. Read where a rule judges them: real-time variants of two or more
+    instances (no-autoscaling), async endpoints (async-scale-from-zero), endpoints hosting inference
+    components (component-scale-to-zero)."""
+    judged = [e for e in endpoints if not e.not_judged_reason and not (e.skipped_reason and not e.skipped_rules)]
+    wanted = [e for e in judged if e.kind is EndpointKind.ASYNC or e.inference_components
+              or (e.kind is EndpointKind.REAL_TIME and any(v.instance_count >= 2 for v in e.variants))]
+    if not wanted:
+        return endpoints, []  # nothing a rule would judge: spare the calls
     try:
         targets = discover_autoscaling(clients.client("application-autoscaling", region), region)
     except RegionAccessError as exc:
-        return endpoints, [AuditError(region, None, "discover", f"{exc.message}: no-autoscaling not judged")]
+        return endpoints, [AuditError(region, None, "discover", f"{exc.message}: no-autoscaling, async-scale-from-zero "
+                                                                "and component-scale-to-zero not judged")]
     return [
         replace(
             e,
             autoscaling_known=True,
             variants=tuple(replace(v, autoscaling=targets.get(variant_resource_id(e.name, v.name)))
                            for v in e.variants),
+            inference_components=tuple(replace(c, autoscaling=targets.get(component_resource_id(c.name)))
+                                       for c in e.inference_components),
         )
         for e in endpoints
     ], []
@@ -230,10 +243,11 @@ def attach_alarms(
     try:
         alarms = discover_alarms(clients.client("cloudwatch", region), region)
     except RegionAccessError as exc:
-        unjudged = ["no-queue-alarm not judged"] if queued else []
+        unjudged = ["no-queue-alarm and async-scale-from-zero not judged"] if queued else []
         unjudged += ["plans define rollback alarms of their own"] if deployable else []
         return endpoints, [AuditError(region, None, "discover", f"{exc.message}: {', and '.join(unjudged)}")]
     return [replace(e, queue_alarms=alarms.queue.get(e.name, ()) if e.kind is EndpointKind.ASYNC else None,
+                    backlog_alarms=alarms.backlog.get(e.name, ()) if e.kind is EndpointKind.ASYNC else None,
                     rollback_alarms=alarms.rollback.get(e.name, ()))
             for e in endpoints], []
 

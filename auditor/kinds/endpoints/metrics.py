@@ -43,11 +43,14 @@ ASYNC_QUEUE = (
     + _specs(INVOCATION_NAMESPACE, "HasBacklogWithoutCapacity", MAXIMUM)
 )
 SERVERLESS = _specs(INSTANCE_NAMESPACE, "MemoryUtilization", AVERAGE, MAXIMUM) + TRAFFIC
-# Inference components publish utilisation already normalised to 0-100, per component.
+# Inference components publish utilisation already normalised to 0-100, per component, and their
+# requests in AWS/SageMaker (InferenceComponentName; the variant publishes none for them): the hours
+# without any (component-scale-to-zero).
 COMPONENT = (
     _specs(COMPONENT_NAMESPACE, "CPUUtilizationNormalized", AVERAGE, MAXIMUM)
     + _specs(COMPONENT_NAMESPACE, "MemoryUtilizationNormalized", AVERAGE, MAXIMUM)
     + _specs(COMPONENT_NAMESPACE, "GPUUtilizationNormalized", AVERAGE, MAXIMUM)
+    + _specs(INVOCATION_NAMESPACE, "Invocations", SUM)
 )
 
 

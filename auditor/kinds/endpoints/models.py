@@ -100,6 +100,9 @@ class InferenceComponent:
     cpu_cores: float | None = None  # NumberOfCpuCoresRequired
     accelerators: float | None = None  # NumberOfAcceleratorDevicesRequired
     memory_mb: float | None = None  # MinMemoryRequiredInMb
+    # Its Application Auto Scaling target (inference-component/<name>, DesiredCopyCount), where the
+    # region's targets were read (Endpoint.autoscaling_known); None: not registered, or not read.
+    autoscaling: AutoScaling | None = None
 
 
 # The metrics an existing alarm may watch for a plan's deployment to roll back on it: the new
@@ -167,6 +170,9 @@ class Endpoint:
     # Async endpoints: the CloudWatch alarms on its queue (ApproximateAgeOfOldestRequest or
     # HasBacklogWithoutCapacity); None: not read (DescribeAlarms denied, or not an async endpoint).
     queue_alarms: tuple[str, ...] | None = None
+    # Async endpoints: the alarms on its HasBacklogWithoutCapacity (what triggers a step-scaling
+    # policy that starts an instance from zero); None: not read, as for queue_alarms.
+    backlog_alarms: tuple[str, ...] | None = None
     # The CloudWatch alarms on its variants' errors and latency (ROLLBACK_METRICS); None: not read
     # (DescribeAlarms denied, or nothing in the region a plan could deploy to).
     rollback_alarms: tuple[RollbackAlarm, ...] | None = None

@@ -8,8 +8,9 @@ per what the change does:
   region, or created after the apply);
 - scheduled actions on inference components: the run fell in the quiet hours and saw every
   component at 0 copies (a run in working hours cannot tell);
-- queue alarms: the alarms are among the endpoint's queue alarms;
-- a scaling policy: the variant is registered with Application Auto Scaling under it.
+- queue alarms: the alarms are among the endpoint's queue alarms (with a scaling policy, as below);
+- a scaling policy: the variant is registered with Application Auto Scaling under it, with the
+  capacities the change registered (a step policy from zero: MinCapacity 0).
 """
 
 from __future__ import annotations
@@ -43,10 +44,26 @@ def endpoint_done(change: AppliedChange, evidence: Evidence) -> bool:
         names = {p["AlarmName"] for p in params_of(change, "cloudwatch", "PutMetricAlarm")}
         if not names <= set(endpoint.queue_alarms):
             return False
-        return ("application-autoscaling", "PutScalingPolicy") not in made or _policies_done(change, endpoint)
+        return ("application-autoscaling", "PutScalingPolicy") not in made or (
+            _policies_done(change, endpoint) and _targets_done(change, endpoint))
     if ("application-autoscaling", "PutScalingPolicy") in made and endpoint is not None:
-        return _policies_done(change, endpoint)
+        return _policies_done(change, endpoint) and _targets_done(change, endpoint)
     return False
+
+
+def _targets_done(change: AppliedChange, endpoint: Endpoint) -> bool:
+    """Each variant target the change registered has the capacities it set (async-scale-from-zero's
+    MinCapacity 0)."""
+    for params in params_of(change, "application-autoscaling", "RegisterScalableTarget"):
+        resource = str(params.get("ResourceId", ""))
+        if not resource.startswith(f"endpoint/{endpoint.name}/variant/"):
+            continue
+        variant = next((v for v in endpoint.variants if v.name == resource.rsplit("/", 1)[-1]), None)
+        scaling = variant.autoscaling if variant else None
+        if scaling is None or (scaling.min_capacity, scaling.max_capacity) != (params.get("MinCapacity"),
+                                                                               params.get("MaxCapacity")):
+            return False
+    return True
 
 
 def _policies_done(change: AppliedChange, endpoint: Endpoint) -> bool:

@@ -24,6 +24,7 @@ from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment
 from auditor.kinds.endpoints.pricing_steps import same_type_count
 from auditor.kinds.endpoints.rule_types import EndpointRule
+from auditor.kinds.endpoints.rules.async_scale_from_zero import has_step_from_zero
 from auditor.kinds.endpoints.rules.rising_latency import TrendSettings
 from auditor.models import CountProposal, Finding, Judged, Severity
 from auditor.recommend.pricing import priced
@@ -129,6 +130,11 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None
         throughput = estimate_throughput(assessment, count, settings.lookback_days)
         advice, proposal, evidence["scale_out"] = _size_from_throughput(throughput, count, settings)
         message += ". " + advice
+    elif stranded_hours and variant is not None \
+            and has_step_from_zero(assessment.endpoint, variant.variant.autoscaling):
+        evidence["scale_out"] = None
+        message += (". Its step-scaling policy on HasBacklogWithoutCapacity did not keep them from waiting: check "
+                    "its alarm, or keep at least one instance (MinCapacity 1)")
     elif stranded_hours:
         evidence["scale_out"] = None
         message += (". Keep at least one instance (MinCapacity 1), or add a step-scaling policy on "
