@@ -20,6 +20,7 @@ from typing import Any
 
 import botocore.exceptions
 
+from auditor.act.answers import describe, referred_call
 from auditor.act.cleanup import RUNNING_APPLY, clean, to_clean
 from auditor.act.evidence import evidence_refusal
 from auditor.act.execute import Execution, StopFlag, stop_on_signals
@@ -32,6 +33,7 @@ from auditor.config import AuditConfig
 from auditor.errors import AuditorError
 from auditor.history.store import History
 from auditor.kinds.registry import target_for
+from auditor.models import AnswerReference, parse_reference
 from auditor.text import one_line
 
 
@@ -60,10 +62,25 @@ def dry_run_lines(plan_json: dict[str, Any], option: int = 0) -> list[str]:
     for number, call in enumerate(plan.change.calls, start=1):
         lines.append(f"  {number}. {one_line(call.service)} {one_line(call.operation)}: {one_line(call.purpose)}")
         lines.append(f"     {json.dumps(call.params, sort_keys=True, default=str)}")
+        for path, reference in _reference_paths(call.params):
+            earlier = referred_call(plan.change.calls[:number - 1], reference)
+            source = f"call {earlier + 1}'s answer" if earlier is not None else "no earlier call (refused)"
+            lines.append(f"     {one_line(path)} = {describe(reference)} ({source}), put in when it is made")
     if plan.change.waits_for:
         lines.append(f"  then waits for: {one_line(plan.change.waits_for)}")
     lines.append(f"  rollback: {one_line(plan.change.rollback or 'not said')}")
     return lines
+
+
+def _reference_paths(params: Any, path: str = "") -> list[tuple[str, AnswerReference]]:
+    """Each answer reference in a call's params with where it stands (AlarmActions[0])."""
+    if isinstance(params, dict):
+        return [found for key, value in params.items()
+                for found in _reference_paths(value, f"{path}.{key}" if path else str(key))]
+    if isinstance(params, list):
+        return [found for index, value in enumerate(params) for found in _reference_paths(value, f"{path}[{index}]")]
+    reference = parse_reference(params)
+    return [(path, reference)] if reference else []
 
 
 def _shape(side: dict[str, Any]) -> str:

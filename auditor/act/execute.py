@@ -36,6 +36,7 @@ from typing import Any
 import botocore.exceptions
 from botocore import xform_name
 
+from auditor.act.answers import answered, describe, referred_call
 from auditor.act.cleanup import delete_alarms, leftovers_text, rollback_alarms_made
 from auditor.act.journal import Journal, answer_fields
 from auditor.act.live import check_rollback_alarms, read_tags
@@ -45,7 +46,7 @@ from auditor.act.restore import ScalingSnapshot, by_hand, read_scaling, register
 from auditor.collect.session import AwsClients, describe_client_error
 from auditor.errors import AuditorError
 from auditor.history.store import HistoryError
-from auditor.models import ApiCall
+from auditor.models import AnswerReference, ApiCall, references_in, resolve_references
 from auditor.recommend.change import settable_tags
 from auditor.signals import on_stop_signals
 from auditor.text import one_line
@@ -129,6 +130,8 @@ class Execution:
     sleep: Callable[[float], None]
     clock: Callable[[], float]
     flag: StopFlag
+    # The answer of each call in journal.calls, in the same order ({} for one that landed: AWS shows
+    # it done, its answer was an error); what later calls' answer references are resolved from.
     answers: list[dict[str, Any]] = field(default_factory=list)
     snapshot: ScalingSnapshot | None = None
     attempted: int = 0  # how many of the plan's calls were begun
@@ -191,7 +194,7 @@ class Execution:
     def make(self, planned: ApiCall) -> None:
         self.flag.check()  # a signal between calls: the next one is not made
         self.attempted += 1
-        call = self._with_source_tags(planned)
+        call = self._resolved(self._with_source_tags(planned))
         op = (call.service, call.operation)
         if op == ("sagemaker", "CreateEndpointConfig") and self._reused(call):
             return
@@ -223,6 +226,29 @@ class Execution:
         self.journal.call(call, "made", answer=answer_fields(answer))
         self.answers.append(answer)
         self.flag.check()  # a signal during the call is acted on now that it is journaled
+
+    def _resolved(self, call: ApiCall) -> ApiCall:
+        """The call with each answer reference in its params replaced by the answer of the call it
+        names (made by this apply: its answer; landed or reused: read back from AWS). One that cannot
+        be answered fails the apply before the call, naming it: a call is never made with a
+        placeholder in it."""
+        if not references_in(call.params):
+            return call
+
+        def answer_of(reference: AnswerReference) -> Any:
+            index = referred_call(self.journal.calls, reference)
+            problem = "this apply did not make that call"
+            if index is not None:
+                value, problem_or_none = answered(self.clients, self.region, self.journal.calls[index],
+                                                  self.answers[index], reference)
+                if problem_or_none is None:
+                    return value
+                problem = problem_or_none
+            raise ApplyFailed(f"plan {self.plan.id}: {one_line(call.operation)} takes {describe(reference)}, which "
+                              f"cannot be answered ({problem}): {one_line(call.operation)} not called; "
+                              f"{len(self.journal.calls)} of {len(self.calls)} calls made before it")
+
+        return replace(call, params=resolve_references(call.params, answer_of))
 
     def _still_as_audited(self, call: ApiCall) -> None:
         """Right before the calls that change the endpoint: it is read again and must still be as the

@@ -18,7 +18,7 @@ from auditor.kinds.endpoints.change import _autoscaling_calls as autoscaling_cal
 from auditor.kinds.endpoints.rules.no_queue_alarm import AGE_METRIC, STRANDED_METRIC
 from auditor.kinds.endpoints.rules.off_hours import UNIVERSAL_TARGET
 from auditor.kinds.endpoints.rules.off_hours import _name as schedule_name
-from auditor.models import ApiCall
+from auditor.models import ApiCall, answer_reference
 from auditor.recommend.change import resource_name
 from auditor.text import one_line
 from auditor.write.binding import CallBinding, names
@@ -36,6 +36,8 @@ COMPONENT_PREFIX = "inference-component/"
 SCHEDULED_ACTION_PREFIXES = ("auditor-zero", "auditor-back")
 SCHEDULE_PREFIXES = {"deleteEndpoint": "auditor-stop", "createEndpoint": "auditor-start"}
 MAX_NAMED_INDEX = 168  # a schedule per hour of the week at most
+# The alarm that invokes a plan's step-scaling policy: `<endpoint>-<variant>-<plan id>-scale-out`.
+STEP_ALARM_SUFFIX = "scale-out"
 
 
 # The top-level keys of each call's parameters: exactly those the change builders emit
@@ -48,7 +50,7 @@ PARAMETER_KEYS: dict[str, frozenset[str]] = {
                                          "MaxCapacity", "SuspendedState"}),
     "DeregisterScalableTarget": frozenset({"ServiceNamespace", "ResourceId", "ScalableDimension"}),
     "PutScalingPolicy": frozenset({"PolicyName", "ServiceNamespace", "ResourceId", "ScalableDimension", "PolicyType",
-                                   "TargetTrackingScalingPolicyConfiguration"}),
+                                   "TargetTrackingScalingPolicyConfiguration", "StepScalingPolicyConfiguration"}),
     "PutScheduledAction": frozenset({"ServiceNamespace", "ScheduledActionName", "ResourceId", "ScalableDimension",
                                      "Schedule", "Timezone", "ScalableTargetAction"}),
     "PutMetricAlarm": frozenset({"AlarmName", "AlarmDescription", "Namespace", "MetricName", "Dimensions",
@@ -83,9 +85,10 @@ def content_problem(plan: PlanToApply, index: int, operation: str, params: dict[
         expected += [c.params for c in restore
                      if c.operation == "PutScalingPolicy" and c.params.get("PolicyName") == name
                      and c.params.get("ResourceId") == resource]
-        if params not in expected:
+        if params not in expected and not _invoked_step_policy(plan, index, params):
             return (f"puts policy {one_line(str(name))} with settings that are neither the plan's proposed policy "
-                    "nor the variant's as the audit read it (change.restore)")
+                    "nor the variant's as the audit read it (change.restore), nor a step-scaling policy an alarm "
+                    "of the plan invokes")
     if operation == "DeregisterScalableTarget":
         calls = plan.change.calls if plan.change else ()
         later = list(calls[index + 1:])
@@ -101,6 +104,20 @@ def content_problem(plan: PlanToApply, index: int, operation: str, params: dict[
     return None
 
 
+
+
+def _invoked_step_policy(plan: PlanToApply, index: int, params: dict[str, Any]) -> bool:
+    """A step-scaling policy (a rule's, e.g. scaling an async endpoint out from zero) that an alarm
+    later in the change invokes (its AlarmActions take this call's PolicyARN). What it can do is
+    bounded by the variant's scalable target, whose capacities are the plan's or the audited ones
+    (RegisterScalableTarget above, the basis)."""
+    if params.get("PolicyType") != "StepScaling" or "TargetTrackingScalingPolicyConfiguration" in params \
+            or not isinstance(params.get("StepScalingPolicyConfiguration"), dict):
+        return False
+    arn = answer_reference("PutScalingPolicy", str(params.get("PolicyName")), "PolicyARN")
+    calls = plan.change.calls if plan.change else ()
+    return any(c.operation == "PutMetricAlarm" and arn in (c.params.get("AlarmActions") or [])
+               for c in calls[index + 1:])
 
 
 def _own_calls(plan: PlanToApply, variant: str) -> list[ApiCall]:
@@ -268,9 +285,9 @@ def _alarm_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
         return f"watches {shown}"
     name = str(params.get("AlarmName") or "")
     base = f"{plan.resource.name}-{plan.variant or ''}-{plan.names_id}"[:200]
-    rollback = {f"{base}-5xx", f"{base}-latency-p99"} if plan.variant else set()
+    own = {f"{base}-5xx", f"{base}-latency-p99", f"{base}-{STEP_ALARM_SUFFIX}"} if plan.variant else set()
     queue = {f"{plan.resource.name}-{metric}"[:255] for metric in (AGE_METRIC, STRANDED_METRIC)}
-    if name not in rollback | queue:
+    if name not in own | queue:
         return f"names alarm {one_line(name)}"
     return None
 
