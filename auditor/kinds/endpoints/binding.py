@@ -85,10 +85,13 @@ def content_problem(plan: PlanToApply, index: int, operation: str, params: dict[
         expected += [c.params for c in restore
                      if c.operation == "PutScalingPolicy" and c.params.get("PolicyName") == name
                      and c.params.get("ResourceId") == resource]
-        if params not in expected and not _invoked_step_policy(plan, index, params):
+        if params not in expected and params.get("PolicyType") == "StepScaling":
+            if not _invoked_step_policy(plan, index, params):
+                return (f"puts step-scaling policy {one_line(str(name))}, which no alarm of the plan invokes (its "
+                        "AlarmActions take the policy's PolicyARN)")
+        elif params not in expected:
             return (f"puts policy {one_line(str(name))} with settings that are neither the plan's proposed policy "
-                    "nor the variant's as the audit read it (change.restore), nor a step-scaling policy an alarm "
-                    "of the plan invokes")
+                    "nor the variant's as the audit read it (change.restore)")
     if operation == "DeregisterScalableTarget":
         calls = plan.change.calls if plan.change else ()
         later = list(calls[index + 1:])
