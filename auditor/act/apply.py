@@ -126,8 +126,8 @@ def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, opt
     if refusal:
         raise ApplyRefused(refusal)
     observed = target.observe(clients, plan)
-    tags = read_tags(sagemaker, observed.arn, region)
-    refusal = (resource_refusal(plan, config.apply, observed, tags) or rollback_alarm_refusal(clients, plan)
+    refusal = (resource_refusal(plan, config.apply, observed, lambda arn: read_tags(sagemaker, arn, region))
+               or rollback_alarm_refusal(clients, plan)
                or evidence_refusal(clients, plan, observed, config, now()))
     if refusal:
         raise ApplyRefused(refusal)

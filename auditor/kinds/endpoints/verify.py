@@ -76,9 +76,10 @@ def has_new_shape(change: AppliedChange, endpoint: Endpoint) -> bool:
 
 
 def seen(section: tuple[EndpointReport, ...] | None) -> Mapping[str, Mapping[ResourceKey, Any] | None]:
-    """The endpoints the run saw (every run audits endpoints: none is an empty section)."""
-    return {"endpoint": {(e.endpoint.account_id, e.endpoint.region, e.endpoint.name): e.endpoint
-                         for e in section or ()}}
+    """The endpoints the run saw (every run audits endpoints: none is an empty section); a shared
+    endpoint a consolidation created is one of them."""
+    endpoints = {(e.endpoint.account_id, e.endpoint.region, e.endpoint.name): e.endpoint for e in section or ()}
+    return {"endpoint": endpoints, "shared-endpoint": endpoints}
 
 
 VERIFIERS: dict[str, Verifier] = {"endpoint": endpoint_done}
