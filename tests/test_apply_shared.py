@@ -37,7 +37,7 @@ from auditor.kinds.endpoints.target_shared import shared_name
 from auditor.models import Plan, PlanOption, ResourceRef
 from auditor.recommend.change import plan_id, resource_name
 from auditor.records import plan_to_dict
-from auditor.tasks.audit import execute_audit
+from auditor.tasks.audit import deliver_outcome, execute_audit
 from auditor_emulator.server import Emulator
 from conftest import APPLY_ROLE, apply_fleet, error_lines, load_plans_from
 from test_off_hours import validate
@@ -78,7 +78,7 @@ def member_record(sagemaker: Any, name: str) -> dict[str, Any]:
             "status": described["EndpointStatus"], "variant": variant["VariantName"], "model": variant["ModelName"]}
 
 
-def consolidation(sagemaker: Any, members: tuple[str, ...], *, cores: float = 1.0) -> dict[str, Any]:
+def consolidation(sagemaker: Any, members: tuple[str, ...], *, cores: float = 2.0) -> dict[str, Any]:
     """The consolidation plan of `members` as the history stores it (design C2)."""
     records = [member_record(sagemaker, m) for m in members]
     shared = shared_name(list(members))
@@ -182,6 +182,7 @@ def test_apply_creates_the_shared_endpoint_then_its_components_and_never_touches
     members_unchanged(fleet, members, before)
     # Apply called no Delete* or Update* at all, and no call on a member endpoint but reads.
     made = [op for service, op in Emulator.faults.calls("sagemaker")]
+    assert made.count("CreateInferenceComponent") == 3 and "DescribeEndpoint" in made  # the calls were seen
     assert not [op for op in made if op.startswith(("Delete", "Update"))], made
     change = record(fleet, plan["id"])
     assert change.outcome == "applied"
@@ -189,7 +190,7 @@ def test_apply_creates_the_shared_endpoint_then_its_components_and_never_touches
                                 *[("CreateInferenceComponent", "made")] * 3]
 
     # The next run sees the shared endpoint InService hosting every component: the plan is verified.
-    execute_audit(fleet["config"])
+    assert not deliver_outcome(fleet["config"], execute_audit(fleet["config"])).problems
     with History(Path(fleet["config"].history.path)) as history:
         verified = next(r for r in history.applied() if r.plan_id == plan["id"])
     assert verified.verified_run_id is not None
@@ -224,8 +225,8 @@ def test_a_component_that_fails_is_named_with_what_was_made_and_a_retry_continue
     (line,) = error_lines(refused)
     assert line.startswith(f"error: plan {plan['id']}: inference component {second} exists and is not the one this "
                            "plan makes (it Failed: no instance can hold its memory); 3 of 4 calls made before it")
-    assert line.endswith(f"aws sagemaker delete-inference-component --inference-component-name {second} "
-                         f"--region {REGION}")
+    assert (f"remove it if nothing uses it: aws sagemaker delete-inference-component --inference-component-name "
+            f"{second} --region {REGION}; left behind: ") in line
     fleet["sagemaker"].delete_inference_component(InferenceComponentName=second)
     for _ in range(50):  # Deleting, then gone
         try:
@@ -320,18 +321,24 @@ def test_a_member_on_another_config_is_refused(fleet: dict[str, Any], plans: dic
 
 def test_a_member_running_another_model_is_refused(fleet: dict[str, Any], plans: dict[str, dict[str, Any]],
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan (its basis and its component alike) was made on a model the member no longer runs."""
     plan = copy.deepcopy(plans["moved"])
     name = GROUPS["moved"][1]
-    plan["basis"]["members"][1]["model"] = "the-model-the-audit-saw"
-    load_plans_from(monkeypatch, {plan["id"]: plan})
-    line = refused(fleet, plan)
-    assert line.startswith(f"error: member endpoint {GROUPS['moved'][0]} changed since the audit")  # the first member
-    plan["basis"]["members"] = plan["basis"]["members"][::-1]  # the second member first: its model speaks
+    plan["basis"]["members"] = plan["basis"]["members"][::-1]  # this member is read first
+    plan["basis"]["members"][0]["model"] = "the-model-the-audit-saw"
+    for call in plan["change"]["calls"]:
+        if call["params"].get("InferenceComponentName") == name:
+            call["params"]["Specification"]["ModelName"] = "the-model-the-audit-saw"
     load_plans_from(monkeypatch, {plan["id"]: plan})
     line = refused(fleet, plan)
     running = member_record(fleet["sagemaker"], name)["model"]
     assert line == (f"error: member endpoint {name} runs model {running} on variant AllTraffic, not "
                     "the-model-the-audit-saw as the plan was made on; run the audit again")
+    plan["change"]["calls"][-1]["params"]["Specification"]["ModelName"] = running  # the call edited alone
+    load_plans_from(monkeypatch, {plan["id"]: plan})
+    assert refused(fleet, plan).endswith(f"call 4 (sagemaker:CreateInferenceComponent) names model {running} "
+                                         f"(member {name} runs the-model-the-audit-saw in the plan's basis), not the "
+                                         f"plan's {plan['resource']['name']}")
 
 
 def test_a_shared_endpoint_someone_else_made_is_refused(fleet: dict[str, Any],
@@ -368,13 +375,13 @@ def test_a_member_busier_since_the_audit_than_its_copies_reserve_is_refused(
         fleet: dict[str, Any], plans: dict[str, dict[str, Any]]) -> None:
     name = GROUPS["busy"][1]
     Emulator.publish_metrics("/aws/sagemaker/Endpoints", [{
-        "MetricName": "CPUUtilization", "Value": 250.0, "Unit": "Percent",
+        "MetricName": "CPUUtilization", "Value": 250.0 + 100.0, "Unit": "Percent",
         "Timestamp": datetime.now(UTC) - timedelta(minutes=20),
         "Dimensions": [{"Name": "EndpointName", "Value": name}, {"Name": "VariantName", "Value": "AllTraffic"}]}],
         REGION)
     line = refused(fleet, plans["busy"])
-    assert line.startswith(f"error: member endpoint {name} used up to 2.50 CPU cores since the audit's window ended at ")
-    assert line.endswith("more than its copies reserve on the shared endpoint (1); run the audit again")
+    assert line.startswith(f"error: member endpoint {name} used up to 3.50 CPU cores since the audit's window ended at ")
+    assert line.endswith("more than its copies reserve on the shared endpoint (2); run the audit again")
 
 
 def test_members_edited_in_the_stored_plan_are_refused(fleet: dict[str, Any], plans: dict[str, dict[str, Any]],

@@ -195,19 +195,19 @@ class Execution:
                 self.make(call)
             outcome, message = self.target.settle(self.clients, self.plan, self.answers, self.wait_minutes,
                                                   interruptible(self.sleep, self.flag), self.clock)
-            if outcome == "applied":
+            if outcome != "applied":
+                if split < len(calls):
+                    message += f"; not made: {self._names(calls[split:])}"
+            else:
                 for call in calls[split:]:
                     self.make(call)
                 after = self.target.settle_after(self.clients, self.plan, self.wait_minutes,
                                                  interruptible(self.sleep, self.flag), self.clock)
                 if after is not None:
                     outcome, message = after
-            if outcome == "applied":
-                missing = missing_after(self.clients, self.region, self.journal.calls)
+                missing = missing_after(self.clients, self.region, self.journal.calls) if outcome == "applied" else None
                 if missing:
                     outcome, message = "failed", f"plan {self.plan.id}: {missing}"
-            elif split < len(calls):
-                message += f"; not made: {self._names(calls[split:])}"
         except ApplyFailed as exc:
             outcome, message = "failed", str(exc)
         except Interrupt as exc:

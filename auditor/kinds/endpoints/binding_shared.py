@@ -63,9 +63,12 @@ def shared_names(plan: PlanToApply, operation: str, params: dict[str, Any]) -> s
             return f"names inference component {one_line(str(component))}, which is no member endpoint's name"
         given = params.get("Specification")
         specification: dict[str, Any] = given if isinstance(given, dict) else {}
+        model = specification.get("ModelName")
+        if model != member.get("model"):
+            return (f"names model {one_line(str(model))} (member {one_line(str(component))} runs "
+                    f"{one_line(str(member.get('model')))} in the plan's basis)")
         return (names(params.get("EndpointName"), endpoint, "endpoint")
-                or names(params.get("VariantName"), _variant(plan) or "?", "variant")
-                or names(specification.get("ModelName"), str(member.get("model")), "model"))
+                or names(params.get("VariantName"), _variant(plan) or "?", "variant"))
     return "is not checked"
 
 
