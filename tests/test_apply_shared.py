@@ -380,7 +380,8 @@ def test_a_member_busier_since_the_audit_than_its_copies_reserve_is_refused(
         "Dimensions": [{"Name": "EndpointName", "Value": name}, {"Name": "VariantName", "Value": "AllTraffic"}]}],
         REGION)
     line = refused(fleet, plans["busy"])
-    assert line.startswith(f"error: member endpoint {name} used up to 3.50 CPU cores since the audit's window ended at ")
+    assert line.startswith(f"error: member endpoint {name} used up to 3.50 CPU cores since the audit's window "
+                           "ended at ")
     assert line.endswith("more than its copies reserve on the shared endpoint (2); run the audit again")
 
 
