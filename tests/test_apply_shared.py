@@ -395,3 +395,15 @@ def test_members_edited_in_the_stored_plan_are_refused(fleet: dict[str, Any], pl
     assert line == (f"error: plan {plan['id']} ({plan['resource']['name']}): its members (cs-busy-2, cs-optout-1) "
                     f"are not those shared endpoint {plan['resource']['name']} is named for: the stored plan was "
                     "edited; run the audit again")
+
+
+def test_the_cli_text_waits_for_the_shared_endpoint_before_its_components(
+        fleet: dict[str, Any], plans: dict[str, dict[str, Any]]) -> None:
+    from auditor.report.change_text import render_change
+
+    plan = plans["made"]
+    commands = [line.split(" --region")[0] for line in render_change(plan, "cli").splitlines()
+                if line.startswith("aws ")]
+    assert commands == ["aws sagemaker create-endpoint-config", "aws sagemaker create-endpoint",
+                        "aws sagemaker wait endpoint-in-service", *["aws sagemaker create-inference-component"] * 3]
+    assert render_change(plan, "cli").splitlines()[-1].startswith("aws sagemaker create-inference-component")

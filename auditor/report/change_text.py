@@ -148,6 +148,8 @@ def _cli(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], not
     request = risk.get("load_test_request")
     calls = ([request] if request else []) + list(change.get("calls") or [])
     captured = _captured(calls)
+    # The call the later ones wait for (a deployment, a new endpoint): the endpoint InService right after it.
+    waited = next((i for i, c in enumerate(calls) if c is not request and c.get("operation") in _WAITED_FOR), None)
     for index, call in enumerate(calls):
         lines.append(f"# {_line(call.get('purpose'))}")
         if call is request:
@@ -169,8 +171,11 @@ def _cli(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], not
                          "which later commands take")
             lines.append(f"read -r {' '.join(fields.values())} <<< \"$({command} --query "
                          f"{shlex.quote('[' + ', '.join(_line(f) for f in fields) + ']')} --output text)\"")
+        if index == waited:
+            lines.append(f"aws sagemaker wait endpoint-in-service --region {region} --endpoint-name "
+                         f"{_word((call.get('params') or {}).get('EndpointName'))}")
     waiter = _WAITERS.get(str(resource.get("type")))
-    if change.get("waits_for") and resource.get("name") and waiter:
+    if waited is None and change.get("waits_for") and resource.get("name") and waiter:
         lines.append(f"aws sagemaker wait {waiter[0]} --region {region} {waiter[1]} {_word(resource['name'])}")
     return "\n".join(lines) + "\n"
 
@@ -236,6 +241,9 @@ def _word(value: Any) -> str:
     return shlex.quote(_line(value))
 
 
+# The calls the ones after them wait for (a deployment, a new endpoint): the CLI text waits for the
+# endpoint InService right after it, as apply does.
+_WAITED_FOR = ("UpdateEndpoint", "CreateEndpoint")
 # The AWS CLI waiter (botocore's sagemaker waiters) for what a change waits for, by resource type;
 # a Studio app and a HyperPod cluster have none (the CLI text says what to wait for in a comment).
 _WAITERS = {"endpoint": ("endpoint-in-service", "--endpoint-name"),
