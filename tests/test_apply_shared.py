@@ -407,3 +407,20 @@ def test_the_cli_text_waits_for_the_shared_endpoint_before_its_components(
     assert commands == ["aws sagemaker create-endpoint-config", "aws sagemaker create-endpoint",
                         "aws sagemaker wait endpoint-in-service", *["aws sagemaker create-inference-component"] * 3]
     assert render_change(plan, "cli").splitlines()[-1].startswith("aws sagemaker create-inference-component")
+
+
+def test_the_config_may_carry_the_rules_name_and_nothing_else(fleet: dict[str, Any],
+                                                                plans: dict[str, dict[str, Any]]) -> None:
+    """The rule names the config `<shared endpoint>-config`; apply names its own `<shared>-<plan id>`:
+    both pass the guards; any other name is refused before any call."""
+    from auditor.act.guards import plan_refusal
+
+    plan = copy.deepcopy(plans["made"])
+    shared = plan["resource"]["name"]
+    for call in plan["change"]["calls"][:2]:
+        call["params"]["EndpointConfigName"] = f"{shared}-config"
+    assert plan_refusal(parse_plan(plan), fleet["config"].apply) is None
+    plan["change"]["calls"][1]["params"]["EndpointConfigName"] = "people-config"
+    assert plan_refusal(parse_plan(plan), fleet["config"].apply) == (
+        f"plan {plan['id']} ({shared}): call 2 (sagemaker:CreateEndpoint) names endpoint config people-config (not "
+        f"the one the plan creates), not the plan's {shared}")

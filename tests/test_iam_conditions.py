@@ -744,5 +744,9 @@ def test_a_consolidation_creates_only_a_shared_endpoint_tagged_with_its_plan(pol
         **create.params, "EndpointConfigName": "people-config-v2"}), made_by_someone))  # a config apply did not make
     assert not all_allowed(document, with_params(component, Tags=[]))
     assert not all_allowed(document, with_params(component, EndpointName="reco-tiny-1"))  # a member endpoint
+    # The rule names the config `<shared endpoint>-config`: allowed as well, made and used.
+    by_rule = [replace(calls[0], params={**calls[0].params, "EndpointConfigName": f"{SHARED}-config"}),
+               replace(create, params={**create.params, "EndpointConfigName": f"{SHARED}-config"})]
+    assert all(all_allowed(document, requests_of(c, Account(configs_made(by_rule)))) for c in by_rule)
     untagged = Account({**account.tags, sagemaker_arn(f"endpoint/{SHARED}"): {}})
     assert not all_allowed(document, requests_of(component, untagged))  # a shared-looking endpoint apply did not make

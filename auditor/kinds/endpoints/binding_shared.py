@@ -35,9 +35,11 @@ SPECIFICATION_KEYS = frozenset({"ModelName", "ComputeResourceRequirements"})
 RUNTIME_KEYS = frozenset({"CopyCount"})
 
 
-def config_name(plan: PlanToApply) -> str:
-    """The shared endpoint's config: `<shared endpoint>-<plan id>` (as IAM allows configs named)."""
-    return resource_name(plan.resource.name, plan.names_id)
+def config_names(plan: PlanToApply) -> tuple[str, str]:
+    """The names the shared endpoint's config may have: `<shared endpoint>-<plan id>`, as apply names
+    a config it makes, or `<shared endpoint>-config`, as the rule names it (both held to the members
+    by the shared endpoint's name; IAM allows both shapes)."""
+    return resource_name(plan.resource.name, plan.names_id), f"{plan.resource.name}-config"
 
 
 def _variant(plan: PlanToApply) -> str | None:
@@ -51,11 +53,15 @@ def _variant(plan: PlanToApply) -> str | None:
 
 def shared_names(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
     endpoint = plan.resource.name
+    made = [c.params.get("EndpointConfigName") for c in plan.calls_of("sagemaker", "CreateEndpointConfig")]
     if operation == "CreateEndpointConfig":
-        return names(params.get("EndpointConfigName"), config_name(plan), "endpoint config")
+        name = params.get("EndpointConfigName")
+        return None if name in config_names(plan) else f"names endpoint config {one_line(str(name))}"
     if operation == "CreateEndpoint":
+        name = params.get("EndpointConfigName")
         return (names(params.get("EndpointName"), endpoint, "endpoint")
-                or names(params.get("EndpointConfigName"), config_name(plan), "endpoint config"))
+                or (None if name in config_names(plan) and name in made
+                    else f"names endpoint config {one_line(str(name))} (not the one the plan creates)"))
     if operation == "CreateInferenceComponent":
         component = params.get("InferenceComponentName")
         member = next((m for m in members_of(plan) if m.get("endpoint") == component), None)

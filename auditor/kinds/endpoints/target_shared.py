@@ -41,8 +41,9 @@ SHARED_PREFIX = "consolidated-"
 
 def shared_name(members: list[str]) -> str:
     """The shared endpoint's name: `consolidated-` and the first 10 hex of the sha256 of the sorted
-    member endpoint names (design C2), so the members are held to the plan's resource (and id)."""
-    digest = hashlib.sha256(",".join(sorted(members)).encode()).hexdigest()
+    member endpoint names, one a line (design C2; the rule names it so), so the members are held to
+    the plan's resource (and id)."""
+    digest = hashlib.sha256("\n".join(sorted(members)).encode()).hexdigest()
     return f"{SHARED_PREFIX}{digest[:10]}"
 
 
