@@ -54,6 +54,7 @@ GROUPS = {
     "busy": ("cs-busy-1", "cs-busy-2"),
 }
 UNTAGGED = ("cs-optout-2",)
+LOAD_TEST = "load-test the shared fleet with the members' traffic first"
 runner = CliRunner()
 pytestmark = pytest.mark.usefixtures("quick_deployments")
 
@@ -116,7 +117,7 @@ def consolidation(sagemaker: Any, members: tuple[str, ...], *, cores: float = 2.
     ]
     window_end = datetime.now(UTC) - timedelta(hours=1)
     return {**plan_to_dict(made), "measured": True,
-            "risk": {"level": "medium", "load_test_first": [], "basis": ["callers switch first"]},
+            "risk": {"level": "medium", "load_test_first": [LOAD_TEST], "basis": ["callers switch first"]},
             "change": {"calls": calls, "rollback": "delete the components, the endpoint and its config",
                        "waits_for": f"endpoint {shared} InService, then its inference components InService",
                        "restore": []},
@@ -159,13 +160,17 @@ def test_apply_creates_the_shared_endpoint_then_its_components_and_never_touches
     members = GROUPS["made"]
     shared = plan["resource"]["name"]
     before = {m: member_record(fleet["sagemaker"], m) for m in members}
-    dry = runner.invoke(app, ["apply", plan["id"]])
+    untested = runner.invoke(app, ["apply", plan["id"]])  # its risk says load-test first
+    assert untested.exit_code == 1
+    assert error_lines(untested) == [f"error: plan {plan['id']} ({shared}): load-test first ({LOAD_TEST}); a replay "
+                                     "of the window cannot predict it"]
+    dry = runner.invoke(app, ["apply", plan["id"], "--load-tested"])
     assert dry.exit_code == 0, dry.output
     assert dry.stdout.splitlines()[0].startswith(f"plan {plan['id']}: shared endpoint {shared} / - in {ACCOUNT} "
                                                  f"{REGION}: ")
     Emulator.deployments(create_seconds=0.5)
     Emulator.faults.reset()
-    applied = runner.invoke(app, ["apply", plan["id"], "--yes"])
+    applied = runner.invoke(app, ["apply", plan["id"], "--yes", "--load-tested"])
     assert applied.exit_code == 0, applied.output
     assert applied.stdout.splitlines()[-1] == (
         f"plan {plan['id']} applied: shared endpoint {shared} is InService hosting 3 inference components "
@@ -188,6 +193,8 @@ def test_apply_creates_the_shared_endpoint_then_its_components_and_never_touches
     assert change.outcome == "applied"
     assert statuses(change) == [("CreateEndpointConfig", "made"), ("CreateEndpoint", "made"),
                                 *[("CreateInferenceComponent", "made")] * 3]
+    assert [s["note"] for s in change.steps if s.get("step") == "note"] == [
+        f"the caller said the load test was run and passed (--load-tested): {LOAD_TEST}"]
 
     # The next run sees the shared endpoint InService hosting every component: the plan is verified.
     assert not deliver_outcome(fleet["config"], execute_audit(fleet["config"])).problems
@@ -204,7 +211,7 @@ def test_a_component_that_fails_is_named_with_what_was_made_and_a_retry_continue
     config = resource_name(shared, plan["id"])
     Emulator.inference_components(fail={second: "no instance can hold its memory"})
     try:
-        failed = runner.invoke(app, ["apply", plan["id"], "--yes"])
+        failed = runner.invoke(app, ["apply", plan["id"], "--yes", "--load-tested"])
     finally:
         Emulator.inference_components(fail={})
     assert failed.exit_code == 1, failed.output
@@ -220,7 +227,7 @@ def test_a_component_that_fails_is_named_with_what_was_made_and_a_retry_continue
     assert record(fleet, plan["id"]).outcome == "failed"
 
     # The retry finds the failed component: refused, naming the command that removes it.
-    refused = runner.invoke(app, ["apply", plan["id"], "--yes"])
+    refused = runner.invoke(app, ["apply", plan["id"], "--yes", "--load-tested"])
     assert refused.exit_code == 1
     (line,) = error_lines(refused)
     assert line.startswith(f"error: plan {plan['id']}: inference component {second} exists and is not the one this "
@@ -235,7 +242,7 @@ def test_a_component_that_fails_is_named_with_what_was_made_and_a_retry_continue
             break
         time.sleep(0.1)
 
-    retried = runner.invoke(app, ["apply", plan["id"], "--yes"])
+    retried = runner.invoke(app, ["apply", plan["id"], "--yes", "--load-tested"])
     assert retried.exit_code == 0, retried.output
     assert statuses(record(fleet, plan["id"])) == [
         ("CreateEndpointConfig", "reused"), ("CreateEndpoint", "reused"), ("CreateInferenceComponent", "reused"),
@@ -268,7 +275,7 @@ def test_sigint_during_the_wait_for_the_shared_endpoint_is_journaled_and_a_retry
     signaller = threading.Thread(target=signal_when_creating, args=(shared, sent), daemon=True)
     signaller.start()
     try:
-        result = runner.invoke(app, ["apply", plan["id"], "--yes"])
+        result = runner.invoke(app, ["apply", plan["id"], "--yes", "--load-tested"])
     finally:
         signaller.join(timeout=10)
         Emulator.deployments(create_seconds=0.0)
@@ -283,7 +290,7 @@ def test_sigint_during_the_wait_for_the_shared_endpoint_is_journaled_and_a_retry
     change = record(fleet, plan["id"])
     assert change.outcome == "interrupted"
     assert statuses(change) == [("CreateEndpointConfig", "made"), ("CreateEndpoint", "made")]
-    retried = runner.invoke(app, ["apply", plan["id"], "--yes"])  # waits for the creation, then goes on
+    retried = runner.invoke(app, ["apply", plan["id"], "--yes", "--load-tested"])  # waits, then goes on
     assert retried.exit_code == 0, retried.output
     assert statuses(record(fleet, plan["id"])) == [("CreateEndpointConfig", "reused"), ("CreateEndpoint", "reused"),
                                                    ("CreateInferenceComponent", "made"),
@@ -294,7 +301,7 @@ def test_sigint_during_the_wait_for_the_shared_endpoint_is_journaled_and_a_retry
 
 
 def refused(fleet: dict[str, Any], plan: dict[str, Any]) -> str:
-    result = runner.invoke(app, ["apply", plan["id"], "--yes"])
+    result = runner.invoke(app, ["apply", plan["id"], "--yes", "--load-tested"])
     assert result.exit_code == 1, result.output
     (line,) = error_lines(result)
     shared = plan["resource"]["name"]
@@ -419,8 +426,8 @@ def test_the_config_may_carry_the_rules_name_and_nothing_else(fleet: dict[str, A
     shared = plan["resource"]["name"]
     for call in plan["change"]["calls"][:2]:
         call["params"]["EndpointConfigName"] = f"{shared}-config"
-    assert plan_refusal(parse_plan(plan), fleet["config"].apply) is None
+    assert plan_refusal(parse_plan(plan), fleet["config"].apply, load_tested=True) is None
     plan["change"]["calls"][1]["params"]["EndpointConfigName"] = "people-config"
-    assert plan_refusal(parse_plan(plan), fleet["config"].apply) == (
+    assert plan_refusal(parse_plan(plan), fleet["config"].apply, load_tested=True) == (
         f"plan {plan['id']} ({shared}): call 2 (sagemaker:CreateEndpoint) names endpoint config people-config (not "
         f"the one the plan creates), not the plan's {shared}")

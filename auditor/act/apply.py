@@ -103,16 +103,18 @@ def apply_clients(config: AuditConfig, region: str) -> AwsClients:
 
 
 def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, option: int = 0,
+               load_tested: bool = False,
                clients: AwsClients | None = None, sleep: Callable[[float], None] = time.sleep,
                clock: Callable[[], float] = time.monotonic,
                now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> ApplyResult:
     """Check every guard; without `yes` say whether it would apply. With `yes`, make the calls in
     order, wait for what the resource type waits for (its kind's target), read back what the calls
     created (auditor.act.readback), record it in the history. `option`: an alternative of the plan
-    instead of its proposed option. Raises ApplyRefused (nothing changed) or ApplyFailed (a call
+    instead of its proposed option. `load_tested`: the caller says the load test the plan's risk asks
+    for was run and passed (journaled). Raises ApplyRefused (nothing changed) or ApplyFailed (a call
     failed, the deployment rolled back, a read-back found nothing, or the wait ran out)."""
     plan = parse_plan(plan_json, option)
-    refusal = plan_refusal(plan, config.apply) or credentials_refusal(config.apply)
+    refusal = plan_refusal(plan, config.apply, load_tested) or credentials_refusal(config.apply)
     if refusal:
         raise ApplyRefused(refusal)
     target = target_for(plan.resource.type)
@@ -152,6 +154,9 @@ def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, opt
             if running:
                 raise ApplyRefused(running)
             journal = Journal.begin(history, plan, caller_arn, now)
+            if load_tested and plan.risk is not None and plan.risk.load_test_first:
+                journal.record({"step": "note", "note": "the caller said the load test was run and passed "
+                                f"(--load-tested): {'; '.join(plan.risk.load_test_first)}"})
             outcome, message = Execution(clients, plan, target, journal, config.apply.wait_minutes, sleep, clock,
                                          flag).run()
     if outcome == "interrupted":

@@ -29,8 +29,9 @@ from auditor.write.target import Observed
 _MODELS = botocore.session.get_session()  # service models only: never sends a request
 
 
-def plan_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
-    """Why this plan is never applied as it stands, or None."""
+def plan_refusal(plan: PlanToApply, config: ApplyConfig, load_tested: bool = False) -> str | None:
+    """Why this plan is never applied as it stands, or None. `load_tested`: whoever applies it says
+    the load test its risk asks for was run and passed (`audit apply --load-tested`)."""
     who = f"plan {plan.id} ({one_line(plan.resource.name)})"
     if runs_next(plan.resource.type):
         return (f"{who}: its change is the next run's request (audit plans show {plan.id} --as cli); "
@@ -42,7 +43,7 @@ def plan_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
         return f"{who}: its change cannot be expressed as API calls; apply it by hand"
     if not plan.measured:
         return f"{who}: it rests on circumstantial evidence (unmeasured); apply never makes an unmeasured change"
-    if plan.risk is not None and plan.risk.load_test_first:
+    if plan.risk is not None and plan.risk.load_test_first and not load_tested:
         return (f"{who}: load-test first ({one_line('; '.join(plan.risk.load_test_first))}); "
                 "a replay of the window cannot predict it")
     if plan.risk is None:
