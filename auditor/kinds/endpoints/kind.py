@@ -30,8 +30,7 @@ from auditor.kinds.base import (
 from auditor.kinds.endpoints.alarms import discover_alarms
 from auditor.kinds.endpoints.assessment import EndpointFleet, assess_components, assess_endpoint
 from auditor.kinds.endpoints.autoscaling import discover_autoscaling, variant_resource_id
-from auditor.kinds.endpoints.binding import BINDING
-from auditor.kinds.endpoints.binding_shared import BINDING as SHARED_BINDING
+from auditor.kinds.endpoints.binding import BINDING, SHARED_BINDING, SHARED_TYPE
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
 from auditor.kinds.endpoints.discover import discover_endpoints
 from auditor.kinds.endpoints.enhanced import EnhancedSeries, enhanced_queries
@@ -53,10 +52,6 @@ from auditor.kinds.endpoints.promql import PromQLClient, collect_placement
 from auditor.kinds.endpoints.report import shapes
 from auditor.kinds.endpoints.rules import RULES
 from auditor.kinds.endpoints.target import TARGETS
-from auditor.kinds.endpoints.target_shared import EVIDENCE as SHARED_EVIDENCE
-from auditor.kinds.endpoints.target_shared import SHARED_TYPE
-from auditor.kinds.endpoints.target_shared import TARGETS as SHARED_TARGETS
-from auditor.kinds.endpoints.target_shared import VERIFIERS as SHARED_VERIFIERS
 from auditor.kinds.endpoints.verify import VERIFIERS, seen
 from auditor.models import AuditError, CollectionStats, Finding, ResourceUtilization, Window
 from auditor.values import iso, utilization_by_resource
@@ -449,11 +444,10 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
     price_uses=price_uses,
     monthly_cost=monthly_cost,
     rules=RULES,
-    # the endpoints it changes, and the shared endpoint a consolidation creates (target_shared.py)
-    targets={**TARGETS, **SHARED_TARGETS},
+    targets=TARGETS,  # the endpoints it changes, and the shared endpoint a consolidation creates
     bindings={"endpoint": BINDING, SHARED_TYPE: SHARED_BINDING},
-    evidence={**EVIDENCE, **SHARED_EVIDENCE},
-    verifiers={**VERIFIERS, **SHARED_VERIFIERS},
+    evidence=EVIDENCE,
+    verifiers=VERIFIERS,
     seen=seen,
     plan_subjects=plan_subjects,
 )
