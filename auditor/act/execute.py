@@ -1,14 +1,20 @@
 """`audit apply --yes` from the first write call to the recorded outcome.
 
 - Every step is journaled (auditor.act.journal) before the next is taken.
-- The calls up to UpdateEndpoint are made, then the deployment is waited for; the calls after it
-  (registering an autoscaled variant again, its policies) only once it is InService on the new
-  config, as AWS's guide "Update endpoints that use auto scaling" says.
+- The calls up to UpdateEndpoint (or CreateEndpoint) are made, then the deployment (or the new
+  endpoint) is waited for; the calls after it (registering an autoscaled variant again, its
+  policies; a new endpoint's inference components) only once it is InService, as AWS's guide
+  "Update endpoints that use auto scaling" says; then the target's second wait, if any (each
+  inference component InService).
+- A value a call takes from an earlier call's answer (an answer reference: a step-scaling
+  policy's ARN in its alarm) is put in before the call, from that call's answer or read back from
+  AWS (auditor.act.answers); one that cannot be answered fails the apply before the call.
 - A call that fails is checked before it is called failed: AWS may have done it (a 500 after the
   change, and botocore's retry refused with "Cannot update in-progress endpoint"). What shows it
   done: `landed`.
-- A CreateEndpointConfig whose name exists (a retry of the same plan) is skipped when that config
-  is the one the call would make, and refused, naming it, when it differs.
+- A create whose name exists (an endpoint config, an endpoint, an inference component: a retry of
+  the same plan) is skipped when it is the one the call would make, and refused, naming it and the
+  command that removes it, when it differs.
 - Right before DeregisterScalableTarget and UpdateEndpoint the endpoint is read again and must be
   as the plan was made on it (a person's change in between fails the apply before the call).
 - Right before DeregisterScalableTarget the target, its policies and its scheduled actions are
