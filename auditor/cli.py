@@ -381,6 +381,9 @@ def apply_command(
         "--cleanup", help="Instead of a plan: delete the rollback alarms of verified (or rolled back) changes and "
                           "register again the scalable targets an interrupted apply left deregistered; a dry run "
                           "unless --yes.")] = False,
+    load_tested: Annotated[bool, typer.Option(
+        "--load-tested", help="The load test the plan's risk asks for was run and passed: apply it (the journal "
+                              "records that you said so; [apply] max_risk and every other guard still hold).")] = False,
 ) -> None:
     """Apply one stored plan to its resource, guarded ([apply]); a dry run unless --yes."""
     from auditor.act.apply import apply_plan, cleanup_lines, dry_run_lines
@@ -398,7 +401,7 @@ def apply_command(
     for line in dry_run_lines(plan, option):
         typer.echo(line)
     try:
-        result = apply_plan(config, plan, yes=yes, option=option)
+        result = apply_plan(config, plan, yes=yes, option=option, load_tested=load_tested)
     except ApplyInterrupted as exc:
         # Stopped by a signal: the journal says what was made; exit as a stopped process does.
         raise EndedBySignal([str(exc)], exc.signal_name) from None

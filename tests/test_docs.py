@@ -177,10 +177,11 @@ OTHER_TOOLS = {"--strict", "--help"}  # mkdocs build --strict; every command's -
 # pytest's options as `make test` passes them (the development page quotes its command).
 OTHER_TOOLS |= {flag for line in (ROOT / "Makefile").read_text().splitlines() if "pytest" in line.lower()
                 for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*", line)}
-# The AWS CLI commands apply prints to remove what a failed apply left (auditor.act): their options.
-OTHER_TOOLS |= {flag for module in ("cleanup", "execute", "restore")
+# The AWS CLI commands apply prints to remove what a failed apply left (auditor.act), and those of a
+# plan's CLI text (auditor/report/change_text.py): their options.
+OTHER_TOOLS |= {flag for module in ("act/cleanup", "act/execute", "act/restore", "report/change_text")
                 for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*",
-                                       (ROOT / "auditor" / "act" / f"{module}.py").read_text())}
+                                       (ROOT / "auditor" / f"{module}.py").read_text())}
 
 
 def _snippets(text: str) -> list[str]:

@@ -113,6 +113,25 @@ def requests_of(call: ApiCall, account: Account) -> list[Request]:
         config = sagemaker_arn(f"endpoint-config/{params['EndpointConfigName']}")
         return [Request(action, endpoint_arn, account.resource_tags(endpoint_arn)),
                 Request(action, config, account.resource_tags(config))]
+    if operation == "CreateEndpoint":  # apply's: a consolidation's shared endpoint, on the config it made
+        endpoint_arn = sagemaker_arn(f"endpoint/{params['EndpointName']}")
+        config = sagemaker_arn(f"endpoint-config/{params['EndpointConfigName']}")
+        tags = request_tags(params.get("Tags") or [])
+        made = [Request(action, endpoint_arn, tags), Request(action, config, {**tags, **account.resource_tags(config)})]
+        if params.get("Tags"):
+            made.append(Request("sagemaker:AddTags", endpoint_arn, {**tags, "sagemaker:TaggingAction": operation}))
+        return made
+    if operation == "CreateInferenceComponent":  # on the endpoint it names, running the model it names
+        component = sagemaker_arn(f"inference-component/{params['InferenceComponentName']}")
+        endpoint_arn = sagemaker_arn(f"endpoint/{params['EndpointName']}")
+        model = sagemaker_arn(f"model/{params['Specification']['ModelName']}")
+        tags = request_tags(params.get("Tags") or [])
+        made = [Request(action, component, tags),
+                Request(action, endpoint_arn, {**tags, **account.resource_tags(endpoint_arn)}),
+                Request(action, model, {**tags, **account.resource_tags(model)})]
+        if params.get("Tags"):
+            made.append(Request("sagemaker:AddTags", component, {**tags, "sagemaker:TaggingAction": operation}))
+        return made
     if operation in ("DeleteEndpoint", "UpdateEndpointWeightsAndCapacities"):
         endpoint_arn = sagemaker_arn(f"endpoint/{params['EndpointName']}")
         return [Request(action, endpoint_arn, account.resource_tags(endpoint_arn))]
@@ -343,7 +362,52 @@ def endpoint_changes() -> dict[str, tuple[ApiCall, ...]]:
     components = replace(RANKER, inference_components=(InferenceComponent("ranker-ic", "AllTraffic", "InService", 2),))
     changes["off-hours scheduled actions"] = tuple(
         ApiCall(**c) for c in off_hours_change(components, (OffPeriod(19, 13),), 60, None)["change"])
+    changes["step scaling invoked by its alarm"] = step_scaling_change(_plan("autoscale", "ml.m5.4xlarge", 2,
+                                                                            autoscaling=POLICY))
+    changes["consolidation"] = consolidation_change()
     return changes
+
+
+SHARED = "consolidated-0a1b2c3d4e"  # a consolidation's shared endpoint (its name: a digest of its members)
+SHARED_PLAN = "9f8e7d6c5b"
+
+
+def consolidation_change() -> tuple[ApiCall, ...]:
+    """A consolidation's calls as design C2 makes them: a component-style config, the shared endpoint
+    on it, an inference component per member endpoint (each running the member's model), all tagged
+    with the plan."""
+    tags = [{"Key": PLAN_TAG, "Value": SHARED_PLAN}]
+    config = f"{SHARED}-{SHARED_PLAN}"
+    calls = [ApiCall("sagemaker", "CreateEndpointConfig", {
+        "EndpointConfigName": config, "Tags": tags, "ProductionVariants": [{
+            "VariantName": "AllTraffic", "InstanceType": "ml.m5.large", "InitialInstanceCount": 2,
+            "ManagedInstanceScaling": {"Status": "ENABLED", "MinInstanceCount": 2, "MaxInstanceCount": 3,
+                                       "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}},
+            "RoutingConfig": {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}}]}, ""),
+             ApiCall("sagemaker", "CreateEndpoint", {"EndpointName": SHARED, "EndpointConfigName": config,
+                                                     "Tags": tags}, "")]
+    for member in ("reco-tiny-1", "reco-tiny-2"):
+        calls.append(ApiCall("sagemaker", "CreateInferenceComponent", {
+            "InferenceComponentName": member, "EndpointName": SHARED, "VariantName": "AllTraffic",
+            "Specification": {"ModelName": f"{member}-model", "ComputeResourceRequirements": {
+                "NumberOfCpuCoresRequired": 0.5, "MinMemoryRequiredInMb": 1024}},
+            "RuntimeConfig": {"CopyCount": 1}, "Tags": tags}, ""))
+    return tuple(calls)
+
+
+def step_scaling_change(plan: Plan) -> tuple[ApiCall, ...]:
+    """A step-scaling policy and the alarm that invokes it, named after the plan (the binding's names)."""
+    keys = {"ServiceNamespace": "sagemaker", "ResourceId": "endpoint/ranker/variant/AllTraffic",
+            "ScalableDimension": "sagemaker:variant:DesiredInstanceCount"}
+    return (ApiCall("application-autoscaling", "PutScalingPolicy", {
+                **keys, "PolicyName": f"ranker-{plan.id}-AllTraffic", "PolicyType": "StepScaling",
+                "StepScalingPolicyConfiguration": {"AdjustmentType": "ChangeInCapacity", "StepAdjustments": [
+                    {"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]}}, ""),
+            ApiCall("cloudwatch", "PutMetricAlarm", {
+                "AlarmName": f"ranker-AllTraffic-{plan.id}-scale-out", "Namespace": "AWS/SageMaker",
+                "MetricName": "HasBacklogWithoutCapacity", "Dimensions": [{"Name": "EndpointName", "Value": "ranker"}],
+                "AlarmActions": ["arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:0:resource/x"],
+                "Tags": [{"Key": PLAN_TAG, "Value": plan.id}]}, ""))
 
 
 # The workspace and HyperPod changes, with the parameters their builders write
@@ -365,10 +429,11 @@ OPTED_IN = Account({ENDPOINT: {OPT_IN_KEY: OPT_IN_VALUE, "team": "search"},
 
 
 def configs_made(calls: Sequence[ApiCall]) -> dict[str, dict[str, str]]:
-    """The endpoint configs the calls create, with their tags (as the account then has them)."""
-    return {sagemaker_arn(f"endpoint-config/{c.params['EndpointConfigName']}"): {t["Key"]: t["Value"] for t in
-                                                                                 c.params.get("Tags") or []}
-            for c in calls if c.operation == "CreateEndpointConfig"}
+    """The endpoint configs and endpoints the calls create, with their tags (as the account then has them)."""
+    made = {"CreateEndpointConfig": ("endpoint-config", "EndpointConfigName"), "CreateEndpoint": ("endpoint",
+                                                                                                 "EndpointName")}
+    return {sagemaker_arn(f"{made[c.operation][0]}/{c.params[made[c.operation][1]]}"): {
+        t["Key"]: t["Value"] for t in c.params.get("Tags") or []} for c in calls if c.operation in made}
 
 
 def test_every_operation_apply_makes_has_a_model_and_a_change_here() -> None:
@@ -394,7 +459,7 @@ ACTING_ON_THE_RESOURCE = sorted(k for k, calls in CHANGES.items() if any(
 
 def test_every_change_that_acts_on_a_resource_is_checked_on_it() -> None:
     assert {"delete", "autoscale", "notebook stop", "HyperPod nodes"} <= set(ACTING_ON_THE_RESOURCE)
-    assert len(ACTING_ON_THE_RESOURCE) == len(CHANGES) - 4, sorted(set(CHANGES) - set(ACTING_ON_THE_RESOURCE))
+    assert len(ACTING_ON_THE_RESOURCE) == len(CHANGES) - 5, sorted(set(CHANGES) - set(ACTING_ON_THE_RESOURCE))
 
 
 @pytest.mark.parametrize("policy", sorted(APPLY_POLICIES))
@@ -626,6 +691,7 @@ SAR_KEYS = {
     "sagemaker:DeleteTags": {"aws:ResourceTag/", "aws:TagKeys"},
     "sagemaker:CreateEndpoint": {"aws:RequestTag/", "aws:ResourceTag/", "aws:TagKeys"},
     "sagemaker:CreateEndpointConfig": {"aws:RequestTag/", "aws:ResourceTag/", "aws:TagKeys"},
+    "sagemaker:CreateInferenceComponent": {"aws:RequestTag/", "aws:ResourceTag/", "aws:TagKeys"},
     **{f"sagemaker:{op}": {"aws:ResourceTag/"} for op in (
         "UpdateEndpoint", "DeleteEndpoint", "UpdateEndpointWeightsAndCapacities", "StopNotebookInstance", "DeleteApp",
         "UpdateDomain", "BatchDeleteClusterNodes")},
@@ -653,3 +719,34 @@ def test_every_condition_key_is_one_the_action_supports(policy: str) -> None:
                         assert supported or absent, (statement.get("Sid"), action, key)
                         checked += 1
     assert checked > 10
+
+
+@pytest.mark.parametrize("policy", sorted(APPLY_POLICIES))
+def test_a_consolidation_creates_only_a_shared_endpoint_tagged_with_its_plan(policy: str) -> None:
+    """CreateEndpoint only for a name `consolidated-<10 characters>`, tagged auditor:plan, on a config
+    apply made; CreateInferenceComponent only tagged auditor:plan, on an endpoint apply made; never
+    with the opt-in tag; a member endpoint (an endpoint nobody's plan made) takes no component."""
+    document = APPLY_POLICIES[policy]
+    calls = consolidation_change()
+    account = Account(configs_made(calls))
+    assert all(all_allowed(document, requests_of(c, account)) for c in calls)
+    create, component = calls[1], calls[2]
+
+    def with_params(call: ApiCall, **params: Any) -> list[Request]:
+        return requests_of(replace(call, params={**call.params, **params}), account)
+
+    assert not all_allowed(document, with_params(create, EndpointName="reco-tiny-1"))  # not a shared endpoint's name
+    assert not all_allowed(document, with_params(create, Tags=[]))  # not tagged with its plan
+    assert not all_allowed(document, with_params(create, Tags=[*create.params["Tags"],
+                                                                {"Key": OPT_IN_KEY, "Value": OPT_IN_VALUE}]))
+    made_by_someone = Account({**account.tags, sagemaker_arn("endpoint-config/people-config-v2"): {"team": "x"}})
+    assert not all_allowed(document, requests_of(replace(create, params={
+        **create.params, "EndpointConfigName": "people-config-v2"}), made_by_someone))  # a config apply did not make
+    assert not all_allowed(document, with_params(component, Tags=[]))
+    assert not all_allowed(document, with_params(component, EndpointName="reco-tiny-1"))  # a member endpoint
+    # The rule names the config `<shared endpoint>-config`: allowed as well, made and used.
+    by_rule = [replace(calls[0], params={**calls[0].params, "EndpointConfigName": f"{SHARED}-config"}),
+               replace(create, params={**create.params, "EndpointConfigName": f"{SHARED}-config"})]
+    assert all(all_allowed(document, requests_of(c, Account(configs_made(by_rule)))) for c in by_rule)
+    untagged = Account({**account.tags, sagemaker_arn(f"endpoint/{SHARED}"): {}})
+    assert not all_allowed(document, requests_of(component, untagged))  # a shared-looking endpoint apply did not make

@@ -20,6 +20,7 @@ from typing import Any
 
 import botocore.exceptions
 
+from auditor.act.answers import describe, referred_call
 from auditor.act.cleanup import RUNNING_APPLY, clean, to_clean
 from auditor.act.evidence import evidence_refusal
 from auditor.act.execute import Execution, StopFlag, stop_on_signals
@@ -32,6 +33,7 @@ from auditor.config import AuditConfig
 from auditor.errors import AuditorError
 from auditor.history.store import History
 from auditor.kinds.registry import target_for
+from auditor.models import AnswerReference, parse_reference
 from auditor.text import one_line
 
 
@@ -60,10 +62,25 @@ def dry_run_lines(plan_json: dict[str, Any], option: int = 0) -> list[str]:
     for number, call in enumerate(plan.change.calls, start=1):
         lines.append(f"  {number}. {one_line(call.service)} {one_line(call.operation)}: {one_line(call.purpose)}")
         lines.append(f"     {json.dumps(call.params, sort_keys=True, default=str)}")
+        for path, reference in _reference_paths(call.params):
+            earlier = referred_call(plan.change.calls[:number - 1], reference)
+            source = f"call {earlier + 1}'s answer" if earlier is not None else "no earlier call (refused)"
+            lines.append(f"     {one_line(path)} = {describe(reference)} ({source}), put in when it is made")
     if plan.change.waits_for:
         lines.append(f"  then waits for: {one_line(plan.change.waits_for)}")
     lines.append(f"  rollback: {one_line(plan.change.rollback or 'not said')}")
     return lines
+
+
+def _reference_paths(params: Any, path: str = "") -> list[tuple[str, AnswerReference]]:
+    """Each answer reference in a call's params with where it stands (AlarmActions[0])."""
+    if isinstance(params, dict):
+        return [found for key, value in params.items()
+                for found in _reference_paths(value, f"{path}.{key}" if path else str(key))]
+    if isinstance(params, list):
+        return [found for index, value in enumerate(params) for found in _reference_paths(value, f"{path}[{index}]")]
+    reference = parse_reference(params)
+    return [(path, reference)] if reference else []
 
 
 def _shape(side: dict[str, Any]) -> str:
@@ -86,16 +103,18 @@ def apply_clients(config: AuditConfig, region: str) -> AwsClients:
 
 
 def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, option: int = 0,
+               load_tested: bool = False,
                clients: AwsClients | None = None, sleep: Callable[[float], None] = time.sleep,
                clock: Callable[[], float] = time.monotonic,
                now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> ApplyResult:
     """Check every guard; without `yes` say whether it would apply. With `yes`, make the calls in
     order, wait for what the resource type waits for (its kind's target), read back what the calls
     created (auditor.act.readback), record it in the history. `option`: an alternative of the plan
-    instead of its proposed option. Raises ApplyRefused (nothing changed) or ApplyFailed (a call
+    instead of its proposed option. `load_tested`: the caller says the load test the plan's risk asks
+    for was run and passed (journaled). Raises ApplyRefused (nothing changed) or ApplyFailed (a call
     failed, the deployment rolled back, a read-back found nothing, or the wait ran out)."""
     plan = parse_plan(plan_json, option)
-    refusal = plan_refusal(plan, config.apply) or credentials_refusal(config.apply)
+    refusal = plan_refusal(plan, config.apply, load_tested) or credentials_refusal(config.apply)
     if refusal:
         raise ApplyRefused(refusal)
     target = target_for(plan.resource.type)
@@ -109,8 +128,8 @@ def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, opt
     if refusal:
         raise ApplyRefused(refusal)
     observed = target.observe(clients, plan)
-    tags = read_tags(sagemaker, observed.arn, region)
-    refusal = (resource_refusal(plan, config.apply, observed, tags) or rollback_alarm_refusal(clients, plan)
+    refusal = (resource_refusal(plan, config.apply, observed, lambda arn: read_tags(sagemaker, arn, region))
+               or rollback_alarm_refusal(clients, plan)
                or evidence_refusal(clients, plan, observed, config, now()))
     if refusal:
         raise ApplyRefused(refusal)
@@ -135,6 +154,9 @@ def apply_plan(config: AuditConfig, plan_json: dict[str, Any], *, yes: bool, opt
             if running:
                 raise ApplyRefused(running)
             journal = Journal.begin(history, plan, caller_arn, now)
+            if load_tested and plan.risk is not None and plan.risk.load_test_first:
+                journal.record({"step": "note", "note": "the caller said the load test was run and passed "
+                                f"(--load-tested): {'; '.join(plan.risk.load_test_first)}"})
             outcome, message = Execution(clients, plan, target, journal, config.apply.wait_minutes, sleep, clock,
                                          flag).run()
     if outcome == "interrupted":

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from auditor.act.answers import describe, referred_call
 from auditor.act.plan import PlanToApply
 from auditor.config import ApplyConfig
 from auditor.kinds.registry import BINDINGS, binding_for
+from auditor.models import ApiCall, parse_reference, references_in
 from auditor.text import one_line
 
 # The operations each resource type's plans make, and the top-level keys of each operation's
@@ -44,8 +46,12 @@ def call_refusal(plan: PlanToApply) -> str | None:
         return "its id cannot be recomputed from its content (proposed option unreadable); run the audit again"
     binding = binding_for(plan.resource.type)
     allowed = binding.operations if binding else frozenset()
-    for number, call in enumerate(plan.change.calls if plan.change else (), start=1):
+    calls = plan.change.calls if plan.change else ()
+    for number, call in enumerate(calls, start=1):
         which = f"call {number} ({one_line(call.service)}:{one_line(call.operation)})"
+        for reference in references_in(call.params):
+            if referred_call(calls[:number - 1], reference) is None:
+                return f"{which} takes {describe(reference)}, which no earlier call of the change makes"
         if (call.service, call.operation) not in allowed:
             return f"{which} is not a call {one_line(plan.resource.type)} plans make"
         problem = binding.names(plan, call.operation, call.params) if binding else "no check for this resource type"
@@ -71,21 +77,36 @@ def content_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
                                            else frozenset()))
         if extra:
             return f"{which} sets {', '.join(one_line(str(k)) for k in extra)}, which no plan's change sets"
-        problem = _alarm_problem(config, call.operation, call.params) or (
+        problem = _alarm_problem(config, call.operation, call.params, calls[:number - 1]) or (
             binding.content(plan, number - 1, call.operation, call.params) if binding else None)
         if problem:
             return f"{which} {problem}"
     return None
 
 
-def _alarm_problem(config: ApplyConfig, operation: str, params: dict[str, Any]) -> str | None:
-    """An alarm notifies only [apply] alarm_topic_arn (whichever kind's plan puts it)."""
+def _alarm_problem(config: ApplyConfig, operation: str, params: dict[str, Any],
+                   earlier: tuple[ApiCall, ...] = ()) -> str | None:
+    """An alarm notifies only [apply] alarm_topic_arn (whichever kind's plan puts it); its
+    AlarmActions may also invoke a scaling policy an earlier call of the same change puts (the
+    answer reference to its PolicyARN: a step-scaling policy runs only when its alarm invokes it)."""
     if operation == "PutMetricAlarm":
         for key in ALARM_ACTION_KEYS:
             actions = params.get(key)
-            if actions is not None and (config.alarm_topic_arn is None or not isinstance(actions, list)
-                                        or any(a != config.alarm_topic_arn for a in actions)):
+
+            def allowed(action: Any, key: str = key) -> bool:
+                return ((config.alarm_topic_arn is not None and action == config.alarm_topic_arn)
+                        or (key == "AlarmActions" and _policy_put_before(action, earlier)))
+
+            if actions is not None and (not isinstance(actions, list) or not all(allowed(a) for a in actions)):
                 shown = ", ".join(one_line(str(a)) for a in actions) if isinstance(actions, list) else "?"
                 return (f"sets {key} {shown}: alarms notify only [apply] alarm_topic_arn "
                         f"({one_line(config.alarm_topic_arn or 'not set')})")
     return None
+
+
+def _policy_put_before(action: Any, earlier: tuple[ApiCall, ...]) -> bool:
+    """`action` is the PolicyARN of a PutScalingPolicy among `earlier` (the plan's own calls before
+    the alarm's; that call's names are held to the plan's resource by `call_refusal`)."""
+    reference = parse_reference(action)
+    return (reference is not None and (reference.operation, reference.field) == ("PutScalingPolicy", "PolicyARN")
+            and referred_call(earlier, reference) is not None)

@@ -83,6 +83,13 @@ def leftovers_text(plan: Any, made: list[ApiCall], deleted_alarms: bool = False)
     """What a failed apply made that stays, with the commands that remove it (one clause)."""
     region = plan.resource.region
     parts = []
+    # A new endpoint and its inference components (a consolidation), named in the order they delete in.
+    for operation, noun, key, command in (
+            ("CreateInferenceComponent", "inference component", "InferenceComponentName",
+             "delete-inference-component --inference-component-name"),
+            ("CreateEndpoint", "endpoint", "EndpointName", "delete-endpoint --endpoint-name")):
+        for name in [str(c.params.get(key)) for c in made if (c.service, c.operation) == ("sagemaker", operation)]:
+            parts.append(f"{noun} {one_line(name)} (aws sagemaker {command} {one_line(name)} --region {region})")
     configs = [str(c.params.get("EndpointConfigName")) for c in made
                if (c.service, c.operation) == ("sagemaker", "CreateEndpointConfig")]
     for name in configs:

@@ -1,14 +1,20 @@
 """`audit apply --yes` from the first write call to the recorded outcome.
 
 - Every step is journaled (auditor.act.journal) before the next is taken.
-- The calls up to UpdateEndpoint are made, then the deployment is waited for; the calls after it
-  (registering an autoscaled variant again, its policies) only once it is InService on the new
-  config, as AWS's guide "Update endpoints that use auto scaling" says.
+- The calls up to UpdateEndpoint (or CreateEndpoint) are made, then the deployment (or the new
+  endpoint) is waited for; the calls after it (registering an autoscaled variant again, its
+  policies; a new endpoint's inference components) only once it is InService, as AWS's guide
+  "Update endpoints that use auto scaling" says; then the target's second wait, if any (each
+  inference component InService).
+- A value a call takes from an earlier call's answer (an answer reference: a step-scaling
+  policy's ARN in its alarm) is put in before the call, from that call's answer or read back from
+  AWS (auditor.act.answers); one that cannot be answered fails the apply before the call.
 - A call that fails is checked before it is called failed: AWS may have done it (a 500 after the
   change, and botocore's retry refused with "Cannot update in-progress endpoint"). What shows it
   done: `landed`.
-- A CreateEndpointConfig whose name exists (a retry of the same plan) is skipped when that config
-  is the one the call would make, and refused, naming it, when it differs.
+- A create whose name exists (an endpoint config, an endpoint, an inference component: a retry of
+  the same plan) is skipped when it is the one the call would make, and refused, naming it and the
+  command that removes it, when it differs.
 - Right before DeregisterScalableTarget and UpdateEndpoint the endpoint is read again and must be
   as the plan was made on it (a person's change in between fails the apply before the call).
 - Right before DeregisterScalableTarget the target, its policies and its scheduled actions are
@@ -36,6 +42,7 @@ from typing import Any
 import botocore.exceptions
 from botocore import xform_name
 
+from auditor.act.answers import answered, describe, referred_call
 from auditor.act.cleanup import delete_alarms, leftovers_text, rollback_alarms_made
 from auditor.act.journal import Journal, answer_fields
 from auditor.act.live import check_rollback_alarms, read_tags
@@ -45,7 +52,7 @@ from auditor.act.restore import ScalingSnapshot, by_hand, read_scaling, register
 from auditor.collect.session import AwsClients, describe_client_error
 from auditor.errors import AuditorError
 from auditor.history.store import HistoryError
-from auditor.models import ApiCall
+from auditor.models import AnswerReference, ApiCall, references_in, resolve_references
 from auditor.recommend.change import settable_tags
 from auditor.signals import on_stop_signals
 from auditor.text import one_line
@@ -56,9 +63,17 @@ _ERRORS = (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError)
 # "When a call fails" has one row each).
 LANDED_CHECKED = frozenset({
     ("sagemaker", "UpdateEndpoint"), ("sagemaker", "CreateEndpointConfig"), ("sagemaker", "DeleteEndpoint"),
+    ("sagemaker", "CreateEndpoint"), ("sagemaker", "CreateInferenceComponent"),
     ("application-autoscaling", "DeregisterScalableTarget"), ("application-autoscaling", "RegisterScalableTarget"),
     *READERS,
 })
+# The calls the ones after them wait for: a deployment (UpdateEndpoint) or a new endpoint
+# (CreateEndpoint) must be InService before the calls after it are made (the target's `settle`).
+SETTLE_AFTER = frozenset({("sagemaker", "UpdateEndpoint"), ("sagemaker", "CreateEndpoint")})
+# Creates AWS refuses for a name that exists: a retry of the same plan finds what its first attempt
+# made, reused when it is what the call would make (`Execution._reused`).
+REUSABLE = frozenset({("sagemaker", "CreateEndpointConfig"), ("sagemaker", "CreateEndpoint"),
+                      ("sagemaker", "CreateInferenceComponent")})
 # Read the endpoint again right before these: what they change must still be as the plan was made on.
 _REOBSERVED = frozenset({("application-autoscaling", "DeregisterScalableTarget"), ("sagemaker", "UpdateEndpoint")})
 
@@ -119,6 +134,39 @@ def same_body(body: Any, described: Any) -> bool:
     return bool(body == described)
 
 
+# The creates apply reuses on a retry: operation -> (its noun, its name parameter, the read that
+# describes it, the answer field it gives, the AWS CLI command that deletes it).
+_CREATES = {
+    "CreateEndpointConfig": ("endpoint config", "EndpointConfigName", "DescribeEndpointConfig", "EndpointConfigArn",
+                             "delete-endpoint-config"),
+    "CreateEndpoint": ("endpoint", "EndpointName", "DescribeEndpoint", "EndpointArn", "delete-endpoint"),
+    "CreateInferenceComponent": ("inference component", "InferenceComponentName", "DescribeInferenceComponent",
+                                 "InferenceComponentArn", "delete-inference-component"),
+}
+
+
+def _kebab(key: str) -> str:
+    return "".join(f"-{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(key))
+
+
+def _difference(call: ApiCall, described: dict[str, Any]) -> str | None:
+    """How what exists differs from what the create would make (a phrase), or None when it is the
+    same: every setting the call makes is described with the same value (its tags aside: the
+    Describe calls do not return them). An inference component is described with its copies as
+    RuntimeConfig.DesiredCopyCount, and one that Failed is not reused."""
+    body = {k: v for k, v in call.params.items() if k != "Tags"}
+    if call.operation == "CreateInferenceComponent":
+        copies = (body.pop("RuntimeConfig", None) or {}).get("CopyCount")
+        if copies is not None and (described.get("RuntimeConfig") or {}).get("DesiredCopyCount") != copies:
+            return "its copy count differs"
+        if described.get("InferenceComponentStatus") == "Failed":
+            reason = one_line(str(described.get("FailureReason") or "no reason given"))
+            return f"it Failed: {reason}"
+    if call.operation == "CreateEndpoint" and described.get("EndpointStatus") == "Failed":
+        return f"it Failed: {one_line(str(described.get('FailureReason') or 'no reason given'))}"
+    return None if same_body(body, described) else "its settings differ"
+
+
 @dataclass
 class Execution:
     clients: AwsClients
@@ -129,6 +177,8 @@ class Execution:
     sleep: Callable[[float], None]
     clock: Callable[[], float]
     flag: StopFlag
+    # The answer of each call in journal.calls, in the same order ({} for one that landed: AWS shows
+    # it done, its answer was an error); what later calls' answer references are resolved from.
     answers: list[dict[str, Any]] = field(default_factory=list)
     snapshot: ScalingSnapshot | None = None
     attempted: int = 0  # how many of the plan's calls were begun
@@ -144,22 +194,26 @@ class Execution:
     def run(self) -> tuple[str, str]:
         """Make the change; (outcome, message), the journal finished with them."""
         calls = self.calls
-        update = next((i for i, c in enumerate(calls) if (c.service, c.operation) == ("sagemaker", "UpdateEndpoint")),
-                      None)
-        split = len(calls) if update is None else update + 1
+        waited = next((i for i, c in enumerate(calls) if (c.service, c.operation) in SETTLE_AFTER), None)
+        split = len(calls) if waited is None else waited + 1
         try:
             for call in calls[:split]:
                 self.make(call)
             outcome, message = self.target.settle(self.clients, self.plan, self.answers, self.wait_minutes,
                                                   interruptible(self.sleep, self.flag), self.clock)
-            if outcome == "applied":
+            if outcome != "applied":
+                if split < len(calls):
+                    message += f"; not made: {self._names(calls[split:])}"
+            else:
                 for call in calls[split:]:
                     self.make(call)
-                missing = missing_after(self.clients, self.region, self.journal.calls)
+                after = self.target.settle_after(self.clients, self.plan, self.wait_minutes,
+                                                 interruptible(self.sleep, self.flag), self.clock)
+                if after is not None:
+                    outcome, message = after
+                missing = missing_after(self.clients, self.region, self.journal.calls) if outcome == "applied" else None
                 if missing:
                     outcome, message = "failed", f"plan {self.plan.id}: {missing}"
-            elif split < len(calls):
-                message += f"; not made: {self._names(calls[split:])}"
         except ApplyFailed as exc:
             outcome, message = "failed", str(exc)
         except Interrupt as exc:
@@ -191,9 +245,9 @@ class Execution:
     def make(self, planned: ApiCall) -> None:
         self.flag.check()  # a signal between calls: the next one is not made
         self.attempted += 1
-        call = self._with_source_tags(planned)
+        call = self._resolved(self._with_source_tags(planned))
         op = (call.service, call.operation)
-        if op == ("sagemaker", "CreateEndpointConfig") and self._reused(call):
+        if op in REUSABLE and self._reused(call):
             return
         if op in _REOBSERVED:
             self._still_as_audited(call)
@@ -224,6 +278,29 @@ class Execution:
         self.answers.append(answer)
         self.flag.check()  # a signal during the call is acted on now that it is journaled
 
+    def _resolved(self, call: ApiCall) -> ApiCall:
+        """The call with each answer reference in its params replaced by the answer of the call it
+        names (made by this apply: its answer; landed or reused: read back from AWS). One that cannot
+        be answered fails the apply before the call, naming it: a call is never made with a
+        placeholder in it."""
+        if not references_in(call.params):
+            return call
+
+        def answer_of(reference: AnswerReference) -> Any:
+            index = referred_call(self.journal.calls, reference)
+            problem = "this apply did not make that call"
+            if index is not None:
+                value, problem_or_none = answered(self.clients, self.region, self.journal.calls[index],
+                                                  self.answers[index], reference)
+                if problem_or_none is None:
+                    return value
+                problem = problem_or_none
+            raise ApplyFailed(f"plan {self.plan.id}: {one_line(call.operation)} takes {describe(reference)}, which "
+                              f"cannot be answered ({problem}): {one_line(call.operation)} not called; "
+                              f"{len(self.journal.calls)} of {len(self.calls)} calls made before it")
+
+        return replace(call, params=resolve_references(call.params, answer_of))
+
     def _still_as_audited(self, call: ApiCall) -> None:
         """Right before the calls that change the endpoint: it is read again and must still be as the
         plan was made on it (a person's UpdateEndpointWeightsAndCapacities since the first read is not
@@ -249,7 +326,8 @@ class Execution:
         """A copy of the endpoint config gets the tags of the config it copies, read now (the audit
         does not read a config's tags), besides the plan's own (`auditor:plan`), which win; AWS's
         own `aws:` tags cannot be set and are left out."""
-        if (call.service, call.operation) != ("sagemaker", "CreateEndpointConfig") or not self.plan.audited_config:
+        if ((call.service, call.operation) != ("sagemaker", "CreateEndpointConfig") or not self.plan.audited_config
+                or self.plan.target_config is None):  # a new endpoint's config is no copy
             return call
         api = self.clients.client("sagemaker", self.region)
         try:
@@ -265,30 +343,29 @@ class Execution:
         return replace(call, params={**call.params, "Tags": [*own, *copied]}) if copied else call
 
     def _reused(self, call: ApiCall) -> bool:
-        """AWS refuses CreateEndpointConfig for a name that exists: a retry of this plan finds the
-        config its first attempt made. The same body: skipped and journaled "reused"; another:
-        refused, naming it."""
-        name = str(call.params.get("EndpointConfigName"))
+        """AWS refuses a create for a name that exists (an endpoint config, an endpoint, an inference
+        component): a retry of this plan finds what its first attempt made. The same body: skipped
+        and journaled "reused"; another: refused, naming it and the command that removes it."""
+        noun, key, read, answer_key, delete = _CREATES[call.operation]
+        name = str(call.params.get(key))
         api = self.clients.client("sagemaker", self.region)
         try:
-            described = api.describe_endpoint_config(EndpointConfigName=name)
+            described = dict(getattr(api, xform_name(read))(**{key: name}))
         except _ERRORS as exc:
             if gone(exc):
                 return False
-            raise ApplyFailed(f"plan {self.plan.id}: "
-                              f"{describe_client_error(exc, 'sagemaker', 'DescribeEndpointConfig', self.region)}; "
+            raise ApplyFailed(f"plan {self.plan.id}: {describe_client_error(exc, 'sagemaker', read, self.region)}; "
                               f"{len(self.journal.calls)} of {len(self.calls)} calls made before it") from None
-        body = {k: v for k, v in call.params.items() if k != "Tags"}
-        if same_body(body, described):
-            self.journal.call(call, "reused", evidence=f"endpoint config {name} exists as this call makes it")
-            self.answers.append({"EndpointConfigArn": described.get("EndpointConfigArn")})
+        differs = _difference(call, described)
+        if differs is None:
+            self.journal.call(call, "reused", evidence=f"{noun} {name} exists as this call makes it")
+            self.answers.append({answer_key: described.get(answer_key)})
             return True
-        self.journal.call(call, "failed", error=f"endpoint config {name} exists with other settings")
+        self.journal.call(call, "failed", error=f"{noun} {name} exists: {differs}")
         raise ApplyFailed(
-            f"plan {self.plan.id}: endpoint config {one_line(name)} exists and is not the one this plan makes "
-            f"(its settings differ); {len(self.journal.calls)} of {len(self.calls)} calls made before it; remove it "
-            f"if nothing uses it: aws sagemaker delete-endpoint-config --endpoint-config-name {one_line(name)} "
-            f"--region {self.region}")
+            f"plan {self.plan.id}: {noun} {one_line(name)} exists and is not the one this plan makes ({differs}); "
+            f"{len(self.journal.calls)} of {len(self.calls)} calls made before it; remove it if nothing uses it: "
+            f"aws sagemaker {delete} --{_kebab(key)} {one_line(name)} --region {self.region}")
 
     def _read_scaling(self, call: ApiCall) -> bool:
         """The target as it is, journaled before it is deregistered; False (the call skipped) when
@@ -322,12 +399,12 @@ class Execution:
                         return f"endpoint {params['EndpointName']} is {status} to {target}"
                     if status == "InService" and described.get("EndpointConfigName") == target:
                         return f"endpoint {params['EndpointName']} is InService on {target}"
-                case ("sagemaker", "CreateEndpointConfig"):
-                    described = self.clients.client("sagemaker", region).describe_endpoint_config(
-                        EndpointConfigName=params["EndpointConfigName"])
-                    body = {k: v for k, v in params.items() if k != "Tags"}
-                    if same_body(body, described):
-                        return f"endpoint config {params['EndpointConfigName']} exists as the call makes it"
+                case ("sagemaker", "CreateEndpointConfig" | "CreateEndpoint" | "CreateInferenceComponent"):
+                    noun, key, read, _, _ = _CREATES[call.operation]
+                    described = dict(getattr(self.clients.client("sagemaker", region), xform_name(read))(
+                        **{key: params[key]}))
+                    if _difference(call, described) is None:
+                        return f"{noun} {params[key]} exists as the call makes it"
                 case ("sagemaker", "DeleteEndpoint"):
                     try:
                         described = self.clients.client("sagemaker", region).describe_endpoint(

@@ -9,6 +9,7 @@ with apply's credentials).
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Callable
 from typing import Any
 
 import botocore.exceptions
@@ -18,7 +19,7 @@ import botocore.validate
 
 from auditor.act import APPLY_OPERATIONS
 from auditor.act.binding import call_refusal, content_refusal
-from auditor.act.plan import PlanToApply, plan_noun
+from auditor.act.plan import PlanToApply
 from auditor.config import OPT_IN_TAG, ApplyConfig
 from auditor.kinds.registry import runs_next, target_for
 from auditor.models import RiskLevel
@@ -28,8 +29,9 @@ from auditor.write.target import Observed
 _MODELS = botocore.session.get_session()  # service models only: never sends a request
 
 
-def plan_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
-    """Why this plan is never applied as it stands, or None."""
+def plan_refusal(plan: PlanToApply, config: ApplyConfig, load_tested: bool = False) -> str | None:
+    """Why this plan is never applied as it stands, or None. `load_tested`: whoever applies it says
+    the load test its risk asks for was run and passed (`audit apply --load-tested`)."""
     who = f"plan {plan.id} ({one_line(plan.resource.name)})"
     if runs_next(plan.resource.type):
         return (f"{who}: its change is the next run's request (audit plans show {plan.id} --as cli); "
@@ -41,7 +43,7 @@ def plan_refusal(plan: PlanToApply, config: ApplyConfig) -> str | None:
         return f"{who}: its change cannot be expressed as API calls; apply it by hand"
     if not plan.measured:
         return f"{who}: it rests on circumstantial evidence (unmeasured); apply never makes an unmeasured change"
-    if plan.risk is not None and plan.risk.load_test_first:
+    if plan.risk is not None and plan.risk.load_test_first and not load_tested:
         return (f"{who}: load-test first ({one_line('; '.join(plan.risk.load_test_first))}); "
                 "a replay of the window cannot predict it")
     if plan.risk is None:
@@ -74,8 +76,11 @@ def account_refusal(plan: PlanToApply, caller_account: str) -> str | None:
     return None
 
 
-def resource_refusal(plan: PlanToApply, config: ApplyConfig, observed: Observed, tags: dict[str, str]) -> str | None:
-    """Why the resource as it is now must not be changed, or None."""
+def resource_refusal(plan: PlanToApply, config: ApplyConfig, observed: Observed,
+                     tags: Callable[[str], dict[str, str]]) -> str | None:
+    """Why the resource as it is now must not be changed, or None. `tags`: the tags of a resource by
+    its ARN (ListTags), for the opt-in of each resource the target names (the plan's own, or the
+    member endpoints of a shared one)."""
     target = target_for(plan.resource.type)
     if target is None:
         return f"apply does not change a {one_line(plan.resource.type)}"
@@ -84,8 +89,9 @@ def resource_refusal(plan: PlanToApply, config: ApplyConfig, observed: Observed,
         return changed
     key, value = OPT_IN_TAG
     patterns, listed = target.opt_in_patterns(config)
-    if tags.get(key) != value and not any(fnmatch.fnmatchcase(plan.resource.name, p) for p in patterns):
-        return f"{plan_noun(plan)} is not opted in: tag it {key}={value} or list it in {listed}"
+    for noun, arn, name in target.opt_in_resources(plan, observed):
+        if not any(fnmatch.fnmatchcase(name, p) for p in patterns) and tags(arn).get(key) != value:
+            return f"{noun} is not opted in: tag it {key}={value} or list it in {listed}"
     return None
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from auditor.models import ENDPOINT_TYPES, CopiedTags
+from auditor.models import ENDPOINT_TYPES, NAME_PARAMS, AnswerReference, CopiedTags, references_in, resolve_references
 from auditor.records import stated_resource
 from auditor.text import one_line
 
@@ -147,17 +147,91 @@ def _cli(plan: dict[str, Any], change: dict[str, Any], risk: dict[str, Any], not
     region = _word(resource.get("region") or "")
     request = risk.get("load_test_request")
     calls = ([request] if request else []) + list(change.get("calls") or [])
-    for call in calls:
+    captured = _captured(calls)
+    # The call the later ones wait for (a deployment, a new endpoint): the endpoint InService right after it.
+    waited = next((i for i, c in enumerate(calls) if c is not request and c.get("operation") in _WAITED_FOR), None)
+    for index, call in enumerate(calls):
         lines.append(f"# {_line(call.get('purpose'))}")
         if call is request:
             lines.append("# (the load test: run it, read its recommendations, then apply the rest)")
-        lines.append(f"aws {_word(call['service'])} {_word(_kebab(call['operation']))} "
-                     f"--region {region} --cli-input-json "
-                     f"{shlex.quote(json.dumps(call['params'], sort_keys=True))}")
+        body, unanswered = _cli_body(call["params"], calls[:index], captured)
+        lines.extend(f"# {_line(call['operation'])} takes {_line(_said(r))}, which no earlier call makes: put it in "
+                     "by hand" for r in unanswered)
+        command = (f"aws {_word(call['service'])} {_word(_kebab(call['operation']))} "
+                   f"--region {region} --cli-input-json {body}")
+        fields = captured.get(index)
+        if not fields:
+            lines.append(command)
+        elif len(fields) == 1:
+            ((field_name, variable),) = fields.items()
+            lines.append(f"# {variable}: the {_line(field_name)} it answers, which a later command takes")
+            lines.append(f"{variable}=$({command} --query {_word(field_name)} --output text)")
+        else:
+            lines.append(f"# {', '.join(fields.values())}: the {', '.join(_line(f) for f in fields)} it answers, "
+                         "which later commands take")
+            lines.append(f"read -r {' '.join(fields.values())} <<< \"$({command} --query "
+                         f"{shlex.quote('[' + ', '.join(_line(f) for f in fields) + ']')} --output text)\"")
+        if index == waited:
+            lines.append(f"aws sagemaker wait endpoint-in-service --region {region} --endpoint-name "
+                         f"{_word((call.get('params') or {}).get('EndpointName'))}")
     waiter = _WAITERS.get(str(resource.get("type")))
-    if change.get("waits_for") and resource.get("name") and waiter:
+    if waited is None and change.get("waits_for") and resource.get("name") and waiter:
         lines.append(f"aws sagemaker wait {waiter[0]} --region {region} {waiter[1]} {_word(resource['name'])}")
     return "\n".join(lines) + "\n"
+
+
+def _said(reference: AnswerReference) -> str:
+    return f"the {reference.field} of {reference.operation} {reference.name}"
+
+
+def _referred_index(calls: list[dict[str, Any]], reference: AnswerReference) -> int | None:
+    """The index of the call among `calls` an answer reference names (its operation and name), or None."""
+    key = NAME_PARAMS.get(reference.operation)
+    return next((i for i, c in enumerate(calls) if c.get("operation") == reference.operation and key
+                 and (c.get("params") or {}).get(key) == reference.name), None)
+
+
+def _captured(calls: list[dict[str, Any]]) -> dict[int, dict[str, str]]:
+    """The answers later commands take, by the index of the command that answers them: field ->
+    the shell variable it is captured in (POLICY_ARN_1: the first command's PolicyARN)."""
+    captured: dict[int, dict[str, str]] = {}
+    for index, call in enumerate(calls):
+        for reference in references_in(call.get("params") or {}):
+            earlier = _referred_index(calls[:index], reference)
+            if earlier is not None and re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", reference.field):
+                captured.setdefault(earlier, {})[reference.field] = f"{_snake(reference.field).upper()}_{earlier + 1}"
+    return captured
+
+
+def _cli_body(params: dict[str, Any], earlier: list[dict[str, Any]],
+              captured: dict[int, dict[str, str]]) -> tuple[str, list[AnswerReference]]:
+    """The request as one shell word of JSON, each answer reference in it the shell variable that
+    captured the answer (the word leaves its single quotes for "$VAR"), and the references no earlier
+    command answers (left as they are)."""
+    text = json.dumps(params, sort_keys=True)
+    stand_ins: dict[str, str] = {}
+    unanswered: list[AnswerReference] = []
+
+    def stand_in(reference: AnswerReference) -> Any:
+        index = _referred_index(earlier, reference)
+        variable = captured.get(index, {}).get(reference.field) if index is not None else None
+        if variable is None:
+            unanswered.append(reference)
+            return _reference_text(reference)
+        token = f"ANSWER{len(stand_ins)}"
+        while token in text or any(token in t for t in stand_ins):  # never a string the request holds
+            token += "_"
+        stand_ins[token] = variable
+        return token
+
+    word = shlex.quote(json.dumps(resolve_references(params, stand_in), sort_keys=True))
+    for token in sorted(stand_ins, key=len, reverse=True):  # ANSWER10 before ANSWER1
+        word = word.replace(token, f"'\"${stand_ins[token]}\"'")
+    return word, unanswered
+
+
+def _reference_text(reference: AnswerReference) -> str:
+    return f"${{{reference.operation}:{reference.name}.{reference.field}}}"
 
 
 def _word(value: Any) -> str:
@@ -167,6 +241,9 @@ def _word(value: Any) -> str:
     return shlex.quote(_line(value))
 
 
+# The calls the ones after them wait for (a deployment, a new endpoint): the CLI text waits for the
+# endpoint InService right after it, as apply does.
+_WAITED_FOR = ("UpdateEndpoint", "CreateEndpoint")
 # The AWS CLI waiter (botocore's sagemaker waiters) for what a change waits for, by resource type;
 # a Studio app and a HyperPod cluster have none (the CLI text says what to wait for in a comment).
 _WAITERS = {"endpoint": ("endpoint-in-service", "--endpoint-name"),
@@ -201,6 +278,9 @@ _CFN_TYPES = {"CreateEndpointConfig": "AWS::SageMaker::EndpointConfig", "UpdateE
               "RegisterScalableTarget": "AWS::ApplicationAutoScaling::ScalableTarget",
               "PutScalingPolicy": "AWS::ApplicationAutoScaling::ScalingPolicy",
               "CreateSchedule": "AWS::Scheduler::Schedule"}
+# The answer fields a resource's Ref returns (its ARN); any other is its Fn::GetAtt.
+_CFN_REF_IS = {"AWS::ApplicationAutoScaling::ScalingPolicy": ("PolicyARN",),
+               "AWS::SageMaker::EndpointConfig": ("EndpointConfigArn",), "AWS::SageMaker::Endpoint": ("EndpointArn",)}
 # Request fields the resource type has no property for (cfn-lint's schemas): left out and named.
 _CFN_LEFT_OUT = {"CreateEndpointConfig": ("CrossRegionTrafficConfig",), "CreateSchedule": ("ActionAfterCompletion",)}
 _CFN_VARIANT_LEFT_OUT = ("AcceleratorPartitionLayouts",)
@@ -427,6 +507,8 @@ _TF_RESOURCES: dict[str, _Block] = {
         }, ("Arn", "RoleArn")),
     }, ("ScheduleExpression", "FlexibleTimeWindow", "Target")),
 }
+# The attribute of a resource that holds an answer field later calls take (answer references).
+_TF_ANSWERS = {"PolicyARN": "arn", "EndpointConfigArn": "arn", "EndpointArn": "arn", "InferenceComponentArn": "arn"}
 # Fields of the request itself, not of the resource (an idempotency token): never declared, nothing to say.
 _REQUEST_ONLY = frozenset({"ClientToken"})
 # The attributes a scalable target exports that a policy or a scheduled action of it refers to.
@@ -544,8 +626,12 @@ class _Declarations:
     alarms: dict[str, _Declared] = field(default_factory=dict)  # by AlarmName
     targets: dict[tuple[str, str], _Declared] = field(default_factory=dict)  # by (ResourceId, ScalableDimension)
     withheld: set[str] = field(default_factory=set)  # configs made by the CLI instead (_Dialect.withheld)
+    # by the operation and the name an answer reference names the call by (auditor.models.NAME_PARAMS)
+    answers: dict[tuple[str, str], _Declared] = field(default_factory=dict)
 
     def add(self, operation: str, params: Mapping[str, Any], resource: _Declared) -> None:
+        if operation in NAME_PARAMS:
+            self.answers[(operation, str(params.get(NAME_PARAMS[operation])))] = resource
         if operation == "CreateEndpointConfig":
             self.configs[str(params.get("EndpointConfigName"))] = resource
         elif operation == "PutMetricAlarm":
@@ -554,7 +640,16 @@ class _Declarations:
             self.targets[_target_key(params)] = resource
 
     def referred(self, dialect: _Dialect, operation: str, params: dict[str, Any]) -> dict[str, Any]:
-        """The request with the name of each resource declared before replaced by a reference to it."""
+        """The request with the name of each resource declared before replaced by a reference to it, and
+        each answer reference by the attribute of the declared resource that holds that answer (one
+        not declared stays as it is: `_declare_call` says so)."""
+        answers = self.answers
+
+        def attribute(reference: AnswerReference) -> Any:
+            resource = answers.get((reference.operation, reference.name))
+            return _reference_text(reference) if resource is None else dialect.refer_to_answer(resource,
+                                                                                             reference.field)
+
         if operation == "UpdateEndpoint":
             alarms = self.alarms
             params = _refer_to_alarms(params, lambda name: dialect.refer_to_alarm(alarms[name]) if name in alarms
@@ -566,7 +661,7 @@ class _Declarations:
             target = self.targets.get(_target_key(params))
             if target is not None:  # declared after its target: the tool orders them by the reference
                 params = dialect.refer_to_target(params, target)
-        return params
+        return resolve_references(params, attribute)  # last: the copy above would unmark an expression
 
 
 class _Dialect(ABC):
@@ -601,6 +696,11 @@ class _Dialect(ABC):
     @abstractmethod
     def refer_to_alarm(self, alarm: _Declared) -> Any:
         """The value that names a declared alarm in an endpoint's rollback alarms."""
+
+    @abstractmethod
+    def refer_to_answer(self, resource: _Declared, answer_field: str) -> Any:
+        """The value that stands for a field of the answer to the call a declared resource stands for
+        (a scaling policy's PolicyARN in the alarm that invokes it)."""
 
     @abstractmethod
     def refer_to_target(self, params: dict[str, Any], target: _Declared) -> dict[str, Any]:
@@ -650,6 +750,8 @@ def _declare_call(dialect: _Dialect, declared: _Declarations, plan_id: Any, inde
     if kind is None:
         return [_undeclared(operation, params, dialect)]
     params = declared.referred(dialect, operation, params)
+    unanswered = [f"# {_line(operation)} takes {_line(_said(r))}, which is not declared here: put it in by hand"
+                  for r in references_in(params)]
     try:
         body, left_out = dialect.body(operation, params)
     except _Undeclarable as exc:
@@ -657,7 +759,7 @@ def _declare_call(dialect: _Dialect, declared: _Declarations, plan_id: Any, inde
                 f"lacks ({_line(exc)}); the request: --as cli"]
     resource = _Declared(kind, dialect.name(plan_id, operation, index), body)
     declared.add(operation, params, resource)
-    comments: list[_Item] = [dialect.update_endpoint] if operation == "UpdateEndpoint" else []
+    comments: list[_Item] = [*unanswered, *([dialect.update_endpoint] if operation == "UpdateEndpoint" else [])]
     if left_out:
         comments.append(f"# {_line(operation)}: {dialect.described(kind)} has no {dialect.field_word} for "
                         f"{_line(', '.join(dict.fromkeys(left_out)))}: left out here, so what {dialect.maker} makes "
@@ -698,6 +800,12 @@ class _CloudFormation(_Dialect):
 
     def refer_to_alarm(self, alarm: _Declared) -> Any:
         return {"Ref": alarm.name}
+
+    def refer_to_answer(self, resource: _Declared, answer_field: str) -> Any:
+        # A scaling policy's, an endpoint config's and an endpoint's Ref is its ARN.
+        if answer_field in _CFN_REF_IS.get(resource.kind, ()):
+            return {"Ref": resource.name}
+        return {"Fn::GetAtt": [resource.name, answer_field]}
 
     def refer_to_target(self, params: dict[str, Any], target: _Declared) -> dict[str, Any]:
         return {**{k: v for k, v in params.items() if k not in _TARGET_KEYS}, "ScalingTargetId": {"Ref": target.name}}
@@ -752,6 +860,9 @@ class _Terraform(_Dialect):
 
     def refer_to_alarm(self, alarm: _Declared) -> Any:
         return _Expression(f"{alarm.kind}.{alarm.name}.alarm_name")
+
+    def refer_to_answer(self, resource: _Declared, answer_field: str) -> Any:
+        return _Expression(f"{resource.kind}.{resource.name}.{_TF_ANSWERS.get(answer_field, _snake(answer_field))}")
 
     def refer_to_target(self, params: dict[str, Any], target: _Declared) -> dict[str, Any]:
         return {**params, **{key: _Expression(f"{target.kind}.{target.name}.{attribute}")

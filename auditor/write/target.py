@@ -95,6 +95,12 @@ class Target(ABC):
         """What the plan lacks for this type (read from the plan alone), or None."""
         return None
 
+    def opt_in_resources(self, plan: PlanToApply, observed: Observed) -> list[tuple[str, str, str]]:
+        """The resources that must each be opted in (by their tag, or their name matching
+        `opt_in_patterns`), as (how a refusal names it, its ARN for ListTags, its name): the plan's
+        resource itself."""
+        return [(self.named(plan), observed.arn, plan.resource.name)]
+
     @abstractmethod
     def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
         """The resource now (its type's Describe call); ApplyRefused when it cannot be read."""
@@ -114,7 +120,14 @@ class Target(ABC):
     @abstractmethod
     def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
                sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
-        """After the calls: (outcome, message), outcome applied | rolled-back | failed | timed-out."""
+        """After the calls up to the one the others wait for (UpdateEndpoint, CreateEndpoint; all of
+        them when none is made): (outcome, message), outcome applied | rolled-back | failed | timed-out."""
+
+    def settle_after(self, clients: AwsClients, plan: PlanToApply, wait_minutes: float,
+                     sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str] | None:
+        """After the calls made once `settle` said applied: a second wait, (outcome, message); None
+        when there is nothing more to wait for (what they created is read back instead)."""
+        return None
 
 
 def gone(exc: Exception) -> bool:

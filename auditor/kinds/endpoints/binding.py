@@ -4,15 +4,18 @@ the plan id (auditor.recommend.change.resource_name and the rules' own naming); 
 call does is the plan's or the variant's as the audit saw it; and, from the endpoint as it is now
 (`observed_refusal`, the target's `changed`), each variant a call names is one of the endpoint's,
 each inference component one it hosts, and a new endpoint config a copy of the audited one but for
-the plan's variant's shape.
+the plan's variant's shape. A consolidation's calls (type "shared-endpoint") name only the config,
+the shared endpoint and the components it creates (at the end of the module).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from typing import Any
 
+from auditor.config import OPT_IN_TAG
 from auditor.kinds.endpoints.autoscaling import COPY_DIMENSION
 from auditor.kinds.endpoints.change import (
     CREATE_CONFIG_FIELDS,
@@ -27,8 +30,8 @@ from auditor.kinds.endpoints.rules import component_scale_to_zero as component_z
 from auditor.kinds.endpoints.rules.no_queue_alarm import AGE_METRIC, STRANDED_METRIC
 from auditor.kinds.endpoints.rules.off_hours import UNIVERSAL_TARGET
 from auditor.kinds.endpoints.rules.off_hours import _name as schedule_name
-from auditor.models import ApiCall
-from auditor.recommend.change import resource_name
+from auditor.models import ApiCall, answer_reference
+from auditor.recommend.change import PLAN_TAG, resource_name
 from auditor.text import one_line
 from auditor.write.binding import CallBinding, names
 from auditor.write.plan import PlanToApply
@@ -45,6 +48,8 @@ COMPONENT_PREFIX = "inference-component/"
 SCHEDULED_ACTION_PREFIXES = ("auditor-zero", "auditor-back")
 SCHEDULE_PREFIXES = {"deleteEndpoint": "auditor-stop", "createEndpoint": "auditor-start"}
 MAX_NAMED_INDEX = 168  # a schedule per hour of the week at most
+# The alarm that invokes a plan's step-scaling policy: `<endpoint>-<variant>-<plan id>-scale-out`.
+STEP_ALARM_SUFFIX = "scale-out"
 
 
 # The top-level keys of each call's parameters: exactly those the change builders emit
@@ -97,7 +102,11 @@ def content_problem(plan: PlanToApply, index: int, operation: str, params: dict[
                      if c.operation == "PutScalingPolicy" and c.params.get("PolicyName") == name
                      and c.params.get("ResourceId") == resource]
         expected += _from_zero_policies(plan, variant, params)
-        if params not in expected:
+        if params not in expected and params.get("PolicyType") == "StepScaling":
+            if not _invoked_step_policy(plan, index, params):
+                return (f"puts step-scaling policy {one_line(str(name))}, which no alarm of the plan invokes (its "
+                        "AlarmActions take the policy's PolicyARN)")
+        elif params not in expected:
             return (f"puts policy {one_line(str(name))} with settings that are neither the plan's proposed policy "
                     "nor the variant's as the audit read it (change.restore)")
     if operation == "DeregisterScalableTarget":
@@ -156,6 +165,20 @@ def _from_zero_policies(plan: PlanToApply, variant: str, params: dict[str, Any])
             is None:
         made.append(async_zero.tracking_params(plan.resource.name, variant, target))
     return made
+
+
+def _invoked_step_policy(plan: PlanToApply, index: int, params: dict[str, Any]) -> bool:
+    """A step-scaling policy (a rule's, e.g. scaling an async endpoint out from zero) that an alarm
+    later in the change invokes (its AlarmActions take this call's PolicyARN). What it can do is
+    bounded by the variant's scalable target, whose capacities are the plan's or the audited ones
+    (RegisterScalableTarget above, the basis)."""
+    if params.get("PolicyType") != "StepScaling" or "TargetTrackingScalingPolicyConfiguration" in params \
+            or not isinstance(params.get("StepScalingPolicyConfiguration"), dict):
+        return False
+    arn = answer_reference("PutScalingPolicy", str(params.get("PolicyName")), "PolicyARN")
+    calls = plan.change.calls if plan.change else ()
+    return any(c.operation == "PutMetricAlarm" and arn in (c.params.get("AlarmActions") or [])
+               for c in calls[index + 1:])
 
 
 def _own_calls(plan: PlanToApply, variant: str) -> list[ApiCall]:
@@ -358,10 +381,10 @@ def _alarm_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
         return f"watches {shown}"
     name = str(params.get("AlarmName") or "")
     base = f"{plan.resource.name}-{plan.variant or ''}-{plan.names_id}"[:200]
-    rollback = {f"{base}-5xx", f"{base}-latency-p99"} if plan.variant else set()
+    own = {f"{base}-5xx", f"{base}-latency-p99", f"{base}-{STEP_ALARM_SUFFIX}"} if plan.variant else set()
     queue = {f"{plan.resource.name}-{metric}"[:255] for metric in (AGE_METRIC, STRANDED_METRIC)}
     queue.add(async_zero.alarm_name(plan.resource.name))
-    if name not in rollback | queue:
+    if name not in own | queue:
         return f"names alarm {one_line(name)}"
     return None
 
@@ -389,3 +412,135 @@ def _schedule_call(plan: PlanToApply, params: dict[str, Any]) -> str | None:
 
 
 BINDING = CallBinding(OPERATIONS, _endpoint_call, PARAMETER_KEYS, content_problem)
+
+
+# --- the shared endpoint a consolidation creates (resource type "shared-endpoint") -----------------
+#
+# Every call of a consolidation plan (rule consolidate-onto-components) names what the plan creates
+# and nothing else: the endpoint config named after the shared endpoint, the shared endpoint on it,
+# and one inference component per member endpoint (named as the member, running the model the member
+# runs as the plan's basis records it, on the config's one variant). Every one carries the plan's tag
+# `auditor:plan` (how a retry tells its own shared endpoint from another's, and what IAM requires) and
+# never the opt-in tag. No call deletes or updates anything: those operations are not the type's.
+
+SHARED_TYPE = "shared-endpoint"
+SHARED_PREFIX = "consolidated-"
+
+
+def shared_name(members: list[str]) -> str:
+    """The shared endpoint's name: `consolidated-` and the first 10 hex of the sha256 of the sorted
+    member endpoint names, one a line (design C2; the rule names it so), so the members are held to
+    the plan's resource (and id)."""
+    digest = hashlib.sha256("\n".join(sorted(members)).encode()).hexdigest()
+    return f"{SHARED_PREFIX}{digest[:10]}"
+
+
+def members_of(plan: PlanToApply) -> list[dict[str, Any]]:
+    """The member endpoints as the plan's basis records them (endpoint, endpoint_config, status,
+    variant, model)."""
+    members = (plan.basis or {}).get("members")
+    return [m for m in members if isinstance(m, dict)] if isinstance(members, list) else []
+
+
+def component_calls(plan: PlanToApply) -> list[dict[str, Any]]:
+    return [c.params for c in plan.calls_of("sagemaker", "CreateInferenceComponent")]
+
+
+SHARED_OPERATIONS = frozenset({("sagemaker", "CreateEndpointConfig"), ("sagemaker", "CreateEndpoint"),
+                        ("sagemaker", "CreateInferenceComponent")})
+SHARED_PARAMETER_KEYS: dict[str, frozenset[str]] = {
+    # A component-style config: its one variant, the group's encryption and network settings, the
+    # role the components' models run as.
+    "CreateEndpointConfig": frozenset({"EndpointConfigName", "ProductionVariants", "KmsKeyId", "VpcConfig",
+                                       "EnableNetworkIsolation", "ExecutionRoleArn", "Tags"}),
+    "CreateEndpoint": frozenset({"EndpointName", "EndpointConfigName", "Tags"}),
+    "CreateInferenceComponent": frozenset({"InferenceComponentName", "EndpointName", "VariantName", "Specification",
+                                           "RuntimeConfig", "Tags"}),
+}
+# What a component's Specification and RuntimeConfig may set: the member's model and what each copy
+# reserves; how many copies.
+SPECIFICATION_KEYS = frozenset({"ModelName", "ComputeResourceRequirements"})
+RUNTIME_KEYS = frozenset({"CopyCount"})
+
+
+def config_names(plan: PlanToApply) -> tuple[str, str]:
+    """The names the shared endpoint's config may have: `<shared endpoint>-<plan id>`, as apply names
+    a config it makes, or `<shared endpoint>-config`, as the rule names it (both held to the members
+    by the shared endpoint's name; IAM allows both shapes)."""
+    return resource_name(plan.resource.name, plan.names_id), f"{plan.resource.name}-config"
+
+
+def _variant(plan: PlanToApply) -> str | None:
+    """The one variant the plan's endpoint config defines (the components' VariantName)."""
+    for call in plan.calls_of("sagemaker", "CreateEndpointConfig"):
+        variants = call.params.get("ProductionVariants")
+        if isinstance(variants, list) and len(variants) == 1 and isinstance(variants[0], dict):
+            return str(variants[0].get("VariantName"))
+    return None
+
+
+def shared_names(plan: PlanToApply, operation: str, params: dict[str, Any]) -> str | None:
+    endpoint = plan.resource.name
+    made = [c.params.get("EndpointConfigName") for c in plan.calls_of("sagemaker", "CreateEndpointConfig")]
+    if operation == "CreateEndpointConfig":
+        name = params.get("EndpointConfigName")
+        return None if name in config_names(plan) else f"names endpoint config {one_line(str(name))}"
+    if operation == "CreateEndpoint":
+        name = params.get("EndpointConfigName")
+        return (names(params.get("EndpointName"), endpoint, "endpoint")
+                or (None if name in config_names(plan) and name in made
+                    else f"names endpoint config {one_line(str(name))} (not the one the plan creates)"))
+    if operation == "CreateInferenceComponent":
+        component = params.get("InferenceComponentName")
+        member = next((m for m in members_of(plan) if m.get("endpoint") == component), None)
+        if member is None:
+            return f"names inference component {one_line(str(component))}, which is no member endpoint's name"
+        given = params.get("Specification")
+        specification: dict[str, Any] = given if isinstance(given, dict) else {}
+        model = specification.get("ModelName")
+        if model != member.get("model"):
+            return (f"names model {one_line(str(model))} (member {one_line(str(component))} runs "
+                    f"{one_line(str(member.get('model')))} in the plan's basis)")
+        return (names(params.get("EndpointName"), endpoint, "endpoint")
+                or names(params.get("VariantName"), _variant(plan) or "?", "variant"))
+    return "is not checked"
+
+
+def _tag_problem(params: dict[str, Any], plan: PlanToApply) -> str | None:
+    given = params.get("Tags")
+    tags: list[Any] = given if isinstance(given, list) else []
+    keys = {str(t.get("Key")): t.get("Value") for t in tags if isinstance(t, dict)}
+    if keys.get(PLAN_TAG) != plan.id:
+        return f"does not carry the tag {PLAN_TAG}={plan.id}"
+    if any(key.lower() == OPT_IN_TAG[0] for key in keys):
+        return f"sets the opt-in tag {OPT_IN_TAG[0]}: only people set it"
+    return None
+
+
+def shared_content(plan: PlanToApply, index: int, operation: str, params: dict[str, Any]) -> str | None:
+    """Each create carries the plan's tag and not the opt-in; the config has one variant hosting
+    components (no model of its own); a component sets only its model, what a copy reserves and how
+    many copies; the endpoint is created before its components."""
+    problem = _tag_problem(params, plan)
+    if problem:
+        return problem
+    if operation == "CreateEndpointConfig":
+        variants = params.get("ProductionVariants")
+        if not isinstance(variants, list) or len(variants) != 1 or not isinstance(variants[0], dict):
+            return "does not define exactly one variant"
+        if "ModelName" in variants[0]:
+            return "gives its variant a model: the shared endpoint's variant hosts inference components"
+    if operation == "CreateInferenceComponent":
+        specification = params.get("Specification")
+        runtime = params.get("RuntimeConfig")
+        if not isinstance(specification, dict) or set(specification) - SPECIFICATION_KEYS:
+            return f"sets Specification beyond {', '.join(sorted(SPECIFICATION_KEYS))}"
+        if not isinstance(runtime, dict) or set(runtime) - RUNTIME_KEYS:
+            return f"sets RuntimeConfig beyond {', '.join(sorted(RUNTIME_KEYS))}"
+        calls = plan.change.calls if plan.change else ()
+        if not any(c.operation == "CreateEndpoint" for c in calls[:index]):
+            return "comes before the CreateEndpoint of its endpoint"
+    return None
+
+
+SHARED_BINDING = CallBinding(SHARED_OPERATIONS, shared_names, SHARED_PARAMETER_KEYS, shared_content)

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from auditor.analyse.rules.base import settings_of
 from auditor.catalog import load_catalog
+from auditor.kinds.endpoints.binding import SHARED_TYPE, component_calls, members_of
 from auditor.kinds.endpoints.rules.idle import RULE as IDLE
 from auditor.text import one_line
 from auditor.write.evidence import PERIOD_SECONDS, EvidenceCheck, Since, metric_data, query
@@ -89,7 +90,47 @@ def _vcpus(plan: PlanToApply, variant: str) -> float:
     return float(shape.vcpu) if shape is not None and shape.vcpu else 1.0
 
 
+# --- a consolidation: no member busier than its copies reserve -----------------------------------
+
+
+def _reserved_cores(plan: PlanToApply) -> dict[str, float]:
+    """Each member's CPU cores its copies reserve (NumberOfCpuCoresRequired x copies), from the
+    plan's CreateInferenceComponent calls (component = the member endpoint's name)."""
+    reserved = {}
+    for params in component_calls(plan):
+        spec = params.get("Specification") or {}
+        cores = (spec.get("ComputeResourceRequirements") or {}).get("NumberOfCpuCoresRequired")
+        copies = (params.get("RuntimeConfig") or {}).get("CopyCount")
+        if isinstance(cores, int | float) and isinstance(copies, int) and not isinstance(copies, bool):
+            reserved[str(params.get("InferenceComponentName"))] = float(cores) * copies
+    return reserved
+
+
+def shared_since(since: Since) -> str | None:
+    """Since the audit's window ended, each member's CPU (CPUUtilization Maximum, the sum over its
+    vCPUs: 100 per core busy) must stay within the cores its copies reserve on the shared fleet:
+    a member that grew since the audit would not fit what the plan packs."""
+    plan = since.plan
+    reserved = _reserved_cores(plan)
+    members = [m for m in members_of(plan) if str(m.get("endpoint")) in reserved]
+    queries = [query(f"cpu{i}", "/aws/sagemaker/Endpoints", "CPUUtilization",
+                     {"EndpointName": str(m.get("endpoint")), "VariantName": str(m.get("variant"))}, "Maximum",
+                     PERIOD_SECONDS) for i, m in enumerate(members)]
+    if not queries:
+        return None
+    found = metric_data(since, queries)
+    for index, member in enumerate(members):
+        name = str(member.get("endpoint"))
+        busiest = max((v for _, v in found.get(f"cpu{index}", [])), default=None)
+        if busiest is not None and busiest / 100 > reserved[name]:
+            return (f"member endpoint {one_line(name)} used up to {busiest / 100:.2f} CPU cores {since.when}, more "
+                    f"than its copies reserve on the shared endpoint ({reserved[name]:g}); run the audit again")
+    return None
+
+
 EVIDENCE: dict[str, EvidenceCheck] = {
     "endpoint": EvidenceCheck(frozenset({"DeleteEndpoint", "CreateSchedule", "PutScheduledAction"}), endpoint_since,
                               reads=frozenset({("cloudwatch", "GetMetricData")})),
+    SHARED_TYPE: EvidenceCheck(frozenset({"CreateInferenceComponent"}), shared_since,
+                               reads=frozenset({("cloudwatch", "GetMetricData")})),
 }

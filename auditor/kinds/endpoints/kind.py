@@ -35,7 +35,7 @@ from auditor.kinds.endpoints.assessment import (
     component_invocations,
 )
 from auditor.kinds.endpoints.autoscaling import component_resource_id, discover_autoscaling, variant_resource_id
-from auditor.kinds.endpoints.binding import BINDING
+from auditor.kinds.endpoints.binding import BINDING, SHARED_BINDING, SHARED_TYPE
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
 from auditor.kinds.endpoints.discover import discover_endpoints
 from auditor.kinds.endpoints.enhanced import EnhancedSeries, enhanced_queries
@@ -458,8 +458,8 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
     price_uses=price_uses,
     monthly_cost=monthly_cost,
     rules=RULES,
-    targets=TARGETS,
-    bindings={"endpoint": BINDING},
+    targets=TARGETS,  # the endpoints it changes, and the shared endpoint a consolidation creates
+    bindings={"endpoint": BINDING, SHARED_TYPE: SHARED_BINDING},
     evidence=EVIDENCE,
     verifiers=VERIFIERS,
     seen=seen,

@@ -3,21 +3,38 @@ and the inference components a call names); unchanged = the audited config, InSe
 the plan was computed from (its basis); waits for a deployment (UpdateEndpoint) to end InService on
 the new config (or rolled back), for a deleted endpoint to be gone, and for nothing else (settings
 around it: schedules, scheduled actions, alarms, scaling policies, read back by auditor.act.readback).
+
+The shared endpoint a consolidation creates (type "shared-endpoint", SharedEndpointTarget): read now,
+each member endpoint (DescribeEndpoint, and DescribeEndpointConfig of the config it runs: its
+variant's model), the shared endpoint if it exists (and its tags) and each inference component the
+plan names; unchanged = every member InService on the config and model the plan was made on, the
+shared endpoint absent or made by this plan (its tag `auditor:plan`: a retry continues from what
+exists), no component name taken elsewhere; waits for the shared endpoint InService (the components
+are created only then), then for each component InService (one that fails gives its FailureReason).
+Apply never deletes or updates a member endpoint.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from auditor.collect.session import AwsClients
+from auditor.collect.session import AwsClients, describe_client_error
 from auditor.config import ApplyConfig
-from auditor.kinds.endpoints.binding import named_components, observed_refusal
+from auditor.kinds.endpoints.binding import (
+    SHARED_TYPE,
+    component_calls,
+    members_of,
+    named_components,
+    observed_refusal,
+    shared_name,
+)
 from auditor.kinds.endpoints.change import SCALABLE_DIMENSION
+from auditor.recommend.change import PLAN_TAG
 from auditor.text import one_line
 from auditor.write.plan import ApplyRefused, PlanToApply
-from auditor.write.target import Observed, Target, Waiting, poll
+from auditor.write.target import ERRORS, Observed, Target, Waiting, gone, poll
 
 
 def deployment_wait(plan: PlanToApply, wait_minutes: float) -> tuple[float, str]:
@@ -255,4 +272,162 @@ class EndpointTarget(Target):
                                f"not {target}: {reason}{outages}")
 
 
-TARGETS: dict[str, Target] = {"endpoint": EndpointTarget()}
+def _status_of(described: Mapping[str, Any] | None) -> str:
+    return "absent" if described is None else str(described.get("EndpointStatus") or "")
+
+
+class SharedEndpointTarget(Target):
+    """A new endpoint hosting one inference component per member endpoint."""
+
+    noun = "shared endpoint"
+    in_progress: frozenset[str] = frozenset({"Creating", "Updating", "SystemUpdating"})
+    reads = frozenset({
+        ("sagemaker", "DescribeEndpoint"),  # the members and the shared endpoint
+        ("sagemaker", "DescribeEndpointConfig"),  # the model each member runs
+        ("sagemaker", "DescribeInferenceComponent"),  # the names the components take, then their wait
+        ("sagemaker", "ListTags"),  # who made a shared endpoint that exists (auditor:plan)
+    })
+    component_in_progress = frozenset({"Creating", "Updating"})
+
+    def opt_in_patterns(self, config: ApplyConfig) -> tuple[tuple[str, ...], str]:
+        return (*config.resources, *config.endpoints), "[apply] endpoints or [apply] resources"
+
+    def opt_in_resources(self, plan: PlanToApply, observed: Observed) -> list[tuple[str, str, str]]:
+        """Every member endpoint must be opted in (the plan acts for them: what it creates takes
+        their traffic); the shared endpoint does not exist to carry a tag."""
+        members: dict[str, Any] = observed.described.get("Members") or {}
+        return [(f"member endpoint {one_line(name)}", str((member.get("Endpoint") or {}).get("EndpointArn") or ""),
+                 name) for name, member in members.items()]
+
+    def plan_problem(self, plan: PlanToApply) -> str | None:
+        members = members_of(plan)
+        if not members:
+            return "it does not record its member endpoints (basis.members): run the audit again"
+        names = [str(m.get("endpoint")) for m in members]
+        if shared_name(names) != plan.resource.name:
+            return (f"its members ({', '.join(one_line(n) for n in sorted(names))}) are not those shared endpoint "
+                    f"{one_line(plan.resource.name)} is named for: the stored plan was edited; run the audit again")
+        if not plan.calls_of("sagemaker", "CreateEndpoint"):
+            return "it creates no endpoint (CreateEndpoint)"
+        return None
+
+    def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
+        api = clients.client("sagemaker", plan.resource.region)
+        members: dict[str, dict[str, Any]] = {}
+        for member in members_of(plan):
+            name = str(member.get("endpoint"))
+            described = self._maybe(plan, "DescribeEndpoint", partial(api.describe_endpoint, EndpointName=name))
+            config = None
+            if described is not None and described.get("EndpointConfigName") == member.get("endpoint_config"):
+                config = self._maybe(plan, "DescribeEndpointConfig", partial(
+                    api.describe_endpoint_config, EndpointConfigName=str(member.get("endpoint_config"))))
+            members[name] = {"Endpoint": described, "Config": config}
+        shared = self._maybe(plan, "DescribeEndpoint", partial(api.describe_endpoint, EndpointName=plan.resource.name))
+        tags: dict[str, str] = {}
+        if shared is not None:
+            arn = str(shared.get("EndpointArn"))
+            tags = self.read(plan, "ListTags", lambda: {
+                str(t["Key"]): str(t["Value"]) for page in api.get_paginator("list_tags").paginate(ResourceArn=arn)
+                for t in page.get("Tags", [])})
+        components = {}
+        for params in component_calls(plan):
+            name = str(params.get("InferenceComponentName"))
+            components[name] = self._maybe(plan, "DescribeInferenceComponent", partial(
+                api.describe_inference_component, InferenceComponentName=name))
+        return Observed(str((shared or {}).get("EndpointArn") or ""), _status_of(shared),
+                        {"Shared": shared, "SharedTags": tags, "Members": members, "Components": components})
+
+    def _maybe(self, plan: PlanToApply, operation: str, call: Callable[[], Any]) -> dict[str, Any] | None:
+        """A Describe call's answer; None when AWS says the resource is not there."""
+        try:
+            return dict(call())
+        except ERRORS as exc:
+            if gone(exc):
+                return None
+            problem = describe_client_error(exc, "sagemaker", operation, plan.resource.region)
+            raise ApplyRefused(f"{self.named(plan)}: {problem}") from None
+
+    def changed(self, plan: PlanToApply, observed: Observed) -> str | None:
+        members: dict[str, dict[str, Any]] = observed.described.get("Members") or {}
+        for member in members_of(plan):
+            name = str(member.get("endpoint"))
+            who = f"member endpoint {one_line(name)}"
+            seen = members.get(name) or {}
+            described = seen.get("Endpoint")
+            if described is None:
+                return f"{who} is gone: run the audit again"
+            config = str(described.get("EndpointConfigName") or "")
+            if config != member.get("endpoint_config"):
+                return (f"{who} changed since the audit: its config is now {one_line(config)!r}, the plan was made on "
+                        f"{one_line(str(member.get('endpoint_config')))!r}; run the audit again")
+            status = str(described.get("EndpointStatus") or "")
+            if status != "InService":
+                return f"{who} is {one_line(status)}, not InService: nothing is made while it is"
+            variants = {str(v.get("VariantName")): v for v in (seen.get("Config") or {}).get("ProductionVariants")
+                        or []}
+            model = (variants.get(str(member.get("variant"))) or {}).get("ModelName")
+            if model != member.get("model"):
+                return (f"{who} runs model {one_line(str(model))} on variant {one_line(str(member.get('variant')))}, "
+                        f"not {one_line(str(member.get('model')))} as the plan was made on; run the audit again")
+        shared = observed.described.get("Shared")
+        tags: dict[str, str] = observed.described.get("SharedTags") or {}
+        if shared is not None and tags.get(PLAN_TAG) != plan.id:
+            made_by = f"plan {one_line(tags[PLAN_TAG])}" if PLAN_TAG in tags else "no plan (no tag auditor:plan)"
+            return (f"shared endpoint {one_line(plan.resource.name)} exists and was made by {made_by}, not by plan "
+                    f"{plan.id}: nothing is made")
+        for name, component in (observed.described.get("Components") or {}).items():
+            if component is not None and component.get("EndpointName") != plan.resource.name:
+                return (f"inference component {one_line(name)} exists on endpoint "
+                        f"{one_line(str(component.get('EndpointName')))}: the name is taken; nothing is made")
+        return None
+
+    def doing(self, clients: AwsClients, plan: PlanToApply) -> str:
+        try:
+            observed = self.observe(clients, plan)
+        except ApplyRefused as exc:
+            return f"its state could not be read ({exc})"
+        name, status = one_line(plan.resource.name), one_line(observed.status)
+        if observed.status == "absent":
+            return f"shared endpoint {name} was not created"
+        going = [f"{one_line(n)} {one_line(str(c.get('InferenceComponentStatus')))}"
+                 for n, c in (observed.described.get("Components") or {}).items() if c is not None]
+        said = f"shared endpoint {name} is {status}"
+        if observed.status in self.in_progress:
+            said += "; its creation goes on"
+        return said + (f"; inference components: {', '.join(going)}" if going else "")
+
+    def settle(self, clients: AwsClients, plan: PlanToApply, answers: list[dict[str, Any]], wait_minutes: float,
+               sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str]:
+        """The shared endpoint InService (created or found by a retry); Failed gives its reason."""
+        api = clients.client("sagemaker", plan.resource.region)
+        outcome, message, _ = poll(plan, Waiting(
+            self.named(plan), "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=plan.resource.name),
+            "EndpointStatus", done="InService", in_progress=frozenset({"Creating"}),
+            at_deadline="its creation goes on; a retry of the plan continues from it"), wait_minutes, sleep, clock)
+        return outcome, message
+
+    def settle_after(self, clients: AwsClients, plan: PlanToApply, wait_minutes: float,
+                     sleep: Callable[[float], None], clock: Callable[[], float]) -> tuple[str, str] | None:
+        """Each inference component InService, one after the other within one deadline; the first that
+        fails gives its FailureReason."""
+        api = clients.client("sagemaker", plan.resource.region)
+        names = [str(p.get("InferenceComponentName")) for p in component_calls(plan)]
+        started = clock()
+        for name in names:
+            left = wait_minutes - (clock() - started) / 60
+            outcome, message, _ = poll(plan, Waiting(
+                f"inference component {one_line(name)}", "DescribeInferenceComponent",
+                partial(api.describe_inference_component, InferenceComponentName=name),
+                "InferenceComponentStatus", done="InService", in_progress=self.component_in_progress,
+                at_deadline="its creation goes on; a retry of the plan continues from it"), max(left, 0.0), sleep,
+                clock)
+            if outcome != "applied":
+                return outcome, message
+        listed = ", ".join(one_line(n) for n in names)
+        return "applied", (f"plan {plan.id} applied: shared endpoint {one_line(plan.resource.name)} is InService "
+                           f"hosting {len(names)} inference component{'s' if len(names) != 1 else ''} ({listed}); "
+                           "the member endpoints are unchanged: callers move to InvokeEndpoint with "
+                           "InferenceComponentName before their deletes are proposed")
+
+
+TARGETS: dict[str, Target] = {"endpoint": EndpointTarget(), SHARED_TYPE: SharedEndpointTarget()}

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from auditor.history.store import AppliedChange
+from auditor.kinds.endpoints.binding import SHARED_TYPE
 from auditor.kinds.endpoints.change import MANAGED_SCALING
 from auditor.kinds.endpoints.models import Endpoint, EndpointReport
 from auditor.write.verify import Evidence, ResourceKey, Verifier, operations, params_of
@@ -112,9 +113,20 @@ def runs_scaling(endpoint: Endpoint, variant: str | None, wanted: Any) -> bool:
 
 
 def seen(section: tuple[EndpointReport, ...] | None) -> Mapping[str, Mapping[ResourceKey, Any] | None]:
-    """The endpoints the run saw (every run audits endpoints: none is an empty section)."""
-    return {"endpoint": {(e.endpoint.account_id, e.endpoint.region, e.endpoint.name): e.endpoint
-                         for e in section or ()}}
+    """The endpoints the run saw (every run audits endpoints: none is an empty section); a shared
+    endpoint a consolidation created is one of them."""
+    endpoints = {(e.endpoint.account_id, e.endpoint.region, e.endpoint.name): e.endpoint for e in section or ()}
+    return {"endpoint": endpoints, SHARED_TYPE: endpoints}
 
 
-VERIFIERS: dict[str, Verifier] = {"endpoint": endpoint_done}
+def shared_done(change: AppliedChange, evidence: Evidence) -> bool:
+    """The shared endpoint InService hosting every component the change created, each InService."""
+    endpoint: Endpoint | None = evidence.found(change, SHARED_TYPE)
+    if endpoint is None or endpoint.status != "InService":
+        return False
+    hosted = {c.name: c.status for c in endpoint.inference_components}
+    names = {str(p.get("InferenceComponentName")) for p in params_of(change, "sagemaker", "CreateInferenceComponent")}
+    return bool(names) and all(hosted.get(name) == "InService" for name in names)
+
+
+VERIFIERS: dict[str, Verifier] = {"endpoint": endpoint_done, SHARED_TYPE: shared_done}
