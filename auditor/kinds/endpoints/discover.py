@@ -35,6 +35,7 @@ from auditor.kinds.endpoints.models import (
     InferenceComponent,
     ManagedScaling,
     MetricsConfig,
+    ModelNetwork,
     Variant,
 )
 from auditor.models import AuditError
@@ -364,3 +365,68 @@ def _endpoint_kind(config: dict[str, Any], described: dict[str, Any]) -> Endpoin
     if config.get("AsyncInferenceConfig"):
         return EndpointKind.ASYNC
     return EndpointKind.REAL_TIME
+
+
+def single_model(endpoint: Endpoint) -> str | None:
+    """The model of a single-model real-time endpoint on instances (one production variant, no
+    shadow, no inference components, InService and judged); None for any other endpoint."""
+    if (endpoint.kind is not EndpointKind.REAL_TIME or endpoint.status != "InService" or endpoint.not_judged_reason
+            or endpoint.inference_components or len(endpoint.variants) != 1):
+        return None
+    variant = endpoint.variants[0]
+    if variant.shadow or not variant.instance_type or variant.serverless_memory_mb:
+        return None
+    described = (endpoint.config_description or {}).get("ProductionVariants") or []
+    models = [v.get("ModelName") for v in described if isinstance(v, dict)]
+    return str(models[0]) if len(models) == 1 and isinstance(models[0], str) and models[0] else None
+
+
+def describe_models(sagemaker: BaseClient, region: str,
+                    endpoints: list[Endpoint]) -> tuple[list[Endpoint], list[AuditError]]:
+    """Each single-model endpoint's model network (DescribeModel, once per model): its VPC config,
+    network isolation and role. A model that cannot be described is never read as "no VPC": its
+    endpoint gets `model_problem` (with an error line), and consolidate-onto-components leaves it
+    out. A denied call (or one AWS cannot be reached for) is not repeated for the region's other
+    models: one error line says it, and each of their endpoints carries the reason."""
+    answers: dict[str, ModelNetwork | str] = {}
+    errors: list[AuditError] = []
+    stopped: str | None = None
+    result = []
+    for endpoint in endpoints:
+        model = single_model(endpoint)
+        if model is None:
+            result.append(endpoint)
+            continue
+        if model not in answers:
+            if stopped is not None:
+                answers[model] = stopped
+            else:
+                answer, fatal = _describe_model(sagemaker, region, model)
+                answers[model] = answer
+                if isinstance(answer, str):
+                    errors.append(AuditError(region, None if fatal else endpoint.name, "discover", answer))
+                    stopped = answer if fatal else None
+        found = answers[model]
+        result.append(replace(endpoint, model_network=found) if isinstance(found, ModelNetwork)
+                      else replace(endpoint, model_problem=found))
+    return result, errors
+
+
+def _describe_model(sagemaker: BaseClient, region: str, model: str) -> tuple[ModelNetwork | str, bool]:
+    """The model's network settings, or why they could not be read and whether the same call would
+    fail for every model of the region (denied, AWS not answering)."""
+    try:
+        described = sagemaker.describe_model(ModelName=model)
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+        fatal = is_fatal_for_region(exc)
+        what = "the region's models" if fatal else f"model {model}"
+        return (f"{describe_client_error(exc, 'sagemaker', 'DescribeModel', region)}: the network settings of "
+                f"{what} are unknown, so consolidate-onto-components leaves {'them' if fatal else 'it'} out"), fatal
+    vpc = described.get("VpcConfig") or {}
+    role = described.get("ExecutionRoleArn")
+    return ModelNetwork(
+        subnets=frozenset(str(s) for s in vpc.get("Subnets") or ()),
+        security_groups=frozenset(str(g) for g in vpc.get("SecurityGroupIds") or ()),
+        network_isolation=described.get("EnableNetworkIsolation") is True,
+        execution_role=str(role) if role else None,
+    ), False

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.catalog import Catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
 from auditor.collect.config_cache import ConfigCache
@@ -28,11 +29,18 @@ from auditor.kinds.base import (
     ResourcePrice,
 )
 from auditor.kinds.endpoints.alarms import discover_alarms
-from auditor.kinds.endpoints.assessment import EndpointFleet, assess_components, assess_endpoint
+from auditor.kinds.endpoints.assessment import (
+    EndpointAssessment,
+    EndpointFleet,
+    assess_components,
+    assess_endpoint,
+)
 from auditor.kinds.endpoints.autoscaling import discover_autoscaling, variant_resource_id
 from auditor.kinds.endpoints.binding import BINDING
+from auditor.kinds.endpoints.consolidation import RULE_ID as CONSOLIDATION
+from auditor.kinds.endpoints.consolidation import CandidateLoad, candidate_load
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
-from auditor.kinds.endpoints.discover import discover_endpoints
+from auditor.kinds.endpoints.discover import describe_models, discover_endpoints, single_model
 from auditor.kinds.endpoints.enhanced import EnhancedSeries, enhanced_queries
 from auditor.kinds.endpoints.evidence import EVIDENCE
 from auditor.kinds.endpoints.judge import judge_endpoint
@@ -111,6 +119,8 @@ def audit_endpoints(
     errors += alarm_errors
     endpoints, placement_errors = attach_placement(endpoints, clients, region, now, limits.check)
     errors += placement_errors
+    endpoints, model_errors = attach_models(endpoints, clients, region, config, judge)
+    errors += model_errors
     if any(not region_priced(e, catalog) for e in endpoints):
         errors.append(AuditError(
             region, None, "recommend",
@@ -152,12 +162,17 @@ def audit_endpoints(
     # region of thousands of endpoints never holds every assessment at once.
     reports: list[EndpointReport] = []
     findings: list[Finding] = []
+    candidates: list[CandidateLoad] = []
     for endpoint in endpoints:
         endpoint_config, tag_errors = config_for_endpoint(endpoint, config, judge.rules)
         errors.extend(tag_errors)
         assessed = assess_endpoint(endpoint, metrics, catalog, endpoint_config, window, now)
         assessed = replace(assessed, components=assess_components(endpoint, metrics, config, window))
-        findings += judge_endpoint(assessed, catalog, config)
+        judged = judge_endpoint(assessed, catalog, config)
+        findings += judged
+        candidate = consolidation_candidate(assessed, judged, config, window)
+        if candidate is not None:
+            candidates.append(candidate)
         reports.append(EndpointReport(
             endpoint=assessed.endpoint,
             variants=tuple(
@@ -172,10 +187,25 @@ def audit_endpoints(
         metrics.release(endpoint.name)
     # Fleet-wide notes (which endpoints would gain from per-instance metrics): one per account.
     for account in sorted({e.account_id for e in endpoints}):
-        fleet = EndpointFleet(account, region, tuple(e for e in endpoints if e.account_id == account))
+        fleet = EndpointFleet(account, region, tuple(e for e in endpoints if e.account_id == account),
+                              tuple(c for c in candidates if c.account_id == account))
         findings += judge(fleet)
     return EndpointsResult(endpoints=tuple(reports), findings=tuple(findings), errors=tuple(errors), fatal=fatal,
                            queries=len(queries), datapoints=metrics.datapoints, calls=metrics.calls)
+
+
+def consolidation_candidate(assessed: EndpointAssessment, judged: list[Finding], config: AuditConfig,
+                            window: Window) -> CandidateLoad | None:
+    """A single-model endpoint's load for consolidate-onto-components (kept once its frames go),
+    where its model's network was read and every rule of its own judged it (no gate stopped them)."""
+    endpoint = assessed.endpoint
+    model = single_model(endpoint)
+    if model is None or endpoint.model_network is None or not consolidation_applies(endpoint, config):
+        return None
+    if any(f.rule in UNJUDGED for f in judged):
+        return None
+    busy = float(getattr(settings_for(CONSOLIDATION, config), "busy_percent", 50.0))
+    return candidate_load(assessed, judged, model, endpoint.model_network, busy, window)
 
 
 def latency_max_ms(raw: pd.DataFrame) -> float | None:
@@ -236,6 +266,34 @@ def attach_alarms(
     return [replace(e, queue_alarms=alarms.queue.get(e.name, ()) if e.kind is EndpointKind.ASYNC else None,
                     rollback_alarms=alarms.rollback.get(e.name, ()))
             for e in endpoints], []
+
+
+# The gates' notes: an endpoint that has one was not judged on its load.
+UNJUDGED = frozenset({"not-in-service", "insufficient-data"})
+
+
+def consolidation_applies(endpoint: Endpoint, config: AuditConfig) -> bool:
+    """consolidate-onto-components is enabled and the endpoint is not skipped for it."""
+    settings = settings_for(CONSOLIDATION, config)
+    return (settings is not None and settings.enabled and CONSOLIDATION not in endpoint.skipped_rules
+            and not (endpoint.skipped_reason and not endpoint.skipped_rules))
+
+
+def settings_for(rule_id: str, config: AuditConfig) -> RuleSettings | None:
+    rule = next((r for r in RULES if r.id == rule_id), None)
+    return None if rule is None else settings_of(rule, config)
+
+
+def attach_models(endpoints: list[Endpoint], clients: AwsClients, region: str, config: AuditConfig,
+                  judge: Judge) -> tuple[list[Endpoint], list[AuditError]]:
+    """Each single-model endpoint's model network (DescribeModel), where consolidate-onto-components
+    judges it: no call for a region without such an endpoint."""
+    if not any(single_model(e) and consolidation_applies(e, config) for e in endpoints):
+        return endpoints, []
+    wanted = [e for e in endpoints if consolidation_applies(e, config)]
+    described, errors = describe_models(clients.client("sagemaker", region), region, wanted)
+    by_name = {e.name: e for e in described}
+    return [by_name.get(e.name, e) for e in endpoints], errors
 
 
 def wants_placement(endpoint: Endpoint) -> bool:
@@ -426,7 +484,7 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
     order=10,
     iam_actions=frozenset({
         "sagemaker:Search", "sagemaker:DescribeEndpointConfig", "sagemaker:ListTags",
-        "sagemaker:ListInferenceComponents",
+        "sagemaker:ListInferenceComponents", "sagemaker:DescribeModel",
         "sagemaker:DescribeInferenceComponent", "application-autoscaling:DescribeScalableTargets",
         "application-autoscaling:DescribeScalingPolicies", "cloudwatch:GetMetricData",
         "cloudwatch:DescribeAlarms",

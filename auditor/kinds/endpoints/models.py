@@ -136,6 +136,25 @@ class ComponentPlacement:
 
 
 @dataclass(frozen=True)
+class ModelNetwork:
+    """What DescribeModel says of a model's network (consolidate-onto-components groups models only
+    where these match): its VPC subnets and security groups (as sets: their order means nothing),
+    whether its containers are isolated, and the role it runs as."""
+
+    subnets: frozenset[str] = frozenset()
+    security_groups: frozenset[str] = frozenset()
+    network_isolation: bool = False
+    execution_role: str | None = None
+
+    @property
+    def vpc(self) -> dict[str, list[str]] | None:
+        """As a request's VpcConfig (sorted); None: the model runs outside a VPC."""
+        if not self.subnets and not self.security_groups:
+            return None
+        return {"SecurityGroupIds": sorted(self.security_groups), "Subnets": sorted(self.subnets)}
+
+
+@dataclass(frozen=True)
 class Endpoint:
     account_id: str
     region: str
@@ -174,6 +193,10 @@ class Endpoint:
     metrics_config: MetricsConfig | None = None
     # Its instances' component placement (detailed observability); None: not read, or none published.
     placement: ComponentPlacement | None = None
+    # A single-model real-time endpoint's model as DescribeModel stated it (consolidate-onto-components
+    # reads it); None: not read (not such an endpoint), or it could not be (`model_problem` says why).
+    model_network: ModelNetwork | None = None
+    model_problem: str | None = None
 
     @property
     def enhanced_metrics(self) -> bool:

@@ -1,0 +1,343 @@
+"""Consolidating single-model endpoints onto one endpoint's inference components: what each
+candidate's load was hour by hour (in absolute units, aligned on the window's periods), what each
+of its copies must reserve, the cheapest shared fleet that holds every copy, and the time-aligned
+replay of the members' summed load on it. Pure; read by the rule consolidate-onto-components.
+
+Loads are read from the per-period maxima (the busiest minute of each period), normalised as every
+rule reads them (analyse/normalise.py), then made absolute:
+- CPU cores in use by the whole variant: CPU % of one instance x its vCPUs x its instances (the
+  hottest instance's maximum times the count: never below what the variant used);
+- memory in MB one copy holds: memory % x the instance's memory (each instance holds the model);
+- accelerator devices in use by the whole variant, and one copy's accelerator memory in devices.
+A period without a datum counts at the member's own peak, never as idle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
+from auditor.kinds.endpoints.models import ModelNetwork
+from auditor.kinds.endpoints.packing import Placement, Reservation, capacity, instances_to_hold
+from auditor.models import Finding, Resource, Window
+
+if TYPE_CHECKING:
+    from auditor.kinds.endpoints.assessment import EndpointAssessment
+
+RULE_ID = "consolidate-onto-components"
+# Botocore's floors for a copy's reservation (InferenceComponentComputeResourceRequirements).
+MIN_CPU_CORES = 0.25
+MIN_MEMORY_MB = 128
+CPU_STEP = 0.25  # cores are reserved in quarters (the smallest reservation botocore allows)
+MEMORY_STEP_MB = 64
+SHARED_VARIANT = "AllTraffic"
+
+
+@dataclass(frozen=True, eq=False)
+class CandidateLoad:
+    """A single-model real-time endpoint as consolidation reads it (kept after its frames are released)."""
+
+    account_id: str
+    region: str
+    endpoint: str
+    endpoint_config: str
+    status: str
+    variant: str
+    model: str
+    instance_type: str
+    instance_count: int
+    monthly_cost_usd: float
+    own_plan_monthly_usd: float  # its own best plan's cost (its current cost where no plan saves)
+    network: ModelNetwork
+    kms_key: str | None
+    tags: dict[str, str]
+    peak_percent: dict[str, float]  # each resource's highest per-period maximum, % of its own capacity
+    scales_out: bool  # its own findings advise a scale-out
+    excluded: str | None  # why it is not a candidate (busy, autoscaled, its own plan deletes it)
+    start: datetime  # the first period of the series below
+    period_seconds: int
+    # Absolute per-period loads (see the module's docstring), one value per period of the window.
+    cpu_cores: np.ndarray = field(repr=False)
+    memory_mb: np.ndarray = field(repr=False)
+    accelerators: np.ndarray = field(repr=False)
+    accelerator_memory: np.ndarray = field(repr=False)
+
+    @property
+    def own_saving_usd(self) -> float:
+        return round(self.monthly_cost_usd - self.own_plan_monthly_usd, 2)
+
+
+def _aligned(series: pd.Series | None, index: pd.DatetimeIndex) -> np.ndarray:
+    """The series on the window's periods; a period without a datum at the series' own peak."""
+    if series is None:
+        return np.zeros(len(index))
+    values = series.reindex(index).to_numpy(dtype="float64")
+    present = values[~np.isnan(values)]
+    peak = float(present.max()) if present.size else 0.0
+    return np.where(np.isnan(values), peak, values)
+
+
+def candidate_load(assessed: EndpointAssessment, findings: Sequence[Finding], model: str, network: ModelNetwork,
+                   busy_percent: float, window: Window) -> CandidateLoad | None:
+    """What consolidation needs of a single-model endpoint, collected before its frames are
+    released; None when it has nothing to read (no shape, no cost, no utilisation). Its series are
+    aligned on the audit `window`'s periods, the same for every endpoint of the region (periods
+    before its shape window count at its peak)."""
+    endpoint = assessed.endpoint
+    if len(assessed.variants) != 1:
+        return None
+    va = assessed.variants[0]
+    shape, utilization = va.shape, va.utilization
+    if shape is None or utilization is None or va.monthly_cost_usd is None or va.normalised.empty:
+        return None
+    count = va.variant.instance_count
+    index = pd.date_range(pd.Timestamp(window.start), pd.Timestamp(window.end), freq=f"{window.period_seconds}s",
+                          inclusive="left")
+    frame = va.normalised
+    if getattr(frame.index, "tz", None) is None:
+        index = index.tz_convert(None)  # the frame's stamps are naive UTC: compare like with like
+
+    def column(resource: Resource) -> pd.Series | None:
+        name = f"{resource.value}:Maximum"
+        return frame[name] if name in frame.columns else None
+
+    cpu = _aligned(column(Resource.CPU), index) / 100.0 * shape.vcpu * count
+    memory = _aligned(column(Resource.MEMORY), index) / 100.0 * shape.memory_gib * 1024
+    gpus = shape.gpu_count
+    accelerators = _aligned(column(Resource.GPU), index) / 100.0 * gpus * count if gpus else np.zeros(len(index))
+    accelerator_memory = _aligned(column(Resource.GPU_MEMORY), index) / 100.0 * gpus if gpus else np.zeros(len(index))
+    peak = {r.value: round(u.max, 2) for r, u in utilization.by_resource.items() if r is not Resource.DISK}
+    advised = [f.recommendation for f in findings if f.recommendation is not None]
+    saving = [r for r in advised if r.monthly_savings_usd > 0]
+    best = min(saving, key=lambda r: r.recommended_monthly_usd) if saving else None
+    scales_out = any(r.action == "scale-out" for r in advised)
+    excluded = _excluded(peak, busy_percent, scales_out, va.variant.scales, best.action if best else None)
+    described = endpoint.config_description or {}
+    kms = described.get("KmsKeyId")
+    return CandidateLoad(
+        account_id=endpoint.account_id, region=endpoint.region, endpoint=endpoint.name,
+        endpoint_config=endpoint.config_name, status=endpoint.status, variant=va.variant.name, model=model,
+        instance_type=shape.instance_type, instance_count=count, monthly_cost_usd=va.monthly_cost_usd,
+        own_plan_monthly_usd=best.recommended_monthly_usd if best else va.monthly_cost_usd,
+        network=network, kms_key=str(kms) if kms else None, tags=dict(endpoint.tags), peak_percent=peak,
+        scales_out=scales_out, excluded=excluded, start=window.start, period_seconds=window.period_seconds,
+        cpu_cores=cpu.astype("float32"), memory_mb=memory.astype("float32"),
+        accelerators=accelerators.astype("float32"), accelerator_memory=accelerator_memory.astype("float32"),
+    )
+
+
+def _excluded(peak: dict[str, float], busy_percent: float, scales_out: bool, scales: bool,
+              own_action: str | None) -> str | None:
+    busy = {r: p for r, p in peak.items() if p > busy_percent}
+    if busy:
+        hottest = max(busy, key=lambda r: busy[r])
+        return f"busy: its {hottest} peaked at {busy[hottest]:g}% (over {busy_percent:g}%)"
+    if scales_out:
+        return "busy: its own plans include a scale-out"
+    if scales:
+        return "its instance count scales (autoscaling or managed scaling): a fixed share cannot be read from it"
+    if own_action == "delete":
+        return "its own plan deletes it (idle)"
+    return None
+
+
+# ---------- Copies and the shared fleet ----------
+
+def _round_up(value: float, step: float) -> float:
+    return math.ceil(value / step - 1e-9) * step
+
+
+def copy_reservation(member: CandidateLoad, target_percent: float) -> Reservation:
+    """What each copy reserves: the model's measured peak at the target (so one copy alone still
+    holds the model's whole peak: a copy lost with its instance leaves the others enough), within
+    botocore's floors and steps."""
+    target = target_percent / 100.0
+    cores = max(MIN_CPU_CORES, _round_up(float(member.cpu_cores.max(initial=0.0)) / target, CPU_STEP))
+    memory = max(MIN_MEMORY_MB, _round_up(float(member.memory_mb.max(initial=0.0)) / target, MEMORY_STEP_MB))
+    devices = 0.0
+    if member.accelerators.size and (member.accelerators.max() > 0 or member.accelerator_memory.max() > 0):
+        devices = float(max(1, math.ceil(max(float(member.accelerators.max()),
+                                             float(member.accelerator_memory.max())) / target - 1e-9)))
+    return Reservation(cores, devices, memory)
+
+
+def compute_requirements(per_copy: Reservation) -> dict[str, float | int]:
+    """A copy's ComputeResourceRequirements, exactly as botocore takes it."""
+    compute: dict[str, float | int] = {"NumberOfCpuCoresRequired": per_copy.cpu_cores,
+                                       "MinMemoryRequiredInMb": int(per_copy.memory_mb)}
+    if per_copy.accelerators:
+        compute["NumberOfAcceleratorDevicesRequired"] = per_copy.accelerators
+    return compute
+
+
+@dataclass(frozen=True)
+class Replay:
+    """One resource's time-aligned replay on the shared fleet (percent of its capacity)."""
+
+    resource: Resource
+    peak: float
+    p95: float
+    sum_of_peaks: float  # what the members' own peaks would take, were they at the same hour
+    hours_over_target: float
+    hours_over_100: float
+
+    @property
+    def headroom_at_peak(self) -> float:
+        return round(100.0 - self.peak, 1)
+
+    def as_dict(self) -> dict[str, float]:
+        return {"peak_percent": self.peak, "p95_percent": self.p95, "headroom_at_peak_percent": self.headroom_at_peak,
+                "sum_of_peaks_percent": self.sum_of_peaks, "hours_over_target": self.hours_over_target,
+                "hours_over_100": self.hours_over_100}
+
+
+def member_loads(member: CandidateLoad, copies: int) -> dict[Resource, np.ndarray]:
+    """The member's per-period load on a shared fleet: its CPU and accelerators (the load, wherever
+    its copies run), and the memory each of its copies holds."""
+    loads = {Resource.CPU: member.cpu_cores.astype("float64"),
+             Resource.MEMORY: member.memory_mb.astype("float64") * copies}
+    if member.accelerators.size and member.accelerators.max() > 0:
+        loads[Resource.GPU] = member.accelerators.astype("float64")
+    return loads
+
+
+def fleet_capacity(shape: InstanceShape, count: int) -> dict[Resource, float]:
+    room = capacity(shape)
+    return {Resource.CPU: room.cpu_cores * count, Resource.MEMORY: room.memory_mb * count,
+            Resource.GPU: room.accelerators * count}
+
+
+def aligned_sum(members: Sequence[CandidateLoad], copies: int) -> dict[Resource, np.ndarray]:
+    """Hour by hour, the members' summed load per resource (their series share the window's periods)."""
+    total: dict[Resource, np.ndarray] = {}
+    for member in members:
+        for resource, load in member_loads(member, copies).items():
+            total[resource] = total[resource] + load if resource in total else load.copy()
+    return total
+
+
+def replay(members: Sequence[CandidateLoad], copies: int, shape: InstanceShape, count: int,
+           target_percent: float) -> tuple[Replay, ...]:
+    """The time-aligned replay: each period's summed load over the shared fleet's capacity."""
+    rooms = fleet_capacity(shape, count)
+    hours = members[0].period_seconds / 3600.0 if members else 1.0
+    result = []
+    for resource, load in aligned_sum(members, copies).items():
+        room = rooms[resource]
+        if room <= 0 or not load.size:
+            continue
+        share = 100.0 * load / room
+        peaks = sum(float(member_loads(m, copies)[resource].max(initial=0.0))
+                    for m in members if resource in member_loads(m, copies))
+        result.append(Replay(resource, round(float(share.max()), 1), round(float(np.percentile(share, 95)), 1),
+                             round(100.0 * peaks / room, 1),
+                             round(float((share > target_percent).sum()) * hours, 1),
+                             round(float((share > 100.0).sum()) * hours, 1)))
+    return tuple(result)
+
+
+def replay_count(members: Sequence[CandidateLoad], copies: int, shape: InstanceShape, target_percent: float) -> int:
+    """The fewest instances of `shape` whose capacity keeps the aligned sum's peak under the target."""
+    per_instance = fleet_capacity(shape, 1)
+    needed = 1
+    for resource, load in aligned_sum(members, copies).items():
+        room = per_instance[resource]
+        peak = float(load.max(initial=0.0))
+        if room <= 0:
+            if peak > 0:
+                return 0  # a load this shape has no room for at all
+            continue
+        needed = max(needed, math.floor(peak / (room * target_percent / 100.0)) + 1)
+    return needed
+
+
+def compatible(shape: InstanceShape, members: Sequence[tuple[CandidateLoad, InstanceShape]],
+               allow_burstable: bool) -> bool:
+    """The members' kind of shape: CPU shapes for CPU models; for GPU models, the same accelerator on
+    a shape of several devices. The same architecture (an image is built for one); burstable only
+    where the members already are, or the config allows it."""
+    first = members[0][1]
+    if not shape.accelerators_known or (shape.accelerator, shape.architecture) != (first.accelerator,
+                                                                                      first.architecture):
+        return False
+    if shape.has_accelerator and shape.gpu_count < 2:
+        return False
+    return not shape.burstable or allow_burstable or all(s.burstable for _, s in members)
+
+
+@dataclass(frozen=True)
+class SharedFleet:
+    """The cheapest shared fleet for a group, and how it compares with the members' own plans."""
+
+    members: tuple[CandidateLoad, ...]
+    reservations: tuple[Reservation, ...]
+    copies: int
+    shape: InstanceShape
+    count: int
+    packed: int  # instances first-fit decreasing needs for the copies (one copy of a model per instance)
+    monthly_usd: float
+    replays: tuple[Replay, ...]
+
+    @property
+    def current_usd(self) -> float:
+        return round(sum(m.monthly_cost_usd for m in self.members), 2)
+
+    @property
+    def saving_usd(self) -> float:
+        return round(self.current_usd - self.monthly_usd, 2)
+
+    @property
+    def own_savings_usd(self) -> float:
+        return round(sum(m.own_saving_usd for m in self.members), 2)
+
+    @property
+    def margin_usd(self) -> float:
+        """What consolidating saves beyond the members' own plans together."""
+        return round(self.saving_usd - self.own_savings_usd, 2)
+
+
+def cheapest_fleet(members: Sequence[CandidateLoad], catalog: Catalog, copies: int, min_instances: int,
+                   target_percent: float, allow_burstable: bool) -> SharedFleet | None:
+    """Of the compatible shapes, the cheapest count that holds every copy (copies of one model on
+    different instances), the availability floor and the aligned sum's peak under the target."""
+    shaped = [(m, s) for m in members if (s := catalog.shape(m.instance_type)) is not None]
+    if len(shaped) != len(members) or not members:
+        return None
+    region = members[0].region
+    reservations = tuple(copy_reservation(m, target_percent) for m in members)
+    placed = [Placement(m.endpoint, copies, r) for m, r in zip(members, reservations, strict=True)]
+    families = [s.family for _, s in shaped]
+    best: tuple[tuple[float, int, bool, str], SharedFleet] | None = None
+    for shape in catalog.shapes.values():
+        if not compatible(shape, shaped, allow_burstable):
+            continue
+        price = catalog.hourly_price(shape.instance_type, region)
+        packed = None if price is None else instances_to_hold(placed, shape, spread=True)
+        by_load = replay_count(members, copies, shape, target_percent)
+        if price is None or packed is None or by_load == 0:
+            continue
+        count = max(min_instances, packed, by_load)
+        monthly = round(price * count * HOURS_PER_MONTH, 2)
+        key = (monthly, count, shape.family not in families, shape.instance_type)
+        if best is None or key < best[0]:
+            best = (key, SharedFleet(tuple(members), reservations, copies, shape, count, packed, monthly, ()))
+    if best is None:
+        return None
+    fleet = best[1]
+    return SharedFleet(fleet.members, fleet.reservations, copies, fleet.shape, fleet.count, fleet.packed,
+                       fleet.monthly_usd, replay(members, copies, fleet.shape, fleet.count, target_percent))
+
+
+def shared_name(members: Sequence[CandidateLoad]) -> str:
+    """`consolidated-<first 10 hex of sha256 of the sorted member endpoint names>`."""
+    digest = hashlib.sha256("\n".join(sorted(m.endpoint for m in members)).encode()).hexdigest()
+    return f"consolidated-{digest[:10]}"
+

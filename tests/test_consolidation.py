@@ -1,0 +1,209 @@
+"""consolidate-onto-components through the CLI against the emulator: six small models near their
+smallest shape consolidate onto a shared fleet; endpoints in another VPC, with another KMS key, busy
+ones and single-GPU models on single-GPU shapes are never grouped with them. Every request body of
+the plan validates against botocore's model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import boto3
+import botocore.session
+import pytest
+from botocore.validate import ParamValidator
+from typer.testing import CliRunner
+
+from auditor.catalog import load_catalog
+from auditor.cli import app
+from auditor_emulator.fleet import INSTANCE_NS, EndpointSpec, Load, VariantSpec, seed_fleet
+from auditor_emulator.server import ACCOUNT_ID, Emulator
+from conftest import audit_json, seeded_emulator, utc_now
+
+SAGEMAKER = botocore.session.get_session().get_service_model("sagemaker")
+CATALOG = load_catalog()
+REGION = "us-east-1"
+RULE = "consolidate-onto-components"
+VPC_A = {"Subnets": ["subnet-a1", "subnet-a2"], "SecurityGroupIds": ["sg-a"]}
+VPC_B = {"Subnets": ["subnet-b1"], "SecurityGroupIds": ["sg-b"]}
+KEY_A = "arn:aws:kms:us-east-1:123456789012:key/aaaa-1111"
+KEY_B = "arn:aws:kms:us-east-1:123456789012:key/bbbb-2222"
+TINY = [f"reco-tiny-{i}" for i in range(1, 7)]
+PEAK_CPU = 7.0  # percent of the variant's vCPUs, each tiny model's busiest hour of the day
+BASE_CPU = Load(2.0, 0.0, 0.2, burst=0.1)
+
+
+def tiny(name: str, instance_type: str = "ml.m5.large", **kw: Any) -> EndpointSpec:
+    return EndpointSpec(name, (VariantSpec(instance_type, 2, cpu=BASE_CPU, memory=Load(11.0, 0.0, 0.3, burst=0.1),
+                                           invocations_per_hour=600, **kw),),
+                        tags={"owner": "reco@example.com", "env": "prod"})
+
+
+def fleet() -> list[EndpointSpec]:
+    return [
+        *(tiny(name) for name in TINY),
+        # Small too, but in another VPC, or with another KMS key: never with the six.
+        tiny("other-vpc-1"), tiny("other-key-1"),
+        # Busy: its CPU peaks at 60% of its instances.
+        EndpointSpec("busy-ranker", (VariantSpec("ml.m5.large", 2, cpu=Load(45.0, 10.0, 1.0), memory=Load(20.0, 1.0),
+                                                 invocations_per_hour=9000),)),
+        # Single-GPU models on single-GPU shapes: a 4-GPU shape costs about as much as four singles.
+        *(EndpointSpec(f"gpu-small-{i}", (VariantSpec("ml.g5.xlarge", 1, cpu=Load(3.0, 0.5), memory=Load(12.0, 0.5),
+                                                      gpu=Load(5.0, 1.0), gpu_memory=Load(20.0, 1.0),
+                                                      invocations_per_hour=300),)) for i in range(1, 4)),
+    ]
+
+
+def peaks_at_different_hours(emulator: Emulator, now: Any) -> list[dict[str, Any]]:
+    """Each tiny model's busiest hour: one hour of the day at PEAK_CPU, a different one for each
+    (published as SageMaker does, summed over the instance's 2 vCPUs; CloudWatch's hourly maximum
+    of the variant then is that hour's)."""
+    end = now.replace(minute=0, second=0, microsecond=0)
+    datums = []
+    for i, name in enumerate(TINY):
+        peak_hour = 4 * i
+        for day in range(14):
+            stamp = end - timedelta(days=day + 1)
+            stamp = stamp.replace(hour=peak_hour) + timedelta(minutes=20)
+            if stamp >= end - timedelta(days=14):
+                raw = PEAK_CPU * 2
+                datums.append({"MetricName": "CPUUtilization", "Timestamp": stamp, "Unit": "Percent",
+                               "Dimensions": [{"Name": "EndpointName", "Value": name},
+                                              {"Name": "VariantName", "Value": "AllTraffic"}],
+                               "StatisticValues": {"SampleCount": 1.0, "Sum": raw, "Minimum": raw, "Maximum": raw}})
+    emulator.publish_metrics(INSTANCE_NS, datums, REGION, ACCOUNT_ID)
+    return datums
+
+
+def set_network(emulator: Emulator) -> None:
+    """The models' VPC configs (CreateModel again, through the API) and the configs' KMS keys (the
+    emulator's endpoint config, as if created with KmsKeyId: a config cannot be changed once made)."""
+    sagemaker = boto3.client("sagemaker", region_name=REGION)
+    backend = emulator.backend("sagemaker", REGION)
+    for spec in fleet():
+        vpc, key = VPC_A, KEY_A
+        if spec.name == "other-vpc-1":
+            vpc = VPC_B
+        if spec.name == "other-key-1":
+            key = KEY_B
+        if spec.name.startswith("gpu-"):
+            vpc = VPC_A
+        model = f"{spec.name}-model"
+        sagemaker.delete_model(ModelName=model)
+        sagemaker.create_model(ModelName=model, ExecutionRoleArn="arn:aws:iam::123456789012:role/sagemaker-execution",
+                               PrimaryContainer={"Image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/model:latest"},
+                               VpcConfig=vpc)
+        backend.endpoint_configs[f"{spec.name}-config"].kms_key_id = key
+
+
+@pytest.fixture(scope="module")
+def home(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    def seed(emu: Emulator) -> None:
+        now = utc_now()
+        seed_fleet(emu, fleet(), now=now)
+        peaks_at_different_hours(emu, now)
+        set_network(emu)
+
+    with seeded_emulator(emulator, tmp_path_factory.mktemp("consolidation"), seed) as seeded:
+        yield seeded
+
+
+@pytest.fixture(scope="module")
+def doc(home: Path) -> dict[str, Any]:
+    return audit_json(home)
+
+
+def consolidations(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in doc["findings"] if f["rule"] == RULE]
+
+
+def members_of(finding: dict[str, Any]) -> set[str]:
+    return {m["endpoint"] for m in finding["recommendation"]["details"]["members"]}
+
+
+def test_six_small_models_consolidate_far_below_their_own_plans(doc: dict[str, Any]) -> None:
+    found = [f for f in consolidations(doc) if members_of(f) & set(TINY)]
+    assert len(found) == 1
+    finding = found[0]
+    assert members_of(finding) == set(TINY)
+    rec = finding["recommendation"]
+    details = rec["details"]
+    shared = details["shared"]
+    assert finding["resource"]["type"] == "shared-endpoint" and finding["resource"]["name"] == shared["endpoint"]
+    assert shared["endpoint"].startswith("consolidated-") and len(shared["endpoint"]) == len("consolidated-") + 10
+    assert rec["action"] == "consolidate" and rec["instance_count"] == shared["instance_count"] >= 2
+    current = sum(m["monthly_cost_usd"] for m in details["members"])
+    own = sum(m["own_plan_monthly_usd"] for m in details["members"])
+    assert rec["current_monthly_usd"] == pytest.approx(current, abs=0.05)
+    # Far less than their own plans: each endpoint keeps its own floor of instances there.
+    assert rec["recommended_monthly_usd"] < 0.5 * own
+    assert finding["evidence"]["own_plans_saving_usd"] < rec["monthly_savings_usd"]
+    # Each copy covers its model's peak (on its own: a copy lost with its instance leaves enough).
+    shape = CATALOG.shape("ml.m5.large")
+    assert shape is not None
+    for member in details["members"]:
+        compute = member["compute"]
+        peak_cores = member["peak_percent"]["cpu"] / 100 * shape.vcpu * member["instance_count"]
+        peak_memory = member["peak_percent"]["memory"] / 100 * shape.memory_gib * 1024
+        assert compute["NumberOfCpuCoresRequired"] >= max(0.25, peak_cores)
+        assert compute["MinMemoryRequiredInMb"] >= max(128, peak_memory)
+        assert member["copies"] == 2 and "NumberOfAcceleratorDevicesRequired" not in compute
+    # The time-aligned replay holds, below what every peak at one hour would take.
+    cpu = details["replay"]["resources"]["cpu"]
+    assert cpu["peak_percent"] < 70 and cpu["headroom_at_peak_percent"] == pytest.approx(100 - cpu["peak_percent"])
+    assert cpu["peak_percent"] < cpu["sum_of_peaks_percent"]
+    assert cpu["p95_percent"] <= cpu["peak_percent"]
+
+
+def test_never_grouped_across_networks_keys_busy_or_single_gpus(doc: dict[str, Any]) -> None:
+    grouped = set().union(*(members_of(f) for f in consolidations(doc)))
+    assert "busy-ranker" not in grouped
+    assert not {n for n in grouped if n.startswith("gpu-small-")}
+    for finding in consolidations(doc):
+        members = members_of(finding)
+        assert not ({"other-vpc-1", "other-key-1"} & members and set(TINY) & members)
+
+
+def test_the_plan_validates_against_botocore_and_creates_only(doc: dict[str, Any]) -> None:
+    plan = next(p for p in doc["plans"] if p["resource"]["type"] == "shared-endpoint")
+    calls = plan["change"]["calls"]
+    operations = [c["operation"] for c in calls]
+    assert operations[:2] == ["CreateEndpointConfig", "CreateEndpoint"]
+    assert operations[2:] == ["CreateInferenceComponent"] * len(TINY)
+    assert not [o for o in operations if o.startswith("Delete")]
+    for call in calls:
+        report = ParamValidator().validate(call["params"], SAGEMAKER.operation_model(call["operation"]).input_shape)
+        assert not report.has_errors(), report.generate_report()
+        assert {"Key": "auditor:plan", "Value": plan["id"]} in call["params"]["Tags"]
+    config = calls[0]["params"]
+    variant = config["ProductionVariants"][0]
+    assert "ModelName" not in variant
+    assert variant["ManagedInstanceScaling"]["ScaleInPolicy"] == {"Strategy": "CONSOLIDATION"}
+    assert variant["RoutingConfig"] == {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}
+    assert config["KmsKeyId"] == KEY_A
+    assert config["VpcConfig"] == {"SecurityGroupIds": ["sg-a"], "Subnets": ["subnet-a1", "subnet-a2"]}
+    assert plan["risk"]["level"] in ("medium", "high") and plan["risk"]["load_test_first"]
+    assert plan["basis"]["shared_endpoint"] == plan["resource"]["name"]
+    assert {m["endpoint"] for m in plan["basis"]["members"]} == set(TINY)
+    assert all(m["model"] == f"{m['endpoint']}-model" for m in plan["basis"]["members"])
+
+
+def test_a_load_test_request_validates(home: Path) -> None:
+    (home / "auditor.toml").write_text(
+        '[recommend]\nload_test_role_arn = "arn:aws:iam::{account_id}:role/recommender"\n')
+    try:
+        out = home / "with-role.json"
+        result = CliRunner().invoke(app, ["run", "--format", "json", "--output", str(out), "--no-history"])
+        assert result.exit_code == 0, result.output
+        plan = next(p for p in json.loads(out.read_text())["plans"] if p["resource"]["type"] == "shared-endpoint")
+    finally:
+        (home / "auditor.toml").unlink()
+    request = plan["risk"]["load_test_request"]
+    assert request["operation"] == "CreateInferenceRecommendationsJob"
+    assert request["params"]["InputConfig"]["EndpointConfigurations"] == [{"InstanceType": plan["proposed"]
+                                                                           ["instance_type"]}]
+    report = ParamValidator().validate(request["params"], SAGEMAKER.operation_model(request["operation"]).input_shape)
+    assert not report.has_errors(), report.generate_report()
