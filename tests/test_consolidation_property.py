@@ -1,0 +1,84 @@
+"""The consolidation arithmetic (kinds/endpoints/consolidation.py) over any loads: the time-aligned
+peak is never above the sum of the members' peaks, every copy covers its model's peak, and the
+packing holds every copy with no two copies of a model on one instance."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from auditor.catalog import load_catalog
+from auditor.kinds.endpoints.consolidation import (
+    MIN_CPU_CORES,
+    MIN_MEMORY_MB,
+    CandidateLoad,
+    cheapest_fleet,
+    compute_requirements,
+    copy_reservation,
+    member_loads,
+    replay,
+)
+from auditor.kinds.endpoints.models import ModelNetwork
+from auditor.kinds.endpoints.packing import Placement, capacity
+from auditor.models import Resource
+
+CATALOG = load_catalog()
+HOURS = 48
+TARGET = 70.0
+
+
+def member(name: str, cpu: list[float], memory: list[float]) -> CandidateLoad:
+    """An ml.m5.large x 2 endpoint whose hourly CPU (cores) and memory (MB) are as given."""
+    zeros = np.zeros(HOURS, dtype="float32")
+    return CandidateLoad(
+        account_id="123456789012", region="us-east-1", endpoint=name, endpoint_config=f"{name}-config",
+        status="InService", variant="AllTraffic", model=f"{name}-model", instance_type="ml.m5.large",
+        instance_count=2, monthly_cost_usd=167.9, own_plan_monthly_usd=167.9, network=ModelNetwork(), kms_key=None,
+        tags={}, peak_percent={}, scales_out=False, excluded=None, start=datetime(2026, 1, 1, tzinfo=UTC),
+        period_seconds=3600, cpu_cores=np.array(cpu, dtype="float32"), memory_mb=np.array(memory, dtype="float32"),
+        accelerators=zeros, accelerator_memory=zeros)
+
+
+hourly_cpu = st.lists(st.floats(0.0, 0.8, allow_nan=False), min_size=HOURS, max_size=HOURS)
+hourly_memory = st.lists(st.floats(50.0, 1500.0, allow_nan=False), min_size=HOURS, max_size=HOURS)
+members = st.lists(st.tuples(hourly_cpu, hourly_memory), min_size=2, max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(loads=members, copies=st.integers(1, 3))
+def test_the_aligned_peak_never_exceeds_the_sum_of_peaks_and_copies_cover_peaks(loads, copies) -> None:
+    group = [member(f"m{i}", cpu, memory) for i, (cpu, memory) in enumerate(loads)]
+    fleet = cheapest_fleet(group, CATALOG, copies, 2, TARGET, allow_burstable=False)
+    assert fleet is not None
+    for r in replay(group, copies, fleet.shape, fleet.count, TARGET):
+        assert r.peak <= r.sum_of_peaks + 0.1
+        assert r.p95 <= r.peak
+        assert r.peak < TARGET  # the count is chosen so the aligned sum stays under the target
+    # The aligned sum, hour by hour, is at most the sum of each member's own peak.
+    for resource in (Resource.CPU, Resource.MEMORY):
+        summed = sum(member_loads(m, copies)[resource] for m in group)
+        assert float(np.max(summed)) <= sum(float(member_loads(m, copies)[resource].max()) for m in group) + 1e-3
+    room = capacity(fleet.shape)
+    for m, reserved in zip(group, fleet.reservations, strict=True):
+        # Each copy alone holds its model's peak at the target, within botocore's floors.
+        assert reserved.cpu_cores >= max(MIN_CPU_CORES, float(m.cpu_cores.max()) / (TARGET / 100) - 1e-6)
+        assert reserved.memory_mb >= max(MIN_MEMORY_MB, float(m.memory_mb.max()) / (TARGET / 100) - 1e-3)
+        assert reserved.cpu_cores <= room.cpu_cores and reserved.memory_mb <= room.memory_mb
+        compute = compute_requirements(reserved)
+        assert isinstance(compute["MinMemoryRequiredInMb"], int)
+        assert (compute["NumberOfCpuCoresRequired"] * 4) % 1 == 0  # in quarters of a core
+    # One copy of a model per instance: never fewer instances than copies, nor than the floor.
+    assert fleet.count >= max(2, copies, fleet.packed)
+
+
+@settings(max_examples=30, deadline=None)
+@given(cpu=hourly_cpu, memory=hourly_memory)
+def test_a_copy_covers_the_peak_wherever_it_lies(cpu, memory) -> None:
+    m = member("solo", cpu, memory)
+    reserved = copy_reservation(m, TARGET)
+    assert reserved.cpu_cores * TARGET / 100 >= max(cpu) - 1e-6
+    assert reserved.memory_mb * TARGET / 100 >= max(memory) - 1e-3
+    assert Placement("solo", 2, reserved).per_copy == reserved
