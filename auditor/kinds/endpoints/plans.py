@@ -145,7 +145,8 @@ def shared_subject(details: Mapping[str, Any], config: AuditConfig) -> SharedEnd
     shared = details.get("shared") if isinstance(details.get("shared"), Mapping) else {}
     assert isinstance(shared, Mapping)
     basis = {"shared_endpoint": shared.get("endpoint"),
-             "members": [{k: m.get(k) for k in ("endpoint", "endpoint_config", "status", "variant", "model")}
+             "members": [{"endpoint": m.get("endpoint"), "endpoint_config": m.get("endpoint_config"),
+                          "status": m.get("status"), "variant": m.get("variant"), "model": m.get("model")}
                          for m in members]}
     return SharedEndpointSubject(instance_type=None, instance_count=sum(int(m.get("instance_count") or 0)
                                                                         for m in members),
