@@ -37,8 +37,9 @@ from auditor.kinds.endpoints.assessment import (
 )
 from auditor.kinds.endpoints.autoscaling import discover_autoscaling, variant_resource_id
 from auditor.kinds.endpoints.binding import BINDING
+from auditor.kinds.endpoints.candidates import candidate_load
 from auditor.kinds.endpoints.consolidation import RULE_ID as CONSOLIDATION
-from auditor.kinds.endpoints.consolidation import CandidateLoad, candidate_load
+from auditor.kinds.endpoints.consolidation import CandidateLoad
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
 from auditor.kinds.endpoints.discover import describe_models, discover_endpoints, single_model
 from auditor.kinds.endpoints.enhanced import EnhancedSeries, enhanced_queries
