@@ -207,3 +207,16 @@ def test_a_load_test_request_validates(home: Path) -> None:
                                                                            ["instance_type"]}]
     report = ParamValidator().validate(request["params"], SAGEMAKER.operation_model(request["operation"]).input_shape)
     assert not report.has_errors(), report.generate_report()
+
+
+def test_the_reports_show_the_members_the_shared_shape_the_replay_and_the_callers_switch(home: Path) -> None:
+    for fmt in ("markdown", "text", "html"):
+        out = home / f"report.{fmt}"
+        result = CliRunner().invoke(app, ["run", "--format", fmt, "--output", str(out), "--no-history"])
+        assert result.exit_code == 0, result.output
+        text = out.read_text()
+        assert "consolidate 6 endpoints onto" in text
+        assert all(name in text for name in TINY)
+        assert "summed load peaks at CPU" in text and "headroom" in text
+        assert "InferenceComponentName" in text
+        assert "the old endpoints are deleted by later runs once idle" in text

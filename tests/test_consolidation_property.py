@@ -82,3 +82,18 @@ def test_a_copy_covers_the_peak_wherever_it_lies(cpu, memory) -> None:
     assert reserved.cpu_cores * TARGET / 100 >= max(cpu) - 1e-6
     assert reserved.memory_mb * TARGET / 100 >= max(memory) - 1e-3
     assert Placement("solo", 2, reserved).per_copy == reserved
+
+
+def test_a_period_no_member_was_measured_in_is_left_out_and_a_gap_counts_at_the_peak() -> None:
+    first = member("a", [0.4] + [0.1] * (HOURS - 2) + [float("nan")], [500.0] * HOURS)
+    second = member("b", [0.1] * (HOURS - 2) + [0.6, float("nan")], [500.0] * HOURS)
+    shape = CATALOG.shape("ml.m5.large")
+    assert shape is not None
+    cpu = next(r for r in replay([first, second], 2, shape, 2, TARGET) if r.resource is Resource.CPU)
+    # The last hour (no datum from either) is not replayed at both peaks; second's peak hour is real.
+    assert cpu.peak == round(100 * (0.1 + 0.6) / (2 * shape.vcpu), 1)
+    assert cpu.sum_of_peaks == round(100 * (0.4 + 0.6) / (2 * shape.vcpu), 1)
+    gap = member("c", [0.1, float("nan")] + [0.1] * (HOURS - 2), [500.0] * HOURS)
+    lone = member("d", [0.3] + [0.1] * (HOURS - 1), [500.0] * HOURS)
+    cpu = next(r for r in replay([gap, lone], 2, shape, 2, TARGET) if r.resource is Resource.CPU)
+    assert cpu.peak == round(100 * (0.1 + 0.3) / (2 * shape.vcpu), 1)  # c's gap at its own peak (0.1)

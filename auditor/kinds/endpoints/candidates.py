@@ -15,13 +15,10 @@ from auditor.models import Finding, Resource, Window
 
 
 def _aligned(series: pd.Series | None, index: pd.DatetimeIndex) -> np.ndarray:
-    """The series on the window's periods; a period without a datum at the series' own peak."""
+    """The series on the window's periods (NaN: no datum; consolidation.py decides what it counts as)."""
     if series is None:
         return np.zeros(len(index))
-    values = series.reindex(index).to_numpy(dtype="float64")
-    present = values[~np.isnan(values)]
-    peak = float(present.max()) if present.size else 0.0
-    return np.where(np.isnan(values), peak, values)
+    return series.reindex(index).to_numpy(dtype="float64")
 
 
 def candidate_load(assessed: EndpointAssessment, findings: Sequence[Finding], model: str, network: ModelNetwork,
@@ -59,6 +56,8 @@ def candidate_load(assessed: EndpointAssessment, findings: Sequence[Finding], mo
     best = min(saving, key=lambda r: r.recommended_monthly_usd) if saving else None
     scales_out = any(r.action == "scale-out" for r in advised)
     excluded = _excluded(peak, busy_percent, scales_out, va.variant.scales, best.action if best else None)
+    if excluded is None and (Resource.CPU.value not in peak or Resource.MEMORY.value not in peak):
+        excluded = "its CPU or memory was not measured: what a copy must reserve is unknown"
     described = endpoint.config_description or {}
     kms = described.get("KmsKeyId")
     return CandidateLoad(

@@ -76,17 +76,23 @@ def _round_up(value: float, step: float) -> float:
     return math.ceil(value / step - 1e-9) * step
 
 
+def peak_of(load: np.ndarray) -> float:
+    """The highest value measured (0 when none was)."""
+    present = load[~np.isnan(load)]
+    return float(present.max()) if present.size else 0.0
+
+
 def copy_reservation(member: CandidateLoad, target_percent: float) -> Reservation:
     """What each copy reserves: the model's measured peak at the target (so one copy alone still
     holds the model's whole peak: a copy lost with its instance leaves the others enough), within
     botocore's floors and steps."""
     target = target_percent / 100.0
-    cores = max(MIN_CPU_CORES, _round_up(float(member.cpu_cores.max(initial=0.0)) / target, CPU_STEP))
-    memory = max(MIN_MEMORY_MB, _round_up(float(member.memory_mb.max(initial=0.0)) / target, MEMORY_STEP_MB))
+    cores = max(MIN_CPU_CORES, _round_up(peak_of(member.cpu_cores) / target, CPU_STEP))
+    memory = max(MIN_MEMORY_MB, _round_up(peak_of(member.memory_mb) / target, MEMORY_STEP_MB))
     devices = 0.0
-    if member.accelerators.size and (member.accelerators.max() > 0 or member.accelerator_memory.max() > 0):
-        devices = float(max(1, math.ceil(max(float(member.accelerators.max()),
-                                             float(member.accelerator_memory.max())) / target - 1e-9)))
+    gpu, gpu_memory = peak_of(member.accelerators), peak_of(member.accelerator_memory)
+    if gpu > 0 or gpu_memory > 0:
+        devices = float(max(1, math.ceil(max(gpu, gpu_memory) / target - 1e-9)))
     return Reservation(cores, devices, memory)
 
 
@@ -125,7 +131,7 @@ def member_loads(member: CandidateLoad, copies: int) -> dict[Resource, np.ndarra
     its copies run), and the memory each of its copies holds."""
     loads = {Resource.CPU: member.cpu_cores.astype("float64"),
              Resource.MEMORY: member.memory_mb.astype("float64") * copies}
-    if member.accelerators.size and member.accelerators.max() > 0:
+    if peak_of(member.accelerators) > 0:
         loads[Resource.GPU] = member.accelerators.astype("float64")
     return loads
 
@@ -136,12 +142,24 @@ def fleet_capacity(shape: InstanceShape, count: int) -> dict[Resource, float]:
             Resource.GPU: room.accelerators * count}
 
 
+def measured_periods(members: Sequence[CandidateLoad]) -> np.ndarray:
+    """The periods some member has a datum for: a period none has (the window's last hour, not yet
+    published) says nothing about their load together, and is left out of the replay."""
+    if not members:
+        return np.zeros(0, dtype=bool)
+    return np.logical_or.reduce([~np.isnan(m.cpu_cores) for m in members])
+
+
 def aligned_sum(members: Sequence[CandidateLoad], copies: int) -> dict[Resource, np.ndarray]:
-    """Hour by hour, the members' summed load per resource (their series share the window's periods)."""
+    """Period by period (those some member was measured in), the members' summed load per resource
+    (their series share the window's periods). A member without a datum in such a period counts at
+    its own peak then, never as idle."""
+    keep = measured_periods(members)
     total: dict[Resource, np.ndarray] = {}
     for member in members:
         for resource, load in member_loads(member, copies).items():
-            total[resource] = total[resource] + load if resource in total else load.copy()
+            filled = np.where(np.isnan(load), peak_of(load), load)[keep]
+            total[resource] = total[resource] + filled if resource in total else filled
     return total
 
 
@@ -156,8 +174,7 @@ def replay(members: Sequence[CandidateLoad], copies: int, shape: InstanceShape, 
         if room <= 0 or not load.size:
             continue
         share = 100.0 * load / room
-        peaks = sum(float(member_loads(m, copies)[resource].max(initial=0.0))
-                    for m in members if resource in member_loads(m, copies))
+        peaks = sum(peak_of(member_loads(m, copies)[resource]) for m in members if resource in member_loads(m, copies))
         result.append(Replay(resource, round(float(share.max()), 1), round(float(np.percentile(share, 95)), 1),
                              round(100.0 * peaks / room, 1),
                              round(float((share > target_percent).sum()) * hours, 1),
@@ -171,7 +188,7 @@ def replay_count(members: Sequence[CandidateLoad], copies: int, shape: InstanceS
     needed = 1
     for resource, load in aligned_sum(members, copies).items():
         room = per_instance[resource]
-        peak = float(load.max(initial=0.0))
+        peak = peak_of(load)
         if room <= 0:
             if peak > 0:
                 return 0  # a load this shape has no room for at all

@@ -31,6 +31,7 @@ from auditor.kinds.endpoints.consolidation import (
     SharedFleet,
     cheapest_fleet,
     compute_requirements,
+    measured_periods,
     shared_name,
 )
 from auditor.models import Finding, Judged, Recommendation, Resource, Severity
@@ -220,7 +221,7 @@ def consolidation_details(shared: SharedFleet, name: str, settings: Consolidatio
         "shared": {"endpoint": name, "endpoint_config": config_name, "variant": SHARED_VARIANT,
                    "instance_type": shared.shape.instance_type, "instance_count": shared.count,
                    "min_instances": shared.count, "max_instances": maximum},
-        "replay": {"hours": round(len(first.cpu_cores) * first.period_seconds / 3600.0, 1),
+        "replay": {"hours": round(float(measured_periods(shared.members).sum()) * first.period_seconds / 3600.0, 1),
                    "target_percent": settings.target_utilization, "resources": replay},
         "change": calls,
         "rollback": (f"by hand, once no caller uses it: delete each inference component "
