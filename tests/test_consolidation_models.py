@@ -1,0 +1,64 @@
+"""consolidate-onto-components reads each candidate's model (DescribeModel): a model that cannot be
+read leaves its endpoint out, said in an error line, never read as "no VPC"; a denied DescribeModel
+is said once, by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import boto3
+import pytest
+from typer.testing import CliRunner
+
+from auditor.cli import app
+from auditor_emulator.fleet import seed_fleet
+from conftest import check_report_json, utc_now
+from test_consolidation import RULE, TINY, members_of, peaks_at_different_hours, tiny
+
+runner = CliRunner()
+
+
+def run(out: Path) -> tuple[int, dict]:
+    result = runner.invoke(app, ["run", "--format", "json", "--output", str(out), "--no-history"])
+    return result.exit_code, check_report_json(json.loads(out.read_text()))
+
+
+def test_an_endpoint_whose_model_cannot_be_described_is_left_out(aws, tmp_path: Path) -> None:
+    now = utc_now()
+    seed_fleet(aws, [tiny(name) for name in TINY], now=now)
+    peaks_at_different_hours(aws, now)
+    boto3.client("sagemaker", region_name="us-east-1").delete_model(ModelName="reco-tiny-3-model")
+    code, doc = run(tmp_path / "report.json")
+    assert code == 0
+    errors = [e for e in doc["errors"] if "DescribeModel" in e["message"]]
+    assert [e["endpoint"] for e in errors] == ["reco-tiny-3"]
+    assert "consolidate-onto-components leaves it out" in errors[0]["message"]
+    found = [f for f in doc["findings"] if f["rule"] == RULE]
+    assert found and all("reco-tiny-3" not in members_of(f) for f in found)
+    assert members_of(found[0]) == set(TINY) - {"reco-tiny-3"}
+
+
+def test_a_denied_describe_model_is_said_once_and_nothing_is_grouped(aws, monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    now = utc_now()
+    seed_fleet(aws, [tiny(name) for name in TINY[:3]], now=now)
+    _, allowed = run(tmp_path / "allowed.json")
+    assert [members_of(f) for f in allowed["findings"] if f["rule"] == RULE] == [set(TINY[:3])]
+    policy = json.loads((Path(__file__).parent.parent / "deploy" / "iam-policy.json").read_text())
+    actions = [a for s in policy["Statement"] for a in s["Action"] if a != "sagemaker:DescribeModel"]
+    iam = boto3.client("iam", region_name="us-east-1")
+    iam.create_user(UserName="auditor")
+    iam.put_user_policy(UserName="auditor", PolicyName="audit", PolicyDocument=json.dumps(
+        {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}]}))
+    key = iam.create_access_key(UserName="auditor")["AccessKey"]
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", key["AccessKeyId"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", key["SecretAccessKey"])
+    monkeypatch.delenv("AWS_SESSION_TOKEN")
+    with aws.iam_enforced():
+        _, doc = run(tmp_path / "report.json")
+    denied = [e for e in doc["errors"] if "DescribeModel" in e["message"]]
+    assert len(denied) == 1 and "sagemaker:DescribeModel" in denied[0]["message"]
+    assert "leaves them out" in denied[0]["message"]
+    assert not [f for f in doc["findings"] if f["rule"] == RULE]
+    assert len(doc["endpoints"]) == 3  # the rest of the audit goes on
