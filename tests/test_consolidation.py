@@ -28,7 +28,8 @@ CATALOG = load_catalog()
 REGION = "us-east-1"
 RULE = "consolidate-onto-components"
 VPC_A = {"Subnets": ["subnet-a1", "subnet-a2"], "SecurityGroupIds": ["sg-a"]}
-VPC_B = {"Subnets": ["subnet-b1"], "SecurityGroupIds": ["sg-b"]}
+VPC_B = {"Subnets": ["subnet-b1", "subnet-b2"], "SecurityGroupIds": ["sg-b"]}
+VPC_B_REORDERED = {"Subnets": ["subnet-b2", "subnet-b1"], "SecurityGroupIds": ["sg-b"]}  # the same VPC config
 KEY_A = "arn:aws:kms:us-east-1:123456789012:key/aaaa-1111"
 KEY_B = "arn:aws:kms:us-east-1:123456789012:key/bbbb-2222"
 TINY = [f"reco-tiny-{i}" for i in range(1, 7)]
@@ -46,7 +47,7 @@ def fleet() -> list[EndpointSpec]:
     return [
         *(tiny(name) for name in TINY),
         # Small too, but in another VPC, or with another KMS key: never with the six.
-        tiny("other-vpc-1"), tiny("other-key-1"),
+        tiny("other-vpc-1"), tiny("other-vpc-2"), tiny("other-key-1"), tiny("other-key-2"),
         # Busy: its CPU peaks at 60% of its instances.
         EndpointSpec("busy-ranker", (VariantSpec("ml.m5.large", 2, cpu=Load(45.0, 10.0, 1.0), memory=Load(20.0, 1.0),
                                                  invocations_per_hour=9000),)),
@@ -54,6 +55,11 @@ def fleet() -> list[EndpointSpec]:
         *(EndpointSpec(f"gpu-small-{i}", (VariantSpec("ml.g5.xlarge", 1, cpu=Load(3.0, 0.5), memory=Load(12.0, 0.5),
                                                       gpu=Load(5.0, 1.0), gpu_memory=Load(20.0, 1.0),
                                                       invocations_per_hour=300),)) for i in range(1, 4)),
+        # GPU models that hold 2 of an ml.g5.12xlarge's 4 GPUs' memory, on two instances each: whole
+        # devices are free on a 4-GPU shape, so their copies can share fewer of them.
+        *(EndpointSpec(f"llm-mid-{i}", (VariantSpec("ml.g5.12xlarge", 2, cpu=Load(3.0, 0.5), memory=Load(10.0, 0.5),
+                                                    gpu=Load(10.0, 1.0), gpu_memory=Load(22.0, 0.0, 0.5, burst=0.1),
+                                                    invocations_per_hour=300),)) for i in range(1, 4)),
     ]
 
 
@@ -85,9 +91,9 @@ def set_network(emulator: Emulator) -> None:
     backend = emulator.backend("sagemaker", REGION)
     for spec in fleet():
         vpc, key = VPC_A, KEY_A
-        if spec.name == "other-vpc-1":
-            vpc = VPC_B
-        if spec.name == "other-key-1":
+        if spec.name.startswith("other-vpc-"):
+            vpc = VPC_B if spec.name.endswith("1") else VPC_B_REORDERED
+        if spec.name.startswith("other-key-"):
             key = KEY_B
         if spec.name.startswith("gpu-"):
             vpc = VPC_A
@@ -162,13 +168,38 @@ def test_never_grouped_across_networks_keys_busy_or_single_gpus(doc: dict[str, A
     grouped = set().union(*(members_of(f) for f in consolidations(doc)))
     assert "busy-ranker" not in grouped
     assert not {n for n in grouped if n.startswith("gpu-small-")}
-    for finding in consolidations(doc):
-        members = members_of(finding)
-        assert not ({"other-vpc-1", "other-key-1"} & members and set(TINY) & members)
+    # The two in VPC B (their subnets listed in another order) and the two with key B may each share
+    # an endpoint, never with the six nor with each other.
+    groups = sorted(sorted(members_of(f)) for f in consolidations(doc))
+    assert groups == [["llm-mid-1", "llm-mid-2", "llm-mid-3"], ["other-key-1", "other-key-2"],
+                      ["other-vpc-1", "other-vpc-2"], sorted(TINY)]
+    by_members = {frozenset(members_of(f)): f for f in consolidations(doc)}
+    vpc_b = by_members[frozenset({"other-vpc-1", "other-vpc-2"})]["recommendation"]["details"]["change"][0]["params"]
+    assert vpc_b["VpcConfig"] == {"SecurityGroupIds": ["sg-b"], "Subnets": ["subnet-b1", "subnet-b2"]}
+    key_b = by_members[frozenset({"other-key-1", "other-key-2"})]["recommendation"]["details"]["change"][0]["params"]
+    assert key_b["KmsKeyId"] == KEY_B
+
+
+def test_gpu_models_share_whole_devices_of_a_multi_gpu_shape(doc: dict[str, Any]) -> None:
+    found = [f for f in consolidations(doc) if members_of(f) & {"llm-mid-1", "llm-mid-2", "llm-mid-3"}]
+    assert len(found) == 1 and members_of(found[0]) == {"llm-mid-1", "llm-mid-2", "llm-mid-3"}
+    rec = found[0]["recommendation"]
+    shape = CATALOG.shape(rec["instance_type"])
+    assert shape is not None and shape.accelerator == CATALOG.shape("ml.g5.12xlarge").accelerator  # type: ignore[union-attr]
+    assert shape.gpu_count >= 2
+    for member in rec["details"]["members"]:
+        # About 25% of 4 GPUs' memory at the peak is 1 device: at the 70% target, two whole devices a copy.
+        assert member["compute"]["NumberOfAcceleratorDevicesRequired"] == 2
+    # 3 models x 2 copies x 2 devices: 12 devices, on three 4-GPU instances instead of six.
+    assert rec["instance_count"] * shape.gpu_count >= 12
+    assert rec["recommended_monthly_usd"] < rec["current_monthly_usd"]
+    assert rec["details"]["risk"]["level"] == "high"
+    assert "gpu" in rec["details"]["replay"]["resources"]
 
 
 def test_the_plan_validates_against_botocore_and_creates_only(doc: dict[str, Any]) -> None:
-    plan = next(p for p in doc["plans"] if p["resource"]["type"] == "shared-endpoint")
+    plan = next(p for p in doc["plans"] if p["resource"]["type"] == "shared-endpoint"
+                and {m["endpoint"] for m in p["basis"]["members"]} == set(TINY))
     calls = plan["change"]["calls"]
     operations = [c["operation"] for c in calls]
     assert operations[:2] == ["CreateEndpointConfig", "CreateEndpoint"]
@@ -198,7 +229,8 @@ def test_a_load_test_request_validates(home: Path) -> None:
         out = home / "with-role.json"
         result = CliRunner().invoke(app, ["run", "--format", "json", "--output", str(out), "--no-history"])
         assert result.exit_code == 0, result.output
-        plan = next(p for p in json.loads(out.read_text())["plans"] if p["resource"]["type"] == "shared-endpoint")
+        plan = next(p for p in json.loads(out.read_text())["plans"] if p["resource"]["type"] == "shared-endpoint"
+                    and {m["endpoint"] for m in p["basis"]["members"]} == set(TINY))
     finally:
         (home / "auditor.toml").unlink()
     request = plan["risk"]["load_test_request"]
