@@ -197,6 +197,8 @@ def _one_off(operation: str, tool: str) -> str | None:
 
 # CloudFormation: the resource each request stands for; its body is the resource's properties.
 _CFN_TYPES = {"CreateEndpointConfig": "AWS::SageMaker::EndpointConfig", "UpdateEndpoint": "AWS::SageMaker::Endpoint",
+              "CreateEndpoint": "AWS::SageMaker::Endpoint",
+              "CreateInferenceComponent": "AWS::SageMaker::InferenceComponent",
               "PutMetricAlarm": "AWS::CloudWatch::Alarm",
               "RegisterScalableTarget": "AWS::ApplicationAutoScaling::ScalableTarget",
               "PutScalingPolicy": "AWS::ApplicationAutoScaling::ScalingPolicy",
@@ -337,7 +339,8 @@ _SHADOW_FIELDS = {**_VARIANT_FIELDS, "CoreDumpConfig": _Block("core_dump_config"
 _CAPACITY_STEP = _same("Type", "Value")
 _METRIC_DIMENSIONS = _Block("dimensions", _same("Name", "Value"), ("Name", "Value"))
 
-# The resource each request stands for, with the arguments it has.
+# The resource each request stands for, with the arguments it has (hashicorp/aws 5.100.0 has no
+# inference component resource: CreateInferenceComponent is said, not declared).
 _TF_RESOURCES: dict[str, _Block] = {
     "CreateEndpointConfig": _Block("aws_sagemaker_endpoint_configuration", {
         "EndpointConfigName": "name", "KmsKeyId": "kms_key_arn", "Tags": _TAGS,
@@ -427,6 +430,8 @@ _TF_RESOURCES: dict[str, _Block] = {
         }, ("Arn", "RoleArn")),
     }, ("ScheduleExpression", "FlexibleTimeWindow", "Target")),
 }
+# A new endpoint is the same resource an update changes (CreateEndpoint has no deployment config).
+_TF_RESOURCES["CreateEndpoint"] = _TF_RESOURCES["UpdateEndpoint"]
 # Fields of the request itself, not of the resource (an idempotency token): never declared, nothing to say.
 _REQUEST_ONLY = frozenset({"ClientToken"})
 # The attributes a scalable target exports that a policy or a scheduled action of it refers to.
@@ -541,12 +546,15 @@ class _Declarations:
     refers to the declared resource (so the tool orders and links them) instead of repeating its name."""
 
     configs: dict[str, _Declared] = field(default_factory=dict)  # by EndpointConfigName
+    endpoints: dict[str, _Declared] = field(default_factory=dict)  # by EndpointName (a new endpoint)
     alarms: dict[str, _Declared] = field(default_factory=dict)  # by AlarmName
     targets: dict[tuple[str, str], _Declared] = field(default_factory=dict)  # by (ResourceId, ScalableDimension)
 
     def add(self, operation: str, params: Mapping[str, Any], resource: _Declared) -> None:
         if operation == "CreateEndpointConfig":
             self.configs[str(params.get("EndpointConfigName"))] = resource
+        elif operation == "CreateEndpoint":
+            self.endpoints[str(params.get("EndpointName"))] = resource
         elif operation == "PutMetricAlarm":
             self.alarms[str(params.get("AlarmName"))] = resource
         elif operation == "RegisterScalableTarget":
@@ -554,7 +562,15 @@ class _Declarations:
 
     def referred(self, dialect: _Dialect, operation: str, params: dict[str, Any]) -> dict[str, Any]:
         """The request with the name of each resource declared before replaced by a reference to it."""
-        if operation == "UpdateEndpoint":
+        if operation == "CreateEndpoint":
+            config = self.configs.get(str(params.get("EndpointConfigName")))
+            if config is not None:
+                params["EndpointConfigName"] = dialect.refer_to_config(config)
+        elif operation == "CreateInferenceComponent":
+            endpoint = self.endpoints.get(str(params.get("EndpointName")))
+            if endpoint is not None:  # created on the endpoint declared before: the tool orders them by it
+                params["EndpointName"] = dialect.refer_to_endpoint(endpoint)
+        elif operation == "UpdateEndpoint":
             alarms = self.alarms
             params = _refer_to_alarms(params, lambda name: dialect.refer_to_alarm(alarms[name]) if name in alarms
                                       else name)
@@ -600,6 +616,10 @@ class _Dialect(ABC):
     @abstractmethod
     def refer_to_alarm(self, alarm: _Declared) -> Any:
         """The value that names a declared alarm in an endpoint's rollback alarms."""
+
+    def refer_to_endpoint(self, endpoint: _Declared) -> Any:
+        """The value that names a declared endpoint in an inference component."""
+        return {"Fn::GetAtt": [endpoint.name, "EndpointName"]}
 
     @abstractmethod
     def refer_to_target(self, params: dict[str, Any], target: _Declared) -> dict[str, Any]:
