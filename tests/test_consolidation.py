@@ -33,7 +33,8 @@ REGION = "us-east-1"
 RULE = "consolidate-onto-components"
 VPC_A = {"Subnets": ["subnet-0aaa0001", "subnet-0aaa0002"], "SecurityGroupIds": ["sg-0aaa0001"]}
 VPC_B = {"Subnets": ["subnet-0bbb0001", "subnet-0bbb0002"], "SecurityGroupIds": ["sg-0bbb0001"]}
-VPC_B_REORDERED = {"Subnets": ["subnet-0bbb0002", "subnet-0bbb0001"], "SecurityGroupIds": ["sg-0bbb0001"]}  # the same VPC config
+# The same VPC config as VPC_B, its subnets listed in another order.
+VPC_B_REORDERED = {"Subnets": ["subnet-0bbb0002", "subnet-0bbb0001"], "SecurityGroupIds": ["sg-0bbb0001"]}
 KEY_A = "arn:aws:kms:us-east-1:123456789012:key/aaaa-1111"
 KEY_B = "arn:aws:kms:us-east-1:123456789012:key/bbbb-2222"
 TINY = [f"reco-tiny-{i}" for i in range(1, 7)]
@@ -179,7 +180,7 @@ def test_never_grouped_across_networks_keys_busy_or_single_gpus(doc: dict[str, A
                       ["other-vpc-1", "other-vpc-2"], sorted(TINY)]
     by_members = {frozenset(members_of(f)): f for f in consolidations(doc)}
     vpc_b = by_members[frozenset({"other-vpc-1", "other-vpc-2"})]["recommendation"]["details"]["change"][0]["params"]
-    assert vpc_b["VpcConfig"] == {"SecurityGroupIds": ["sg-0bbb0001"], "Subnets": ["subnet-0bbb0001", "subnet-0bbb0002"]}
+    assert vpc_b["VpcConfig"] == {"SecurityGroupIds": VPC_B["SecurityGroupIds"], "Subnets": VPC_B["Subnets"]}
     key_b = by_members[frozenset({"other-key-1", "other-key-2"})]["recommendation"]["details"]["change"][0]["params"]
     assert key_b["KmsKeyId"] == KEY_B
 
@@ -219,7 +220,7 @@ def test_the_plan_validates_against_botocore_and_creates_only(doc: dict[str, Any
     assert variant["ManagedInstanceScaling"]["ScaleInPolicy"] == {"Strategy": "CONSOLIDATION"}
     assert variant["RoutingConfig"] == {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}
     assert config["KmsKeyId"] == KEY_A
-    assert config["VpcConfig"] == {"SecurityGroupIds": ["sg-0aaa0001"], "Subnets": ["subnet-0aaa0001", "subnet-0aaa0002"]}
+    assert config["VpcConfig"] == {"SecurityGroupIds": VPC_A["SecurityGroupIds"], "Subnets": VPC_A["Subnets"]}
     assert plan["risk"]["level"] in ("medium", "high") and plan["risk"]["load_test_first"]
     assert plan["basis"]["shared_endpoint"] == plan["resource"]["name"]
     assert {m["endpoint"] for m in plan["basis"]["members"]} == set(TINY)

@@ -34,6 +34,10 @@ MIN_MEMORY_MB = 128
 CPU_STEP = 0.25  # cores are reserved in quarters (the smallest reservation botocore allows)
 MEMORY_STEP_MB = 64
 SHARED_VARIANT = "AllTraffic"
+# Why a consolidation is load-tested first (the plan's risk says it once).
+LOAD_TEST_FIRST = ("models sharing instances contend for memory bandwidth, network and threads, which the replay of "
+                   "their CPU, memory and accelerator load does not show: load-test the shared endpoint with every "
+                   "component before callers switch")
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,6 +14,7 @@ from typing import Any
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.change import build_change, scaling_risk
+from auditor.kinds.endpoints.consolidation import LOAD_TEST_FIRST
 from auditor.kinds.endpoints.models import Endpoint, EndpointReport, PlanBasis, VariantReport, price_usage
 from auditor.kinds.endpoints.packing import HostedCopies, hosted_copies
 from auditor.models import (
@@ -170,7 +171,9 @@ class SharedEndpointSubject(PlanSubject):
                                        float(r["hours_over_target"]), float(r["hours_over_100"]),
                                        float(r["headroom_at_peak_percent"]))
                         for name, r in resources.items())
-        return replace(stated, replays=replays, load_test_first=(LOAD_TEST_SHARED,))
+        # The load test is said once, as what to do first (the rule's basis names it too).
+        return replace(stated, replays=replays, load_test_first=(LOAD_TEST_FIRST,),
+                       basis=tuple(b for b in stated.basis if b != LOAD_TEST_FIRST))
 
     def proposed_risk(self, plan: Plan, risk: Risk | None) -> Risk | None:
         members = plan.proposed.details.get("members") or []
@@ -191,11 +194,6 @@ class SharedEndpointSubject(PlanSubject):
         calls = tuple(replace(c, params={**c.params, "Tags": tagged(c.params.get("Tags") or [], plan.id)})
                       for c in found.calls)
         return replace(found, calls=calls)
-
-
-LOAD_TEST_SHARED = ("models sharing instances contend for memory bandwidth, network and threads, which a replay "
-                    "of their load does not show: load-test the shared endpoint with every component before "
-                    "callers switch")
 
 
 def _model_of(endpoint: Endpoint, variant: str | None) -> str | None:

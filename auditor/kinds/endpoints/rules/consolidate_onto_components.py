@@ -25,6 +25,7 @@ from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointFleet
 from auditor.kinds.endpoints.consolidation import (
+    LOAD_TEST_FIRST,
     RULE_ID,
     SHARED_VARIANT,
     CandidateLoad,
@@ -42,9 +43,6 @@ from auditor.schema import setting
 CALLERS_SWITCH = ("callers must switch to InvokeEndpoint with InferenceComponentName before the old endpoints go: "
                   "this plan creates the shared endpoint only, and later runs find the old endpoints idle and "
                   "propose their deletion")
-LOAD_TEST_FIRST = ("models sharing instances contend for memory bandwidth, network and the container's threads, "
-                   "which the replay of their CPU, memory and accelerator load does not show: load-test the shared "
-                   "endpoint with every component before callers switch")
 SHOWN = 6
 
 
