@@ -10,7 +10,6 @@ import pandas as pd
 
 from auditor.kinds.endpoints.assessment import EndpointAssessment
 from auditor.kinds.endpoints.consolidation import CandidateLoad
-from auditor.kinds.endpoints.models import ModelNetwork
 from auditor.models import Finding, Resource, Window
 
 
@@ -21,8 +20,8 @@ def _aligned(series: pd.Series | None, index: pd.DatetimeIndex) -> np.ndarray:
     return series.reindex(index).to_numpy(dtype="float64")
 
 
-def candidate_load(assessed: EndpointAssessment, findings: Sequence[Finding], model: str, network: ModelNetwork,
-                   busy_percent: float, window: Window) -> CandidateLoad | None:
+def candidate_load(assessed: EndpointAssessment, findings: Sequence[Finding], model: str, busy_percent: float,
+                   window: Window) -> CandidateLoad | None:
     """What consolidation needs of a single-model endpoint, collected before its frames are
     released; None when it has nothing to read (no shape, no cost, no utilisation). Its series are
     aligned on the audit `window`'s periods, the same for every endpoint of the region (periods
@@ -65,7 +64,7 @@ def candidate_load(assessed: EndpointAssessment, findings: Sequence[Finding], mo
         endpoint_config=endpoint.config_name, status=endpoint.status, variant=va.variant.name, model=model,
         instance_type=shape.instance_type, instance_count=count, monthly_cost_usd=va.monthly_cost_usd,
         own_plan_monthly_usd=best.recommended_monthly_usd if best else va.monthly_cost_usd,
-        network=network, kms_key=str(kms) if kms else None, tags=dict(endpoint.tags), peak_percent=peak,
+        network=None, kms_key=str(kms) if kms else None, tags=dict(endpoint.tags), peak_percent=peak,
         scales_out=scales_out, excluded=excluded, start=window.start, period_seconds=window.period_seconds,
         cpu_cores=cpu.astype("float32"), memory_mb=memory.astype("float32"),
         accelerators=accelerators.astype("float32"), accelerator_memory=accelerator_memory.astype("float32"),

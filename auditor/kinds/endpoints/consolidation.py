@@ -55,7 +55,7 @@ class CandidateLoad:
     instance_count: int
     monthly_cost_usd: float
     own_plan_monthly_usd: float  # its own best plan's cost (its current cost where no plan saves)
-    network: ModelNetwork
+    network: ModelNetwork | None  # None: not read yet (only endpoints that may be grouped are asked)
     kms_key: str | None
     tags: dict[str, str]
     peak_percent: dict[str, float]  # each resource's highest per-period maximum, % of its own capacity
@@ -186,18 +186,30 @@ def replay(members: Sequence[CandidateLoad], copies: int, shape: InstanceShape, 
     return tuple(result)
 
 
-def replay_count(members: Sequence[CandidateLoad], copies: int, shape: InstanceShape, target_percent: float) -> int:
-    """The fewest instances of `shape` whose capacity keeps the aligned sum's peak under the target."""
+def replay_count(peaks: dict[Resource, float], shape: InstanceShape, target_percent: float) -> int:
+    """The fewest instances of `shape` whose capacity keeps the aligned sum's peaks (per resource)
+    under the target; 0: a load this shape has no room for at all."""
     per_instance = fleet_capacity(shape, 1)
     needed = 1
-    for resource, load in aligned_sum(members, copies).items():
+    for resource, peak in peaks.items():
         room = per_instance[resource]
-        peak = peak_of(load)
         if room <= 0:
             if peak > 0:
-                return 0  # a load this shape has no room for at all
+                return 0
             continue
         needed = max(needed, math.floor(peak / (room * target_percent / 100.0)) + 1)
+    return needed
+
+
+def room_count(reservations: Sequence[Reservation], copies: int, shape: InstanceShape) -> int:
+    """A lower bound of the instances the copies need: their reservations summed over one instance's room."""
+    room = capacity(shape)
+    needed = 1
+    for need, have in ((sum(r.cpu_cores for r in reservations), room.cpu_cores),
+                       (sum(r.accelerators for r in reservations), room.accelerators),
+                       (sum(r.memory_mb for r in reservations), room.memory_mb)):
+        if need > 0:
+            needed = max(needed, math.ceil(copies * need / have - 1e-9) if have > 0 else 10**6)
     return needed
 
 
@@ -249,7 +261,8 @@ class SharedFleet:
 def cheapest_fleet(members: Sequence[CandidateLoad], catalog: Catalog, copies: int, min_instances: int,
                    target_percent: float, allow_burstable: bool) -> SharedFleet | None:
     """Of the compatible shapes, the cheapest count that holds every copy (copies of one model on
-    different instances), the availability floor and the aligned sum's peak under the target."""
+    different instances), the availability floor and the aligned sum's peak under the target. Shapes
+    are tried cheapest first, and one whose lower bound already costs more than the best is not packed."""
     shaped = [(m, s) for m in members if (s := catalog.shape(m.instance_type)) is not None]
     if len(shaped) != len(members) or not members:
         return None
@@ -257,14 +270,20 @@ def cheapest_fleet(members: Sequence[CandidateLoad], catalog: Catalog, copies: i
     reservations = tuple(copy_reservation(m, target_percent) for m in members)
     placed = [Placement(m.endpoint, copies, r) for m, r in zip(members, reservations, strict=True)]
     families = [s.family for _, s in shaped]
+    peaks = {resource: peak_of(load) for resource, load in aligned_sum(members, copies).items()}
+    priced = sorted((price, shape.instance_type, shape) for shape in catalog.shapes.values()
+                    if compatible(shape, shaped, allow_burstable)
+                    and (price := catalog.hourly_price(shape.instance_type, region)) is not None)
     best: tuple[tuple[float, int, bool, str], SharedFleet] | None = None
-    for shape in catalog.shapes.values():
-        if not compatible(shape, shaped, allow_burstable):
+    for price, _, shape in priced:
+        by_load = replay_count(peaks, shape, target_percent)
+        if by_load == 0:
             continue
-        price = catalog.hourly_price(shape.instance_type, region)
-        packed = None if price is None else instances_to_hold(placed, shape, spread=True)
-        by_load = replay_count(members, copies, shape, target_percent)
-        if price is None or packed is None or by_load == 0:
+        floor = max(min_instances, copies, by_load, room_count(reservations, copies, shape))
+        if best is not None and round(price * floor * HOURS_PER_MONTH, 2) > best[0][0]:
+            continue  # even its lower bound costs more than the best found
+        packed = instances_to_hold(placed, shape, spread=True)
+        if packed is None:
             continue
         count = max(min_instances, packed, by_load)
         monthly = round(price * count * HOURS_PER_MONTH, 2)
@@ -282,4 +301,3 @@ def shared_name(members: Sequence[CandidateLoad]) -> str:
     """`consolidated-<first 10 hex of sha256 of the sorted member endpoint names>`."""
     digest = hashlib.sha256("\n".join(sorted(m.endpoint for m in members)).encode()).hexdigest()
     return f"consolidated-{digest[:10]}"
-

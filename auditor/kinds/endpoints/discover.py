@@ -381,35 +381,77 @@ def single_model(endpoint: Endpoint) -> str | None:
     return str(models[0]) if len(models) == 1 and isinstance(models[0], str) and models[0] else None
 
 
-def describe_models(sagemaker: BaseClient, region: str,
-                    endpoints: list[Endpoint]) -> tuple[list[Endpoint], list[AuditError]]:
-    """Each single-model endpoint's model network (DescribeModel, once per model): its VPC config,
-    network isolation and role. A model that cannot be described is never read as "no VPC": its
-    endpoint gets `model_problem` (with an error line), and consolidate-onto-components leaves it
-    out. A denied call (or one AWS cannot be reached for) is not repeated for the region's other
-    models: one error line says it, and each of their endpoints carries the reason."""
+def describe_models(sagemaker: BaseClient, region: str, endpoints: list[Endpoint], max_workers: int = 8,
+                    configs: ConfigCache | None = None) -> tuple[dict[str, ModelNetwork | str], list[AuditError]]:
+    """Each single-model endpoint's model network (DescribeModel, once per model, `max_workers` at a
+    time), by endpoint name: its VPC config, network isolation and role, or why it could not be read.
+    A model cannot be changed once created, so what was read is kept with its endpoint config's
+    description in `configs` and not asked again. A model that cannot be described is never read as
+    "no VPC": its reason comes back (with an error line), and consolidate-onto-components leaves its
+    endpoint out. A denied call (or one AWS cannot be reached for) is said once for the region, and
+    the models not yet read are not asked."""
+    configs = configs or MemoryConfigCache()
+    wanted: dict[str, Endpoint] = {}  # model -> the first endpoint that runs it (its config keeps the answer)
     answers: dict[str, ModelNetwork | str] = {}
-    errors: list[AuditError] = []
-    stopped: str | None = None
-    result = []
     for endpoint in endpoints:
         model = single_model(endpoint)
-        if model is None:
-            result.append(endpoint)
+        if model is None or model in wanted:
             continue
-        if model not in answers:
-            if stopped is not None:
-                answers[model] = stopped
-            else:
-                answer, fatal = _describe_model(sagemaker, region, model)
-                answers[model] = answer
-                if isinstance(answer, str):
-                    errors.append(AuditError(region, None if fatal else endpoint.name, "discover", answer))
-                    stopped = answer if fatal else None
-        found = answers[model]
-        result.append(replace(endpoint, model_network=found) if isinstance(found, ModelNetwork)
-                      else replace(endpoint, model_problem=found))
+        wanted[model] = endpoint
+        kept = _kept_network(configs.get(endpoint.account_id, region, endpoint.config_name), model)
+        if kept is not None:
+            answers[model] = kept
+    errors: list[AuditError] = []
+    lock = threading.Lock()
+    stopped: list[str] = []
+
+    def describe(model: str) -> None:
+        if stopped:
+            return
+        endpoint = wanted[model]
+        answer, fatal = _describe_model(sagemaker, region, model)
+        with lock:
+            if isinstance(answer, str):
+                if fatal and stopped:
+                    return  # said once for the region
+                errors.append(AuditError(region, None if fatal else endpoint.name, "discover", answer))
+                if fatal:
+                    stopped.append(answer)
+            answers[model] = answer
+        if isinstance(answer, ModelNetwork):
+            _keep_network(configs, endpoint, region, model, answer)
+
+    asked = sorted(m for m in wanted if m not in answers)
+    if asked:
+        describe(asked[0])  # alone first: a denied call is then made once, not once per worker
+    with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="models") as pool:
+        list(pool.map(describe, asked[1:]))
+    result: dict[str, ModelNetwork | str] = {}
+    for endpoint in endpoints:
+        model = single_model(endpoint)
+        if model is not None:
+            result[endpoint.name] = answers.get(model) or (stopped[0] if stopped else "DescribeModel was not called")
     return result, errors
+
+
+def _kept_network(description: dict[str, Any] | None, model: str) -> ModelNetwork | None:
+    """The model network kept with a config's description (None: not kept, or for another model)."""
+    kept = (description or {}).get("ModelNetwork")
+    if not isinstance(kept, dict) or kept.get("ModelName") != model:
+        return None
+    return ModelNetwork(subnets=frozenset(kept.get("Subnets") or ()),
+                        security_groups=frozenset(kept.get("SecurityGroupIds") or ()),
+                        network_isolation=kept.get("EnableNetworkIsolation") is True,
+                        execution_role=kept.get("ExecutionRoleArn"))
+
+
+def _keep_network(configs: ConfigCache, endpoint: Endpoint, region: str, model: str, network: ModelNetwork) -> None:
+    description = configs.get(endpoint.account_id, region, endpoint.config_name)
+    if description is None or not _current(description):
+        return
+    configs.put(endpoint.account_id, region, endpoint.config_name, {**description, "ModelNetwork": {
+        "ModelName": model, "Subnets": sorted(network.subnets), "SecurityGroupIds": sorted(network.security_groups),
+        "EnableNetworkIsolation": network.network_isolation, "ExecutionRoleArn": network.execution_role}})
 
 
 def _describe_model(sagemaker: BaseClient, region: str, model: str) -> tuple[ModelNetwork | str, bool]:

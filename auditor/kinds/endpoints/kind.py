@@ -4,6 +4,7 @@ section is the tuple of EndpointReports (`KIND.section(report)`), which plans an
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -53,6 +54,7 @@ from auditor.kinds.endpoints.models import (
     EndpointReport,
     InstanceUtilization,
     MetricsConfig,
+    ModelNetwork,
     VariantReport,
     price_usage,
 )
@@ -120,8 +122,6 @@ def audit_endpoints(
     errors += alarm_errors
     endpoints, placement_errors = attach_placement(endpoints, clients, region, now, limits.check)
     errors += placement_errors
-    endpoints, model_errors = attach_models(endpoints, clients, region, config, judge)
-    errors += model_errors
     if any(not region_priced(e, catalog) for e in endpoints):
         errors.append(AuditError(
             region, None, "recommend",
@@ -186,7 +186,9 @@ def audit_endpoints(
             components=assessed.components,
         ))
         metrics.release(endpoint.name)
-    # Fleet-wide notes (which endpoints would gain from per-instance metrics): one per account.
+    candidates, model_errors = attach_models(candidates, endpoints, clients, region, config, configs)
+    errors += model_errors
+    # Fleet-wide notes (which endpoints would gain from per-instance metrics), and consolidation: one per account.
     for account in sorted({e.account_id for e in endpoints}):
         fleet = EndpointFleet(account, region, tuple(e for e in endpoints if e.account_id == account),
                               tuple(c for c in candidates if c.account_id == account))
@@ -201,12 +203,12 @@ def consolidation_candidate(assessed: EndpointAssessment, judged: list[Finding],
     where its model's network was read and every rule of its own judged it (no gate stopped them)."""
     endpoint = assessed.endpoint
     model = single_model(endpoint)
-    if model is None or endpoint.model_network is None or not consolidation_applies(endpoint, config):
+    if model is None or not consolidation_applies(endpoint, config):
         return None
     if any(f.rule in UNJUDGED for f in judged):
         return None
     busy = float(getattr(settings_for(CONSOLIDATION, config), "busy_percent", 50.0))
-    return candidate_load(assessed, judged, model, endpoint.model_network, busy, window)
+    return candidate_load(assessed, judged, model, busy, window)
 
 
 def latency_max_ms(raw: pd.DataFrame) -> float | None:
@@ -285,16 +287,30 @@ def settings_for(rule_id: str, config: AuditConfig) -> RuleSettings | None:
     return None if rule is None else settings_of(rule, config)
 
 
-def attach_models(endpoints: list[Endpoint], clients: AwsClients, region: str, config: AuditConfig,
-                  judge: Judge) -> tuple[list[Endpoint], list[AuditError]]:
-    """Each single-model endpoint's model network (DescribeModel), where consolidate-onto-components
-    judges it: no call for a region without such an endpoint."""
-    if not any(single_model(e) and consolidation_applies(e, config) for e in endpoints):
-        return endpoints, []
-    wanted = [e for e in endpoints if consolidation_applies(e, config)]
-    described, errors = describe_models(clients.client("sagemaker", region), region, wanted)
-    by_name = {e.name: e for e in described}
-    return [by_name.get(e.name, e) for e in endpoints], errors
+def attach_models(candidates: list[CandidateLoad], endpoints: list[Endpoint], clients: AwsClients, region: str,
+                  config: AuditConfig, configs: ConfigCache | None) -> tuple[list[CandidateLoad], list[AuditError]]:
+    """The model network of each candidate that may be grouped (not busy or otherwise left out, and
+    one of two or more such in its account): DescribeModel, kept with its config between runs. A
+    candidate whose model could not be read is left out, with the reason."""
+    open_ = [c for c in candidates if c.excluded is None]
+    accounts = Counter(c.account_id for c in open_)
+    wanted = {c.endpoint for c in open_ if accounts[c.account_id] >= 2}
+    if not wanted:
+        return candidates, []
+    by_name = {(e.account_id, e.name): e for e in endpoints}
+    asked = [by_name[(c.account_id, c.endpoint)] for c in open_ if c.endpoint in wanted
+             and (c.account_id, c.endpoint) in by_name]
+    found, errors = describe_models(clients.client("sagemaker", region), region, asked, config.aws.max_workers,
+                                    configs)
+    read = []
+    for candidate in candidates:
+        answer = found.get(candidate.endpoint) if candidate.endpoint in wanted else None
+        if isinstance(answer, ModelNetwork):
+            candidate = replace(candidate, network=answer)
+        elif isinstance(answer, str):
+            candidate = replace(candidate, excluded=f"its model could not be described: {answer}")
+        read.append(candidate)
+    return read, errors
 
 
 def wants_placement(endpoint: Endpoint) -> bool:

@@ -193,10 +193,6 @@ class Endpoint:
     metrics_config: MetricsConfig | None = None
     # Its instances' component placement (detailed observability); None: not read, or none published.
     placement: ComponentPlacement | None = None
-    # A single-model real-time endpoint's model as DescribeModel stated it (consolidate-onto-components
-    # reads it); None: not read (not such an endpoint), or it could not be (`model_problem` says why).
-    model_network: ModelNetwork | None = None
-    model_problem: str | None = None
 
     @property
     def enhanced_metrics(self) -> bool:

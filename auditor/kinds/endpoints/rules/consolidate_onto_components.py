@@ -35,6 +35,7 @@ from auditor.kinds.endpoints.consolidation import (
     measured_periods,
     shared_name,
 )
+from auditor.kinds.endpoints.models import ModelNetwork
 from auditor.models import Finding, Judged, Recommendation, Resource, Severity
 from auditor.recommend.change import settable_tags
 from auditor.recommend.pricing import priced
@@ -73,7 +74,7 @@ def group_key(member: CandidateLoad, catalog: Catalog) -> tuple[Any, ...] | None
     shape (accelerator model, architecture). None: a GPU model on a single-device shape (no whole
     device is free on it, and a shape of several devices costs about as much as as many single ones)."""
     shape = catalog.shape(member.instance_type)
-    if shape is None:
+    if shape is None or member.network is None:
         return None
     if shape.has_accelerator and shape.gpu_count < 2:
         return None
@@ -84,17 +85,15 @@ def group_key(member: CandidateLoad, catalog: Catalog) -> tuple[Any, ...] | None
 
 def best_group(members: list[CandidateLoad], catalog: Catalog, settings: ConsolidationSettings,
                config: AuditConfig) -> SharedFleet | None:
-    """The shared fleet for these members, dropping (one at a time, the one whose absence gains most)
-    those that keep it from saving more than their own plans, while two or more are left."""
+    """The shared fleet for these members; where it does not save more than their own plans, the
+    member whose own plan saves most (the strongest alternative) is left out and the rest tried
+    again, while two or more are left."""
+    members = sorted(members, key=lambda m: (m.own_saving_usd, m.monthly_cost_usd, m.endpoint))
     while len(members) >= 2:
         fleet = _fleet(members, catalog, settings, config)
         if fleet is not None and proposable(fleet, settings, config):
             return fleet
-        trials = [(trial, rest) for i in range(len(members))
-                  if (trial := _fleet(rest := members[:i] + members[i + 1:], catalog, settings, config)) is not None]
-        if not trials:
-            return None
-        members = max(trials, key=lambda t: (t[0].margin_usd, -len(t[1])))[1]
+        members = members[:-1]
     return None
 
 
@@ -121,7 +120,7 @@ def check(fleet: EndpointFleet, catalog: Catalog, config: AuditConfig) -> Iterat
         key = group_key(member, catalog)
         if key is not None:
             groups[key].append(member)
-    for _, members in sorted(groups.items(), key=lambda kv: kv[1][0].endpoint):
+    for _, members in sorted(groups.items(), key=lambda kv: min(m.endpoint for m in kv[1])):
         members.sort(key=lambda m: m.endpoint)
         for start in range(0, len(members), settings.max_members):
             shared = best_group(members[start:start + settings.max_members], catalog, settings, config)
@@ -184,13 +183,14 @@ def consolidation_details(shared: SharedFleet, name: str, settings: Consolidatio
         "RoutingConfig": {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"},
     }
     config_params: dict[str, Any] = {"EndpointConfigName": config_name, "ProductionVariants": [variant]}
-    if first.network.execution_role:
-        config_params["ExecutionRoleArn"] = first.network.execution_role
+    network = first.network or ModelNetwork()  # grouped members were all read (group_key)
+    if network.execution_role:
+        config_params["ExecutionRoleArn"] = network.execution_role
     if first.kms_key:
         config_params["KmsKeyId"] = first.kms_key
-    if first.network.vpc:
-        config_params["VpcConfig"] = first.network.vpc
-    if first.network.network_isolation:
+    if network.vpc:
+        config_params["VpcConfig"] = network.vpc
+    if network.network_isolation:
         config_params["EnableNetworkIsolation"] = True
     config_params["Tags"] = tags
     calls: list[dict[str, Any]] = [
