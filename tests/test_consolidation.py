@@ -53,6 +53,8 @@ def fleet() -> list[EndpointSpec]:
         *(tiny(name) for name in TINY),
         # Small too, but in another VPC, or with another KMS key: never with the six.
         tiny("other-vpc-1"), tiny("other-vpc-2"), tiny("other-key-1"), tiny("other-key-2"),
+        # Network isolation on: never with models that may call out.
+        tiny("isolated-1"), tiny("isolated-2"),
         # Busy: its CPU peaks at 60% of its instances.
         EndpointSpec("busy-ranker", (VariantSpec("ml.m5.large", 2, cpu=Load(45.0, 10.0, 1.0), memory=Load(20.0, 1.0),
                                                  invocations_per_hour=9000),)),
@@ -108,6 +110,10 @@ def set_network(emulator: Emulator) -> None:
                                PrimaryContainer={"Image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/model:latest"},
                                VpcConfig=vpc)
         backend.endpoint_configs[f"{spec.name}-config"].kms_key_id = key
+        if spec.name.startswith("isolated-"):
+            # The emulator's CreateModel drops EnableNetworkIsolation (its DescribeModel always says
+            # false): set what DescribeModel answers for a model created with it.
+            backend._models[model].enable_network_isolation = True
 
 
 @pytest.fixture(scope="module")
@@ -176,13 +182,17 @@ def test_never_grouped_across_networks_keys_busy_or_single_gpus(doc: dict[str, A
     # The two in VPC B (their subnets listed in another order) and the two with key B may each share
     # an endpoint, never with the six nor with each other.
     groups = sorted(sorted(members_of(f)) for f in consolidations(doc))
-    assert groups == [["llm-mid-1", "llm-mid-2", "llm-mid-3"], ["other-key-1", "other-key-2"],
-                      ["other-vpc-1", "other-vpc-2"], sorted(TINY)]
+    assert groups == [["isolated-1", "isolated-2"], ["llm-mid-1", "llm-mid-2", "llm-mid-3"],
+                      ["other-key-1", "other-key-2"], ["other-vpc-1", "other-vpc-2"], sorted(TINY)]
     by_members = {frozenset(members_of(f)): f for f in consolidations(doc)}
     vpc_b = by_members[frozenset({"other-vpc-1", "other-vpc-2"})]["recommendation"]["details"]["change"][0]["params"]
     assert vpc_b["VpcConfig"] == {"SecurityGroupIds": VPC_B["SecurityGroupIds"], "Subnets": VPC_B["Subnets"]}
     key_b = by_members[frozenset({"other-key-1", "other-key-2"})]["recommendation"]["details"]["change"][0]["params"]
     assert key_b["KmsKeyId"] == KEY_B
+    isolated = by_members[frozenset({"isolated-1", "isolated-2"})]["recommendation"]["details"]["change"][0]["params"]
+    assert isolated["EnableNetworkIsolation"] is True
+    tiny_config = by_members[frozenset(TINY)]["recommendation"]["details"]["change"][0]["params"]
+    assert "EnableNetworkIsolation" not in tiny_config
 
 
 def test_gpu_models_share_whole_devices_of_a_multi_gpu_shape(doc: dict[str, Any]) -> None:
