@@ -72,7 +72,7 @@ class SharedEndpoint:
 def group_key(member: CandidateLoad, catalog: Catalog) -> tuple[Any, ...] | None:
     """Models that may share instances: the same network, encryption and role, and the same kind of
     shape (accelerator model, architecture). None: a GPU model on a single-device shape (no whole
-    device is free on it, and a shape of several devices costs about as much as as many single ones)."""
+    device is free on it, and a shape of several devices costs about as much as that many single ones)."""
     shape = catalog.shape(member.instance_type)
     if shape is None or member.network is None:
         return None
@@ -92,7 +92,9 @@ def best_group(members: list[CandidateLoad], catalog: Catalog, settings: Consoli
     while len(members) >= 2:
         fleet = _fleet(members, catalog, settings, config)
         if fleet is not None and proposable(fleet, settings, config):
-            return fleet
+            # The same group, its members in name order (the order the plan lists and creates them).
+            ordered = _fleet(sorted(members, key=lambda m: m.endpoint), catalog, settings, config)
+            return ordered if ordered is not None and proposable(ordered, settings, config) else fleet
         members = members[:-1]
     return None
 
