@@ -24,8 +24,9 @@ def candidate_load(assessed: EndpointAssessment, findings: Sequence[Finding], mo
                    window: Window) -> CandidateLoad | None:
     """What consolidation needs of a single-model endpoint, collected before its frames are
     released; None when it has nothing to read (no shape, no cost, no utilisation). Its series are
-    aligned on the audit `window`'s periods, the same for every endpoint of the region (periods
-    before its shape window count at its peak)."""
+    aligned on the audit `window`'s periods, the same for every endpoint of the region (NaN where it
+    has no datum, before its shape window too: consolidation.py says what that counts as). One left
+    out (busy ...) keeps no series: nothing reads them, and a region may have thousands."""
     endpoint = assessed.endpoint
     if len(assessed.variants) != 1:
         return None
@@ -57,6 +58,8 @@ def candidate_load(assessed: EndpointAssessment, findings: Sequence[Finding], mo
     excluded = _excluded(peak, busy_percent, scales_out, va.variant.scales, best.action if best else None)
     if excluded is None and (Resource.CPU.value not in peak or Resource.MEMORY.value not in peak):
         excluded = "its CPU or memory was not measured: what a copy must reserve is unknown"
+    if excluded is not None:
+        cpu = memory = accelerators = accelerator_memory = np.zeros(0)
     described = endpoint.config_description or {}
     kms = described.get("KmsKeyId")
     return CandidateLoad(
