@@ -97,3 +97,20 @@ def test_a_period_no_member_was_measured_in_is_left_out_and_a_gap_counts_at_the_
     lone = member("d", [0.3] + [0.1] * (HOURS - 1), [500.0] * HOURS)
     cpu = next(r for r in replay([gap, lone], 2, shape, 2, TARGET) if r.resource is Resource.CPU)
     assert cpu.peak == round(100 * (0.1 + 0.3) / (2 * shape.vcpu), 1)  # c's gap at its own peak (0.1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(copies=st.lists(st.tuples(st.integers(1, 4), st.floats(0.25, 2.0), st.floats(128.0, 6000.0)),
+                       min_size=1, max_size=6))
+def test_spread_packing_never_puts_two_copies_of_a_model_on_one_instance(copies) -> None:
+    from auditor.kinds.endpoints.packing import Reservation, instances_to_hold
+
+    shape = CATALOG.shape("ml.m5.2xlarge")
+    assert shape is not None
+    placed = [Placement(f"m{i}", n, Reservation(cores, 0.0, memory)) for i, (n, cores, memory) in enumerate(copies)]
+    spread = instances_to_hold(placed, shape, spread=True)
+    assert spread is not None
+    # At least as many instances as the most copies of one model.
+    assert spread >= max(n for n, _, _ in copies)
+    # One model alone: its copies each on an instance of their own.
+    assert instances_to_hold(placed[:1], shape, spread=True) == copies[0][0]
