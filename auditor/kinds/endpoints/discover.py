@@ -382,9 +382,10 @@ def single_model(endpoint: Endpoint) -> str | None:
 
 
 def describe_models(sagemaker: BaseClient, region: str, endpoints: list[Endpoint], max_workers: int = 8,
-                    configs: ConfigCache | None = None) -> tuple[dict[str, ModelNetwork | str], list[AuditError]]:
+                    configs: ConfigCache | None = None
+                    ) -> tuple[dict[tuple[str, str], ModelNetwork | str], list[AuditError]]:
     """Each single-model endpoint's model network (DescribeModel, once per model, `max_workers` at a
-    time), by endpoint name: its VPC config, network isolation and role, or why it could not be read.
+    time), by (account, endpoint name): its VPC config, network isolation and role, or why it could not be read.
     A model cannot be changed once created, so what was read is kept with its endpoint config's
     description in `configs` and not asked again. A model that cannot be described is never read as
     "no VPC": its reason comes back (with an error line), and consolidate-onto-components leaves its
@@ -426,11 +427,12 @@ def describe_models(sagemaker: BaseClient, region: str, endpoints: list[Endpoint
         describe(asked[0])  # alone first: a denied call is then made once, not once per worker
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="models") as pool:
         list(pool.map(describe, asked[1:]))
-    result: dict[str, ModelNetwork | str] = {}
+    result: dict[tuple[str, str], ModelNetwork | str] = {}
     for endpoint in endpoints:
         model = single_model(endpoint)
         if model is not None:
-            result[endpoint.name] = answers.get(model) or (stopped[0] if stopped else "DescribeModel was not called")
+            unread = stopped[0] if stopped else "DescribeModel was not called"
+            result[(endpoint.account_id, endpoint.name)] = answers.get(model) or unread
     return result, errors
 
 

@@ -200,7 +200,8 @@ def audit_endpoints(
 def consolidation_candidate(assessed: EndpointAssessment, judged: list[Finding], config: AuditConfig,
                             window: Window) -> CandidateLoad | None:
     """A single-model endpoint's load for consolidate-onto-components (kept once its frames go),
-    where its model's network was read and every rule of its own judged it (no gate stopped them)."""
+    where the rule applies to it and every rule of its own judged it (no gate stopped them); its
+    model is read after the loop, only if it may be grouped (`attach_models`)."""
     endpoint = assessed.endpoint
     model = single_model(endpoint)
     if model is None or not consolidation_applies(endpoint, config):
@@ -294,17 +295,16 @@ def attach_models(candidates: list[CandidateLoad], endpoints: list[Endpoint], cl
     candidate whose model could not be read is left out, with the reason."""
     open_ = [c for c in candidates if c.excluded is None]
     accounts = Counter(c.account_id for c in open_)
-    wanted = {c.endpoint for c in open_ if accounts[c.account_id] >= 2}
+    wanted = {(c.account_id, c.endpoint) for c in open_ if accounts[c.account_id] >= 2}
     if not wanted:
         return candidates, []
     by_name = {(e.account_id, e.name): e for e in endpoints}
-    asked = [by_name[(c.account_id, c.endpoint)] for c in open_ if c.endpoint in wanted
-             and (c.account_id, c.endpoint) in by_name]
+    asked = [by_name[key] for key in sorted(wanted) if key in by_name]
     found, errors = describe_models(clients.client("sagemaker", region), region, asked, config.aws.max_workers,
                                     configs)
     read = []
     for candidate in candidates:
-        answer = found.get(candidate.endpoint) if candidate.endpoint in wanted else None
+        answer = found.get((candidate.account_id, candidate.endpoint))
         if isinstance(answer, ModelNetwork):
             candidate = replace(candidate, network=answer)
         elif isinstance(answer, str):
