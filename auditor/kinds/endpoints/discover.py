@@ -385,31 +385,32 @@ def describe_models(sagemaker: BaseClient, region: str, endpoints: list[Endpoint
                     configs: ConfigCache | None = None
                     ) -> tuple[dict[tuple[str, str], ModelNetwork | str], list[AuditError]]:
     """Each single-model endpoint's model network (DescribeModel, once per model, `max_workers` at a
-    time), by (account, endpoint name): its VPC config, network isolation and role, or why it could not be read.
-    A model cannot be changed once created, so what was read is kept with its endpoint config's
-    description in `configs` and not asked again. A model that cannot be described is never read as
-    "no VPC": its reason comes back (with an error line), and consolidate-onto-components leaves its
-    endpoint out. A denied call (or one AWS cannot be reached for) is said once for the region, and
-    the models not yet read are not asked."""
+    time), by (account, endpoint name): its VPC config, network isolation and role, or why it could
+    not be read. A model cannot be changed once created, so what was read is kept with its endpoint
+    config's description in `configs` and not asked again. A model that cannot be described is never
+    read as "no VPC": its reason comes back (with an error line), and consolidate-onto-components
+    leaves its endpoint out. A denied call (or one AWS cannot be reached for) is said once for the
+    region, and the models not yet read are not asked."""
     configs = configs or MemoryConfigCache()
-    wanted: dict[str, Endpoint] = {}  # model -> the first endpoint that runs it (its config keeps the answer)
-    answers: dict[str, ModelNetwork | str] = {}
+    # (account, model) -> the first endpoint that runs it (its config keeps the answer)
+    wanted: dict[tuple[str, str], Endpoint] = {}
+    answers: dict[tuple[str, str], ModelNetwork | str] = {}
     for endpoint in endpoints:
         model = single_model(endpoint)
-        if model is None or model in wanted:
+        if model is None or (endpoint.account_id, model) in wanted:
             continue
-        wanted[model] = endpoint
+        wanted[(endpoint.account_id, model)] = endpoint
         kept = _kept_network(configs.get(endpoint.account_id, region, endpoint.config_name), model)
         if kept is not None:
-            answers[model] = kept
+            answers[(endpoint.account_id, model)] = kept
     errors: list[AuditError] = []
     lock = threading.Lock()
     stopped: list[str] = []
 
-    def describe(model: str) -> None:
+    def describe(key: tuple[str, str]) -> None:
         if stopped:
             return
-        endpoint = wanted[model]
+        endpoint, model = wanted[key], key[1]
         answer, fatal = _describe_model(sagemaker, region, model)
         with lock:
             if isinstance(answer, str):
@@ -418,11 +419,11 @@ def describe_models(sagemaker: BaseClient, region: str, endpoints: list[Endpoint
                 errors.append(AuditError(region, None if fatal else endpoint.name, "discover", answer))
                 if fatal:
                     stopped.append(answer)
-            answers[model] = answer
+            answers[key] = answer
         if isinstance(answer, ModelNetwork):
             _keep_network(configs, endpoint, region, model, answer)
 
-    asked = sorted(m for m in wanted if m not in answers)
+    asked = sorted(k for k in wanted if k not in answers)
     if asked:
         describe(asked[0])  # alone first: a denied call is then made once, not once per worker
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="models") as pool:
@@ -432,7 +433,7 @@ def describe_models(sagemaker: BaseClient, region: str, endpoints: list[Endpoint
         model = single_model(endpoint)
         if model is not None:
             unread = stopped[0] if stopped else "DescribeModel was not called"
-            result[(endpoint.account_id, endpoint.name)] = answers.get(model) or unread
+            result[(endpoint.account_id, endpoint.name)] = answers.get((endpoint.account_id, model)) or unread
     return result, errors
 
 
