@@ -51,3 +51,16 @@ def test_a_denied_describe_model_is_said_once_and_nothing_is_grouped(aws, tmp_pa
     assert "leaves them out" in denied[0]["message"]
     assert not [f for f in doc["findings"] if f["rule"] == RULE]
     assert len(doc["endpoints"]) == 3  # the rest of the audit goes on
+
+
+def test_a_model_read_once_is_not_asked_again_by_the_next_run(aws, tmp_path: Path) -> None:
+    now = utc_now()
+    seed_fleet(aws, [tiny(name) for name in TINY[:3]], now=now)
+    for run_number in (1, 2):
+        out = tmp_path / f"run{run_number}.json"
+        result = runner.invoke(app, ["run", "--format", "json", "--output", str(out)])  # with the history
+        assert result.exit_code == 0, result.output
+        found = [f for f in check_report_json(json.loads(out.read_text()))["findings"] if f["rule"] == RULE]
+        assert [members_of(f) for f in found] == [set(TINY[:3])]
+    asked = [call for call in aws.faults.calls() if call == ("sagemaker", "DescribeModel")]
+    assert len(asked) == 3  # the first run's, one per model; the second run read them from the history
