@@ -212,7 +212,8 @@ def _resource_arn(response: Any) -> str | None:
     if not isinstance(params, dict):
         return None
     base = f"arn:aws:sagemaker:{response.region}:{response.current_account}"
-    for key, kind in (("EndpointName", "endpoint"), ("EndpointConfigName", "endpoint-config"),
+    for key, kind in (("InferenceComponentName", "inference-component"), ("EndpointName", "endpoint"),
+                      ("EndpointConfigName", "endpoint-config"),
                       ("ModelName", "model"), ("NotebookInstanceName", "notebook-instance")):
         if isinstance(params.get(key), str):
             return f"{base}:{kind}/{params[key].lower()}"

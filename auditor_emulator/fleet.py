@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -29,11 +29,22 @@ import boto3
 import numpy as np
 
 from auditor.catalog import Catalog, load_catalog
-from auditor_emulator.published import ASYNC, INSTANCE_NS, INVOCATION_NS, REAL_TIME, SERVERLESS, check_datums
+from auditor_emulator.published import (
+    ASYNC,
+    COMPONENT_NS,
+    INSTANCE_NS,
+    INVOCATION_NS,
+    REAL_TIME,
+    SERVERLESS,
+    check_component_datum,
+    check_datums,
+)
 from auditor_emulator.server import ACCOUNT_ID, Emulator
 
-__all__ = ["INSTANCE_NS", "INVOCATION_NS", "Busy", "ComponentSpec", "EndpointSpec", "Load", "VariantSpec",
-           "ab_leftover_and_shadow_test", "async_variant", "day_night_counts", "demo_fleet", "fleet_datums",
+__all__ = ["DEMO_KMS_KEY", "DEMO_VPC", "INSTANCE_NS", "INVOCATION_NS", "OTHER_KMS_KEY", "OTHER_VPC", "Busy",
+           "ComponentSpec", "EndpointSpec", "Load", "VariantSpec", "ab_leftover_and_shadow_test", "async_variant",
+           "batch_scoring_async", "consolidation_fleet", "day_night_counts", "demo_fleet", "fleet_datums",
+           "llm_components", "reco_tiny",
            "scenario_fleet", "seed_fleet", "serverless_variant", "synthetic_fleet"]
 
 MINUTES_PER_HOUR = 60
@@ -52,9 +63,10 @@ class Load:
     rise: float = 0.0  # relative growth of the mean from the first hour to the last
     spike: float = 0.0  # one hour, mid-window, at this multiple of the mean
     ceiling: float = 100.0  # percent loads stop at 100; counts and ages do not
+    lag_hours: int = 0  # the daily swing peaks this many hours later (models that peak at different hours)
 
     def hourly(self, hours: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        daily = np.sin(2 * math.pi * (hours % 24) / 24)
+        daily = np.sin(2 * math.pi * ((hours - self.lag_hours) % 24) / 24)
         growth = 1 + self.rise * hours / max(1, hours.size - 1)
         average = np.clip(self.mean * growth + self.swing * daily + rng.normal(0, self.noise, hours.size),
                           0.0, self.ceiling)
@@ -133,6 +145,12 @@ class VariantSpec:
     # The variant's GPU series is their sum, as SageMaker publishes it.
     gpu_devices: tuple[Load, ...] | None = None
     gpu_memory_devices: tuple[Load, ...] | None = None
+    # ManagedInstanceScaling (min, max) on the config's variant: Status ENABLED, no ScaleInPolicy.
+    managed_scaling: tuple[int, int] | None = None
+    # With `autoscaling`: the target-tracking configuration put instead of invocations per instance.
+    scaling_policy: dict[str, Any] | None = None
+    # Async: requests arriving in each UTC hour of the day (24; None: `arrivals_per_hour` with its swing).
+    arrivals_by_hour: tuple[float, ...] | None = None
 
     def count_at(self, hour_of_day: int) -> int:
         return self.counts[hour_of_day % 24] if self.counts else self.count
@@ -147,6 +165,13 @@ class ComponentSpec:
     accelerators: int
     cpu_cores: float = 4.0
     memory_mb: int = 16384
+    # What the component publishes (None: nothing): its utilisation normalised to what its copies
+    # reserve (/aws/sagemaker/InferenceComponents) and its requests (AWS/SageMaker), per
+    # InferenceComponentName, as SageMaker publishes them.
+    cpu: Load | None = None
+    memory: Load | None = None
+    gpu: Load | None = None
+    invocations_per_hour: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -168,6 +193,10 @@ class EndpointSpec:
     # copies fill the instances' GPUs in order, and instances left over host none.
     components: tuple[ComponentSpec, ...] = ()
     detailed_observability: bool = False
+    # The model's network settings and the config's encryption (what consolidation must keep equal).
+    vpc: dict[str, list[str]] | None = None  # the model's VpcConfig
+    network_isolation: bool = False  # the model's EnableNetworkIsolation
+    kms_key: str | None = None  # the endpoint config's KmsKeyId
 
 
 def async_variant(instance_type: str, count: int, arrivals_per_hour: float, processing_seconds: float,
@@ -185,8 +214,83 @@ def serverless_variant(memory_mb: int, invocations_per_hour: float, memory: Load
                        invocations_per_hour=invocations_per_hour, **kw)
 
 
+# The network and encryption the demo's small recommendation models share (consolidation groups only
+# endpoints whose models sit in the same VPC, are isolated alike and whose configs use the same key).
+DEMO_VPC = {"SecurityGroupIds": ["sg-0c0ffee1234567890"], "Subnets": ["subnet-0a1b2c3d4e5f60718",
+                                                                       "subnet-0b2c3d4e5f6071829"]}
+DEMO_KMS_KEY = "arn:aws:kms:us-east-1:123456789012:key/0f1e2d3c-4b5a-4969-8a7b-0c1d2e3f4a5b"
+OTHER_VPC = {"SecurityGroupIds": ["sg-0fab1e9876543210f"], "Subnets": ["subnet-0f9e8d7c6b5a49382"]}
+OTHER_KMS_KEY = "arn:aws:kms:us-east-1:123456789012:key/9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"
+
+
+def reco_tiny(index: int) -> EndpointSpec:
+    """`reco-tiny-<index>` (1-6), one of six small recommendation models, each alone on its own
+    endpoint: 2 x ml.m5.large (the availability floor of two), no autoscaling, traffic all day. The
+    model's CPU averages 3.5% of the variant and peaks under 8% (its daily swing peaks 4 x (index - 1)
+    hours after reco-tiny-1's, so no two peak at the same hour), memory stays under 15%. All six
+    models are in DEMO_VPC, not network-isolated, and their configs use DEMO_KMS_KEY.
+
+    Verdict: each on its own can go no lower than 2 x ml.m5.large (or a slightly smaller pair);
+    together they consolidate onto one endpoint of 2 shared instances (inference components, one per
+    model): the time-aligned sum of their loads stays far below the sum of their peaks."""
+    if not 1 <= index <= 6:
+        raise ValueError("reco-tiny endpoints are numbered 1 to 6")
+    cpu = Load(3.5, 2.5, 0.3, burst=0.1, lag_hours=4 * (index - 1))
+    return EndpointSpec(
+        f"reco-tiny-{index}", (VariantSpec("ml.m5.large", 2, cpu=cpu, memory=Load(10, 1, 0.3, burst=0.1),
+                                           invocations_per_hour=600, latency_ms=15),),
+        tags={"owner": "recsys@example.com", "env": "prod"}, vpc=DEMO_VPC, kms_key=DEMO_KMS_KEY)
+
+
+def llm_components() -> EndpointSpec:
+    """`llm-components`: an endpoint hosting three inference components on 4 x ml.g5.12xlarge (4 GPUs
+    each) under managed instance scaling (ENABLED, 1-4 instances, no scale-in policy): llm-chat (2
+    copies x 2 GPUs), llm-summarize (1 x 2 GPUs), llm-embed (1 x 1 GPU) reserve 7 of the 16 GPUs, which
+    2 instances hold. Each component is busy on what it reserves (GPU ~60% normalised) and serves
+    requests every hour of every day.
+
+    Verdict: native consolidation (the CONSOLIDATION scale-in policy frees 2 instances); no
+    component is under-used and none has hours without traffic (no scale to zero)."""
+    return EndpointSpec(
+        "llm-components", (VariantSpec("ml.g5.12xlarge", 4, cpu=Load(12, 3), memory=Load(30, 2), gpu=Load(24, 6),
+                                       gpu_memory=Load(35, 2), invocations_per_hour=2400, latency_ms=400,
+                                       managed_scaling=(1, 4)),),
+        components=(
+            ComponentSpec("llm-chat", copies=2, accelerators=2, cpu_cores=8.0, memory_mb=32768, cpu=Load(38, 8),
+                          memory=Load(64, 2), gpu=Load(60, 12), invocations_per_hour=1500),
+            ComponentSpec("llm-summarize", copies=1, accelerators=2, cpu_cores=8.0, memory_mb=32768, cpu=Load(35, 6),
+                          memory=Load(61, 2), gpu=Load(58, 10), invocations_per_hour=600),
+            ComponentSpec("llm-embed", copies=1, accelerators=1, cpu_cores=4.0, memory_mb=16384, cpu=Load(40, 6),
+                          memory=Load(55, 2), gpu=Load(62, 10), invocations_per_hour=300)),
+        tags={"owner": "assistant@example.com", "env": "prod"})
+
+
+def batch_scoring_async() -> EndpointSpec:
+    """`batch-scoring-async`: an async endpoint (ml.m5.xlarge) registered with Application Auto
+    Scaling at 0-2 instances with only a target-tracking policy on ApproximateBacklogSizePerInstance
+    (target 5). A nightly batch (780 requests at 02:00 UTC) lifts the backlog over the target: one
+    instance runs 02:00-16:00 and drains it (a minute a request). The other ten hours a request
+    trickles in every two and a half hours and waits: 0 instances, HasBacklogWithoutCapacity 1,
+    ApproximateBacklogSize 1-4, under the target, so nothing starts an instance until the next
+    batch. Its queue has an age alarm. (The instance's 14 hours a day give the variant 8 days of
+    instance metrics in 14: enough to be judged.)
+
+    Verdict: stuck at zero: add a step-scaling policy triggered by an alarm on
+    HasBacklogWithoutCapacity (PutScalingPolicy + PutMetricAlarm)."""
+    policy = {"TargetValue": 5.0, "CustomizedMetricSpecification": {
+        "MetricName": "ApproximateBacklogSizePerInstance", "Namespace": "AWS/SageMaker",
+        "Dimensions": [{"Name": "EndpointName", "Value": "batch-scoring-async"}], "Statistic": "Average"}}
+    return EndpointSpec(
+        "batch-scoring-async", (async_variant(
+            "ml.m5.xlarge", 1, arrivals_per_hour=0.0, processing_seconds=60, cpu=Busy(85, 1.5, 1.0),
+            memory=Load(40, 2), counts=day_night_counts(0, 1, range(2, 16)),
+            arrivals_by_hour=tuple(780.0 if h == 2 else 0.4 for h in range(24)), steady_arrivals=True,
+            traffic_swing=0.0, autoscaling=(0, 2), scaling_policy=policy),),
+        kind=ASYNC, queue_alarm=True, tags={"owner": "risk@example.com", "env": "prod"})
+
+
 def demo_fleet() -> list[EndpointSpec]:
-    """Twenty-two endpoints that exercise every rule, with busy ones that must not be flagged."""
+    """Thirty endpoints that exercise every rule, with busy ones that must not be flagged."""
     team = lambda owner, env="prod": {"owner": owner, "env": env}  # noqa: E731
     return [
         # Busy, and autoscaled where there are several instances: must not be flagged.
@@ -279,6 +383,12 @@ def demo_fleet() -> list[EndpointSpec]:
                      components=(ComponentSpec("support-llm-70b", copies=2, accelerators=4, cpu_cores=16.0,
                                                memory_mb=131072),),
                      detailed_observability=True, tags=team("assistant@example.com")),
+        # Issue 27 (last, so that the endpoints above keep their random series): six small models
+        # that consolidate onto shared instances, a component endpoint that consolidates natively,
+        # an async endpoint stuck at zero (each function's docstring says why).
+        *(reco_tiny(i) for i in range(1, 7)),
+        llm_components(),
+        batch_scoring_async(),
     ]
 
 
@@ -356,6 +466,35 @@ def ab_leftover_and_shadow_test() -> EndpointSpec:
     ), updated_days_ago=42, tags={"owner": "risk@example.com", "env": "prod"})
 
 
+def consolidation_fleet() -> list[EndpointSpec]:
+    """The consolidation scenarios of issue 27, one endpoint per trap, each verdict below. All are
+    real-time, single-model, in us-east-1 of the emulator's account, with 14 days of data:
+
+    - `reco-tiny-1` .. `reco-tiny-6` (see `reco_tiny`): consolidate together onto 2 shared instances.
+    - `reco-other-vpc`: a reco-tiny twin whose model is in OTHER_VPC: never grouped with them.
+    - `reco-other-key`: a reco-tiny twin whose config uses OTHER_KMS_KEY: never grouped with them.
+    - `reco-busy`: same network and key, 2 x ml.m5.large at ~72% CPU with heavy traffic, near its
+      capacity: never grouped.
+    - `vision-small-1`, `vision-small-2`: a one-GPU model each on 1 x ml.g5.xlarge (its only GPU at
+      ~15%), same network and key: never grouped (a shape with room for both costs as much as two
+      ml.g5.xlarge or more).
+    """
+    twin = reco_tiny(3)
+    small_gpu = [EndpointSpec(f"vision-small-{i}", (VariantSpec(
+        "ml.g5.xlarge", 1, cpu=Load(6, 2, lag_hours=12 * (i - 1)), memory=Load(18, 1), gpu=Load(15, 5),
+        gpu_memory=Load(30, 1), invocations_per_hour=400, latency_ms=45),),
+        tags={"owner": "vision@example.com", "env": "prod"}, vpc=DEMO_VPC, kms_key=DEMO_KMS_KEY) for i in (1, 2)]
+    return [
+        *(reco_tiny(i) for i in range(1, 7)),
+        replace(twin, name="reco-other-vpc", vpc=OTHER_VPC),
+        replace(twin, name="reco-other-key", kms_key=OTHER_KMS_KEY),
+        EndpointSpec("reco-busy", (VariantSpec("ml.m5.large", 2, cpu=Load(72, 8, 2), memory=Load(55, 2),
+                                               invocations_per_hour=9000, latency_ms=25),),
+                     tags={"owner": "recsys@example.com", "env": "prod"}, vpc=DEMO_VPC, kms_key=DEMO_KMS_KEY),
+        *small_gpu,
+    ]
+
+
 def scenario_fleet() -> list[EndpointSpec]:
     """Realistic endpoints, one per trap an audit can fall into; each function's docstring says the
     verdict a correct audit gives."""
@@ -407,7 +546,7 @@ def fleet_datums(fleet: Iterable[EndpointSpec], now: datetime, lookback_days: in
     catalog = catalog or load_catalog()
     rng = np.random.default_rng(seed)
     end = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
-    datums: dict[str, list[dict[str, Any]]] = {INSTANCE_NS: [], INVOCATION_NS: []}
+    datums: dict[str, list[dict[str, Any]]] = {INSTANCE_NS: [], INVOCATION_NS: [], COMPONENT_NS: []}
     for spec in fleet:
         if spec.status != "InService" or spec.delete_config:
             continue
@@ -418,6 +557,11 @@ def fleet_datums(fleet: Iterable[EndpointSpec], now: datetime, lookback_days: in
             hours = window_hours if variant.metric_days is None else int(variant.metric_days * 24)
             for namespace, items in _variant_datums(spec, variant, end, hours, rng, catalog):
                 check_datums(spec.name, spec.kind, namespace, items, spec.enhanced_metrics)
+                datums[namespace].extend(items)
+        for component in spec.components:
+            for namespace, items in _component_datums(component, end, window_hours, rng):
+                for item in items:
+                    check_component_datum(spec.name, spec.kind, namespace, item)
                 datums[namespace].extend(items)
     return datums
 
@@ -451,22 +595,32 @@ def seed_fleet(
         _register_autoscaling(autoscaling, spec)
         if spec.queue_alarm:
             _put_queue_alarm(cloudwatch, spec)
-        _add_components(spec, now, region, account_id or ACCOUNT_ID, catalog)
+        _add_components(sagemaker, spec, now, region, account_id or ACCOUNT_ID, catalog)
     for namespace, items in datums.items():
-        emulator.publish_metrics(namespace, items, region, account_id or ACCOUNT_ID)
+        if items:
+            emulator.publish_metrics(namespace, items, region, account_id or ACCOUNT_ID)
 
 
-def _add_components(spec: EndpointSpec, now: datetime, region: str, account_id: str, catalog: Catalog) -> None:
-    """Its inference components (the emulator's own store: moto has no CreateInferenceComponent) and,
-    with detailed observability, their placement as OpenTelemetry series over the last two days."""
+def _add_components(sagemaker: Any, spec: EndpointSpec, now: datetime, region: str, account_id: str,
+                    catalog: Catalog) -> None:
+    """Its inference components through CreateInferenceComponent (each with a model of its own, in the
+    endpoint's network), InService since the endpoint was created, and, with detailed observability,
+    their placement as OpenTelemetry series over the last two days."""
     if not spec.components:
         return
     from auditor_emulator import components, promql
 
     variant = spec.variants[0]
     for c in spec.components:
-        components.add_component(account_id, region, spec.name, variant.name, c.name, c.copies, c.cpu_cores,
-                                 c.accelerators, c.memory_mb, now - timedelta(days=spec.age_days))
+        _create_model(sagemaker, f"{c.name}-model", spec)
+        required: dict[str, Any] = {"NumberOfCpuCoresRequired": c.cpu_cores, "MinMemoryRequiredInMb": c.memory_mb}
+        if c.accelerators:
+            required["NumberOfAcceleratorDevicesRequired"] = c.accelerators
+        sagemaker.create_inference_component(
+            InferenceComponentName=c.name, EndpointName=spec.name, VariantName=variant.name,
+            Specification={"ModelName": f"{c.name}-model", "ComputeResourceRequirements": required},
+            RuntimeConfig={"CopyCount": c.copies})
+        components.settle_seeded(account_id, region, c.name, now - timedelta(days=spec.age_days))
     if not spec.detailed_observability or variant.instance_type is None:
         return
     shape = catalog.shape(variant.instance_type)
@@ -507,28 +661,43 @@ def _register_autoscaling(autoscaling: Any, spec: EndpointSpec) -> None:
             ServiceNamespace="sagemaker", ResourceId=resource_id, ScalableDimension=dimension,
             MinCapacity=v.autoscaling[0], MaxCapacity=v.autoscaling[1],
         )
+        policy = v.scaling_policy or {
+            "TargetValue": 300.0,
+            "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"},
+        }
+        metric = (policy.get("CustomizedMetricSpecification") or {}).get("MetricName", "invocations")
         autoscaling.put_scaling_policy(
-            PolicyName=f"{spec.name}-{v.name}-invocations", ServiceNamespace="sagemaker", ResourceId=resource_id,
-            ScalableDimension=dimension, PolicyType="TargetTrackingScaling",
-            TargetTrackingScalingPolicyConfiguration={
-                "TargetValue": 300.0,
-                "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"},
-            },
+            PolicyName=f"{spec.name}-{v.name}-{metric if v.scaling_policy else 'invocations'}",
+            ServiceNamespace="sagemaker", ResourceId=resource_id, ScalableDimension=dimension,
+            PolicyType="TargetTrackingScaling", TargetTrackingScalingPolicyConfiguration=policy,
         )
+
+
+IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/model:latest"
+EXECUTION_ROLE = "arn:aws:iam::123456789012:role/sagemaker-execution"
+
+
+def _create_model(sagemaker: Any, name: str, spec: EndpointSpec) -> None:
+    network: dict[str, Any] = {"VpcConfig": spec.vpc} if spec.vpc else {}
+    if spec.network_isolation:
+        network["EnableNetworkIsolation"] = True
+    sagemaker.create_model(ModelName=name, PrimaryContainer={"Image": IMAGE}, ExecutionRoleArn=EXECUTION_ROLE,
+                           **network)
 
 
 def _create_endpoint(sagemaker: Any, spec: EndpointSpec) -> None:
     model = f"{spec.name}-model"
-    sagemaker.create_model(
-        ModelName=model,
-        PrimaryContainer={"Image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/model:latest"},
-        ExecutionRoleArn="arn:aws:iam::123456789012:role/sagemaker-execution",
-    )
+    _create_model(sagemaker, model, spec)
     variants = []
     for v in spec.variants:
         if v.shadow:
             continue  # the emulator takes no ShadowProductionVariants: _adjust_state sets them
-        variant: dict[str, Any] = {"VariantName": v.name, "ModelName": model, "InitialVariantWeight": v.weight}
+        variant: dict[str, Any] = {"VariantName": v.name, "InitialVariantWeight": v.weight}
+        if not spec.components:  # a variant that hosts inference components names no model
+            variant["ModelName"] = model
+        if v.managed_scaling:
+            variant["ManagedInstanceScaling"] = {"Status": "ENABLED", "MinInstanceCount": v.managed_scaling[0],
+                                                 "MaxInstanceCount": v.managed_scaling[1]}
         if v.serverless_memory_mb:
             variant["ServerlessConfig"] = {"MemorySizeInMB": v.serverless_memory_mb, "MaxConcurrency": 5}
         else:
@@ -537,6 +706,8 @@ def _create_endpoint(sagemaker: Any, spec: EndpointSpec) -> None:
     config: dict[str, Any] = {"EndpointConfigName": f"{spec.name}-config", "ProductionVariants": variants}
     if spec.kind == ASYNC:
         config["AsyncInferenceConfig"] = {"OutputConfig": {"S3OutputPath": f"s3://demo-bucket/{spec.name}/"}}
+    if spec.kms_key:
+        config["KmsKeyId"] = spec.kms_key
     sagemaker.create_endpoint_config(**config)
     tags = [{"Key": k, "Value": v} for k, v in spec.tags.items()]
     sagemaker.create_endpoint(EndpointName=spec.name, EndpointConfigName=f"{spec.name}-config", Tags=tags)
@@ -590,11 +761,6 @@ def _adjust_state(emulator: Emulator, spec: EndpointSpec, now: datetime, region:
         backend.endpoint_configs[f"{spec.name}-config"].metrics_config = {
             "EnableEnhancedMetrics": spec.enhanced_metrics, "EnableDetailedObservability": spec.detailed_observability,
             "MetricPublishFrequencyInSeconds": 60}
-    if spec.components and not spec.delete_config:
-        # An endpoint that hosts inference components names no model on its variants (the emulator
-        # requires one at creation).
-        for described in backend.endpoint_configs[f"{spec.name}-config"].production_variants:
-            described.pop("ModelName", None)
     endpoint.endpoint_status = spec.status
     if spec.status == "Failed":
         endpoint.failure_reason = "The primary container did not pass the ping health check."
@@ -774,6 +940,36 @@ def _instance_datums(spec: EndpointSpec, variant: VariantSpec, dims: list[dict[s
                                    _stats(samples, average, average * 0.7, maximum), "Percent")
 
 
+def _component_datums(component: ComponentSpec, end: datetime, hours: int, rng: np.random.Generator
+                      ) -> Iterable[tuple[str, list[dict[str, Any]]]]:
+    """A component's own series, hour by hour to `end`: utilisation normalised to what its copies
+    reserve (each copy publishes once a minute) and, in hours with requests, its invocations."""
+    loads = (("CPUUtilizationNormalized", component.cpu), ("MemoryUtilizationNormalized", component.memory),
+             ("GPUUtilizationNormalized", component.gpu))
+    if hours <= 0 or (all(load is None for _, load in loads) and not component.invocations_per_hour):
+        return  # nothing published: draws nothing from the fleet's random stream
+    offsets = np.arange(hours)
+    stamps = [end - timedelta(hours=int(hours - h)) + timedelta(minutes=30) for h in offsets]
+    dims = [{"Name": "InferenceComponentName", "Value": component.name}]
+    samples = np.full(hours, float(component.copies * MINUTES_PER_HOUR))
+    for metric, load in loads:
+        if load is not None:
+            average, maximum = load.hourly(offsets, rng)
+            yield COMPONENT_NS, _series(metric, dims, stamps, _stats(samples, average, average * 0.7, maximum),
+                                        "Percent")
+    if component.invocations_per_hour:
+        hod = np.array([s.hour for s in stamps])
+        swing = 1 + 0.4 * np.sin(2 * math.pi * (hod - 9) / 24)
+        requests = rng.poisson(component.invocations_per_hour * swing).astype(np.int64)
+        served = requests > 0
+        n, at = requests[served], _pick(served, stamps)
+        latency = np.clip(rng.normal(400_000, 40_000, n.size), 50_000, None)
+        yield INVOCATION_NS, (
+            _series("Invocations", dims, at, _count_stats(n), "None")
+            + _series("InvocationsPerCopy", dims, at, _count_stats(n, float(component.copies)), "None")
+            + _series("ModelLatency", dims, at, _latency_stats(n, latency), "Microseconds"))
+
+
 def _instance_id(endpoint: str, variant: str, index: int) -> str:
     """A stable, made-up EC2 instance id for one instance of a variant."""
     digest = hashlib.sha256(f"{endpoint}/{variant}/{index}".encode()).hexdigest()
@@ -870,7 +1066,10 @@ def _async_datums(spec: EndpointSpec, variant: VariantSpec, dims: list[dict[str,
     = min(backlog + arrivals, capacity); the rest waits for the next hour. Returns how busy the
     instances were (processed / capacity) and the datums."""
     hours = offsets.size
-    rate = _traffic_rate(variant, variant.arrivals_per_hour, hod, offsets, _weekdays(stamps))
+    if variant.arrivals_by_hour is not None:
+        rate = np.array([variant.arrivals_by_hour[h] for h in hod], dtype=float)
+    else:
+        rate = _traffic_rate(variant, variant.arrivals_per_hour, hod, offsets, _weekdays(stamps))
     if variant.late_arrivals:
         days, extra = variant.late_arrivals
         rate = rate + extra * (offsets >= hours - days * 24)

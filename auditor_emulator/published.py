@@ -78,6 +78,18 @@ ENHANCED: Mapping[str, Mapping[str, frozenset[tuple[str, tuple[str, ...]]]]] = {
     SERVERLESS: {},  # no instances of the account's
 }
 
+# Inference components (endpoints whose variants name no model) publish, besides their endpoint's
+# instance series, their own per InferenceComponentName (the SageMaker guide's "Inference component
+# metrics"): utilisation normalised to what the copies reserve, and their requests.
+COMPONENT_NS = "/aws/sagemaker/InferenceComponents"
+COMPONENT_DIMS = ("InferenceComponentName",)
+COMPONENT: Mapping[str, tuple[str, tuple[str, ...]]] = {
+    **dict.fromkeys(("CPUUtilizationNormalized", "MemoryUtilizationNormalized", "GPUUtilizationNormalized",
+                     "GPUMemoryUtilizationNormalized"), (COMPONENT_NS, COMPONENT_DIMS)),
+    **dict.fromkeys(("Invocations", "InvocationsPerCopy", "ModelLatency", "OverheadLatency", *_ERROR_METRICS),
+                    (INVOCATION_NS, COMPONENT_DIMS)),
+}
+
 # Published only while requests are served: an hour without traffic has no datapoint, not a zero.
 TRAFFIC_METRICS = frozenset({"Invocations", "InvocationsPerInstance", "ModelLatency", "OverheadLatency",
                              "ModelSetupTime", "ServerlessConcurrentExecutionsUtilization", "TimeInBacklog",
@@ -118,6 +130,21 @@ def check_datum(endpoint: str, kind: str, namespace: str, datum: Mapping[str, An
         if metric in TRAFFIC_METRICS and metric.startswith("Invocations") and values["Sum"] <= 0:
             raise UnpublishedMetricError(
                 f"{where} would publish a zero {metric} datapoint: an hour without traffic has no datapoint at all")
+
+
+def check_component_datum(endpoint: str, kind: str, namespace: str, datum: Mapping[str, Any]) -> None:
+    """Raise UnpublishedMetricError unless an inference component of a real-time endpoint publishes it."""
+    metric = datum["MetricName"]
+    where = f"inference component of endpoint {endpoint!r} ({kind})"
+    if kind != REAL_TIME:
+        raise UnpublishedMetricError(f"{where}: only real-time endpoints host inference components")
+    dims = tuple(d["Name"] for d in datum.get("Dimensions", ()))
+    if COMPONENT.get(metric) != (namespace, dims):
+        raise UnpublishedMetricError(f"{where} would publish {namespace} {metric} with dimensions {list(dims)}, "
+                                     "which AWS does not publish for inference components")
+    values = datum.get("StatisticValues")
+    if values is not None and metric.startswith("Invocations") and values["Sum"] <= 0:
+        raise UnpublishedMetricError(f"{where} would publish a zero {metric} datapoint")
 
 
 def check_datums(endpoint: str, kind: str, namespace: str, datums: list[dict[str, Any]],

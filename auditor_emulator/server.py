@@ -12,14 +12,18 @@ changed inside the emulator process, not in the auditor:
   collector's batching and pagination are exercised for real.
 - moto has no PromQL API (CloudWatch's QueryMetrics): auditor_emulator.promql answers it on the
   same port, for the OpenTelemetry series the fleet publishes (detailed observability).
-- moto has no ListInferenceComponents nor DescribeInferenceComponent: auditor_emulator.components
-  answers them for the components the fleet seeder adds.
+- moto has no inference components: auditor_emulator.components adds them (Create, Describe, List,
+  UpdateInferenceComponentRuntimeConfig, Delete, with SageMaker's checks; `Emulator.inference_components`
+  says how long they take and which fail), and auditor_emulator.hosting the component-style endpoint
+  configs they need (no model; managed instance scaling, routing) and the network settings of models
+  and configs (VpcConfig, EnableNetworkIsolation, ExecutionRoleArn) moto dropped.
 - moto has no UpdateEndpoint: auditor_emulator.updates adds it (Updating, then InService on the new
   config, or rolled back), so that `audit apply` runs against the emulator; it also makes
   UpdateEndpointWeightsAndCapacities a deployment (Updating, then InService with the new counts).
 - auditor_emulator.writes makes the writes apply's guards and undo depend on behave as AWS's:
   CreateEndpointConfig refuses an existing name, DeregisterScalableTarget deletes the target's
-  policies and scheduled actions, scaling policies need a registered target.
+  policies and scheduled actions, scaling policies need a registered target, keep their ARN when
+  put again and list the alarms whose actions name them.
 - auditor_emulator.faults lets a test arm a fault on any call (throttle, a 500 before or after the
   change, a hang, AccessDenied) and lists the calls made: `Emulator.faults`.
 """
@@ -34,7 +38,7 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -246,8 +250,10 @@ class Emulator:
         install_update_endpoint()
         from auditor_emulator.components import install_inference_components
         from auditor_emulator.faults import install_faults
+        from auditor_emulator.hosting import install_hosting
         from auditor_emulator.writes import install_writes
 
+        install_hosting()
         install_inference_components()
         install_apply_calls()
         install_writes()
@@ -310,6 +316,7 @@ class Emulator:
 
         promql.reset()
         components.reset()
+        self.deployments(create_seconds=0.0)
         FAULTS.reset()
 
     @staticmethod
@@ -322,12 +329,25 @@ class Emulator:
             yield
 
     @staticmethod
-    def deployments(seconds: float | None = None, fail_instance_types: tuple[str, ...] | None = None) -> None:
+    def deployments(seconds: float | None = None, fail_instance_types: tuple[str, ...] | None = None,
+                    create_seconds: float | None = None) -> None:
         """How UpdateEndpoint deployments go here: how long they take, which instance types fail
-        (the deployment rolls back; see auditor_emulator.updates)."""
+        (the deployment rolls back; see auditor_emulator.updates); how long CreateEndpoint leaves a
+        new endpoint Creating (0, the default: InService at once; a failing type then ends Failed)."""
         from auditor_emulator.updates import set_update_behaviour
 
-        set_update_behaviour(seconds, fail_instance_types)
+        set_update_behaviour(seconds, fail_instance_types, create_seconds)
+
+    @staticmethod
+    def inference_components(seconds: float | None = None, hold: Iterable[str] | None = None,
+                             fail: Mapping[str, str] | None = None) -> None:
+        """How inference components go here: how long they are Creating / Updating / Deleting, which
+        stay Creating (`hold`; an empty set releases them), which turn Failed and with what
+        FailureReason (`fail`, by name). `reset()` restores the defaults (InService at once, none
+        held, none failing); see auditor_emulator.components."""
+        from auditor_emulator.components import set_component_behaviour
+
+        set_component_behaviour(seconds, hold, fail)
 
     @staticmethod
     def backend(service: str, region: str, account_id: str = ACCOUNT_ID) -> Any:

@@ -9,6 +9,10 @@ runs end to end in the demo and the tests.
   (`fail_instance_types`) turns RollingBack, then InService on the OLD config with FailureReason
   set: what SageMaker shows after an automatic rollback.
 
+- CreateEndpoint: InService at once, as moto makes it, unless `UpdateBehaviour.create_seconds` is
+  set: then Creating for that long, then InService, or Failed (FailureReason set) when its config
+  runs an instance type the emulator is told to fail.
+
 - An update that changes the instance type of a variant registered with Application Auto Scaling,
   or drops such a variant, fails (ValidationException; AWS's guide "Update endpoints that use auto
   scaling" says the call fails, not with which words: the message here is the emulator's). Changing
@@ -45,6 +49,7 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 @dataclass
 class UpdateBehaviour:
     seconds: float = 2.0  # how long a deployment takes (and a rollback after it)
+    create_seconds: float = 0.0  # how long CreateEndpoint leaves an endpoint Creating (0: InService at once)
     fail_instance_types: frozenset[str] = field(default_factory=frozenset)
 
 
@@ -101,7 +106,8 @@ def _update_endpoint(self: Any, endpoint_name: str, endpoint_config_name: str,
                 {"VariantName": v["VariantName"], "InstanceType": v.get("InstanceType"),
                  "DesiredInstanceCount": v.get("InitialInstanceCount"), "CurrentInstanceCount": 0,
                  "DesiredWeight": v.get("InitialVariantWeight", 1.0),
-                 "VariantStatus": [{"Status": "Creating", "StartTime": now}]}
+                 "VariantStatus": [{"Status": "Creating", "StartTime": now}],
+                 **{k: v[k] for k in ("ManagedInstanceScaling", "RoutingConfig") if v.get(k) is not None}}
                 for v in variants
             ],
         }
@@ -188,10 +194,45 @@ def _update_endpoint_weights_and_capacities(self: Any, endpoint_name: str,
         return str(endpoint.arn)
 
 
+# id -> (endpoint, backend, the variant whose instance type fails or None, when it is due)
+_CREATING: dict[int, tuple[Any, Any, str | None, float]] = {}
+
+
+def _creating(original: Any) -> Any:
+    def create_endpoint(self: Any, *args: Any, **kwargs: Any) -> Any:
+        endpoint = original(self, *args, **kwargs)
+        if BEHAVIOUR.create_seconds > 0:
+            with _LOCK:
+                config = self.endpoint_configs.get(endpoint.endpoint_config_name)
+                failing = next((v["VariantName"] for v in (config.production_variants if config else [])
+                                if v.get("InstanceType") in BEHAVIOUR.fail_instance_types), None)
+                endpoint.endpoint_status = "Creating"
+                _CREATING[id(endpoint)] = (endpoint, self, failing, time.monotonic() + BEHAVIOUR.create_seconds)
+        return endpoint
+    return create_endpoint
+
+
+def _settle_creations(backend: Any, clock: float) -> None:
+    for key, (endpoint, owner, failing, due) in list(_CREATING.items()):
+        if owner is not backend or clock < due:
+            continue
+        del _CREATING[key]
+        if backend.endpoints.get(endpoint.endpoint_name) is not endpoint or endpoint.endpoint_status != "Creating":
+            continue  # deleted meanwhile, or its state set by a seeder
+        endpoint.last_modified_time = utcnow()
+        if failing is not None:
+            endpoint.endpoint_status = "Failed"
+            endpoint.failure_reason = (f"The primary container for production variant {failing} did not pass the "
+                                       "ping health check. Please check CloudWatch logs for this endpoint.")
+        else:
+            endpoint.endpoint_status = "InService"
+
+
 def _settle(backend: Any) -> None:
     """Finish (or roll back) this backend's deployments whose time has come."""
     with _LOCK:
         clock = time.monotonic()
+        _settle_creations(backend, clock)
         for key, deployment in list(_PENDING.items()):
             if deployment.backend is not backend or clock < deployment.due:
                 continue
@@ -273,6 +314,8 @@ def install_update_endpoint() -> None:
         if _INSTALLED:
             return
         SageMakerModelBackend.update_endpoint = _update_endpoint  # type: ignore[attr-defined]
+        SageMakerModelBackend.create_endpoint = _creating(  # type: ignore[method-assign]
+            SageMakerModelBackend.create_endpoint)
         SageMakerModelBackend.delete_endpoint = _deregistering_delete(  # type: ignore[method-assign]
             SageMakerModelBackend.delete_endpoint)
         SageMakerModelBackend.update_endpoint_weights_and_capacities = (  # type: ignore[method-assign]
@@ -286,9 +329,13 @@ def install_update_endpoint() -> None:
         _INSTALLED.append(True)
 
 
-def set_update_behaviour(seconds: float | None = None, fail_instance_types: tuple[str, ...] | None = None) -> None:
-    """How the emulator's deployments go: how long they take, which instance types fail (and roll back)."""
+def set_update_behaviour(seconds: float | None = None, fail_instance_types: tuple[str, ...] | None = None,
+                         create_seconds: float | None = None) -> None:
+    """How the emulator's deployments go: how long they take, which instance types fail (and roll back),
+    how long CreateEndpoint leaves an endpoint Creating."""
     with _LOCK:
+        if create_seconds is not None:
+            BEHAVIOUR.create_seconds = create_seconds
         if seconds is not None:
             BEHAVIOUR.seconds = seconds
         if fail_instance_types is not None:

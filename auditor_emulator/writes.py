@@ -13,6 +13,12 @@ retries and undo depend on them:
   describes them so; moto answered null). DescribeScalingPolicies filters ResourceId exactly and
   honours PolicyNames (moto matched substrings and ignored the names).
 
+- PutScalingPolicy on a policy that exists updates it and keeps its PolicyARN (moto made a new one,
+  which orphaned the alarms whose AlarmActions name it).
+- DescribeScalingPolicies (and PutScalingPolicy's answer) list a policy's alarms as AWS does: those
+  it made (target tracking) and every CloudWatch alarm whose AlarmActions name the policy's ARN
+  (step scaling: PutMetricAlarm with AlarmActions=[PolicyARN]); moto listed only its own.
+
 Scaling policies round-trip as put: TargetTrackingScalingPolicyConfiguration (predefined or
 CustomizedMetricSpecification, cooldowns, DisableScaleIn) and StepScalingPolicyConfiguration come
 back from DescribeScalingPolicies exactly as PutScalingPolicy sent them (moto stores the request's
@@ -123,6 +129,30 @@ def _exact_describe_scaling_policies(self: Any) -> str:
     return json.dumps(answer)
 
 
+def _keeping_policy_arn(original: Any) -> Any:
+    def put(self: Any, *args: Any, **kwargs: Any) -> Any:
+        key = scaling_models.FakeApplicationAutoscalingPolicy.formulate_key(
+            kwargs["service_namespace"], kwargs["resource_id"], kwargs["scalable_dimension"], kwargs["policy_name"])
+        old = self.policies.get(key)
+        policy = original(self, *args, **kwargs)
+        if old is not None:
+            policy._guid, policy.policy_arn = old._guid, old.policy_arn
+        return policy
+    return put
+
+
+def _alarms_naming_policy(policy: Any) -> list[dict[str, str]]:
+    """The alarms that trigger the policy: its own (target tracking) and those whose actions name it."""
+    from moto.cloudwatch.models import cloudwatch_backends
+
+    alarms = {a.name: a.alarm_arn for a in policy.alarms}
+    cloudwatch = cloudwatch_backends[policy.account_id][policy.region_name]
+    for alarm in cloudwatch.alarms.values():
+        if policy.policy_arn in (alarm.alarm_actions or []):
+            alarms.setdefault(alarm.name, alarm.alarm_arn)
+    return [{"AlarmName": name, "AlarmARN": arn} for name, arn in alarms.items()]
+
+
 def install_writes() -> None:
     """Make these writes behave as AWS's (once per process)."""
     with _LOCK:
@@ -137,7 +167,8 @@ def install_writes() -> None:
         backend.register_scalable_target = _register_not_suspended(  # type: ignore[method-assign]
             backend.register_scalable_target)
         backend.put_scaling_policy = _needs_target(  # type: ignore[method-assign]
-            backend.put_scaling_policy, "service_namespace", "resource_id", "scalable_dimension")
+            _keeping_policy_arn(backend.put_scaling_policy), "service_namespace", "resource_id", "scalable_dimension")
+        scaling_responses._build_alarms = _alarms_naming_policy
         backend.put_scheduled_action = _needs_target(  # type: ignore[method-assign]
             backend.put_scheduled_action, "service_namespace", "resource_id", "scalable_dimension")
         scaling_responses.ApplicationAutoScalingResponse.describe_scaling_policies = (  # type: ignore[method-assign]

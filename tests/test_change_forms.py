@@ -118,6 +118,8 @@ COMPONENT_CONFIG = replace(RANKER, config_description={
          "ManagedInstanceScaling": {"Status": "ENABLED", "MinInstanceCount": 0, "MaxInstanceCount": 4},
          "RoutingConfig": {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}}],
     "ExecutionRoleArn": "arn:aws:iam::123456789012:role/sagemaker"})
+CONSOLIDATING = {"Status": "ENABLED", "MinInstanceCount": 2, "MaxInstanceCount": 4,
+                 "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}}
 COMPONENTS = replace(endpoint("llm"), inference_components=(
     InferenceComponent("llm-ic", "AllTraffic", "InService", copy_count=2),
     InferenceComponent("llm-ic-2", "AllTraffic", "InService", copy_count=1)),
@@ -141,6 +143,11 @@ HAND_BUILT = {
         (OffPeriod(18, 14), OffPeriod(42, 14)), 60, ROLE)),
     "off-hours-components": lambda: _rule_plan(off_hours_change(COMPONENTS, (OffPeriod(18, 14),), 60, None), "llm"),
     "queue-alarms": lambda: _rule_plan(queue_alarm_change(RANKER, 600.0, TOPIC)),
+    # Native consolidation (design C3): on a component config, and turning managed scaling on for a model's.
+    "managed-scaling": lambda: _built("managed-scaling", "ml.m5.4xlarge", 2, on=COMPONENT_CONFIG,
+                                      details={"managed_instance_scaling": CONSOLIDATING}),
+    "managed-scaling-on": lambda: _built("managed-scaling", "ml.m5.xlarge", 1, variant="Canary",
+                                         details={"managed_instance_scaling": CONSOLIDATING}),
 }
 
 

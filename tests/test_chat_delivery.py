@@ -295,4 +295,7 @@ def test_the_empty_instance_plan_and_its_owners_post_carry_the_component_saving(
     assert (plan["proposed"]["instance_type"], plan["proposed"]["instance_count"]) == ("ml.g5.12xlarge", 2)
     (owned,) = webhooks.bodies("/slack/owner")
     assert owned["text"].startswith("SageMaker audit: ") and f"${saving:,.2f}/month to save ({owner})" in owned["text"]
-    assert f"support-llm / AllTraffic*: 2 x ml.g5.12xlarge (${saving:,.0f}/month)" in json.dumps(owned)
+    # Native consolidation: managed instance scaling turned on, SageMaker moving the copies (issue 27).
+    assert plan["proposed"]["action"] == "managed-scaling"
+    assert (f"support-llm / AllTraffic*: 2 x ml.g5.12xlarge: managed instance scaling on, 2-3 instances, scale-in "
+            f"CONSOLIDATION (${saving:,.0f}/month)") in json.dumps(owned)

@@ -74,7 +74,11 @@ def test_mostly_unreserved_instances_are_packed_and_priced(aws) -> None:
     assert packing["evidence"]["components"]["chat-7b"]["copies_per_instance"] == 4
     assert packing["evidence"]["reserved_percent"]["gpu"] == 12.5
     rec = packing["recommendation"]
-    assert rec["action"] == "resize" and rec["instance_count"] == 2
+    # Managed instance scaling is off: turned on with the consolidating scale-in, down to the two.
+    assert rec["action"] == "managed-scaling" and rec["instance_count"] == 2
+    assert rec["details"]["managed_instance_scaling"] == {
+        "Status": "ENABLED", "MinInstanceCount": 2, "MaxInstanceCount": 4,
+        "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}}
     assert rec["monthly_savings_usd"] == round(2 * PRICE * 730, 2)
     # The 7B model holds 40% of its memory: less per copy, but two instances still stay: no saving.
     under = findings["component-underutilized"]

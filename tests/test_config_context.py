@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from auditor.cli import app
 from auditor.config_file import CONTEXT_PREFIX
+from auditor_emulator.fleet import demo_fleet
 
 runner = CliRunner()
 SECRET = "https://hooks.slack.com/services/T0SECRET/B0SECRET/xoxbPLANTEDsecret42"
@@ -147,7 +148,7 @@ def test_audit_emulator_serves_the_demo_fleet_to_a_config_of_one_s_own(tmp_path:
             cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert audited.returncode in (0, 1), audited.stderr  # 1: the demo's deleted endpoint config is an error
         report = json.loads(audited.stdout)
-        assert report["summary"]["endpoints"] == 22 and report["plans"]
+        assert report["summary"]["endpoints"] == len(demo_fleet()) and report["plans"]
         assert {"support-llm", "search-embeddings"} <= {e["name"] for e in report["endpoints"]}
         server.send_signal(signal.SIGINT)
         _, stderr = server.communicate(timeout=30)

@@ -213,10 +213,14 @@ def stub_sagemaker(client, now, instance_count: int, components: dict, detailed:
     return stubber
 
 
-def publish_instance_metrics(now) -> None:
+def publish_instance_metrics(now, instances: int = 4) -> None:
+    """The variant's instance metrics, one sample per instance and minute (as SageMaker publishes them:
+    the sample count is what a managed-scaling variant's average instance count is read from)."""
     cloudwatch = boto3.client("cloudwatch", region_name=REGION)
     end = now.replace(minute=0, second=0, microsecond=0)
-    data = [{"MetricName": metric, "Timestamp": end - timedelta(hours=h, minutes=30), "Value": value,
+    samples = 60 * instances
+    data = [{"MetricName": metric, "Timestamp": end - timedelta(hours=h, minutes=30),
+             "StatisticValues": {"SampleCount": samples, "Sum": value * samples, "Minimum": value, "Maximum": value},
              "Dimensions": [{"Name": "EndpointName", "Value": "llm-host"},
                             {"Name": "VariantName", "Value": "AllTraffic"}]}
             for h in range(14 * 24)
@@ -230,7 +234,7 @@ CHAT = {"chat-7b": {"copies": 3, "cpu": 8.0, "gpu": 4.0, "memory": 65536}}
 
 
 def audit(now, instance_count: int, components: dict = CHAT, **stub) -> tuple[dict, dict]:
-    publish_instance_metrics(now)
+    publish_instance_metrics(now, instance_count)
     clients = AwsClients()
     stubber = stub_sagemaker(clients.client("sagemaker", REGION), now, instance_count, components, **stub)
     outcome = run_audit(AuditConfig(), clients, now=now)
@@ -238,7 +242,7 @@ def audit(now, instance_count: int, components: dict = CHAT, **stub) -> tuple[di
     return report_to_dict(outcome.report), clients.counter.as_dict()
 
 
-def test_an_instance_hosting_no_copy_all_day_is_priced_and_its_count_lowered(aws) -> None:
+def test_an_instance_hosting_no_copy_all_day_is_priced_and_consolidated_natively(aws) -> None:
     now = utc_now()
     publish_hosts(now, "llm-host", {"i-1": ["chat-7b"] * 4, "i-2": ["chat-7b"] * 4, "i-3": ["chat-7b"] * 4,
                                     "i-4": [None] * 4})
@@ -248,7 +252,11 @@ def test_an_instance_hosting_no_copy_all_day_is_priced_and_its_count_lowered(aws
     assert finding["evidence"]["empty_instances"] == 1 and finding["evidence"]["needed_count"] == 3
     assert finding["evidence"]["hours_measured"] == PLACEMENT_HOURS
     rec = finding["recommendation"]
-    assert rec["action"] == "resize" and rec["instance_count"] == 3
+    # Managed instance scaling is off: turned on down to the three that host copies, consolidating.
+    assert rec["action"] == "managed-scaling" and rec["instance_count"] == 3
+    assert rec["details"]["managed_instance_scaling"] == {
+        "Status": "ENABLED", "MinInstanceCount": 3, "MaxInstanceCount": 4,
+        "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}}
     assert rec["monthly_savings_usd"] == round(PRICE * 730, 2)
     assert "1 of the 4 x ml.g5.12xlarge hosted no inference-component copy" in finding["message"]
 
@@ -322,8 +330,24 @@ def test_managed_scaling_minimum_that_keeps_an_empty_instance_is_lowered(aws) ->
     (finding,) = [f for f in doc["findings"] if f["rule"] == "component-empty-instances"]
     assert finding["evidence"]["proposed_min_instances"] == 3 and finding["evidence"]["removable"] == 1
     rec = finding["recommendation"]
-    assert rec["action"] == "lower-min-instances" and rec["monthly_savings_usd"] == round(PRICE * 730, 2)
-    assert "MinInstanceCount of variant AllTraffic to 3" in rec["advice"]
+    assert rec["action"] == "managed-scaling" and rec["monthly_savings_usd"] == round(PRICE * 730, 2)
+    assert rec["details"]["managed_instance_scaling"] == {
+        "Status": "ENABLED", "MinInstanceCount": 3, "MaxInstanceCount": 6,
+        "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}}
+    assert rec["advice"] == "3 x ml.g5.12xlarge: managed instance scaling, 3-6 instances, scale-in CONSOLIDATION"
+
+
+def test_the_minimum_is_never_lowered_below_the_availability_floor(aws) -> None:
+    """Two copies fill two of four instances; two stay empty under MinInstanceCount 4: lowered to
+    two (the floor: min(current, 2)), freeing two, and never to the one instance the placement
+    alone would allow."""
+    now = utc_now()
+    publish_hosts(now, "llm-host", {"i-1": ["chat-7b"] * 4, "i-2": ["chat-7b"] * 4, "i-3": [None] * 4,
+                                    "i-4": [None] * 4})
+    doc, _ = audit(now, instance_count=4, managed=(4, 4), components={"chat-7b": {**CHAT["chat-7b"], "copies": 2}})
+    (finding,) = [f for f in doc["findings"] if f["rule"] == "component-empty-instances"]
+    assert finding["evidence"]["proposed_min_instances"] == 2 and finding["evidence"]["removable"] == 2
+    assert finding["recommendation"]["monthly_savings_usd"] == round(2 * PRICE * 730, 2)
 
 
 # ---------- The demo's endpoint, seeded as the demo seeds it ----------

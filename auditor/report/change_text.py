@@ -549,6 +549,7 @@ class _Declarations:
     endpoints: dict[str, _Declared] = field(default_factory=dict)  # by EndpointName (a new endpoint)
     alarms: dict[str, _Declared] = field(default_factory=dict)  # by AlarmName
     targets: dict[tuple[str, str], _Declared] = field(default_factory=dict)  # by (ResourceId, ScalableDimension)
+    withheld: set[str] = field(default_factory=set)  # configs made by the CLI instead (_Dialect.withheld)
 
     def add(self, operation: str, params: Mapping[str, Any], resource: _Declared) -> None:
         if operation == "CreateEndpointConfig":
@@ -630,6 +631,11 @@ class _Dialect(ABC):
         its own; None for a call that is a resource."""
         return None
 
+    def withheld(self, plan: dict[str, Any], call: dict[str, Any], declared: _Declarations) -> list[_Item] | None:
+        """The lines of a call the dialect cannot declare faithfully, in its stead (the AWS CLI step
+        that makes it); None for a call declared as usual."""
+        return None
+
     @abstractmethod
     def layout(self, items: list[_Item]) -> list[str]:
         """The text's lines from the walk's comment lines and resources, in call order."""
@@ -642,7 +648,8 @@ def _declare(dialect: _Dialect, plan: dict[str, Any], change: dict[str, Any], ri
     declared = _Declarations()
     items: list[_Item] = []
     for index, call in enumerate(change.get("calls") or []):
-        for item in _declare_call(dialect, declared, plan.get("id"), index, call):
+        held = dialect.withheld(plan, call, declared)
+        for item in held if held is not None else _declare_call(dialect, declared, plan.get("id"), index, call):
             if not (isinstance(item, _OneOff) and item in items):
                 items.append(item)
     return "\n".join([*_header(plan, change, risk, "#", notes), *dialect.layout(items)]) + "\n"
@@ -770,6 +777,35 @@ class _Terraform(_Dialect):
         return {**params, **{key: _Expression(f"{target.kind}.{target.name}.{attribute}")
                              for key, attribute in _TARGET_KEYS.items()}}
 
+    def withheld(self, plan: dict[str, Any], call: dict[str, Any], declared: _Declarations) -> list[_Item] | None:
+        """A config with a ScaleInPolicy (hashicorp/aws 5.100.0's managed_instance_scaling has only
+        status, min_instance_count and max_instance_count): declaring it without the policy would make
+        another config than the plan's, so it is made with the AWS CLI, and so is the update to it."""
+        operation, params = call.get("operation"), call.get("params") or {}
+        region = stated_resource(plan).get("region") or ""
+        if operation == "CreateEndpointConfig":
+            policies = _scale_in_policies(params)
+            if not policies:
+                return None
+            declared.withheld.add(str(params.get("EndpointConfigName")))
+            return [f"# CreateEndpointConfig: not declared: {TERRAFORM_PROVIDER}'s managed_instance_scaling block has "
+                    "only status, min_instance_count and max_instance_count, so the ScaleInPolicy "
+                    f"{_line('; '.join(policies))} cannot be declared with this provider version (a config "
+                    "declared without it would not be the plan's). Make the config with the AWS CLI:",
+                    f"#   {_line(_cli_command(call, region))}"]
+        if operation == "UpdateEndpoint" and str(params.get("EndpointConfigName")) in declared.withheld:
+            return ["# UpdateEndpoint: then switch the endpoint to that config with the AWS CLI (after terraform "
+                    "apply has made the alarms declared here, if any):",
+                    f"#   {_line(_cli_command(call, region))}",
+                    "# where the endpoint is declared in Terraform, set its endpoint_config_name to "
+                    f"{_line(params.get('EndpointConfigName'))} once it is InService (and keep that config out of "
+                    "Terraform until the provider declares scale_in_policy), or its next apply switches it back"]
+        if operation == "CreateEndpoint" and str(params.get("EndpointConfigName")) in declared.withheld:
+            return ["# CreateEndpoint: then create the endpoint on that config with the AWS CLI (a new endpoint on a "
+                    "config Terraform does not declare: import both once the provider declares scale_in_policy):",
+                    f"#   {_line(_cli_command(call, region))}"]
+        return None
+
     def layout(self, items: list[_Item]) -> list[str]:
         lines = [f"# for {TERRAFORM_PROVIDER}"]
         for item in items:
@@ -778,6 +814,24 @@ class _Terraform(_Dialect):
             else:
                 lines.append(item)
         return lines
+
+
+def _scale_in_policies(params: Mapping[str, Any]) -> list[str]:
+    """"variant <name>: <ScaleInPolicy as JSON>" for each variant of a CreateEndpointConfig body that sets one."""
+    found = []
+    for key in ("ProductionVariants", "ShadowProductionVariants"):
+        for variant in params.get(key) or []:
+            scaling = variant.get("ManagedInstanceScaling") if isinstance(variant, Mapping) else None
+            if isinstance(scaling, Mapping) and scaling.get("ScaleInPolicy"):
+                found.append(f"of variant {variant.get('VariantName')} "
+                             f"{json.dumps(scaling['ScaleInPolicy'], sort_keys=True)}")
+    return found
+
+
+def _cli_command(call: Mapping[str, Any], region: str) -> str:
+    """One call as an AWS CLI command line (as `--as cli` writes it)."""
+    return (f"aws {_word(call['service'])} {_word(_kebab(call['operation']))} --region {_word(region)} "
+            f"--cli-input-json {shlex.quote(json.dumps(call['params'], sort_keys=True))}")
 
 
 _CLOUDFORMATION = _CloudFormation()

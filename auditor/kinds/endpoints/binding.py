@@ -13,7 +13,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from auditor.kinds.endpoints.change import CREATE_CONFIG_FIELDS, LEAVES_INSTANCES, SCALABLE_DIMENSION
+from auditor.kinds.endpoints.change import (
+    CREATE_CONFIG_FIELDS,
+    LEAVES_INSTANCES,
+    MANAGED_SCALING,
+    SCALABLE_DIMENSION,
+    initial_count,
+)
 from auditor.kinds.endpoints.change import _autoscaling_calls as autoscaling_calls
 from auditor.kinds.endpoints.rules.no_queue_alarm import AGE_METRIC, STRANDED_METRIC
 from auditor.kinds.endpoints.rules.off_hours import UNIVERSAL_TARGET
@@ -63,7 +69,10 @@ PARAMETER_KEYS: dict[str, frozenset[str]] = {
 def content_problem(plan: PlanToApply, index: int, operation: str, params: dict[str, Any]) -> str | None:
     """A scaling call on the plan's variant: its capacities and policy are the plan's own or the
     variant's as the audit saw it; a deregister is followed by the update and the target
-    registered again (unless the variant goes serverless or is removed)."""
+    registered again (unless the variant goes serverless or is removed); a managed-scaling plan's
+    new config gives its variant the plan's ManagedInstanceScaling."""
+    if operation == "CreateEndpointConfig" and plan.proposed.get("action") == MANAGED_SCALING:
+        return _managed_scaling_problem(plan, params)
     resource = str(params.get("ResourceId") or "")
     if not resource.startswith(f"{VARIANT_PREFIX}{plan.resource.name}/variant/"):
         return None
@@ -101,6 +110,19 @@ def content_problem(plan: PlanToApply, index: int, operation: str, params: dict[
     return None
 
 
+
+
+def _managed_scaling_problem(plan: PlanToApply, params: dict[str, Any]) -> str | None:
+    """The plan's variant's ManagedInstanceScaling in the new config is the plan's own
+    (proposed.details.managed_instance_scaling)."""
+    details = plan.proposed.get("details")
+    wanted = details.get("managed_instance_scaling") if isinstance(details, dict) else None
+    variants = params.get("ProductionVariants") or []
+    found = [v for v in variants if isinstance(v, dict) and v.get("VariantName") == plan.variant]
+    if not isinstance(wanted, dict) or len(found) != 1 or found[0].get("ManagedInstanceScaling") != wanted:
+        return (f"sets the ManagedInstanceScaling of variant {one_line(str(plan.variant))} otherwise than the plan's "
+                "(proposed.details.managed_instance_scaling)")
+    return None
 
 
 def _own_calls(plan: PlanToApply, variant: str) -> list[ApiCall]:
@@ -167,6 +189,9 @@ def observed_refusal(plan: PlanToApply, variants: set[str], components: set[str]
 # What a copy of the config may change on the plan's variant: its shape (an instance fleet or serverless).
 SHAPE_KEYS = frozenset({"InstanceType", "InitialInstanceCount", "ServerlessConfig", "ManagedInstanceScaling",
                         "InstancePools", "VolumeSizeInGB", "CapacityReservationConfig"})
+# A managed-scaling plan's copy changes its variant's ManagedInstanceScaling only (and its
+# InitialInstanceCount where it falls outside the new bounds: change.initial_count).
+MANAGED_SCALING_KEYS = frozenset({"ManagedInstanceScaling", "InitialInstanceCount"})
 
 
 def _copy_problem(plan: PlanToApply, body: dict[str, Any], config: dict[str, Any] | None) -> str | None:
@@ -191,9 +216,15 @@ def _copy_problem(plan: PlanToApply, body: dict[str, Any], config: dict[str, Any
         mine_read = [v for v in read_list if v not in others_read]
         if len(mine_made) > len(mine_read):
             return f"adds variant {one_line(str(plan.variant))} to {key}"
-        if mine_made and {k: v for k, v in mine_made[0].items() if k not in SHAPE_KEYS} != \
-                {k: v for k, v in mine_read[0].items() if k not in SHAPE_KEYS}:
+        changeable = MANAGED_SCALING_KEYS if plan.proposed.get("action") == MANAGED_SCALING else SHAPE_KEYS
+        if mine_made and {k: v for k, v in mine_made[0].items() if k not in changeable} != \
+                {k: v for k, v in mine_read[0].items() if k not in changeable}:
             return f"sets {key} {one_line(str(plan.variant))} otherwise than its shape"
+        if mine_made and changeable is MANAGED_SCALING_KEYS:
+            bounds = mine_made[0].get("ManagedInstanceScaling") or {}
+            if mine_made[0].get("InitialInstanceCount") != initial_count(mine_read[0].get("InitialInstanceCount"),
+                                                                          bounds):
+                return f"sets the InitialInstanceCount of {key} {one_line(str(plan.variant))} otherwise"
     return None
 
 

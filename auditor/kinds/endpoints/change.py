@@ -16,6 +16,10 @@ Pure: no AWS.
   makes the plan at least medium, named in its risk basis (`scaling_risk`).
 - What apply creates is tagged `auditor:plan` = the plan id (the config, the alarms); a copied
   config never carries the opt-in tag `auditor:apply` (only people set it).
+- Managed instance scaling (`managed-scaling`, design C3): the same copy with only the variant's
+  ManagedInstanceScaling replaced by the plan's (details["managed_instance_scaling"]; its
+  InitialInstanceCount brought within the new MinInstanceCount-MaxInstanceCount where it is not),
+  the same deployment, then the plan's own calls after it (details["then"], ApiCall dicts).
 - An autoscaling policy: Application Auto Scaling's RegisterScalableTarget and PutScalingPolicy.
 - A delete: DeleteEndpoint only; the endpoint config is kept, so the endpoint can be re-created.
 """
@@ -37,8 +41,9 @@ from auditor.recommend.change import PLAN_TAG, resource_name, tagged
 CREATE_CONFIG_FIELDS = ("ProductionVariants", "DataCaptureConfig", "KmsKeyId", "AsyncInferenceConfig",
                         "ExplainerConfig", "ShadowProductionVariants", "ExecutionRoleArn", "VpcConfig",
                         "EnableNetworkIsolation", "MetricsConfig", "CrossRegionTrafficConfig")
+MANAGED_SCALING = "managed-scaling"  # only the variant's ManagedInstanceScaling replaced (design C3)
 CONFIG_ACTIONS = ("resize", "scale-out", "resize+autoscale", "serverless", "resize-memory", "remove-variant",
-                  "end-shadow-test")
+                  "end-shadow-test", MANAGED_SCALING)
 MAX_ROLLBACK_ALARMS = 10  # AutoRollbackConfiguration.Alarms takes at most 10
 SCALE_IN_COOLDOWN_SECONDS = 300
 SCALE_OUT_COOLDOWN_SECONDS = 60
@@ -132,6 +137,8 @@ def build_change(plan: Plan, endpoint: Endpoint | None, latency_threshold_ms: fl
         calls.extend(_autoscaling_calls(endpoint.name, plan.variant, option.autoscaling, plan.id))
     elif scaled is not None and keeps_instances:
         calls.extend(_carried_calls(resource, scaled))
+    if option.action == MANAGED_SCALING:
+        calls.extend(then_calls(option.details))
     # If a call after the deregister fails, the variant is still on its old shape: its target as read.
     restore = tuple(_carried_calls(resource, scaled)) if scaled is not None else ()
     return Change(calls=tuple(calls), rollback=rollback, waits_for=f"endpoint {endpoint.name} InService",
@@ -259,9 +266,20 @@ def _per_instance_targets(scaled: AutoScaling, current: str | None, new: str | N
     return tuple(lines)
 
 
+def then_calls(details: dict[str, Any]) -> list[ApiCall]:
+    """The calls a `managed-scaling` plan makes once the endpoint runs its new config (details["then"])."""
+    return [ApiCall(str(c["service"]), str(c["operation"]), json.loads(json.dumps(c["params"])), str(c["purpose"]))
+            for c in details.get("then") or ()]
+
+
 def _described(option: PlanOption) -> str:
     if option.action in ("remove-variant", "end-shadow-test"):
         return "removed"
+    if option.action == MANAGED_SCALING:
+        scaling = option.details.get("managed_instance_scaling") or {}
+        policy = (scaling.get("ScaleInPolicy") or {}).get("Strategy")
+        return (f"under managed instance scaling {scaling.get('Status')}, {scaling.get('MinInstanceCount')}-"
+                f"{scaling.get('MaxInstanceCount')} instances" + (f", scale-in {policy}" if policy else ""))
     if option.action in ("serverless", "resize-memory"):
         return f"serverless at {option.details.get('memory_size_mb')} MB"
     policy = option.autoscaling
@@ -294,6 +312,12 @@ def _copied_config(description: dict[str, Any], variant: str, option: PlanOption
                 body[key] = variants
             else:
                 body.pop(key)
+        elif option.action == MANAGED_SCALING:
+            scaling = option.details.get("managed_instance_scaling")
+            if not isinstance(scaling, dict) or found.get("ServerlessConfig"):
+                return None
+            found["ManagedInstanceScaling"] = json.loads(json.dumps(scaling))  # a deep copy
+            found["InitialInstanceCount"] = initial_count(found.get("InitialInstanceCount"), scaling)
         elif option.action in ("serverless", "resize-memory"):
             memory = option.details.get("memory_size_mb")
             if memory is None:
@@ -317,6 +341,18 @@ def _copied_config(description: dict[str, Any], variant: str, option: PlanOption
             found["InitialInstanceCount"] = int(policy["MaxCapacity"]) if policy else option.instance_count
         return body
     return None  # the variant is not in the config: nothing to copy it from
+
+
+def initial_count(initial: Any, scaling: dict[str, Any]) -> int:
+    """The copied InitialInstanceCount within the new scaling's bounds (at least 1: a variant starts
+    on an instance); as read where it is within them."""
+    count = int(initial) if isinstance(initial, int) and not isinstance(initial, bool) else 1
+    low, high = scaling.get("MinInstanceCount"), scaling.get("MaxInstanceCount")
+    if isinstance(low, int):
+        count = max(count, low)
+    if isinstance(high, int):
+        count = min(count, high)
+    return max(count, 1)
 
 
 def _resource_id(endpoint: str, variant: str) -> str:

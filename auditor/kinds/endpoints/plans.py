@@ -13,7 +13,7 @@ from typing import Any
 
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
-from auditor.kinds.endpoints.change import build_change, scaling_risk
+from auditor.kinds.endpoints.change import MANAGED_SCALING, build_change, scaling_risk
 from auditor.kinds.endpoints.consolidation import LOAD_TEST_FIRST
 from auditor.kinds.endpoints.models import Endpoint, EndpointReport, PlanBasis, VariantReport, price_usage
 from auditor.kinds.endpoints.packing import HostedCopies, hosted_copies
@@ -96,9 +96,18 @@ class VariantSubject(PlanSubject):
         return (combined,) if combined is not None else ()
 
     def risk(self, option: PlanOption) -> Risk | None:
-        unreplayed = unreplayed_risk(option)
+        stated = risk_from_details(option.details)  # a rule that states the level on its own facts
+        if option.action == MANAGED_SCALING and stated is not None:
+            # Native consolidation: the count rests on the copies' reservations; the variant's load
+            # replayed on that count says what the instances it keeps carry (over 100%: never proposed).
+            return with_replay(stated, self._replayed(replace(option, action="resize")))
+        unreplayed = stated or unreplayed_risk(option)
         if unreplayed is not None:
             return unreplayed
+        return self._replayed(option)
+
+    def _replayed(self, option: PlanOption) -> Risk | None:
+        """The option replayed over the window on its shape (recommend/risk.assess)."""
         variant, window = self.variant, self.window
         if variant is None:
             return None
@@ -134,6 +143,14 @@ class VariantSubject(PlanSubject):
         # A rule whose action is its own (off-hours, queue-alarm) carries its change in its details.
         return (build_change(plan, self.endpoint, threshold, self.config.apply)
                 or change_from_details(plan.proposed.details))
+
+
+def with_replay(stated: Risk, replayed: Risk | None) -> Risk:
+    """The level a rule stated, with the replay's figures (and its level where that is higher)."""
+    if replayed is None:
+        return stated
+    level = replayed.level if replayed.level.rank > stated.level.rank else stated.level
+    return replace(stated, level=level, replays=replayed.replays, load_test_first=replayed.load_test_first)
 
 
 SHARED_TYPE = "shared-endpoint"  # consolidate-onto-components' findings and plans

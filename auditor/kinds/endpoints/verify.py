@@ -1,7 +1,8 @@
 """What the next audit run checks after an endpoint plan is applied (auditor.act.verify runs it),
 per what the change does:
 
-- a deployment: it runs the config the change deployed, the variant in the proposed shape;
+- a deployment: it runs the config the change deployed, the variant in the proposed shape (for
+  managed instance scaling: the variant under the plan's ManagedInstanceScaling, its count moving);
 - a delete: it is gone (in a region the run read without error);
 - off-hours schedules: it was deleted and created again by them (gone while the run read its
   region, or created after the apply);
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from auditor.history.store import AppliedChange
+from auditor.kinds.endpoints.change import MANAGED_SCALING
 from auditor.kinds.endpoints.models import Endpoint, EndpointReport
 from auditor.write.verify import Evidence, ResourceKey, Verifier, operations, params_of
 
@@ -70,9 +72,26 @@ def has_new_shape(change: AppliedChange, endpoint: Endpoint) -> bool:
     proposed: dict[str, Any] = change.plan.get("proposed") or {}
     if proposed.get("instance_type") and variant.instance_type != proposed["instance_type"]:
         return False
+    if proposed.get("action") == MANAGED_SCALING:
+        return runs_scaling(endpoint, change.variant, (proposed.get("details") or {}).get("managed_instance_scaling"))
     if not proposed.get("autoscaling") and proposed.get("instance_count"):
         return variant.instance_count == int(proposed["instance_count"])
     return True
+
+
+def runs_scaling(endpoint: Endpoint, variant: str | None, wanted: Any) -> bool:
+    """The variant's ManagedInstanceScaling in the config the endpoint runs is `wanted` (as the
+    config was described; where it was not, its min and max as the endpoint reports them)."""
+    if not isinstance(wanted, dict):
+        return False
+    for described in (endpoint.config_description or {}).get("ProductionVariants") or []:
+        if isinstance(described, dict) and described.get("VariantName") == variant:
+            return described.get("ManagedInstanceScaling") == wanted
+    found = next((v for v in endpoint.variants if v.name == variant), None)
+    scaling = found.managed_scaling if found else None
+    return (endpoint.config_description is None and scaling is not None and wanted.get("Status") == "ENABLED"
+            and (scaling.min_instances, scaling.max_instances)
+            == (wanted.get("MinInstanceCount"), wanted.get("MaxInstanceCount")))
 
 
 def seen(section: tuple[EndpointReport, ...] | None) -> Mapping[str, Mapping[ResourceKey, Any] | None]:

@@ -9,10 +9,14 @@ judged where every component on the variant reserves at least one GPU a copy (a 
 none leaves no GPU attributed, so its instance would look empty) and the variant is the endpoint's
 only one (placement is read per endpoint and instance). Never without placement data.
 
-The saving: the empty instances at the variant's price. Without managed instance scaling the change
-is the variant's count lowered by them (the count floor of [recommend] kept). With managed instance
-scaling SageMaker removes instances that host no copy itself, down to MinInstanceCount: only the
-empty instances that MinInstanceCount keeps are a saving, and the change is a lower MinInstanceCount.
+The saving: the empty instances at the variant's price. The change is native consolidation
+(auditor/kinds/endpoints/managed_scaling.py, the `managed-scaling` config action): without managed
+instance scaling, turning it on between the instances that hold every copy (the count floor of
+[recommend] kept) and the count now, with the CONSOLIDATION scale-in strategy (a fixed lower count
+where Application Auto Scaling scales the variant). With managed instance scaling SageMaker removes
+instances that host no copy itself, down to MinInstanceCount: only the empty instances that
+MinInstanceCount keeps are a saving, and the change is a lower MinInstanceCount (never below the
+floor), with CONSOLIDATION.
 """
 
 from __future__ import annotations
@@ -22,19 +26,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from auditor.analyse.rules.base import RuleSettings, settings_of
-from auditor.catalog import HOURS_PER_MONTH, Catalog
+from auditor.catalog import Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
-from auditor.kinds.endpoints.models import ComponentPlacement, price_usage
+from auditor.kinds.endpoints.managed_scaling import ScalingProposal, consolidating, price_consolidation
+from auditor.kinds.endpoints.models import ComponentPlacement
 from auditor.kinds.endpoints.packing import instances_to_hold, on_variant, placements
-from auditor.kinds.endpoints.pricing_steps import price_fewer_instances, variant_of
+from auditor.kinds.endpoints.pricing_steps import price_fewer_instances
 from auditor.kinds.endpoints.rule_types import VariantRule
-from auditor.models import CountProposal, Finding, Judged, Recommendation, Severity
+from auditor.models import CountProposal, Finding, Judged, Severity
 from auditor.recommend.demand import minimum_instances
-from auditor.recommend.pricing import priced
 from auditor.schema import setting
-
-LOWER_MIN = "lower-min-instances"
 
 
 @dataclass(frozen=True)
@@ -102,61 +104,56 @@ def check(assessment: EndpointAssessment, va: VariantAssessment, config: AuditCo
     where = (f"{found.empty} of the {found.running_last} x {va.variant.instance_type} hosted no inference-component "
              f"copy on at least {settings.min_empty_percent:g}% of the {found.hours} hours measured (and at the last)")
     scaling = va.variant.managed_scaling
+    floor = minimum_instances(count, config.recommend)
     if scaling is not None:
         # Managed instance scaling removes instances with no copy itself, down to MinInstanceCount.
         minimum = scaling.min_instances or 0
-        kept = min(found.empty, max(0, minimum - occupied))
-        if kept == 0:
+        lowered = max(minimum - min(found.empty, max(0, minimum - occupied)), floor)
+        kept = minimum - lowered
+        native = consolidating(assessment, va, lowered, floor) if kept > 0 else None
+        if native is None:
             return None
-        lowered = minimum - kept
-        evidence.update(managed_min_instances=minimum, proposed_min_instances=lowered, removable=kept)
+        evidence.update(managed_min_instances=minimum, proposed_min_instances=lowered, removable=kept,
+                        **native.evidence())
         return RULE.finding(
             endpoint, va.variant.name,
             f"{where}: managed instance scaling keeps {kept} of them for MinInstanceCount {minimum}; "
-            f"lower it to {lowered}",
+            f"lower it to {lowered}, with ScaleInPolicy CONSOLIDATION",
             evidence)
-    needed = max(count - found.empty, occupied, minimum_instances(count, config.recommend))
+    needed = max(count - found.empty, occupied, floor)
     if needed >= count:
         return None
     evidence.update(needed_count=needed, removable=count - needed)
-    return RULE.finding(endpoint, va.variant.name, f"{where}: {needed} instances hold every copy",
-                        evidence, proposal=CountProposal(needed))
+    message = f"{where}: {needed} instances hold every copy"
+    native = consolidating(assessment, va, needed, floor)
+    if native is not None:
+        return RULE.finding(endpoint, va.variant.name, f"{message}: {native.note}", {**evidence, **native.evidence()})
+    return RULE.finding(endpoint, va.variant.name, message, evidence, proposal=CountProposal(needed))
 
 
 def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, config: AuditConfig) -> Finding | None:
+    """Native consolidation priced by the empty instances it frees (with managed scaling on: those
+    MinInstanceCount keeps); a fixed count (autoscaled variants) as fewer instances of the same type."""
     if isinstance(finding.proposal, CountProposal):
         return price_fewer_instances(finding, assessment, catalog, config)
-    va = variant_of(finding, assessment)
-    if va is None or va.variant.instance_type is None or va.monthly_cost_usd is None:
-        return finding
-    rate = catalog.usage_price(va.variant.instance_type, assessment.endpoint.region, price_usage(assessment.endpoint))
-    if rate is None:
-        return finding
-    kept = int(finding.evidence["removable"])
-    lowered = int(finding.evidence["proposed_min_instances"])
-    saving = round(rate * kept * HOURS_PER_MONTH, 2)
-    if saving < va.monthly_cost_usd * config.recommend.min_savings_percent / 100.0:
-        return None
-    advice = (f"lower ManagedInstanceScaling.MinInstanceCount of variant {va.variant.name} to {lowered} in a new "
-              f"endpoint config (CreateEndpointConfig, then UpdateEndpoint); managed instance scaling then "
-              f"removes the {kept} empty instance{'s' if kept > 1 else ''}")
-    recommendation = Recommendation(
-        LOWER_MIN, va.variant.instance_type, va.variant.instance_count - kept,
-        current_monthly_usd=va.monthly_cost_usd, recommended_monthly_usd=round(va.monthly_cost_usd - saving, 2),
-        details={"advice": advice, "min_instance_count": lowered})
-    return priced(finding, recommendation, f"{finding.message}: saves ${saving:,.2f}/month.")
+    return price_consolidation(finding, assessment, catalog, config, ScalingProposal.from_evidence(finding.evidence),
+                               saved_instances=int(finding.evidence["removable"]))
 
 
 RULE = VariantRule(
     id="component-empty-instances",
     title="Instances host no inference-component copy",
     severity=Severity.MEDIUM,
-    remediation="Lower the variant's instance count to the instances that host copies (with managed instance "
-                "scaling: lower its MinInstanceCount, and SageMaker removes the empty instances itself).",
+    remediation="Turn on managed instance scaling with the CONSOLIDATION scale-in strategy between the instances "
+                "that host copies and the count now (with managed instance scaling on: lower its MinInstanceCount, "
+                "and SageMaker removes the empty instances itself).",
     docs="https://docs.aws.amazon.com/sagemaker/latest/dg/inference-monitoring.html",
     judges=frozenset({Judged.REAL_TIME}),
     settings=EmptyInstancesSettings,
     threshold_field="min_empty_percent",
     check=check,
     price=price,
+    # Native consolidation rather than a manual count of the same type (issue 27): their counts hold every
+    # copy, so never fewer than this rule's.
+    supersedes=frozenset({"overprovisioned-count", "underutilized"}),
 )
