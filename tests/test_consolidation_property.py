@@ -114,3 +114,22 @@ def test_spread_packing_never_puts_two_copies_of_a_model_on_one_instance(copies)
     assert spread >= max(n for n, _, _ in copies)
     # One model alone: its copies each on an instance of their own.
     assert instances_to_hold(placed[:1], shape, spread=True) == copies[0][0]
+
+
+def test_a_shared_endpoint_goes_to_the_audience_its_members_tags_name() -> None:
+    from dataclasses import replace as copy
+
+    from auditor.kinds.endpoints.kind import owned
+    from auditor.kinds.endpoints.models import EndpointReport
+    from helpers import endpoint
+
+    def member(name: str, owner: str, shared: str) -> EndpointReport:
+        return EndpointReport(copy(endpoint(name), tags={"owner": owner, "env": "prod", "team": name}), (),
+                              consolidated_into=shared)
+
+    section = (member("a", "reco@example.com", "consolidated-1"), member("b", "reco@example.com", "consolidated-1"),
+               member("c", "reco@example.com", "consolidated-2"), member("d", "ads@example.com", "consolidated-2"))
+    shared = {o.name: dict(o.tags) for o in owned(section) if o.resource_type == "shared-endpoint"}
+    # One owner's endpoints: the tags they share (that owner's); several owners': no owner tag.
+    assert shared == {"consolidated-1": {"owner": "reco@example.com", "env": "prod"},
+                      "consolidated-2": {"env": "prod"}}

@@ -58,7 +58,7 @@ from auditor.kinds.endpoints.models import (
     VariantReport,
     price_usage,
 )
-from auditor.kinds.endpoints.plans import plan_subjects
+from auditor.kinds.endpoints.plans import SHARED_TYPE, plan_subjects
 from auditor.kinds.endpoints.promql import PromQLClient, collect_placement
 from auditor.kinds.endpoints.report import shapes
 from auditor.kinds.endpoints.rules import RULES
@@ -193,8 +193,20 @@ def audit_endpoints(
         fleet = EndpointFleet(account, region, tuple(e for e in endpoints if e.account_id == account),
                               tuple(c for c in candidates if c.account_id == account))
         findings += judge(fleet)
+    reports = with_consolidations(reports, findings)
     return EndpointsResult(endpoints=tuple(reports), findings=tuple(findings), errors=tuple(errors), fatal=fatal,
                            queries=len(queries), datapoints=metrics.datapoints, calls=metrics.calls)
+
+
+def with_consolidations(reports: list[EndpointReport], findings: list[Finding]) -> list[EndpointReport]:
+    """Each member of a proposed consolidation marked with its shared endpoint (for routing)."""
+    joins = {(f.resource.account_id, str(m.get("endpoint"))): f.resource.name
+             for f in findings if f.rule == CONSOLIDATION and f.recommendation is not None
+             for m in f.recommendation.details.get("members") or []}
+    if not joins:
+        return reports
+    return [replace(r, consolidated_into=joins[key]) if (key := (r.endpoint.account_id, r.endpoint.name)) in joins
+            else r for r in reports]
 
 
 def consolidation_candidate(assessed: EndpointAssessment, judged: list[Finding], config: AuditConfig,
@@ -381,8 +393,19 @@ def merge(sections: Sequence[tuple[EndpointReport, ...]]) -> tuple[EndpointRepor
 
 
 def owned(section: tuple[EndpointReport, ...]) -> Iterable[Owned]:
-    return (Owned(e.endpoint.account_id, e.endpoint.region, "endpoint", e.endpoint.name, e.endpoint.tags)
-            for e in section)
+    """Each endpoint with its tags, and each shared endpoint a consolidation proposes with the tags
+    all its members carry alike (one owner's endpoints: that owner's plan; several owners': the
+    default audience's)."""
+    shared: dict[tuple[str, str, str], dict[str, str]] = {}
+    for e in section:
+        yield Owned(e.endpoint.account_id, e.endpoint.region, "endpoint", e.endpoint.name, e.endpoint.tags)
+        if e.consolidated_into:
+            key = (e.endpoint.account_id, e.endpoint.region, e.consolidated_into)
+            common = shared.get(key)
+            shared[key] = (dict(e.endpoint.tags) if common is None
+                           else {k: v for k, v in common.items() if e.endpoint.tags.get(k) == v})
+    for (account, region, name), tags in shared.items():
+        yield Owned(account, region, SHARED_TYPE, name, tags)
 
 
 def only(section: tuple[EndpointReport, ...], audience_of: AudienceOf,

@@ -258,3 +258,6 @@ class EndpointReport:
     endpoint: Endpoint
     variants: tuple[VariantReport, ...]
     components: tuple[ComponentReport, ...] = ()
+    # The shared endpoint consolidate-onto-components proposes it joins (None: none): that plan goes
+    # to the audience its members' common tags name.
+    consolidated_into: str | None = None
