@@ -64,3 +64,18 @@ def test_a_model_read_once_is_not_asked_again_by_the_next_run(aws, tmp_path: Pat
         assert [members_of(f) for f in found] == [set(TINY[:3])]
     asked = [call for call in aws.faults.calls() if call == ("sagemaker", "DescribeModel")]
     assert len(asked) == 3  # the first run's, one per model; the second run read them from the history
+
+
+def test_the_emulators_consolidation_scenarios(aws, tmp_path: Path) -> None:
+    """auditor_emulator.fleet.consolidation_fleet's traps, through the CLI."""
+    from auditor_emulator.fleet import consolidation_fleet
+
+    seed_fleet(aws, consolidation_fleet(), now=utc_now())
+    code, doc = run(tmp_path / "report.json")
+    assert code == 0
+    found = [f for f in doc["findings"] if f["rule"] == RULE]
+    assert [members_of(f) for f in found] == [{f"reco-tiny-{i}" for i in range(1, 7)}]
+    rec = found[0]["recommendation"]
+    assert rec["instance_count"] == 2 and rec["monthly_savings_usd"] > found[0]["evidence"]["own_plans_saving_usd"]
+    cpu = rec["details"]["replay"]["resources"]["cpu"]
+    assert cpu["peak_percent"] < cpu["sum_of_peaks_percent"]  # their peaks are at different hours
