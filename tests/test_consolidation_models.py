@@ -79,3 +79,21 @@ def test_the_emulators_consolidation_scenarios(aws, tmp_path: Path) -> None:
     assert rec["instance_count"] == 2 and rec["monthly_savings_usd"] > found[0]["evidence"]["own_plans_saving_usd"]
     cpu = rec["details"]["replay"]["resources"]["cpu"]
     assert cpu["peak_percent"] < cpu["sum_of_peaks_percent"]  # their peaks are at different hours
+
+
+def test_the_plans_calls_are_accepted_and_a_done_consolidation_is_not_proposed_again(aws, tmp_path: Path) -> None:
+    now = utc_now()
+    seed_fleet(aws, [tiny(name) for name in TINY[:3]], now=now)
+    peaks_at_different_hours(aws, now)
+    _, before = run(tmp_path / "before.json")
+    plan = next(p for p in before["plans"] if p["resource"]["type"] == "shared-endpoint")
+    sagemaker = boto3.client("sagemaker", region_name="us-east-1")
+    for call in plan["change"]["calls"]:  # as `audit apply` would make them (the emulator checks each as AWS does)
+        getattr(sagemaker, {"CreateEndpointConfig": "create_endpoint_config", "CreateEndpoint": "create_endpoint",
+                            "CreateInferenceComponent": "create_inference_component"}[call["operation"]])(
+            **call["params"])
+    hosted = sagemaker.list_inference_components(EndpointNameEquals=plan["resource"]["name"])["InferenceComponents"]
+    assert sorted(c["InferenceComponentName"] for c in hosted) == sorted(TINY[:3])
+    _, after = run(tmp_path / "after.json")
+    assert plan["resource"]["name"] in {e["name"] for e in after["endpoints"]}
+    assert not [f for f in after["findings"] if f["rule"] == RULE]  # done: the old endpoints' idle verdicts follow

@@ -34,6 +34,7 @@ MIN_MEMORY_MB = 128
 CPU_STEP = 0.25  # cores are reserved in quarters (the smallest reservation botocore allows)
 MEMORY_STEP_MB = 64
 SHARED_VARIANT = "AllTraffic"
+SHARED_PREFIX = "consolidated-"  # the shared endpoints' names: consolidated-<hash of the members' names>
 # Why a consolidation is load-tested first (the plan's risk says it once).
 LOAD_TEST_FIRST = ("models sharing instances contend for memory bandwidth, network and threads, which the replay of "
                    "their CPU, memory and accelerator load does not show: load-test the shared endpoint with every "
@@ -300,4 +301,4 @@ def cheapest_fleet(members: Sequence[CandidateLoad], catalog: Catalog, copies: i
 def shared_name(members: Sequence[CandidateLoad]) -> str:
     """`consolidated-<first 10 hex of sha256 of the sorted member endpoint names>`."""
     digest = hashlib.sha256("\n".join(sorted(m.endpoint for m in members)).encode()).hexdigest()
-    return f"consolidated-{digest[:10]}"
+    return f"{SHARED_PREFIX}{digest[:10]}"

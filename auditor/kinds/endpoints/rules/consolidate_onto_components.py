@@ -27,6 +27,7 @@ from auditor.kinds.endpoints.assessment import EndpointFleet
 from auditor.kinds.endpoints.consolidation import (
     LOAD_TEST_FIRST,
     RULE_ID,
+    SHARED_PREFIX,
     SHARED_VARIANT,
     CandidateLoad,
     SharedFleet,
@@ -113,11 +114,20 @@ def proposable(fleet: SharedFleet, settings: ConsolidationSettings, config: Audi
     return under and worth and fleet.saving_usd > 0 and fleet.margin_usd > 0
 
 
+def already_consolidated(fleet: EndpointFleet) -> set[str]:
+    """Endpoints a shared endpoint already hosts (an inference component named after each, on an
+    endpoint named as this rule names them): applied, their callers moving; their idle verdicts
+    follow, and no second consolidation is proposed for them."""
+    return {c.name for e in fleet.endpoints if e.name.startswith(SHARED_PREFIX) for c in e.inference_components}
+
+
 def check(fleet: EndpointFleet, catalog: Catalog, config: AuditConfig) -> Iterator[Finding]:
     settings: ConsolidationSettings = settings_of(RULE, config)
     groups: dict[tuple[Any, ...], list[CandidateLoad]] = defaultdict(list)
+    moved = already_consolidated(fleet)
     for member in fleet.candidates:
-        if member.excluded or any(fnmatchcase(member.endpoint, p) for p in settings.skip_endpoints):
+        if member.excluded or member.endpoint in moved or any(fnmatchcase(member.endpoint, p)
+                                                              for p in settings.skip_endpoints):
             continue
         key = group_key(member, catalog)
         if key is not None:
