@@ -152,21 +152,26 @@ def consolidation_finding(shared: SharedFleet, settings: ConsolidationSettings) 
     names = [m.endpoint for m in shared.members]
     listed = ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
     details = consolidation_details(shared, name, settings)
+    after_own = round(shared.current_usd - shared.own_savings_usd, 2)
     message = (
         f"{len(names)} single-model endpoints ({listed}) can share {shared.count} x {shared.shape.instance_type} "
-        f"as inference components of a new endpoint {name}: ${shared.current_usd:,.2f} a month becomes "
-        f"${shared.monthly_usd:,.2f}, ${shared.margin_usd:,.2f} more than their own plans save together "
-        f"(${shared.own_savings_usd:,.2f}). Replayed hour by hour on it, their summed load peaks at "
-        f"{_percent_text(shared)}. Callers switch to InvokeEndpoint(EndpointName={name}, "
-        f"InferenceComponentName=<their endpoint's name>); the old endpoints are deleted by later runs once idle."
+        f"as inference components of a new endpoint {name}: ${shared.current_usd:,.2f} a month now "
+        f"(${after_own:,.2f} after their own plans) becomes ${shared.monthly_usd:,.2f}, "
+        f"${shared.margin_usd:,.2f} a month beyond their own plans (${shared.saving_usd:,.2f} in all). Replayed "
+        f"hour by hour on it, their summed load peaks at {_percent_text(shared)}. Callers switch to "
+        f"InvokeEndpoint(EndpointName={name}, InferenceComponentName=<their endpoint's name>); the old endpoints "
+        "are deleted by later runs once idle."
     )
     finding = RULE.finding(SharedEndpoint(first.account_id, first.region, name), None, message, {
         "members": details["members"], "shared": details["shared"], "replay": details["replay"],
         "group_monthly_usd": shared.current_usd, "own_plans_saving_usd": shared.own_savings_usd,
-        "packed_instances": shared.packed, "copies_per_model": shared.copies,
+        "saving_usd": shared.saving_usd, "packed_instances": shared.packed, "copies_per_model": shared.copies,
         "target_utilization": settings.target_utilization, "busy_percent": settings.busy_percent,
     })
-    recommendation = Recommendation("consolidate", shared.shape.instance_type, shared.count, shared.current_usd,
+    # Priced beyond the members' own plans (their cost once those are made): their plans stay in the
+    # report beside this one, and the saving counted for the run adds up to what consolidating saves
+    # in all, never that plus their own plans' savings again.
+    recommendation = Recommendation("consolidate", shared.shape.instance_type, shared.count, after_own,
                                     shared.monthly_usd, details=details)
     return priced(finding, recommendation)
 
@@ -227,6 +232,9 @@ def consolidation_details(shared: SharedFleet, name: str, settings: Consolidatio
     replay = {r.resource.value: r.as_dict() for r in shared.replays}
     return {
         "advice": f"consolidate {len(members)} endpoints onto {shared.count} x {shared.shape.instance_type} ({name})",
+        "group_monthly_usd": shared.current_usd,
+        "saving_usd": shared.saving_usd,  # the members' cost now less the shared fleet's
+        "own_plans_saving_usd": shared.own_savings_usd,
         "members": members,
         "shared": {"endpoint": name, "endpoint_config": config_name, "variant": SHARED_VARIANT,
                    "instance_type": shared.shape.instance_type, "instance_count": shared.count,
