@@ -4,8 +4,6 @@ packing holds every copy with no two copies of a model on one instance."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,8 +35,8 @@ def member(name: str, cpu: list[float], memory: list[float]) -> CandidateLoad:
         account_id="123456789012", region="us-east-1", endpoint=name, endpoint_config=f"{name}-config",
         status="InService", variant="AllTraffic", model=f"{name}-model", instance_type="ml.m5.large",
         instance_count=2, monthly_cost_usd=167.9, own_plan_monthly_usd=167.9, network=ModelNetwork(), kms_key=None,
-        tags={}, peak_percent={}, scales_out=False, excluded=None, start=datetime(2026, 1, 1, tzinfo=UTC),
-        period_seconds=3600, cpu_cores=np.array(cpu, dtype="float32"), memory_mb=np.array(memory, dtype="float32"),
+        tags={}, peak_percent={}, scales_out=False, excluded=None, period_seconds=3600,
+        cpu_cores=np.array(cpu, dtype="float32"), memory_mb=np.array(memory, dtype="float32"),
         accelerators=zeros, accelerator_memory=zeros)
 
 

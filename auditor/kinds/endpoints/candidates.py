@@ -68,7 +68,7 @@ def candidate_load(assessed: EndpointAssessment, findings: Sequence[Finding], mo
         instance_type=shape.instance_type, instance_count=count, monthly_cost_usd=va.monthly_cost_usd,
         own_plan_monthly_usd=best.recommended_monthly_usd if best else va.monthly_cost_usd,
         network=None, kms_key=str(kms) if kms else None, tags=dict(endpoint.tags), peak_percent=peak,
-        scales_out=scales_out, excluded=excluded, start=window.start, period_seconds=window.period_seconds,
+        scales_out=scales_out, excluded=excluded, period_seconds=window.period_seconds,
         cpu_cores=cpu.astype("float32"), memory_mb=memory.astype("float32"),
         accelerators=accelerators.astype("float32"), accelerator_memory=accelerator_memory.astype("float32"),
     )

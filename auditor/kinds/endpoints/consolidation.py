@@ -9,7 +9,8 @@ rule reads them (analyse/normalise.py), then made absolute:
   hottest instance's maximum times the count: never below what the variant used);
 - memory in MB one copy holds: memory % x the instance's memory (each instance holds the model);
 - accelerator devices in use by the whole variant, and one copy's accelerator memory in devices.
-A period without a datum counts at the member's own peak, never as idle.
+A period without a datum counts at the member's own peak, never as idle; a period no member was
+measured in (the window's last hour, not yet published) is left out of the replay.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 import numpy as np
 
@@ -62,7 +62,6 @@ class CandidateLoad:
     peak_percent: dict[str, float]  # each resource's highest per-period maximum, % of its own capacity
     scales_out: bool  # its own findings advise a scale-out
     excluded: str | None  # why it is not a candidate (busy, autoscaled, its own plan deletes it)
-    start: datetime  # the first period of the series below
     period_seconds: int
     # Absolute per-period loads (see the module's docstring), one value per period of the window.
     cpu_cores: np.ndarray = field(repr=False)
