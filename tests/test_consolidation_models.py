@@ -16,6 +16,7 @@ from conftest import check_report_json, utc_now
 from test_consolidation import RULE, TINY, members_of, peaks_at_different_hours, tiny
 
 runner = CliRunner()
+ROLE = "arn:aws:iam::123456789012:role/sagemaker-execution"
 
 
 def run(out: Path) -> tuple[int, dict]:
@@ -98,3 +99,21 @@ def test_the_plans_calls_are_accepted_and_a_done_consolidation_is_not_proposed_a
     _, after = run(tmp_path / "after.json")
     assert plan["resource"]["name"] in {e["name"] for e in after["endpoints"]}
     assert not [f for f in after["findings"] if f["rule"] == RULE]  # done: the old endpoints' idle verdicts follow
+
+
+def test_an_endpoint_whose_name_another_endpoints_component_has_is_left_out(aws, tmp_path: Path) -> None:
+    now = utc_now()
+    seed_fleet(aws, [tiny(name) for name in TINY[:3]], now=now)
+    peaks_at_different_hours(aws, now)
+    sagemaker = boto3.client("sagemaker", region_name="us-east-1")
+    sagemaker.create_endpoint_config(EndpointConfigName="platform-config", ExecutionRoleArn=ROLE, ProductionVariants=[
+        {"VariantName": "AllTraffic", "InstanceType": "ml.m5.large", "InitialInstanceCount": 1}])
+    sagemaker.create_endpoint(EndpointName="platform", EndpointConfigName="platform-config")
+    # A component of another endpoint already has reco-tiny-1's name (names are unique in a region).
+    sagemaker.create_inference_component(
+        InferenceComponentName="reco-tiny-1", EndpointName="platform", VariantName="AllTraffic",
+        Specification={"ModelName": "reco-tiny-1-model",
+                       "ComputeResourceRequirements": {"NumberOfCpuCoresRequired": 0.5, "MinMemoryRequiredInMb": 512}},
+        RuntimeConfig={"CopyCount": 1})
+    _, doc = run(tmp_path / "report.json")
+    assert [members_of(f) for f in doc["findings"] if f["rule"] == RULE] == [set(TINY[1:3])]

@@ -19,6 +19,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -295,6 +296,16 @@ def cheapest_fleet(members: Sequence[CandidateLoad], catalog: Catalog, copies: i
     fleet = best[1]
     return SharedFleet(fleet.members, fleet.reservations, copies, fleet.shape, fleet.count, fleet.packed,
                        fleet.monthly_usd, replay(members, copies, fleet.shape, fleet.count, target_percent))
+
+
+def shape_key(member: CandidateLoad, catalog: Catalog) -> tuple[Any, ...] | None:
+    """What of `group_key` is known before the model is read: the KMS key and the kind of shape.
+    None: a GPU model on a single-device shape (no whole device is free on it, and a shape of several
+    devices costs about as much as that many single ones), or a shape the catalog does not know."""
+    shape = catalog.shape(member.instance_type)
+    if shape is None or (shape.has_accelerator and shape.gpu_count < 2):
+        return None
+    return member.kms_key, shape.accelerator, shape.architecture
 
 
 def shared_name(members: Sequence[CandidateLoad]) -> str:

@@ -40,7 +40,7 @@ from auditor.kinds.endpoints.autoscaling import discover_autoscaling, variant_re
 from auditor.kinds.endpoints.binding import BINDING
 from auditor.kinds.endpoints.candidates import candidate_load
 from auditor.kinds.endpoints.consolidation import RULE_ID as CONSOLIDATION
-from auditor.kinds.endpoints.consolidation import CandidateLoad
+from auditor.kinds.endpoints.consolidation import CandidateLoad, shape_key
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
 from auditor.kinds.endpoints.discover import describe_models, discover_endpoints, single_model
 from auditor.kinds.endpoints.enhanced import EnhancedSeries, enhanced_queries
@@ -186,7 +186,7 @@ def audit_endpoints(
             components=assessed.components,
         ))
         metrics.release(endpoint.name)
-    candidates, model_errors = attach_models(candidates, endpoints, clients, region, config, configs)
+    candidates, model_errors = attach_models(candidates, endpoints, clients, region, config, configs, catalog)
     errors += model_errors
     # Fleet-wide notes (which endpoints would gain from per-instance metrics), and consolidation: one per account.
     for account in sorted({e.account_id for e in endpoints}):
@@ -301,13 +301,16 @@ def settings_for(rule_id: str, config: AuditConfig) -> RuleSettings | None:
 
 
 def attach_models(candidates: list[CandidateLoad], endpoints: list[Endpoint], clients: AwsClients, region: str,
-                  config: AuditConfig, configs: ConfigCache | None) -> tuple[list[CandidateLoad], list[AuditError]]:
+                  config: AuditConfig, configs: ConfigCache | None,
+                  catalog: Catalog) -> tuple[list[CandidateLoad], list[AuditError]]:
     """The model network of each candidate that may be grouped (not busy or otherwise left out, and
-    one of two or more such in its account): DescribeModel, kept with its config between runs. A
-    candidate whose model could not be read is left out, with the reason."""
-    open_ = [c for c in candidates if c.excluded is None]
-    accounts = Counter(c.account_id for c in open_)
-    wanted = {(c.account_id, c.endpoint) for c in open_ if accounts[c.account_id] >= 2}
+    one of two or more such in its account with the same KMS key and kind of shape): DescribeModel,
+    kept with its config between runs. A candidate whose model could not be read is left out, with
+    the reason."""
+    keyed = [(c, (c.account_id, key)) for c in candidates
+             if c.excluded is None and (key := shape_key(c, catalog)) is not None]
+    alike = Counter(key for _, key in keyed)
+    wanted = {(c.account_id, c.endpoint) for c, key in keyed if alike[key] >= 2}
     if not wanted:
         return candidates, []
     by_name = {(e.account_id, e.name): e for e in endpoints}

@@ -34,6 +34,7 @@ from auditor.kinds.endpoints.consolidation import (
     cheapest_fleet,
     compute_requirements,
     measured_periods,
+    shape_key,
     shared_name,
 )
 from auditor.kinds.endpoints.models import ModelNetwork
@@ -72,16 +73,13 @@ class SharedEndpoint:
 
 def group_key(member: CandidateLoad, catalog: Catalog) -> tuple[Any, ...] | None:
     """Models that may share instances: the same network, encryption and role, and the same kind of
-    shape (accelerator model, architecture). None: a GPU model on a single-device shape (no whole
-    device is free on it, and a shape of several devices costs about as much as that many single ones)."""
-    shape = catalog.shape(member.instance_type)
-    if shape is None or member.network is None:
-        return None
-    if shape.has_accelerator and shape.gpu_count < 2:
+    shape (accelerator model, architecture). None: not read, or not groupable (`shape_key`)."""
+    shaped = shape_key(member, catalog)
+    if shaped is None or member.network is None:
         return None
     network = member.network
     return (tuple(sorted(network.subnets)), tuple(sorted(network.security_groups)), network.network_isolation,
-            network.execution_role, member.kms_key, shape.accelerator, shape.architecture)
+            network.execution_role, *shaped)
 
 
 def best_group(members: list[CandidateLoad], catalog: Catalog, settings: ConsolidationSettings,
@@ -121,13 +119,19 @@ def already_consolidated(fleet: EndpointFleet) -> set[str]:
     return {c.name for e in fleet.endpoints if e.name.startswith(SHARED_PREFIX) for c in e.inference_components}
 
 
+def names_taken(fleet: EndpointFleet) -> set[str]:
+    """Inference component names other endpoints use: a member's component is named after it, and a
+    component's name is unique in an account and region, so such a member cannot join."""
+    return {c.name for e in fleet.endpoints if not e.name.startswith(SHARED_PREFIX) for c in e.inference_components}
+
+
 def check(fleet: EndpointFleet, catalog: Catalog, config: AuditConfig) -> Iterator[Finding]:
     settings: ConsolidationSettings = settings_of(RULE, config)
     groups: dict[tuple[Any, ...], list[CandidateLoad]] = defaultdict(list)
-    moved = already_consolidated(fleet)
+    left_out = already_consolidated(fleet) | names_taken(fleet)
     for member in fleet.candidates:
-        if member.excluded or member.endpoint in moved or any(fnmatchcase(member.endpoint, p)
-                                                              for p in settings.skip_endpoints):
+        if member.excluded or member.endpoint in left_out or any(fnmatchcase(member.endpoint, p)
+                                                                 for p in settings.skip_endpoints):
             continue
         key = group_key(member, catalog)
         if key is not None:
