@@ -10,7 +10,7 @@ AWS_ENDPOINT_URL, as it reaches AWS):
 - SageMaker (JSON 1.1): Search for endpoints (at most 100 a page, NextToken), DescribeEndpointConfig
   (one config per endpoint; one endpoint in ten real-time ones runs 2-8 instances with enhanced
   metrics, `MetricsConfig` {EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: 60}),
-  and empty lists for the other listings;
+  DescribeModel (each endpoint's own model, outside a VPC), and empty lists for the other listings;
 - Application Auto Scaling (JSON 1.1): no scalable targets, no policies;
 - STS (query): GetCallerIdentity, and AssumeRole into another account (whose credentials name it);
 - CloudWatch ListMetrics for the enhanced endpoints' per-instance series (utilisation by InstanceId
@@ -466,6 +466,15 @@ class _Handler(BaseHTTPRequestHandler):
             if endpoint is None or (endpoint.account, endpoint.region) != (account, region):
                 raise ValueError(f"Could not find endpoint configuration \"{name}\".")
             return endpoint.config(fleet.created)
+        if operation == "DescribeModel":  # each endpoint's own model, outside a VPC (consolidate-onto-components)
+            name = str(params.get("ModelName", ""))
+            endpoint = fleet.endpoint(name.removesuffix("-model"))
+            if endpoint is None or (endpoint.account, endpoint.region) != (account, region):
+                raise ValueError(f"Could not find model \"{name}\".")
+            return {"ModelName": name, "ModelArn": f"arn:aws:sagemaker:{region}:{account}:model/{name}",
+                    "CreationTime": fleet.created, "EnableNetworkIsolation": False,
+                    "ExecutionRoleArn": f"arn:aws:iam::{account}:role/sagemaker-execution",
+                    "PrimaryContainer": {"Image": f"{account}.dkr.ecr.{region}.amazonaws.com/model:latest"}}
         if operation in _EMPTY_LISTS:
             return {_EMPTY_LISTS[operation]: []}
         raise LookupError(operation)

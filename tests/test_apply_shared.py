@@ -33,7 +33,7 @@ from typer.testing import CliRunner
 from auditor.act.plan import AUDITED_IN, parse_plan
 from auditor.cli import app
 from auditor.history.store import AppliedChange, History
-from auditor.kinds.endpoints.binding import shared_name
+from auditor.kinds.endpoints.consolidation import shared_name
 from auditor.models import Plan, PlanOption, ResourceRef
 from auditor.recommend.change import plan_id, resource_name
 from auditor.records import plan_to_dict

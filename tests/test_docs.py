@@ -299,7 +299,7 @@ JSON_BUILDERS = {
     "auditor/values.py": {"utilization_summary"},
     "auditor/report/headline.py": {"summary_figures"},
     "auditor/kinds/endpoints/kind.py": {"to_dict", "_autoscaling", "_metrics_config", "_instance"},
-    "auditor/kinds/endpoints/plans.py": {"basis_to_dict"},
+    "auditor/kinds/endpoints/plans.py": {"basis_to_dict", "shared_subject"},
     "auditor/kinds/jobs/kind.py": {"to_dict"},
     "auditor/kinds/workspaces/kind.py": {"to_dict"},
     "auditor/kinds/hyperpod/kind.py": {"to_dict"},

@@ -274,6 +274,8 @@ def _one_off(operation: str, tool: str) -> str | None:
 
 # CloudFormation: the resource each request stands for; its body is the resource's properties.
 _CFN_TYPES = {"CreateEndpointConfig": "AWS::SageMaker::EndpointConfig", "UpdateEndpoint": "AWS::SageMaker::Endpoint",
+              "CreateEndpoint": "AWS::SageMaker::Endpoint",
+              "CreateInferenceComponent": "AWS::SageMaker::InferenceComponent",
               "PutMetricAlarm": "AWS::CloudWatch::Alarm",
               "RegisterScalableTarget": "AWS::ApplicationAutoScaling::ScalableTarget",
               "PutScalingPolicy": "AWS::ApplicationAutoScaling::ScalingPolicy",
@@ -417,7 +419,8 @@ _SHADOW_FIELDS = {**_VARIANT_FIELDS, "CoreDumpConfig": _Block("core_dump_config"
 _CAPACITY_STEP = _same("Type", "Value")
 _METRIC_DIMENSIONS = _Block("dimensions", _same("Name", "Value"), ("Name", "Value"))
 
-# The resource each request stands for, with the arguments it has.
+# The resource each request stands for, with the arguments it has (hashicorp/aws 5.100.0 has no
+# inference component resource: CreateInferenceComponent is said, not declared).
 _TF_RESOURCES: dict[str, _Block] = {
     "CreateEndpointConfig": _Block("aws_sagemaker_endpoint_configuration", {
         "EndpointConfigName": "name", "KmsKeyId": "kms_key_arn", "Tags": _TAGS,
@@ -509,6 +512,8 @@ _TF_RESOURCES: dict[str, _Block] = {
 }
 # The attribute of a resource that holds an answer field later calls take (answer references).
 _TF_ANSWERS = {"PolicyARN": "arn", "EndpointConfigArn": "arn", "EndpointArn": "arn", "InferenceComponentArn": "arn"}
+# A new endpoint is the same resource an update changes (CreateEndpoint has no deployment config).
+_TF_RESOURCES["CreateEndpoint"] = _TF_RESOURCES["UpdateEndpoint"]
 # Fields of the request itself, not of the resource (an idempotency token): never declared, nothing to say.
 _REQUEST_ONLY = frozenset({"ClientToken"})
 # The attributes a scalable target exports that a policy or a scheduled action of it refers to.
@@ -623,6 +628,7 @@ class _Declarations:
     refers to the declared resource (so the tool orders and links them) instead of repeating its name."""
 
     configs: dict[str, _Declared] = field(default_factory=dict)  # by EndpointConfigName
+    endpoints: dict[str, _Declared] = field(default_factory=dict)  # by EndpointName (a new endpoint)
     alarms: dict[str, _Declared] = field(default_factory=dict)  # by AlarmName
     targets: dict[tuple[str, str], _Declared] = field(default_factory=dict)  # by (ResourceId, ScalableDimension)
     withheld: set[str] = field(default_factory=set)  # configs made by the CLI instead (_Dialect.withheld)
@@ -634,6 +640,8 @@ class _Declarations:
             self.answers[(operation, str(params.get(NAME_PARAMS[operation])))] = resource
         if operation == "CreateEndpointConfig":
             self.configs[str(params.get("EndpointConfigName"))] = resource
+        elif operation == "CreateEndpoint":
+            self.endpoints[str(params.get("EndpointName"))] = resource
         elif operation == "PutMetricAlarm":
             self.alarms[str(params.get("AlarmName"))] = resource
         elif operation == "RegisterScalableTarget":
@@ -650,7 +658,15 @@ class _Declarations:
             return _reference_text(reference) if resource is None else dialect.refer_to_answer(resource,
                                                                                              reference.field)
 
-        if operation == "UpdateEndpoint":
+        if operation == "CreateEndpoint":
+            config = self.configs.get(str(params.get("EndpointConfigName")))
+            if config is not None:
+                params["EndpointConfigName"] = dialect.refer_to_config(config)
+        elif operation == "CreateInferenceComponent":
+            endpoint = self.endpoints.get(str(params.get("EndpointName")))
+            if endpoint is not None:  # created on the endpoint declared before: the tool orders them by it
+                params["EndpointName"] = dialect.refer_to_endpoint(endpoint)
+        elif operation == "UpdateEndpoint":
             alarms = self.alarms
             params = _refer_to_alarms(params, lambda name: dialect.refer_to_alarm(alarms[name]) if name in alarms
                                       else name)
@@ -696,6 +712,10 @@ class _Dialect(ABC):
     @abstractmethod
     def refer_to_alarm(self, alarm: _Declared) -> Any:
         """The value that names a declared alarm in an endpoint's rollback alarms."""
+
+    def refer_to_endpoint(self, endpoint: _Declared) -> Any:
+        """The value that names a declared endpoint in an inference component."""
+        return {"Fn::GetAtt": [endpoint.name, "EndpointName"]}
 
     @abstractmethod
     def refer_to_answer(self, resource: _Declared, answer_field: str) -> Any:

@@ -20,6 +20,7 @@ from auditor.analyse.usage import compute_seconds_per_month
 from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 from auditor.collect.cloudwatch import CollectedMetrics, FrameKey
 from auditor.config import AuditConfig
+from auditor.kinds.endpoints.consolidation import CandidateLoad
 from auditor.kinds.endpoints.enhanced import ACCELERATOR_PREFIX, INSTANCE_PREFIX
 from auditor.kinds.endpoints.models import ComponentReport, Endpoint, InstanceUtilization, Variant, price_usage
 from auditor.models import Resource, ResourceUtilization, VariantUtilization, Window
@@ -263,6 +264,8 @@ class EndpointFleet:
     account_id: str
     region: str
     endpoints: tuple[Endpoint, ...]
+    # The single-model real-time endpoints consolidate-onto-components reads, with their hourly loads.
+    candidates: tuple[CandidateLoad, ...] = ()
 
     @property
     def name(self) -> str:

@@ -10,7 +10,6 @@ the shared endpoint and the components it creates (at the end of the module).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -422,18 +421,6 @@ BINDING = CallBinding(OPERATIONS, _endpoint_call, PARAMETER_KEYS, content_proble
 # runs as the plan's basis records it, on the config's one variant). Every one carries the plan's tag
 # `auditor:plan` (how a retry tells its own shared endpoint from another's, and what IAM requires) and
 # never the opt-in tag. No call deletes or updates anything: those operations are not the type's.
-
-SHARED_TYPE = "shared-endpoint"
-SHARED_PREFIX = "consolidated-"
-
-
-def shared_name(members: list[str]) -> str:
-    """The shared endpoint's name: `consolidated-` and the first 10 hex of the sha256 of the sorted
-    member endpoint names, one a line (design C2; the rule names it so), so the members are held to
-    the plan's resource (and id)."""
-    digest = hashlib.sha256("\n".join(sorted(members)).encode()).hexdigest()
-    return f"{SHARED_PREFIX}{digest[:10]}"
-
 
 def members_of(plan: PlanToApply) -> list[dict[str, Any]]:
     """The member endpoints as the plan's basis records them (endpoint, endpoint_config, status,

@@ -35,6 +35,7 @@ from auditor.kinds.endpoints.models import (
     InferenceComponent,
     ManagedScaling,
     MetricsConfig,
+    ModelNetwork,
     Variant,
 )
 from auditor.models import AuditError
@@ -364,3 +365,113 @@ def _endpoint_kind(config: dict[str, Any], described: dict[str, Any]) -> Endpoin
     if config.get("AsyncInferenceConfig"):
         return EndpointKind.ASYNC
     return EndpointKind.REAL_TIME
+
+
+def single_model(endpoint: Endpoint) -> str | None:
+    """The model of a single-model real-time endpoint on instances (one production variant, no
+    shadow, no inference components, InService and judged); None for any other endpoint."""
+    if (endpoint.kind is not EndpointKind.REAL_TIME or endpoint.status != "InService" or endpoint.not_judged_reason
+            or endpoint.inference_components or len(endpoint.variants) != 1):
+        return None
+    variant = endpoint.variants[0]
+    if variant.shadow or not variant.instance_type or variant.serverless_memory_mb:
+        return None
+    described = (endpoint.config_description or {}).get("ProductionVariants") or []
+    models = [v.get("ModelName") for v in described if isinstance(v, dict)]
+    return str(models[0]) if len(models) == 1 and isinstance(models[0], str) and models[0] else None
+
+
+def describe_models(sagemaker: BaseClient, region: str, endpoints: list[Endpoint], max_workers: int = 8,
+                    configs: ConfigCache | None = None
+                    ) -> tuple[dict[tuple[str, str], ModelNetwork | str], list[AuditError]]:
+    """Each single-model endpoint's model network (DescribeModel, once per model, `max_workers` at a
+    time), by (account, endpoint name): its VPC config, network isolation and role, or why it could
+    not be read. A model cannot be changed once created, so what was read is kept with its endpoint
+    config's description in `configs` and not asked again. A model that cannot be described is never
+    read as "no VPC": its reason comes back (with an error line), and consolidate-onto-components
+    leaves its endpoint out. A denied call (or one AWS cannot be reached for) is said once for the
+    region, and the models not yet read are not asked."""
+    configs = configs or MemoryConfigCache()
+    # (account, model) -> the first endpoint that runs it (its config keeps the answer)
+    wanted: dict[tuple[str, str], Endpoint] = {}
+    answers: dict[tuple[str, str], ModelNetwork | str] = {}
+    for endpoint in endpoints:
+        model = single_model(endpoint)
+        if model is None or (endpoint.account_id, model) in wanted:
+            continue
+        wanted[(endpoint.account_id, model)] = endpoint
+        kept = _kept_network(configs.get(endpoint.account_id, region, endpoint.config_name), model)
+        if kept is not None:
+            answers[(endpoint.account_id, model)] = kept
+    errors: list[AuditError] = []
+    lock = threading.Lock()
+    stopped: list[str] = []
+
+    def describe(key: tuple[str, str]) -> None:
+        if stopped:
+            return
+        endpoint, model = wanted[key], key[1]
+        answer, fatal = _describe_model(sagemaker, region, model)
+        with lock:
+            if isinstance(answer, str):
+                if fatal and stopped:
+                    return  # said once for the region
+                errors.append(AuditError(region, None if fatal else endpoint.name, "discover", answer))
+                if fatal:
+                    stopped.append(answer)
+            answers[key] = answer
+        if isinstance(answer, ModelNetwork):
+            _keep_network(configs, endpoint, region, model, answer)
+
+    asked = sorted(k for k in wanted if k not in answers)
+    if asked:
+        describe(asked[0])  # alone first: a denied call is then made once, not once per worker
+    with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="models") as pool:
+        list(pool.map(describe, asked[1:]))
+    result: dict[tuple[str, str], ModelNetwork | str] = {}
+    for endpoint in endpoints:
+        model = single_model(endpoint)
+        if model is not None:
+            unread = stopped[0] if stopped else "DescribeModel was not called"
+            result[(endpoint.account_id, endpoint.name)] = answers.get((endpoint.account_id, model)) or unread
+    return result, errors
+
+
+def _kept_network(description: dict[str, Any] | None, model: str) -> ModelNetwork | None:
+    """The model network kept with a config's description (None: not kept, or for another model)."""
+    kept = (description or {}).get("ModelNetwork")
+    if not isinstance(kept, dict) or kept.get("ModelName") != model:
+        return None
+    return ModelNetwork(subnets=frozenset(kept.get("Subnets") or ()),
+                        security_groups=frozenset(kept.get("SecurityGroupIds") or ()),
+                        network_isolation=kept.get("EnableNetworkIsolation") is True,
+                        execution_role=kept.get("ExecutionRoleArn"))
+
+
+def _keep_network(configs: ConfigCache, endpoint: Endpoint, region: str, model: str, network: ModelNetwork) -> None:
+    description = configs.get(endpoint.account_id, region, endpoint.config_name)
+    if description is None or not _current(description):
+        return
+    configs.put(endpoint.account_id, region, endpoint.config_name, {**description, "ModelNetwork": {
+        "ModelName": model, "Subnets": sorted(network.subnets), "SecurityGroupIds": sorted(network.security_groups),
+        "EnableNetworkIsolation": network.network_isolation, "ExecutionRoleArn": network.execution_role}})
+
+
+def _describe_model(sagemaker: BaseClient, region: str, model: str) -> tuple[ModelNetwork | str, bool]:
+    """The model's network settings, or why they could not be read and whether the same call would
+    fail for every model of the region (denied, AWS not answering)."""
+    try:
+        described = sagemaker.describe_model(ModelName=model)
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+        fatal = is_fatal_for_region(exc)
+        what = "the region's models" if fatal else f"model {model}"
+        return (f"{describe_client_error(exc, 'sagemaker', 'DescribeModel', region)}: the network settings of "
+                f"{what} are unknown, so consolidate-onto-components leaves {'them' if fatal else 'it'} out"), fatal
+    vpc = described.get("VpcConfig") or {}
+    role = described.get("ExecutionRoleArn")
+    return ModelNetwork(
+        subnets=frozenset(str(s) for s in vpc.get("Subnets") or ()),
+        security_groups=frozenset(str(g) for g in vpc.get("SecurityGroupIds") or ()),
+        network_isolation=described.get("EnableNetworkIsolation") is True,
+        execution_role=str(role) if role else None,
+    ), False

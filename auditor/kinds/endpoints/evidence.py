@@ -12,7 +12,8 @@ from datetime import datetime
 
 from auditor.analyse.rules.base import settings_of
 from auditor.catalog import load_catalog
-from auditor.kinds.endpoints.binding import SHARED_TYPE, component_calls, members_of
+from auditor.kinds.endpoints.binding import component_calls, members_of
+from auditor.kinds.endpoints.consolidation import SHARED_TYPE
 from auditor.kinds.endpoints.rules.idle import RULE as IDLE
 from auditor.text import one_line
 from auditor.write.evidence import PERIOD_SECONDS, EvidenceCheck, Since, metric_data, query

@@ -4,6 +4,7 @@ section is the tuple of EndpointReports (`KIND.section(report)`), which plans an
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.catalog import Catalog
 from auditor.collect.cloudwatch import CollectedMetrics, collect_metrics
 from auditor.collect.config_cache import ConfigCache
@@ -29,15 +31,19 @@ from auditor.kinds.base import (
 )
 from auditor.kinds.endpoints.alarms import discover_alarms
 from auditor.kinds.endpoints.assessment import (
+    EndpointAssessment,
     EndpointFleet,
     assess_components,
     assess_endpoint,
     component_invocations,
 )
 from auditor.kinds.endpoints.autoscaling import component_resource_id, discover_autoscaling, variant_resource_id
-from auditor.kinds.endpoints.binding import BINDING, SHARED_BINDING, SHARED_TYPE
+from auditor.kinds.endpoints.binding import BINDING, SHARED_BINDING
+from auditor.kinds.endpoints.candidates import candidate_load
+from auditor.kinds.endpoints.consolidation import RULE_ID as CONSOLIDATION
+from auditor.kinds.endpoints.consolidation import SHARED_TYPE, CandidateLoad, shape_key
 from auditor.kinds.endpoints.control import apply_skips, config_for_endpoint
-from auditor.kinds.endpoints.discover import discover_endpoints
+from auditor.kinds.endpoints.discover import describe_models, discover_endpoints, single_model
 from auditor.kinds.endpoints.enhanced import EnhancedSeries, enhanced_queries
 from auditor.kinds.endpoints.evidence import EVIDENCE
 from auditor.kinds.endpoints.judge import judge_endpoint
@@ -49,6 +55,7 @@ from auditor.kinds.endpoints.models import (
     EndpointReport,
     InstanceUtilization,
     MetricsConfig,
+    ModelNetwork,
     VariantReport,
     price_usage,
 )
@@ -157,13 +164,18 @@ def audit_endpoints(
     # region of thousands of endpoints never holds every assessment at once.
     reports: list[EndpointReport] = []
     findings: list[Finding] = []
+    candidates: list[CandidateLoad] = []
     for endpoint in endpoints:
         endpoint_config, tag_errors = config_for_endpoint(endpoint, config, judge.rules)
         errors.extend(tag_errors)
         assessed = assess_endpoint(endpoint, metrics, catalog, endpoint_config, window, now)
         assessed = replace(assessed, components=assess_components(endpoint, metrics, config, window),
                            component_calls=component_invocations(endpoint, metrics, window))
-        findings += judge_endpoint(assessed, catalog, config)
+        judged = judge_endpoint(assessed, catalog, config)
+        findings += judged
+        candidate = consolidation_candidate(assessed, judged, config, window)
+        if candidate is not None:
+            candidates.append(candidate)
         reports.append(EndpointReport(
             endpoint=assessed.endpoint,
             variants=tuple(
@@ -176,12 +188,42 @@ def audit_endpoints(
             components=assessed.components,
         ))
         metrics.release(endpoint.name)
-    # Fleet-wide notes (which endpoints would gain from per-instance metrics): one per account.
+    candidates, model_errors = attach_models(candidates, endpoints, clients, region, config, configs, catalog)
+    errors += model_errors
+    # Fleet-wide notes (which endpoints would gain from per-instance metrics), and consolidation: one per account.
     for account in sorted({e.account_id for e in endpoints}):
-        fleet = EndpointFleet(account, region, tuple(e for e in endpoints if e.account_id == account))
+        fleet = EndpointFleet(account, region, tuple(e for e in endpoints if e.account_id == account),
+                              tuple(c for c in candidates if c.account_id == account))
         findings += judge(fleet)
+    reports = with_consolidations(reports, findings)
     return EndpointsResult(endpoints=tuple(reports), findings=tuple(findings), errors=tuple(errors), fatal=fatal,
                            queries=len(queries), datapoints=metrics.datapoints, calls=metrics.calls)
+
+
+def with_consolidations(reports: list[EndpointReport], findings: list[Finding]) -> list[EndpointReport]:
+    """Each member of a proposed consolidation marked with its shared endpoint (for routing)."""
+    joins = {(f.resource.account_id, str(m.get("endpoint"))): f.resource.name
+             for f in findings if f.rule == CONSOLIDATION and f.recommendation is not None
+             for m in f.recommendation.details.get("members") or []}
+    if not joins:
+        return reports
+    return [replace(r, consolidated_into=joins[key]) if (key := (r.endpoint.account_id, r.endpoint.name)) in joins
+            else r for r in reports]
+
+
+def consolidation_candidate(assessed: EndpointAssessment, judged: list[Finding], config: AuditConfig,
+                            window: Window) -> CandidateLoad | None:
+    """A single-model endpoint's load for consolidate-onto-components (kept once its frames go),
+    where the rule applies to it and every rule of its own judged it (no gate stopped them); its
+    model is read after the loop, only if it may be grouped (`attach_models`)."""
+    endpoint = assessed.endpoint
+    model = single_model(endpoint)
+    if model is None or not consolidation_applies(endpoint, config):
+        return None
+    if any(f.rule in UNJUDGED for f in judged):
+        return None
+    busy = float(getattr(settings_for(CONSOLIDATION, config), "busy_percent", 50.0))
+    return candidate_load(assessed, judged, model, busy, window)
 
 
 def latency_max_ms(raw: pd.DataFrame) -> float | None:
@@ -252,6 +294,50 @@ def attach_alarms(
             for e in endpoints], []
 
 
+# The gates' notes: an endpoint that has one was not judged on its load.
+UNJUDGED = frozenset({"not-in-service", "insufficient-data"})
+
+
+def consolidation_applies(endpoint: Endpoint, config: AuditConfig) -> bool:
+    """consolidate-onto-components is enabled and the endpoint is not skipped for it."""
+    settings = settings_for(CONSOLIDATION, config)
+    return (settings is not None and settings.enabled and CONSOLIDATION not in endpoint.skipped_rules
+            and not (endpoint.skipped_reason and not endpoint.skipped_rules))
+
+
+def settings_for(rule_id: str, config: AuditConfig) -> RuleSettings | None:
+    rule = next((r for r in RULES if r.id == rule_id), None)
+    return None if rule is None else settings_of(rule, config)
+
+
+def attach_models(candidates: list[CandidateLoad], endpoints: list[Endpoint], clients: AwsClients, region: str,
+                  config: AuditConfig, configs: ConfigCache | None,
+                  catalog: Catalog) -> tuple[list[CandidateLoad], list[AuditError]]:
+    """The model network of each candidate that may be grouped (not busy or otherwise left out, and
+    one of two or more such in its account with the same KMS key and kind of shape): DescribeModel,
+    kept with its config between runs. A candidate whose model could not be read is left out, with
+    the reason."""
+    keyed = [(c, (c.account_id, key)) for c in candidates
+             if c.excluded is None and (key := shape_key(c, catalog)) is not None]
+    alike = Counter(key for _, key in keyed)
+    wanted = {(c.account_id, c.endpoint) for c, key in keyed if alike[key] >= 2}
+    if not wanted:
+        return candidates, []
+    by_name = {(e.account_id, e.name): e for e in endpoints}
+    asked = [by_name[key] for key in sorted(wanted) if key in by_name]
+    found, errors = describe_models(clients.client("sagemaker", region), region, asked, config.aws.max_workers,
+                                    configs)
+    read = []
+    for candidate in candidates:
+        answer = found.get((candidate.account_id, candidate.endpoint))
+        if isinstance(answer, ModelNetwork):
+            candidate = replace(candidate, network=answer)
+        elif isinstance(answer, str):
+            candidate = replace(candidate, excluded=f"its model could not be described: {answer}")
+        read.append(candidate)
+    return read, errors
+
+
 def wants_placement(endpoint: Endpoint) -> bool:
     """Real-time endpoints hosting inference components whose config enables detailed observability."""
     return (endpoint.kind is EndpointKind.REAL_TIME and bool(endpoint.inference_components)
@@ -320,8 +406,19 @@ def merge(sections: Sequence[tuple[EndpointReport, ...]]) -> tuple[EndpointRepor
 
 
 def owned(section: tuple[EndpointReport, ...]) -> Iterable[Owned]:
-    return (Owned(e.endpoint.account_id, e.endpoint.region, "endpoint", e.endpoint.name, e.endpoint.tags)
-            for e in section)
+    """Each endpoint with its tags, and each shared endpoint a consolidation proposes with the tags
+    all its members carry alike (one owner's endpoints: that owner's plan; several owners': the
+    default audience's)."""
+    shared: dict[tuple[str, str, str], dict[str, str]] = {}
+    for e in section:
+        yield Owned(e.endpoint.account_id, e.endpoint.region, "endpoint", e.endpoint.name, e.endpoint.tags)
+        if e.consolidated_into:
+            key = (e.endpoint.account_id, e.endpoint.region, e.consolidated_into)
+            common = shared.get(key)
+            shared[key] = (dict(e.endpoint.tags) if common is None
+                           else {k: v for k, v in common.items() if e.endpoint.tags.get(k) == v})
+    for (account, region, name), tags in shared.items():
+        yield Owned(account, region, SHARED_TYPE, name, tags)
 
 
 def only(section: tuple[EndpointReport, ...], audience_of: AudienceOf,
@@ -440,7 +537,7 @@ KIND: ResourceKind[tuple[EndpointReport, ...]] = ResourceKind(
     order=10,
     iam_actions=frozenset({
         "sagemaker:Search", "sagemaker:DescribeEndpointConfig", "sagemaker:ListTags",
-        "sagemaker:ListInferenceComponents",
+        "sagemaker:ListInferenceComponents", "sagemaker:DescribeModel",
         "sagemaker:DescribeInferenceComponent", "application-autoscaling:DescribeScalableTargets",
         "application-autoscaling:DescribeScalingPolicies", "cloudwatch:GetMetricData",
         "cloudwatch:DescribeAlarms",

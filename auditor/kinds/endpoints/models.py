@@ -139,6 +139,25 @@ class ComponentPlacement:
 
 
 @dataclass(frozen=True)
+class ModelNetwork:
+    """What DescribeModel says of a model's network (consolidate-onto-components groups models only
+    where these match): its VPC subnets and security groups (as sets: their order means nothing),
+    whether its containers are isolated, and the role it runs as."""
+
+    subnets: frozenset[str] = frozenset()
+    security_groups: frozenset[str] = frozenset()
+    network_isolation: bool = False
+    execution_role: str | None = None
+
+    @property
+    def vpc(self) -> dict[str, list[str]] | None:
+        """As a request's VpcConfig (sorted); None: the model runs outside a VPC."""
+        if not self.subnets and not self.security_groups:
+            return None
+        return {"SecurityGroupIds": sorted(self.security_groups), "Subnets": sorted(self.subnets)}
+
+
+@dataclass(frozen=True)
 class Endpoint:
     account_id: str
     region: str
@@ -245,3 +264,6 @@ class EndpointReport:
     endpoint: Endpoint
     variants: tuple[VariantReport, ...]
     components: tuple[ComponentReport, ...] = ()
+    # The shared endpoint consolidate-onto-components proposes it joins (None: none): that plan goes
+    # to the audience its members' common tags name.
+    consolidated_into: str | None = None

@@ -55,26 +55,29 @@ def copies_per_instance(per_copy: Reservation, shape: InstanceShape) -> int:
     return min(fits) if fits else 0
 
 
-def instances_to_hold(placements: list[Placement], shape: InstanceShape) -> int | None:
+def instances_to_hold(placements: list[Placement], shape: InstanceShape, spread: bool = False) -> int | None:
     """Instances of `shape` that hold every copy: first-fit decreasing over the three resources,
-    a count that is always achievable (never a lower bound that fragments cannot meet). None: a copy
-    does not fit on one instance."""
+    a count that is always achievable (never a lower bound that fragments cannot meet). `spread`:
+    no instance holds two copies of one component (so a component survives an instance's loss).
+    None: a copy does not fit on one instance."""
     room = capacity(shape)
     limits = (room.cpu_cores, room.accelerators, room.memory_mb)
-    copies = [(p.per_copy.cpu_cores, p.per_copy.accelerators, p.per_copy.memory_mb)
-              for p in placements for _ in range(p.copies)]
-    if any(need > have + 1e-9 for copy in copies for need, have in zip(copy, limits, strict=True)):
+    copies = [(index, (p.per_copy.cpu_cores, p.per_copy.accelerators, p.per_copy.memory_mb))
+              for index, p in enumerate(placements) for _ in range(p.copies)]
+    if any(need > have + 1e-9 for _, copy in copies for need, have in zip(copy, limits, strict=True)):
         return None
-    copies.sort(key=lambda c: max(n / h if h else 0.0 for n, h in zip(c, limits, strict=True)), reverse=True)
-    bins: list[list[float]] = []
-    for copy in copies:
-        for used in bins:
-            if all(u + n <= h + 1e-9 for u, n, h in zip(used, copy, limits, strict=True)):
+    copies.sort(key=lambda c: max(n / h if h else 0.0 for n, h in zip(c[1], limits, strict=True)), reverse=True)
+    bins: list[tuple[list[float], set[int]]] = []
+    for index, copy in copies:
+        for used, held in bins:
+            if (not spread or index not in held) and all(
+                    u + n <= h + 1e-9 for u, n, h in zip(used, copy, limits, strict=True)):
                 for i, n in enumerate(copy):
                     used[i] += n
+                held.add(index)
                 break
         else:
-            bins.append(list(copy))
+            bins.append((list(copy), {index}))
     return len(bins)
 
 

@@ -7,13 +7,14 @@ change that deregisters an autoscaled variant cannot carry across, and the chang
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from auditor.catalog import HOURS_PER_MONTH, Catalog
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.change import MANAGED_SCALING, build_change, scaling_risk
+from auditor.kinds.endpoints.consolidation import LOAD_TEST_FIRST, SHARED_TYPE
 from auditor.kinds.endpoints.models import Endpoint, EndpointReport, PlanBasis, VariantReport, price_usage
 from auditor.kinds.endpoints.packing import HostedCopies, hosted_copies
 from auditor.models import (
@@ -23,10 +24,13 @@ from auditor.models import (
     Plan,
     PlanOption,
     Recommendation,
+    Resource,
+    ResourceReplay,
     Risk,
     ScalingPolicy,
     Window,
 )
+from auditor.recommend.change import tagged
 from auditor.recommend.demand import minimum_instances
 from auditor.recommend.plans import PlanSubject, SubjectOf
 from auditor.recommend.risk import assess, load_test_request, unreplayed_risk
@@ -50,6 +54,8 @@ def plan_subjects(section: tuple[EndpointReport, ...], catalog: Catalog, config:
                   if e.components or not e.endpoint.inference_components_listed}
 
     def subject_of(finding: Finding) -> PlanSubject | None:
+        if finding.resource.type == SHARED_TYPE and finding.recommendation is not None:
+            return shared_subject(finding.recommendation.details, config)
         if finding.resource.type != RESOURCE_TYPE:
             return None
         where = (finding.resource.account_id, finding.resource.region, finding.resource.name)
@@ -145,6 +151,65 @@ def with_replay(stated: Risk, replayed: Risk | None) -> Risk:
         return stated
     level = replayed.level if replayed.level.rank > stated.level.rank else stated.level
     return replace(stated, level=level, replays=replayed.replays, load_test_first=replayed.load_test_first)
+
+
+
+
+def shared_subject(details: Mapping[str, Any], config: AuditConfig) -> SharedEndpointSubject:
+    """A shared endpoint's plan (consolidate-onto-components): what apply reads again live is each
+    member as the audit saw it (design C2)."""
+    members = [m for m in details.get("members") or [] if isinstance(m, Mapping)]
+    shared = details.get("shared") if isinstance(details.get("shared"), Mapping) else {}
+    assert isinstance(shared, Mapping)
+    basis = {"shared_endpoint": shared.get("endpoint"),
+             "members": [{"endpoint": m.get("endpoint"), "endpoint_config": m.get("endpoint_config"),
+                          "status": m.get("status"), "variant": m.get("variant"), "model": m.get("model")}
+                         for m in members]}
+    return SharedEndpointSubject(instance_type=None, instance_count=sum(int(m.get("instance_count") or 0)
+                                                                        for m in members),
+                                 basis=basis, config=config)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SharedEndpointSubject(PlanSubject):
+    """The plan for an endpoint consolidation would create: its risk is the rule's (at least medium,
+    load-test first, with the time-aligned replay's figures); its change is the rule's calls, each
+    tagged with the plan's id."""
+
+    config: AuditConfig
+
+    def risk(self, option: PlanOption) -> Risk | None:
+        stated = risk_from_details(option.details)
+        if stated is None:
+            return None
+        resources = (option.details.get("replay") or {}).get("resources") or {}
+        replays = tuple(ResourceReplay(Resource(name), float(r["p95_percent"]), float(r["peak_percent"]),
+                                       float(r["hours_over_target"]), float(r["hours_over_100"]),
+                                       float(r["headroom_at_peak_percent"]))
+                        for name, r in resources.items())
+        # The load test is said once, as what to do first (the rule's basis names it too).
+        return replace(stated, replays=replays, load_test_first=(LOAD_TEST_FIRST,),
+                       basis=tuple(b for b in stated.basis if b != LOAD_TEST_FIRST))
+
+    def proposed_risk(self, plan: Plan, risk: Risk | None) -> Risk | None:
+        members = plan.proposed.details.get("members") or []
+        shared = plan.proposed.details.get("shared") or {}
+        if risk is None or not members:
+            return risk
+        # Inference Recommender tests one model at a time: the member with the largest reservation.
+        heaviest = max(members, key=lambda m: (float(m["compute"].get("NumberOfCpuCoresRequired", 0)),
+                                               int(m["compute"].get("MinMemoryRequiredInMb", 0))))
+        request = load_test_request(plan.resource.account_id, str(shared.get("endpoint") or plan.resource.name),
+                                    plan.id, str(heaviest["model"]), plan.proposed, self.config.recommend)
+        return replace(risk, load_test_request=request)
+
+    def change(self, plan: Plan) -> Change | None:
+        found = change_from_details(plan.proposed.details)
+        if found is None:
+            return None
+        calls = tuple(replace(c, params={**c.params, "Tags": tagged(c.params.get("Tags") or [], plan.id)})
+                      for c in found.calls)
+        return replace(found, calls=calls)
 
 
 def _model_of(endpoint: Endpoint, variant: str | None) -> str | None:

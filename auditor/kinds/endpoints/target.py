@@ -23,14 +23,13 @@ from typing import Any
 from auditor.collect.session import AwsClients, describe_client_error
 from auditor.config import ApplyConfig
 from auditor.kinds.endpoints.binding import (
-    SHARED_TYPE,
     component_calls,
     members_of,
     named_components,
     observed_refusal,
-    shared_name,
 )
 from auditor.kinds.endpoints.change import SCALABLE_DIMENSION
+from auditor.kinds.endpoints.consolidation import SHARED_TYPE, shared_name
 from auditor.recommend.change import PLAN_TAG
 from auditor.text import one_line
 from auditor.write.plan import ApplyRefused, PlanToApply

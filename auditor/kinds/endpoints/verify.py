@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from auditor.history.store import AppliedChange
-from auditor.kinds.endpoints.binding import SHARED_TYPE
 from auditor.kinds.endpoints.change import MANAGED_SCALING
+from auditor.kinds.endpoints.consolidation import SHARED_TYPE
 from auditor.kinds.endpoints.models import Endpoint, EndpointReport
 from auditor.write.verify import Evidence, ResourceKey, Verifier, operations, params_of
 
