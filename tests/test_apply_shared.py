@@ -365,8 +365,12 @@ def test_a_component_name_taken_is_refused(fleet: dict[str, Any], plans: dict[st
     made = plans["made"]["resource"]["name"]
     try:
         fleet["sagemaker"].describe_inference_component(InferenceComponentName="cs-made-1")
-    except fleet["sagemaker"].exceptions.ClientError:
-        pytest.skip("runs after the first group's apply (its component takes the name)")
+    except fleet["sagemaker"].exceptions.ClientError:  # run alone: the first group's apply makes the name taken
+        Emulator.deployments(create_seconds=0.5)
+        Emulator.faults.reset()
+        first = runner.invoke(app, ["apply", plans["made"]["id"], "--yes", "--load-tested"])
+        assert first.exit_code == 0, first.output
+        fleet["sagemaker"].describe_inference_component(InferenceComponentName="cs-made-1")
     line = refused(fleet, plans["taken"])
     assert line == (f"error: inference component cs-made-1 exists on endpoint {made}: the name is taken; nothing "
                     "is made")

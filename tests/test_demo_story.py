@@ -228,3 +228,27 @@ def test_the_readme_shows_the_first_lines_the_demo_prints(demo: tuple[Path, str]
     assert all(len(line) <= 80 for line in shown)
     printed = demo[1].splitlines()[: len(shown)]
     assert _masked("\n".join(shown)) == _masked("\n".join(printed))
+
+
+# The docs quote the demo's plans under `<!-- produced by: audit ... -->` (docs/rules.md: native
+# consolidation, scale from zero, consolidating onto inference components): each quoted line is one
+# the demo prints now, so a change to the demo's figures fails here until the docs follow.
+QUOTED = re.compile(r"^<!-- produced by: (audit (?:plans|demo)[^\n]*?) -->\n```text\n(.*?)^```", re.M | re.S)
+
+
+def test_the_rules_page_quotes_the_demo_as_it_runs(demo: tuple[Path, str], report: dict) -> None:
+    page = (Path(__file__).parent.parent / "docs" / "rules.md").read_text(encoding="utf-8")
+    quoted = QUOTED.findall(page)
+    assert len(quoted) >= 5, "native consolidation, scale from zero (2), consolidation (2)"
+    config = str(demo[0] / CONFIG_NAME)
+    for command, text in quoted:
+        words = command.split(" (")[0].split()[1:]
+        if words[0] == "demo":  # a finding's message, from the demo's report.json
+            rule = re.search(r"the ([a-z-]+) finding", command)
+            assert rule, command
+            messages = [f["message"] for f in report["findings"] if f["rule"] == rule.group(1)]
+            assert text.rstrip("\n") in messages, command
+            continue
+        printed = cli(*[config if w == "audit-demo/auditor.toml" else w for w in words]).splitlines()
+        for line in text.splitlines():
+            assert line in printed, f"{command}: {line!r} is not what it prints now"
