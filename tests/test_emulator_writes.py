@@ -78,6 +78,8 @@ def test_an_endpoint_config_or_endpoint_name_that_exists_is_refused_and_the_firs
 
 
 def test_weights_and_capacities_change_a_variant_without_a_new_config(sagemaker: Any) -> None:
+    # Long enough that the calls made during it find it Updating on a loaded machine (0.2 s was not).
+    Emulator.deployments(seconds=1.5)
     arn = sagemaker.update_endpoint_weights_and_capacities(EndpointName="ep", DesiredWeightsAndCapacities=[
         {"VariantName": "AllTraffic", "DesiredInstanceCount": 8, "DesiredWeight": 2.0}])["EndpointArn"]
     assert arn == ENDPOINT_ARN
