@@ -324,8 +324,7 @@ class SharedEndpointTarget(Target):
                     api.describe_endpoint_config, EndpointConfigName=str(member.get("endpoint_config"))))
             model = None
             if config is not None and passed_role(plan) is not None:
-                model = self._maybe(plan, "DescribeModel", partial(api.describe_model,
-                                                                   ModelName=str(member.get("model"))))
+                model = self._model(api, plan, str(member.get("model")))
             members[name] = {"Endpoint": described, "Config": config, "Model": model}
         shared = self._maybe(plan, "DescribeEndpoint", partial(api.describe_endpoint, EndpointName=plan.resource.name))
         tags: dict[str, str] = {}
@@ -341,6 +340,10 @@ class SharedEndpointTarget(Target):
                 api.describe_inference_component, InferenceComponentName=name))
         return Observed(str((shared or {}).get("EndpointArn") or ""), _status_of(shared),
                         {"Shared": shared, "SharedTags": tags, "Members": members, "Components": components})
+
+    def _model(self, api: Any, plan: PlanToApply, model: str) -> dict[str, Any] | None:
+        """DescribeModel of a member's model (the role it runs with); None when it is gone."""
+        return self._maybe(plan, "DescribeModel", lambda: api.describe_model(ModelName=model))
 
     def _maybe(self, plan: PlanToApply, operation: str, call: Callable[[], Any]) -> dict[str, Any] | None:
         """A Describe call's answer; None when AWS says the resource is not there."""
