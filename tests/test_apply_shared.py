@@ -5,12 +5,13 @@ member endpoint; a component that fails is reported with its FailureReason and w
 named with its delete command; a retry continues from what exists; SIGINT during the wait is
 journaled; and each refusal (a member changed, running another model, not opted in, busier since the
 audit than its copies reserve; the shared endpoint made by someone else; a component name taken; the
-members edited) is one line, nothing made.
+members edited; a role other than the members' models' passed) is one line, nothing made.
 
 Each scenario has its own member endpoints: copies of the demo's search-embeddings (one model each),
 tagged auditor:apply=allowed and audited once. The plan is built here as the record the history
-stores (plan_to_dict), following design C2: the change's calls, its basis (the members: endpoint,
-config, status, variant, model), its details; the shared endpoint is named after its members.
+stores (plan_to_dict), following design C2: the change's calls (the config passing the members' model
+role), its basis (the members: endpoint, config, status, variant, model, role), its details; the
+shared endpoint is named after its members.
 """
 
 from __future__ import annotations
@@ -71,12 +72,15 @@ def fleet(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 
 def member_record(sagemaker: Any, name: str) -> dict[str, Any]:
-    """A member as the plan's basis records it (design C2): its endpoint, config, status, variant, model."""
+    """A member as the plan's basis records it (design C2): its endpoint, config, status, variant,
+    model, and the role its model runs with."""
     described = sagemaker.describe_endpoint(EndpointName=name)
     config = sagemaker.describe_endpoint_config(EndpointConfigName=described["EndpointConfigName"])
     (variant,) = config["ProductionVariants"]
+    role = sagemaker.describe_model(ModelName=variant["ModelName"]).get("ExecutionRoleArn")
     return {"endpoint": name, "endpoint_config": described["EndpointConfigName"],
-            "status": described["EndpointStatus"], "variant": variant["VariantName"], "model": variant["ModelName"]}
+            "status": described["EndpointStatus"], "variant": variant["VariantName"], "model": variant["ModelName"],
+            "execution_role": role}
 
 
 def consolidation(sagemaker: Any, members: tuple[str, ...], *, cores: float = 2.0) -> dict[str, Any]:
@@ -97,13 +101,15 @@ def consolidation(sagemaker: Any, members: tuple[str, ...], *, cores: float = 2.
                         600.0 * len(members), "consolidate onto inference components", details)
     made = Plan(ResourceRef("endpoints", "shared-endpoint", shared, ACCOUNT, REGION), None, None, 0,
                 2700.0 * len(members), option, basis={"shared_endpoint": shared, "members": [
-                    {k: r[k] for k in ("endpoint", "endpoint_config", "status", "variant", "model")} for r in records]})
+                    {k: r[k] for k in ("endpoint", "endpoint_config", "status", "variant", "model", "execution_role")}
+                    for r in records]})
     made = replace(made, id=plan_id(made))
     config = resource_name(shared, made.id)
     tags = [{"Key": "auditor:plan", "Value": made.id}]
     calls = [
         {"service": "sagemaker", "operation": "CreateEndpointConfig", "purpose": "the shared fleet",
-         "params": {"EndpointConfigName": config, "Tags": tags, "ProductionVariants": [{
+         "params": {"EndpointConfigName": config, "Tags": tags, "ExecutionRoleArn": records[0]["execution_role"],
+                    "ProductionVariants": [{
              "VariantName": "AllTraffic", "InstanceType": "ml.m5.xlarge", "InitialInstanceCount": 2,
              "ManagedInstanceScaling": {"Status": "ENABLED", "MinInstanceCount": 2, "MaxInstanceCount": 3,
                                         "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}},
@@ -435,3 +441,29 @@ def test_the_config_may_carry_the_rules_name_and_nothing_else(fleet: dict[str, A
     assert plan_refusal(parse_plan(plan), fleet["config"].apply, load_tested=True) == (
         f"plan {plan['id']} ({shared}): call 2 (sagemaker:CreateEndpoint) names endpoint config people-config (not "
         f"the one the plan creates), not the plan's {shared}")
+
+
+def test_the_config_passes_only_the_role_the_members_models_run_with(
+        fleet: dict[str, Any], plans: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The config's ExecutionRoleArn is passed to SageMaker (iam:PassRole, which the policy allows
+    for any role of the account): the call edited alone is refused from the plan (its basis records
+    the members' role), and the basis edited with it is refused by the models as DescribeModel reads
+    them, before any call."""
+    plan = copy.deepcopy(plans["moved"])
+    shared = plan["resource"]["name"]
+    first = GROUPS["moved"][0]
+    running = member_record(fleet["sagemaker"], first)
+    role = running["execution_role"]
+    assert role and plan["change"]["calls"][0]["params"]["ExecutionRoleArn"] == role
+    admin = f"arn:aws:iam::{ACCOUNT}:role/Admin"
+    plan["change"]["calls"][0]["params"]["ExecutionRoleArn"] = admin  # the call edited alone
+    load_plans_from(monkeypatch, {plan["id"]: plan})
+    assert refused(fleet, plan) == (
+        f"error: plan {plan['id']} ({shared}): call 1 (sagemaker:CreateEndpointConfig) passes ExecutionRoleArn "
+        f"{admin}, not the role the members' models run with in the plan's basis ({role})")
+    for member in plan["basis"]["members"]:  # the basis edited with it
+        member["execution_role"] = admin
+    load_plans_from(monkeypatch, {plan["id"]: plan})
+    assert refused(fleet, plan) == (
+        f"error: member endpoint {first}'s model {running['model']} runs with role {role}, not {admin}, which the "
+        "plan's endpoint config passes: nothing is made; run the audit again")

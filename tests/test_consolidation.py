@@ -18,8 +18,11 @@ import yaml
 from botocore.validate import ParamValidator
 from typer.testing import CliRunner
 
+from auditor.act.binding import call_refusal, content_refusal
+from auditor.act.plan import parse_plan
 from auditor.catalog import load_catalog
 from auditor.cli import app
+from auditor.config import ApplyConfig
 from auditor.report.change_text import render_change
 from auditor_emulator.fleet import INSTANCE_NS, EndpointSpec, Load, VariantSpec, seed_fleet
 from auditor_emulator.server import ACCOUNT_ID, Emulator
@@ -244,6 +247,11 @@ def test_the_plan_validates_against_botocore_and_creates_only(doc: dict[str, Any
     assert plan["basis"]["shared_endpoint"] == plan["resource"]["name"]
     assert {m["endpoint"] for m in plan["basis"]["members"]} == set(TINY)
     assert all(m["model"] == f"{m['endpoint']}-model" for m in plan["basis"]["members"])
+    # The config passes the role the members' models run with (iam:PassRole), as the basis records
+    # it; the guards' binding holds the call to it.
+    assert config["ExecutionRoleArn"] == "arn:aws:iam::123456789012:role/sagemaker-execution"
+    assert {m["execution_role"] for m in plan["basis"]["members"]} == {config["ExecutionRoleArn"]}
+    assert call_refusal(parse_plan(plan)) is None and content_refusal(parse_plan(plan), ApplyConfig()) is None
 
 
 def test_a_load_test_request_validates(home: Path) -> None:

@@ -293,10 +293,13 @@ def test_the_apply_role_is_opt_in_and_holds_exactly_the_apply_actions(name: str)
     (document,) = [p["PolicyDocument"] for p in role["Properties"]["Policies"]]
     assert policy_actions(document) == apply_policy_actions()  # derived from the code, never hard-coded
     assert policy_actions(document) == policy_actions(json.loads((DEPLOY / "iam-apply-policy.json").read_text()))
-    (pass_role,) = [s for s in document["Statement"] if "iam:PassRole" in s["Action"]]
-    assert pass_role["Action"] == ["iam:PassRole"]
-    assert pass_role["Resource"] == "OffHoursSchedulerRole.Arn"  # !GetAtt: that role and no other
-    assert pass_role["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}
+    to_scheduler, to_sagemaker = [s for s in document["Statement"] if "iam:PassRole" in s["Action"]]
+    assert to_scheduler["Action"] == to_sagemaker["Action"] == ["iam:PassRole"]
+    assert to_scheduler["Resource"] == "OffHoursSchedulerRole.Arn"  # !GetAtt: that role and no other
+    assert to_scheduler["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}
+    # An endpoint config's ExecutionRoleArn: the account's roles, only to SageMaker.
+    assert to_sagemaker["Resource"] == "arn:${AWS::Partition}:iam::${AWS::AccountId}:role/*"
+    assert to_sagemaker["Condition"] == {"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}}
     allow, deny = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
     assert allow["Effect"] == "Allow" and allow["Action"] == "sts:AssumeRole"
     # A named principal only (never an account's root), required whenever the role is made.

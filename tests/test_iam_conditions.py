@@ -94,6 +94,10 @@ SCALABLE_TARGET = f"arn:aws:application-autoscaling:{REGION}:{ACCOUNT}:scalable-
 # validation for API calls on target resources"), with the caller's credentials on the caller's
 # behalf (aws:ViaAWSService), calling PutMetricAlarm and DeleteAlarms with no alarm name.
 VIA_SERVICE = {"aws:ViaAWSService": "true"}
+# A role a request passes to SageMaker (an endpoint config's ExecutionRoleArn): IAM authorises
+# iam:PassRole on that role with iam:PassedToService, the service principal it is passed to.
+TO_SAGEMAKER = {"iam:PassedToService": "sagemaker.amazonaws.com"}
+MODEL_ROLE = "arn:aws:iam::123456789012:role/service-role/AmazonSageMaker-ExecutionRole-reco"
 
 
 def requests_of(call: ApiCall, account: Account) -> list[Request]:
@@ -107,6 +111,8 @@ def requests_of(call: ApiCall, account: Account) -> list[Request]:
         made = [Request(action, config, tags)]
         if params.get("Tags"):  # tag on create: AddTags, with the creating action named
             made.append(Request("sagemaker:AddTags", config, {**tags, "sagemaker:TaggingAction": operation}))
+        if params.get("ExecutionRoleArn"):  # botocore's model: "the caller ... must have iam:PassRole"
+            made.append(Request("iam:PassRole", params["ExecutionRoleArn"], TO_SAGEMAKER))
         return made
     if operation == "UpdateEndpoint":
         endpoint_arn = sagemaker_arn(f"endpoint/{params['EndpointName']}")
@@ -373,13 +379,13 @@ SHARED_PLAN = "9f8e7d6c5b"
 
 
 def consolidation_change() -> tuple[ApiCall, ...]:
-    """A consolidation's calls as design C2 makes them: a component-style config, the shared endpoint
-    on it, an inference component per member endpoint (each running the member's model), all tagged
-    with the plan."""
+    """A consolidation's calls as design C2 makes them: a component-style config passing the members'
+    model role, the shared endpoint on it, an inference component per member endpoint (each running
+    the member's model), all tagged with the plan."""
     tags = [{"Key": PLAN_TAG, "Value": SHARED_PLAN}]
     config = f"{SHARED}-{SHARED_PLAN}"
     calls = [ApiCall("sagemaker", "CreateEndpointConfig", {
-        "EndpointConfigName": config, "Tags": tags, "ProductionVariants": [{
+        "EndpointConfigName": config, "Tags": tags, "ExecutionRoleArn": MODEL_ROLE, "ProductionVariants": [{
             "VariantName": "AllTraffic", "InstanceType": "ml.m5.large", "InitialInstanceCount": 2,
             "ManagedInstanceScaling": {"Status": "ENABLED", "MinInstanceCount": 2, "MaxInstanceCount": 3,
                                        "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}},
@@ -750,3 +756,30 @@ def test_a_consolidation_creates_only_a_shared_endpoint_tagged_with_its_plan(pol
     assert all(all_allowed(document, requests_of(c, Account(configs_made(by_rule)))) for c in by_rule)
     untagged = Account({**account.tags, sagemaker_arn(f"endpoint/{SHARED}"): {}})
     assert not all_allowed(document, requests_of(component, untagged))  # a shared-looking endpoint apply did not make
+
+
+@pytest.mark.parametrize("policy", sorted(APPLY_POLICIES))
+def test_an_endpoint_config_passes_its_role_only_to_sagemaker(policy: str) -> None:
+    """A consolidation's CreateEndpointConfig passes the members' model role (ExecutionRoleArn): IAM
+    authorises it as iam:PassRole on that role, allowed only when passed to SageMaker; passed to any
+    other service it is denied (which role is the guard's lock: the members' models' own)."""
+    document = APPLY_POLICIES[policy]
+    create = consolidation_change()[0]
+    assert create.params["ExecutionRoleArn"] == MODEL_ROLE
+    made = requests_of(create, Account({}))
+    assert Request("iam:PassRole", MODEL_ROLE, TO_SAGEMAKER) in made and all_allowed(document, made)
+    for service in ("ec2.amazonaws.com", "lambda.amazonaws.com", "scheduler.amazonaws.com"):
+        assert not allowed(document, Request("iam:PassRole", MODEL_ROLE, {"iam:PassedToService": service})), service
+    assert not allowed(document, Request("iam:PassRole", MODEL_ROLE))  # no service named: never
+    # Each template names its own account's roles; the file any account's (a role acts in its own).
+    other = "arn:aws:iam::210987654321:role/AmazonSageMaker-ExecutionRole-reco"
+    assert allowed(document, Request("iam:PassRole", other, TO_SAGEMAKER)) is (policy == "iam-apply-policy.json")
+    # A copy of a config that carries a role (an endpoint hosting inference components) passes it again.
+    plan = _plan("resize")
+    with_role = replace(RANKER, config_description={**DESCRIPTION, "ExecutionRoleArn": MODEL_ROLE})
+    change = build_change(plan, with_role, latency_threshold_ms=250.0)
+    assert change is not None
+    (copy,) = [as_apply_sends(c, plan.id) for c in change.calls if c.operation == "CreateEndpointConfig"]
+    assert copy.params["ExecutionRoleArn"] == MODEL_ROLE
+    made = requests_of(copy, Account({}))
+    assert Request("iam:PassRole", MODEL_ROLE, TO_SAGEMAKER) in made and all_allowed(document, made)

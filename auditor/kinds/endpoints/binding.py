@@ -504,10 +504,34 @@ def _tag_problem(params: dict[str, Any], plan: PlanToApply) -> str | None:
     return None
 
 
+def passed_role(plan: PlanToApply) -> str | None:
+    """The role the plan's endpoint config passes to SageMaker (its ExecutionRoleArn), if any."""
+    for call in plan.calls_of("sagemaker", "CreateEndpointConfig"):
+        role = call.params.get("ExecutionRoleArn")
+        if role is not None:
+            return str(role)
+    return None
+
+
+def _role_problem(plan: PlanToApply, params: dict[str, Any]) -> str | None:
+    """The config passes (iam:PassRole) only the role every member's model runs with as the plan's
+    basis records it; never another, nor one where the basis records none (the target checks the
+    models still run with it)."""
+    passed = params.get("ExecutionRoleArn")
+    if passed is None:
+        return None
+    recorded = {m.get("execution_role") for m in members_of(plan)}
+    if recorded != {passed}:
+        shown = ", ".join(sorted(one_line(str(r)) if r else "none" for r in recorded)) or "none"
+        return (f"passes ExecutionRoleArn {one_line(str(passed))}, not the role the members' models run with in the "
+                f"plan's basis ({shown})")
+    return None
+
+
 def shared_content(plan: PlanToApply, index: int, operation: str, params: dict[str, Any]) -> str | None:
     """Each create carries the plan's tag and not the opt-in; the config has one variant hosting
-    components (no model of its own); a component sets only its model, what a copy reserves and how
-    many copies; the endpoint is created before its components."""
+    components (no model of its own) and passes only the members' role; a component sets only its
+    model, what a copy reserves and how many copies; the endpoint is created before its components."""
     problem = _tag_problem(params, plan)
     if problem:
         return problem
@@ -517,6 +541,9 @@ def shared_content(plan: PlanToApply, index: int, operation: str, params: dict[s
             return "does not define exactly one variant"
         if "ModelName" in variants[0]:
             return "gives its variant a model: the shared endpoint's variant hosts inference components"
+        problem = _role_problem(plan, params)
+        if problem:
+            return problem
     if operation == "CreateInferenceComponent":
         specification = params.get("Specification")
         runtime = params.get("RuntimeConfig")

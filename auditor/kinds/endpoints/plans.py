@@ -163,7 +163,8 @@ def shared_subject(details: Mapping[str, Any], config: AuditConfig) -> SharedEnd
     assert isinstance(shared, Mapping)
     basis = {"shared_endpoint": shared.get("endpoint"),
              "members": [{"endpoint": m.get("endpoint"), "endpoint_config": m.get("endpoint_config"),
-                          "status": m.get("status"), "variant": m.get("variant"), "model": m.get("model")}
+                          "status": m.get("status"), "variant": m.get("variant"), "model": m.get("model"),
+                          "execution_role": m.get("execution_role")}
                          for m in members]}
     return SharedEndpointSubject(instance_type=None, instance_count=sum(int(m.get("instance_count") or 0)
                                                                         for m in members),

@@ -27,6 +27,7 @@ from auditor.kinds.endpoints.binding import (
     members_of,
     named_components,
     observed_refusal,
+    passed_role,
 )
 from auditor.kinds.endpoints.change import SCALABLE_DIMENSION
 from auditor.kinds.endpoints.consolidation import SHARED_TYPE, shared_name
@@ -284,6 +285,7 @@ class SharedEndpointTarget(Target):
         ("sagemaker", "DescribeEndpoint"),  # the members and the shared endpoint
         ("sagemaker", "DescribeEndpointConfig"),  # the model each member runs
         ("sagemaker", "DescribeInferenceComponent"),  # the names the components take, then their wait
+        ("sagemaker", "DescribeModel"),  # the role each member's model runs with: the one the config passes
         ("sagemaker", "ListTags"),  # who made a shared endpoint that exists (auditor:plan)
     })
     component_in_progress = frozenset({"Creating", "Updating"})
@@ -320,7 +322,10 @@ class SharedEndpointTarget(Target):
             if described is not None and described.get("EndpointConfigName") == member.get("endpoint_config"):
                 config = self._maybe(plan, "DescribeEndpointConfig", partial(
                     api.describe_endpoint_config, EndpointConfigName=str(member.get("endpoint_config"))))
-            members[name] = {"Endpoint": described, "Config": config}
+            model = None
+            if config is not None and passed_role(plan) is not None:
+                model = self._model(api, plan, str(member.get("model")))
+            members[name] = {"Endpoint": described, "Config": config, "Model": model}
         shared = self._maybe(plan, "DescribeEndpoint", partial(api.describe_endpoint, EndpointName=plan.resource.name))
         tags: dict[str, str] = {}
         if shared is not None:
@@ -335,6 +340,10 @@ class SharedEndpointTarget(Target):
                 api.describe_inference_component, InferenceComponentName=name))
         return Observed(str((shared or {}).get("EndpointArn") or ""), _status_of(shared),
                         {"Shared": shared, "SharedTags": tags, "Members": members, "Components": components})
+
+    def _model(self, api: Any, plan: PlanToApply, model: str) -> dict[str, Any] | None:
+        """DescribeModel of a member's model (the role it runs with); None when it is gone."""
+        return self._maybe(plan, "DescribeModel", lambda: api.describe_model(ModelName=model))
 
     def _maybe(self, plan: PlanToApply, operation: str, call: Callable[[], Any]) -> dict[str, Any] | None:
         """A Describe call's answer; None when AWS says the resource is not there."""
@@ -368,6 +377,14 @@ class SharedEndpointTarget(Target):
             if model != member.get("model"):
                 return (f"{who} runs model {one_line(str(model))} on variant {one_line(str(member.get('variant')))}, "
                         f"not {one_line(str(member.get('model')))} as the plan was made on; run the audit again")
+            role = passed_role(plan)
+            if role is not None and seen.get("Model") is None:
+                return f"{who}'s model {one_line(str(model))} is gone: run the audit again"
+            runs_with = (seen.get("Model") or {}).get("ExecutionRoleArn")
+            if role is not None and runs_with != role:
+                return (f"{who}'s model {one_line(str(model))} runs with role {one_line(str(runs_with))}, not "
+                        f"{one_line(role)}, which the plan's endpoint config passes: nothing is made; run the audit "
+                        "again")
         shared = observed.described.get("Shared")
         tags: dict[str, str] = observed.described.get("SharedTags") or {}
         if shared is not None and tags.get(PLAN_TAG) != plan.id:

@@ -194,6 +194,9 @@ def consolidation_details(shared: SharedFleet, name: str, settings: Consolidatio
         "monthly_cost_usd": m.monthly_cost_usd, "own_plan_monthly_usd": m.own_plan_monthly_usd,
         "component": m.endpoint, "copies": shared.copies, "compute": compute_requirements(r),
         "peak_percent": m.peak_percent,
+        # The role its model runs with as the audit read it (DescribeModel): the one the shared
+        # config passes (apply holds the config to it).
+        "execution_role": (m.network or ModelNetwork()).execution_role,
     } for m, r in zip(shared.members, shared.reservations, strict=True)]
     tags = _common_tags(shared.members)
     first = shared.members[0]
