@@ -14,7 +14,11 @@ morning's endpoint is the evening's.
 
 An hour without a CPU datapoint is an hour the instances were not seen: it is not counted as quiet.
 Real-time endpoints publish no Invocations datapoint in an hour without requests, so a missing
-Invocations datapoint next to a CPU datapoint is an hour without requests."""
+Invocations datapoint next to a CPU datapoint is an hour without requests. An endpoint that hosts
+inference components publishes no variant Invocations for them: its requests are the sum, hour by
+hour, of its components' Invocations (AWS/SageMaker, InferenceComponentName), each likewise absent
+in an hour without requests. component-scale-to-zero reads the same hours (`weekly_off_periods`)
+and stays silent wherever this rule fires."""
 
 from __future__ import annotations
 
@@ -79,16 +83,28 @@ def slot_label(slot: int, minute: int = 0) -> str:
     return f"{DAYS[slot // 24 % 7].title()} {slot % 24:02d}:{minute:02d}"
 
 
-def quiet_slots(variant: VariantAssessment, ceiling: float, min_weeks: int) -> np.ndarray | None:
-    """The hours of the week (168 booleans) with no invocation in any week, instances seen in at least
-    `min_weeks` weeks and idle every time; None when the variant's frames cannot tell."""
-    normalised, raw = variant.normalised, variant.raw
-    if "cpu:Maximum" not in normalised.columns or "Invocations:Sum" not in raw.columns:
+def requests_of(assessment: EndpointAssessment, variant: VariantAssessment) -> pd.Series | None:
+    """The endpoint's requests per period as published (NaN: no datapoint): the variant's Invocations,
+    or for an endpoint that hosts inference components the sum of its components' (AWS publishes no
+    variant figures for them); None when none was collected."""
+    if assessment.endpoint.inference_components:
+        calls = assessment.component_calls
+        return None if calls.empty else calls.sum(axis=1, min_count=1)
+    raw = variant.raw
+    return raw["Invocations:Sum"] if "Invocations:Sum" in raw.columns else None
+
+
+def quiet_slots(variant: VariantAssessment, requests: pd.Series | None, ceiling: float,
+                min_weeks: int) -> np.ndarray | None:
+    """The hours of the week (168 booleans) with no request in any week, instances seen in at least
+    `min_weeks` weeks and idle every time; None when the frames cannot tell."""
+    normalised = variant.normalised
+    if "cpu:Maximum" not in normalised.columns or requests is None:
         return None
     cpu = normalised["cpu:Maximum"].dropna()
     if cpu.empty:
         return None
-    invocations = raw["Invocations:Sum"].fillna(0.0)
+    invocations = requests.fillna(0.0)
     called_at = pd.DatetimeIndex(invocations.index[invocations.to_numpy() > 0])
     called = np.bincount(called_at.day_of_week * 24 + called_at.hour, minlength=HOURS_PER_WEEK)
     if called.all():
@@ -150,7 +166,8 @@ def zone_guess(periods: tuple[OffPeriod, ...]) -> int:
     return (EVENING_HOUR - common + 12) % 24 - 12
 
 
-def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None:
+def weekly_off_periods(assessment: EndpointAssessment, config: AuditConfig) -> tuple[OffPeriod, ...]:
+    """The quiet runs this rule would stop the endpoint for (none: it does not fire)."""
     settings: OffHoursSettings = settings_of(RULE, config)
     endpoint = assessment.endpoint
     window = assessment.window
@@ -158,20 +175,30 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None
     # saving of one plan is never added to another's for the same instances), judged hourly.
     if len(endpoint.variants) != 1 or len(assessment.variants) != 1 or window is None \
             or window.period_seconds != 3600:
+        return ()
+    (variant,) = assessment.variants
+    quiet = quiet_slots(variant, requests_of(assessment, variant), settings.idle_ceiling_percent, settings.min_weeks)
+    if quiet is None:
+        return ()
+    # A run the start-up lead eats whole is no stop at all.
+    return tuple(p for p in off_periods(quiet, settings.min_off_hours) if p.hours * 60 > settings.start_lead_minutes)
+
+
+def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None:
+    settings: OffHoursSettings = settings_of(RULE, config)
+    endpoint = assessment.endpoint
+    window = assessment.window
+    periods = weekly_off_periods(assessment, config)
+    if not periods or window is None:
         return None
     (variant,) = assessment.variants
-    quiet = quiet_slots(variant, settings.idle_ceiling_percent, settings.min_weeks)
-    if quiet is None:
-        return None
     lead = settings.start_lead_minutes
-    # A run the start-up lead eats whole is no stop at all.
-    periods = tuple(p for p in off_periods(quiet, settings.min_off_hours) if p.hours * 60 > lead)
-    if not periods:
-        return None
     stopped_hours = sum(p.hours - lead / 60 for p in periods)
     offset = zone_guess(periods)
-    message = (f"No call in any week, CPU/GPU <= {settings.idle_ceiling_percent:g}%, {sum(p.hours for p in periods)} "
-               f"h a week (UTC): {spans_text(periods)}; from {EVENING_HOUR}:00 at UTC{offset:+d} (a guessed zone).")
+    calls = "component call" if endpoint.inference_components else "call"
+    message = (f"No {calls} in any week, CPU/GPU <= {settings.idle_ceiling_percent:g}%, "
+               f"{sum(p.hours for p in periods)} h a week (UTC): {spans_text(periods)}; "
+               f"from {EVENING_HOUR}:00 at UTC{offset:+d} (a guessed zone).")
     return RULE.finding(endpoint, variant.variant.name, message, {
         "off_periods_utc": [{"from": slot_label(p.first), "to": slot_label(p.resume), "hours": p.hours}
                             for p in periods],
