@@ -525,8 +525,9 @@ def test_off_hours_scheduled_actions_on_inference_components_are_read_back(fleet
     without one, as the emulator's dimension for copies lets it)."""
     add_component("123456789012", "us-east-1", "pricing-api", "AllTraffic", "pricing-ic", 2, 1.0, 0.0, 1024,
                   utc_now())
-    hosting = replace(helper_endpoint("pricing-api"), config_name="pricing-api-config", inference_components=(
-        InferenceComponent("pricing-ic", "AllTraffic", "InService", copy_count=2),))
+    component = InferenceComponent("pricing-ic", "AllTraffic", "InService", copy_count=2)
+    hosting = replace(helper_endpoint("pricing-api"), config_name="pricing-api-config", autoscaling_known=True,
+                      inference_components=(component,))
     change = off_hours_change(hosting, (OffPeriod(18, 14), OffPeriod(42, 14)), 60, None)
     plan = {"id": "p-ic-off-hours", "resource": resource_json("pricing-api"), "variant": None,
             "current": {"instance_type": "ml.c5.xlarge", "instance_count": 1, "monthly_cost_usd": 100.0,
@@ -554,8 +555,9 @@ def test_off_hours_on_components_is_refused_when_a_component_served_requests_in_
     with History(Path(fleet["config"].history.path)) as history:
         window_end = history.runs(limit=1)[0].window_end
     first = window_end.weekday() * 24 + window_end.hour  # the hours since the audit's window: off
-    hosting = replace(helper_endpoint("pricing-api"), config_name="pricing-api-config", inference_components=(
-        InferenceComponent("pricing-ic-busy", "AllTraffic", "InService", copy_count=1),))
+    component = InferenceComponent("pricing-ic-busy", "AllTraffic", "InService", copy_count=1)
+    hosting = replace(helper_endpoint("pricing-api"), config_name="pricing-api-config", autoscaling_known=True,
+                      inference_components=(component,))
     change = off_hours_change(hosting, (OffPeriod(first, 6),), 0, None)
     boto3.client("cloudwatch", region_name="us-east-1").put_metric_data(Namespace="AWS/SageMaker", MetricData=[
         {"MetricName": "Invocations", "Timestamp": max(utc_now() - timedelta(seconds=5), window_end),

@@ -15,7 +15,7 @@ from botocore.validate import ParamValidator
 
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.judge import judge_endpoint
-from auditor.kinds.endpoints.models import InferenceComponent, ManagedScaling, Variant
+from auditor.kinds.endpoints.models import AutoScaling, InferenceComponent, ManagedScaling, Variant
 from auditor.kinds.endpoints.rules.off_hours import RULE, OffHoursSettings, OffPeriod, off_hours_change, off_periods
 from helpers import endpoint, hourly_frame
 from test_rules_traffic import CATALOG, assessment
@@ -166,7 +166,7 @@ def test_a_long_endpoint_name_gives_valid_schedule_names() -> None:
 
 
 def test_inference_components_get_scheduled_actions_on_their_copies() -> None:
-    ep = replace(endpoint("llm"), inference_components=(
+    ep = replace(endpoint("llm"), autoscaling_known=True, inference_components=(
         InferenceComponent("llm-ic", "AllTraffic", "InService", copy_count=2),))
     change = off_hours_change(ep, (OffPeriod(18, 14), OffPeriod(42, 14)), 60, None)
     for call in change["change"]:
@@ -177,8 +177,30 @@ def test_inference_components_get_scheduled_actions_on_their_copies() -> None:
                                                            {"MinCapacity": 2, "MaxCapacity": 2}]
     assert "MinInstanceCount 0" in change["requires"]  # no managed instance scaling to zero yet
     assert "several minutes" in change["start_up"]
+    assert "DeregisterScalableTarget inference-component/llm-ic." in change["rollback"]  # it had no target
     scaled = replace(ep, variants=(replace(ep.variants[0], managed_scaling=ManagedScaling(0, 4)),))
     assert "requires" not in off_hours_change(scaled, (OffPeriod(18, 14),), 60, None)
+
+
+def test_an_autoscaled_component_gets_its_own_range_back_not_a_pinned_count() -> None:
+    """Pinning MinCapacity = MaxCapacity = today's copies each morning would switch its autoscaling off."""
+    component = InferenceComponent("llm-ic", "AllTraffic", "InService", copy_count=2, autoscaling=AutoScaling(1, 6))
+    ep = replace(endpoint("llm"), autoscaling_known=True, inference_components=(component,))
+    change = off_hours_change(ep, (OffPeriod(18, 14),), 60, None)
+    for call in change["change"]:
+        validate(call)
+    register, *actions = (c["params"] for c in change["change"])
+    assert (register["MinCapacity"], register["MaxCapacity"]) == (0, 6)
+    assert [a["ScalableTargetAction"] for a in actions] == [{"MinCapacity": 0, "MaxCapacity": 0},
+                                                           {"MinCapacity": 1, "MaxCapacity": 6}]
+    assert "RegisterScalableTarget inference-component/llm-ic MinCapacity 1 MaxCapacity 6" in change["rollback"]
+
+
+def test_components_whose_targets_were_not_read_carry_no_calls() -> None:
+    ep = replace(endpoint("llm"), inference_components=(
+        InferenceComponent("llm-ic", "AllTraffic", "InService", copy_count=2),))
+    change = off_hours_change(ep, (OffPeriod(18, 14),), 60, None)
+    assert "change" not in change and "were not read" in change["change_missing"]
 
 
 def test_copies_of_unknown_count_carry_no_calls() -> None:

@@ -344,32 +344,44 @@ def _component_change(endpoint: Endpoint, stops: list[tuple[str, str]],
         return {"start_up": start_up,
                 "change_missing": f"The copy counts of {', '.join(unknown)} are unknown (not described): no "
                                   "scheduled action can restore them."}
+    if not endpoint.autoscaling_known:
+        return {"start_up": start_up,
+                "change_missing": "The components' scaling targets were not read (Application Auto Scaling): "
+                                  "registering them could overwrite their capacities."}
     calls: list[dict[str, Any]] = []
     names = []
+    undo = []
     for component in endpoint.inference_components:
         copies = int(component.copy_count or 0)
         resource = f"inference-component/{component.name}"
+        scaling = component.autoscaling
+        # An autoscaled component gets its own range back in the morning (its policies keep working);
+        # any other, its copies.
+        low, high = (scaling.min_capacity, scaling.max_capacity) if scaling else (copies, copies)
         calls.append({
             "service": "application-autoscaling", "operation": "RegisterScalableTarget",
             "params": {"ServiceNamespace": "sagemaker", "ResourceId": resource, "ScalableDimension": COPY_DIMENSION,
-                       "MinCapacity": 0, "MaxCapacity": max(copies, 1)},
-            "purpose": f"let {component.name}'s copies scale between 0 and {max(copies, 1)}",
+                       "MinCapacity": 0, "MaxCapacity": max(high, 1)},
+            "purpose": f"let {component.name}'s copies scale between 0 and {max(high, 1)}",
         })
-        for index, ((expression, label), capacity, prefix) in enumerate(
-                [(s, 0, "auditor-zero") for s in stops] + [(s, copies, "auditor-back") for s in starts]):
+        undo.append(f"RegisterScalableTarget {resource} MinCapacity {low} MaxCapacity {high}" if scaling
+                    else f"DeregisterScalableTarget {resource}")
+        for index, ((expression, label), (least, most), prefix) in enumerate(
+                [(s, (0, 0), "auditor-zero") for s in stops] + [(s, (low, high), "auditor-back") for s in starts]):
             name = _name(prefix, component.name, index)
             names.append(name)
+            copies_text = f"{least} copies" if least == most else f"{least}-{most} copies"
             calls.append({
                 "service": "application-autoscaling", "operation": "PutScheduledAction",
                 "params": {"ServiceNamespace": "sagemaker", "ScheduledActionName": name, "ResourceId": resource,
                            "ScalableDimension": COPY_DIMENSION, "Schedule": expression, "Timezone": "UTC",
-                           "ScalableTargetAction": {"MinCapacity": capacity, "MaxCapacity": capacity}},
-                "purpose": f"{component.name}: {capacity} copies at {label}",
+                           "ScalableTargetAction": {"MinCapacity": least, "MaxCapacity": most}},
+                "purpose": f"{component.name}: {copies_text} at {label}",
             })
     change: dict[str, Any] = {
         "change": calls,
-        "rollback": (f"DeleteScheduledAction {', '.join(names)} (application-autoscaling), then "
-                     "RegisterScalableTarget with the components' previous MinCapacity and MaxCapacity."),
+        "rollback": (f"DeleteScheduledAction {', '.join(names)} (application-autoscaling); then "
+                     f"{'; '.join(undo)}."),
         "waits_for": None,
         "start_up": start_up,
     }
