@@ -116,6 +116,49 @@ def test_an_endpoint_of_several_variants_is_not_judged() -> None:
     assert judged(office_hours_raw(), ep=two) == []  # stopping it stops both: no one variant's plan
 
 
+# --- an endpoint that hosts inference components: the components' Invocations -----------------------
+
+def judged_components(managed: ManagedScaling | None, calls: bool = True) -> list:
+    """A component endpoint of two instances: its variant publishes no Invocations (as AWS), its two
+    components office-hours traffic between them (one in the mornings, one in the afternoons)."""
+    raw = office_hours_raw()
+    hours = pd.DatetimeIndex(raw.index).hour
+    component_calls = pd.DataFrame({
+        "chat": raw["Invocations:Sum"].where(hours < 13), "embed": raw["Invocations:Sum"].where(hours >= 13)})
+    raw = raw.drop(columns=["Invocations:Sum"])
+    variant = replace(VARIANT, instance_count=2, managed_scaling=managed)
+    ep = replace(endpoint("llm", variants=(variant,)), autoscaling_known=True, inference_components=(
+        InferenceComponent("chat", "AllTraffic", "InService", copy_count=1),
+        InferenceComponent("embed", "AllTraffic", "InService", copy_count=1)))
+    view = replace(assessment(ep, raw), config=AuditConfig(),
+                   component_calls=component_calls if calls else pd.DataFrame())
+    return [f for f in judge_endpoint(view, CATALOG, AuditConfig()) if f.rule == "off-hours"]
+
+
+def test_a_component_endpoint_is_judged_on_its_components_calls_summed_hour_by_hour() -> None:
+    (finding,) = judged_components(ManagedScaling(0, 4))
+    assert [p["hours"] for p in finding.evidence["off_periods_utc"]] == [14, 14, 14, 14, 62]
+    assert finding.message.startswith("No component call in any week")
+    price = CATALOG.hourly_price("ml.c5.xlarge", "us-east-1")
+    assert price is not None
+    rec = finding.recommendation
+    assert rec.monthly_savings_usd == pytest.approx(2 * price * 113 * 730 / 168, abs=0.02)
+    assert "monthly_savings_usd_at_min_instance_count_0" not in rec.details
+    assert judged_components(ManagedScaling(0, 4), calls=False) == []  # nothing collected: cannot tell
+
+
+def test_the_saving_is_what_the_copies_schedule_frees_above_managed_scalings_floor() -> None:
+    price = CATALOG.hourly_price("ml.c5.xlarge", "us-east-1")
+    assert price is not None
+    full = round(2 * price * 113 * 730 / 168, 2)
+    (floor_one,) = judged_components(ManagedScaling(1, 4))
+    assert floor_one.recommendation.monthly_savings_usd == pytest.approx(full / 2, abs=0.02)
+    assert floor_one.recommendation.details["monthly_savings_usd_at_min_instance_count_0"] == pytest.approx(full)
+    (unmanaged,) = judged_components(None)  # no managed scaling: the instances stay
+    assert unmanaged.recommendation.monthly_savings_usd == 0
+    assert f"${full:,.2f}/month with MinInstanceCount 0." in unmanaged.message
+
+
 # --- the change, against botocore's service models -------------------------------------------------
 
 SESSION = botocore.session.get_session()

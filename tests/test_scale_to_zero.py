@@ -252,7 +252,11 @@ def test_exactly_one_rule_speaks_for_each_component_endpoint(report: dict) -> No
         ("Thu 18:00", "Fri 08:00", 14), ("Fri 18:00", "Mon 08:00", 62)]
     rec = weekly["recommendation"]
     assert rec["action"] == "off-hours" and rec["monthly_savings_usd"] > 0
-    assert "MinInstanceCount 0" in rec["details"]["requires"]  # managed scaling keeps 1 instance until then
+    # Managed scaling keeps MinInstanceCount 1 of the 2 instances: the copies' schedule frees the other;
+    # both once a new config sets MinInstanceCount 0 (the plan's `requires`).
+    assert "MinInstanceCount 0" in rec["details"]["requires"]
+    assert rec["details"]["monthly_savings_usd_at_min_instance_count_0"] == pytest.approx(
+        2 * rec["monthly_savings_usd"], abs=0.02)
     calls = plan_of(report, "llm-weekly")["change"]["calls"]
     for call in calls:
         validate(call["service"], call["operation"], call["params"])

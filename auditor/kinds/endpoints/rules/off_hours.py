@@ -232,20 +232,36 @@ def _off_hour_instances(va: VariantAssessment, periods: tuple[OffPeriod, ...]) -
     return float(va.variant.instance_count)
 
 
+def _released(endpoint: Endpoint, va: VariantAssessment, running: float) -> float:
+    """The instances the plan's change releases in the quiet hours: all of them where it deletes the
+    endpoint; with inference components, those above the floor managed instance scaling keeps
+    (MinInstanceCount; none without managed scaling, or with its floor unknown)."""
+    if not endpoint.inference_components:
+        return running
+    managed = va.variant.managed_scaling
+    if managed is None or managed.min_instances is None:
+        return 0.0
+    return max(running - managed.min_instances, 0.0)
+
+
 def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, config: AuditConfig) -> Finding | None:
     settings: OffHoursSettings = settings_of(RULE, config)
     endpoint = assessment.endpoint
     periods = _periods_of(finding)
-    hourly = 0.0
+    hourly = hourly_at_zero = 0.0
     for va in assessment.variants:
         rate = (catalog.usage_price(va.variant.instance_type, endpoint.region, price_usage(endpoint))
                 if va.variant.instance_type else None)
         if rate is None or va.monthly_cost_usd is None:
             return replace(finding, message=f"{finding.message} (no list price: saving unknown).")
-        hourly += rate * _off_hour_instances(va, periods)
+        running = _off_hour_instances(va, periods)
+        hourly += rate * _released(endpoint, va, running)
+        hourly_at_zero += rate * running
     current = round(sum(va.monthly_cost_usd or 0.0 for va in assessment.variants), 2)
     stopped = float(finding.evidence["stopped_hours_per_week"])
     saving = round(min(current, hourly * stopped * HOURS_PER_MONTH / HOURS_PER_WEEK), 2)
+    # Components: what the quiet hours would save once MinInstanceCount is 0 (the plan's `requires`).
+    at_zero = round(min(current, hourly_at_zero * stopped * HOURS_PER_MONTH / HOURS_PER_WEEK), 2)
     change = off_hours_change(endpoint, periods, settings.start_lead_minutes, settings.scheduler_role_arn)
     details: dict[str, Any] = {
         "advice": f"stop it {stopped:g} h a week",
@@ -256,6 +272,9 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
                          recommended_monthly_usd=round(current - saving, 2), details=details)
     text = (f"{finding.message} Stopped {stopped:g} h a week (up {settings.start_lead_minutes} min before traffic; "
             f"measure start-up): ${saving:,.2f}/month.")
+    if at_zero > saving:
+        details["monthly_savings_usd_at_min_instance_count_0"] = at_zero
+        text += f" ${at_zero:,.2f}/month with MinInstanceCount 0."
     for caveat in ("requires", "change_missing"):
         if caveat in change:
             text += f" {change[caveat]}"
@@ -387,7 +406,8 @@ def _component_change(endpoint: Endpoint, stops: list[tuple[str, str]],
     }
     if not to_zero:
         change["requires"] = ("The instances are released only where the variant's ManagedInstanceScaling has "
-                              "MinInstanceCount 0 (a new endpoint config); until then only the copies stop.")
+                              "MinInstanceCount 0 (a new endpoint config); until then only the copies stop and the "
+                              "saving is the instances above its MinInstanceCount.")
     return change
 
 
