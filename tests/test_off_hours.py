@@ -147,6 +147,19 @@ def test_a_component_endpoint_is_judged_on_its_components_calls_summed_hour_by_h
     assert judged_components(ManagedScaling(0, 4), calls=False) == []  # nothing collected: cannot tell
 
 
+def test_component_scale_to_zero_defers_only_where_off_hours_would_fire() -> None:
+    """weekly_off_periods is what component-scale-to-zero reads: none where off-hours is turned off or
+    skipped, so the weekly pattern is then that rule's to judge."""
+    from auditor.kinds.endpoints.rules.off_hours import weekly_off_periods
+
+    ep = endpoint("claims", variants=(VARIANT,))
+    view = assessment(ep, office_hours_raw())
+    assert len(weekly_off_periods(view, AuditConfig())) == 5
+    assert weekly_off_periods(view, config(enabled=False)) == ()
+    skipped = replace(view, endpoint=replace(ep, skipped_rules=frozenset({"off-hours"})))
+    assert weekly_off_periods(skipped, AuditConfig()) == ()
+
+
 def test_the_saving_is_what_the_copies_schedule_frees_above_managed_scalings_floor() -> None:
     price = CATALOG.hourly_price("ml.c5.xlarge", "us-east-1")
     assert price is not None

@@ -167,10 +167,13 @@ def zone_guess(periods: tuple[OffPeriod, ...]) -> int:
 
 
 def weekly_off_periods(assessment: EndpointAssessment, config: AuditConfig) -> tuple[OffPeriod, ...]:
-    """The quiet runs this rule would stop the endpoint for (none: it does not fire)."""
+    """The quiet runs this rule would stop the endpoint for (none: it does not fire, also where the
+    config turns it off or the endpoint's tags skip it)."""
     settings: OffHoursSettings = settings_of(RULE, config)
     endpoint = assessment.endpoint
     window = assessment.window
+    if not settings.enabled or RULE.id in endpoint.skipped_rules:
+        return ()
     # The endpoint stops as a whole, and its plan is its variant's: endpoints of one variant (the
     # saving of one plan is never added to another's for the same instances), judged hourly.
     if len(endpoint.variants) != 1 or len(assessment.variants) != 1 or window is None \
