@@ -59,3 +59,20 @@ def test_real_time_endpoint_busy_without_invocations_is_a_data_gap() -> None:
     findings = evaluate_endpoint(assessment(ep, raw), CONFIG)
     assert "idle" not in rules_of(findings) and "data-gap" in rules_of(findings)
     assert len(raw) == HOURS
+
+
+def test_a_component_endpoint_serving_through_its_components_is_not_idle() -> None:
+    """Its variant publishes no Invocations for the components; each component does (InferenceComponentName)."""
+    from dataclasses import replace
+
+    from auditor.kinds.endpoints.models import InferenceComponent
+
+    ep = replace(endpoint("llm", variants=(Variant("AllTraffic", "ml.c5.xlarge", 1),)),
+                 inference_components=(InferenceComponent("llm-chat", "AllTraffic", "InService", copy_count=1),))
+    raw = hourly_frame(CPUUtilization__Average=2.0, CPUUtilization__Maximum=3.0, MemoryUtilization__Average=10.0,
+                       MemoryUtilization__Maximum=10.0)
+    quiet = assessment(ep, raw)
+    assert rules_of(evaluate_endpoint(quiet, CONFIG)) == ["idle"]  # no component called either
+    called = replace(quiet, component_calls=pd.DataFrame({"llm-chat": hourly_frame(Invocations__Sum=[40.0, None])[
+        "Invocations:Sum"]}))
+    assert "idle" not in rules_of(evaluate_endpoint(called, CONFIG))

@@ -525,8 +525,9 @@ def test_off_hours_scheduled_actions_on_inference_components_are_read_back(fleet
     without one, as the emulator's dimension for copies lets it)."""
     add_component("123456789012", "us-east-1", "pricing-api", "AllTraffic", "pricing-ic", 2, 1.0, 0.0, 1024,
                   utc_now())
-    hosting = replace(helper_endpoint("pricing-api"), config_name="pricing-api-config", inference_components=(
-        InferenceComponent("pricing-ic", "AllTraffic", "InService", copy_count=2),))
+    component = InferenceComponent("pricing-ic", "AllTraffic", "InService", copy_count=2)
+    hosting = replace(helper_endpoint("pricing-api"), config_name="pricing-api-config", autoscaling_known=True,
+                      inference_components=(component,))
     change = off_hours_change(hosting, (OffPeriod(18, 14), OffPeriod(42, 14)), 60, None)
     plan = {"id": "p-ic-off-hours", "resource": resource_json("pricing-api"), "variant": None,
             "current": {"instance_type": "ml.c5.xlarge", "instance_count": 1, "monthly_cost_usd": 100.0,
@@ -542,6 +543,41 @@ def test_off_hours_scheduled_actions_on_inference_components_are_read_back(fleet
                                                      ResourceId="inference-component/pricing-ic")["ScheduledActions"]
     assert sorted(a["ScheduledActionName"] for a in actions) == sorted(
         c["params"]["ScheduledActionName"] for c in change["change"] if c["operation"] == "PutScheduledAction")
+
+
+def test_off_hours_on_components_is_refused_when_a_component_served_requests_in_its_off_hours(
+        fleet: dict[str, Any]) -> None:
+    """The variant publishes no Invocations for its components: the fresh evidence reads each component
+    the plan schedules (InferenceComponentName), and a request since the audit in the hours the plan
+    has it off refuses the plan, nothing made."""
+    add_component("123456789012", "us-east-1", "pricing-api", "AllTraffic", "pricing-ic-busy", 1, 1.0, 0.0, 1024,
+                  utc_now())
+    with History(Path(fleet["config"].history.path)) as history:
+        window_end = history.runs(limit=1)[0].window_end
+    first = window_end.weekday() * 24 + window_end.hour  # the hours since the audit's window: off
+    component = InferenceComponent("pricing-ic-busy", "AllTraffic", "InService", copy_count=1)
+    hosting = replace(helper_endpoint("pricing-api"), config_name="pricing-api-config", autoscaling_known=True,
+                      inference_components=(component,))
+    change = off_hours_change(hosting, (OffPeriod(first, 6),), 0, None)
+    boto3.client("cloudwatch", region_name="us-east-1").put_metric_data(Namespace="AWS/SageMaker", MetricData=[
+        {"MetricName": "Invocations", "Timestamp": max(utc_now() - timedelta(seconds=5), window_end),
+         "Value": 3.0, "Unit": "None", "Dimensions": [{"Name": "InferenceComponentName", "Value": "pricing-ic-busy"}]}])
+    plan = {"id": "p-ic-busy", "resource": resource_json("pricing-api"), "variant": None,
+            "current": {"instance_type": "ml.c5.xlarge", "instance_count": 1, "monthly_cost_usd": 100.0,
+                        "endpoint_config_name": "pricing-api-config"},
+            "proposed": {"action": "off-hours", "monthly_savings_usd": 60.0, "details": {
+                "off_periods_utc": [{"from": f"{['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'][first // 24]} "
+                                             f"{first % 24:02d}:00", "to": "-", "hours": 6}]}},
+            "monthly_savings_usd": 60.0, "measured": True, "risk": {"level": "medium", "load_test_first": []},
+            "change": {"calls": change["change"], "rollback": change["rollback"], "waits_for": None},
+            "basis": live_basis("pricing-api")}
+    with pytest.raises(ApplyRefused) as refused:
+        apply_plan(fleet["config"], audited(fleet, own_id(plan)), yes=True)
+    assert "endpoint pricing-api served 3 requests in the hours the schedules would have it off" in str(refused.value)
+    autoscaling = boto3.client("application-autoscaling", region_name="us-east-1")
+    assert autoscaling.describe_scheduled_actions(ServiceNamespace="sagemaker",
+                                                  ResourceId="inference-component/pricing-ic-busy")[
+        "ScheduledActions"] == []
 
 
 def applied_change(plan: dict[str, Any], calls: list[dict[str, Any]]) -> AppliedChange:

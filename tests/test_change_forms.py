@@ -120,7 +120,7 @@ COMPONENT_CONFIG = replace(RANKER, config_description={
     "ExecutionRoleArn": "arn:aws:iam::123456789012:role/sagemaker"})
 CONSOLIDATING = {"Status": "ENABLED", "MinInstanceCount": 2, "MaxInstanceCount": 4,
                  "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}}
-COMPONENTS = replace(endpoint("llm"), inference_components=(
+COMPONENTS = replace(endpoint("llm"), autoscaling_known=True, inference_components=(
     InferenceComponent("llm-ic", "AllTraffic", "InService", copy_count=2),
     InferenceComponent("llm-ic-2", "AllTraffic", "InService", copy_count=1)),
     variants=(replace(Variant("AllTraffic", "ml.g5.2xlarge", 2), managed_scaling=ManagedScaling(0, 4)),))

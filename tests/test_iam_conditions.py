@@ -365,7 +365,8 @@ def endpoint_changes() -> dict[str, tuple[ApiCall, ...]]:
     schedules = off_hours_change(RANKER, (OffPeriod(19, 13),), 60,
                                  "arn:aws:iam::{account_id}:role/SageMakerAuditorOffHours")
     changes["off-hours schedules"] = tuple(ApiCall(**c) for c in schedules["change"])
-    components = replace(RANKER, inference_components=(InferenceComponent("ranker-ic", "AllTraffic", "InService", 2),))
+    components = replace(RANKER, autoscaling_known=True,
+                         inference_components=(InferenceComponent("ranker-ic", "AllTraffic", "InService", 2),))
     changes["off-hours scheduled actions"] = tuple(
         ApiCall(**c) for c in off_hours_change(components, (OffPeriod(19, 13),), 60, None)["change"])
     changes["step scaling invoked by its alarm"] = step_scaling_change(_plan("autoscale", "ml.m5.4xlarge", 2,

@@ -15,7 +15,7 @@ from botocore.validate import ParamValidator
 
 from auditor.config import AuditConfig
 from auditor.kinds.endpoints.judge import judge_endpoint
-from auditor.kinds.endpoints.models import InferenceComponent, ManagedScaling, Variant
+from auditor.kinds.endpoints.models import AutoScaling, InferenceComponent, ManagedScaling, Variant
 from auditor.kinds.endpoints.rules.off_hours import RULE, OffHoursSettings, OffPeriod, off_hours_change, off_periods
 from helpers import endpoint, hourly_frame
 from test_rules_traffic import CATALOG, assessment
@@ -116,6 +116,62 @@ def test_an_endpoint_of_several_variants_is_not_judged() -> None:
     assert judged(office_hours_raw(), ep=two) == []  # stopping it stops both: no one variant's plan
 
 
+# --- an endpoint that hosts inference components: the components' Invocations -----------------------
+
+def judged_components(managed: ManagedScaling | None, calls: bool = True) -> list:
+    """A component endpoint of two instances: its variant publishes no Invocations (as AWS), its two
+    components office-hours traffic between them (one in the mornings, one in the afternoons)."""
+    raw = office_hours_raw()
+    hours = pd.DatetimeIndex(raw.index).hour
+    component_calls = pd.DataFrame({
+        "chat": raw["Invocations:Sum"].where(hours < 13), "embed": raw["Invocations:Sum"].where(hours >= 13)})
+    raw = raw.drop(columns=["Invocations:Sum"])
+    variant = replace(VARIANT, instance_count=2, managed_scaling=managed)
+    ep = replace(endpoint("llm", variants=(variant,)), autoscaling_known=True, inference_components=(
+        InferenceComponent("chat", "AllTraffic", "InService", copy_count=1),
+        InferenceComponent("embed", "AllTraffic", "InService", copy_count=1)))
+    view = replace(assessment(ep, raw), config=AuditConfig(),
+                   component_calls=component_calls if calls else pd.DataFrame())
+    return [f for f in judge_endpoint(view, CATALOG, AuditConfig()) if f.rule == "off-hours"]
+
+
+def test_a_component_endpoint_is_judged_on_its_components_calls_summed_hour_by_hour() -> None:
+    (finding,) = judged_components(ManagedScaling(0, 4))
+    assert [p["hours"] for p in finding.evidence["off_periods_utc"]] == [14, 14, 14, 14, 62]
+    assert finding.message.startswith("No component call in any week")
+    price = CATALOG.hourly_price("ml.c5.xlarge", "us-east-1")
+    assert price is not None
+    rec = finding.recommendation
+    assert rec.monthly_savings_usd == pytest.approx(2 * price * 113 * 730 / 168, abs=0.02)
+    assert "monthly_savings_usd_at_min_instance_count_0" not in rec.details
+    assert judged_components(ManagedScaling(0, 4), calls=False) == []  # nothing collected: cannot tell
+
+
+def test_component_scale_to_zero_defers_only_where_off_hours_would_fire() -> None:
+    """weekly_off_periods is what component-scale-to-zero reads: none where off-hours is turned off or
+    skipped, so the weekly pattern is then that rule's to judge."""
+    from auditor.kinds.endpoints.rules.off_hours import weekly_off_periods
+
+    ep = endpoint("claims", variants=(VARIANT,))
+    view = assessment(ep, office_hours_raw())
+    assert len(weekly_off_periods(view, AuditConfig())) == 5
+    assert weekly_off_periods(view, config(enabled=False)) == ()
+    skipped = replace(view, endpoint=replace(ep, skipped_rules=frozenset({"off-hours"})))
+    assert weekly_off_periods(skipped, AuditConfig()) == ()
+
+
+def test_the_saving_is_what_the_copies_schedule_frees_above_managed_scalings_floor() -> None:
+    price = CATALOG.hourly_price("ml.c5.xlarge", "us-east-1")
+    assert price is not None
+    full = round(2 * price * 113 * 730 / 168, 2)
+    (floor_one,) = judged_components(ManagedScaling(1, 4))
+    assert floor_one.recommendation.monthly_savings_usd == pytest.approx(full / 2, abs=0.02)
+    assert floor_one.recommendation.details["monthly_savings_usd_at_min_instance_count_0"] == pytest.approx(full)
+    (unmanaged,) = judged_components(None)  # no managed scaling: the instances stay
+    assert unmanaged.recommendation.monthly_savings_usd == 0
+    assert f"${full:,.2f}/month with MinInstanceCount 0." in unmanaged.message
+
+
 # --- the change, against botocore's service models -------------------------------------------------
 
 SESSION = botocore.session.get_session()
@@ -166,7 +222,7 @@ def test_a_long_endpoint_name_gives_valid_schedule_names() -> None:
 
 
 def test_inference_components_get_scheduled_actions_on_their_copies() -> None:
-    ep = replace(endpoint("llm"), inference_components=(
+    ep = replace(endpoint("llm"), autoscaling_known=True, inference_components=(
         InferenceComponent("llm-ic", "AllTraffic", "InService", copy_count=2),))
     change = off_hours_change(ep, (OffPeriod(18, 14), OffPeriod(42, 14)), 60, None)
     for call in change["change"]:
@@ -177,8 +233,30 @@ def test_inference_components_get_scheduled_actions_on_their_copies() -> None:
                                                            {"MinCapacity": 2, "MaxCapacity": 2}]
     assert "MinInstanceCount 0" in change["requires"]  # no managed instance scaling to zero yet
     assert "several minutes" in change["start_up"]
+    assert "DeregisterScalableTarget inference-component/llm-ic." in change["rollback"]  # it had no target
     scaled = replace(ep, variants=(replace(ep.variants[0], managed_scaling=ManagedScaling(0, 4)),))
     assert "requires" not in off_hours_change(scaled, (OffPeriod(18, 14),), 60, None)
+
+
+def test_an_autoscaled_component_gets_its_own_range_back_not_a_pinned_count() -> None:
+    """Pinning MinCapacity = MaxCapacity = today's copies each morning would switch its autoscaling off."""
+    component = InferenceComponent("llm-ic", "AllTraffic", "InService", copy_count=2, autoscaling=AutoScaling(1, 6))
+    ep = replace(endpoint("llm"), autoscaling_known=True, inference_components=(component,))
+    change = off_hours_change(ep, (OffPeriod(18, 14),), 60, None)
+    for call in change["change"]:
+        validate(call)
+    register, *actions = (c["params"] for c in change["change"])
+    assert (register["MinCapacity"], register["MaxCapacity"]) == (0, 6)
+    assert [a["ScalableTargetAction"] for a in actions] == [{"MinCapacity": 0, "MaxCapacity": 0},
+                                                           {"MinCapacity": 1, "MaxCapacity": 6}]
+    assert "RegisterScalableTarget inference-component/llm-ic MinCapacity 1 MaxCapacity 6" in change["rollback"]
+
+
+def test_components_whose_targets_were_not_read_carry_no_calls() -> None:
+    ep = replace(endpoint("llm"), inference_components=(
+        InferenceComponent("llm-ic", "AllTraffic", "InService", copy_count=2),))
+    change = off_hours_change(ep, (OffPeriod(18, 14),), 60, None)
+    assert "change" not in change and "were not read" in change["change_missing"]
 
 
 def test_copies_of_unknown_count_carry_no_calls() -> None:

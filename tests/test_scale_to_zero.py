@@ -79,9 +79,11 @@ def fleet() -> list[EndpointSpec]:
 
 
 def component_spec(name: str) -> EndpointSpec:
-    # The variant publishes no invocations for its components (each component does, below).
-    return EndpointSpec(name, (VariantSpec("ml.g5.12xlarge", 2, cpu=Load(8, 1), memory=Load(30, 1),
-                                           gpu=Load(20, 2), gpu_memory=Load(40, 1), invocations_per_hour=0),),
+    # The variant publishes no invocations for its components (each component does, below). Its
+    # instances idle (CPU and GPU under off-hours' 5% ceiling) whenever no request comes, so which
+    # of off-hours and component-scale-to-zero speaks turns on the pattern of the components' calls.
+    return EndpointSpec(name, (VariantSpec("ml.g5.12xlarge", 2, cpu=Load(2, 0, 0.2), memory=Load(30, 1),
+                                           gpu=Load(2, 0, 0.2), gpu_memory=Load(40, 1), invocations_per_hour=0),),
                         components=(ComponentSpec(f"{name}-chat", copies=2, accelerators=2, cpu_cores=8.0),))
 
 
@@ -232,6 +234,36 @@ def test_the_component_endpoint_idle_on_no_weekly_pattern_scales_to_zero(report:
     assert alarm["Dimensions"] == [{"Name": "InferenceComponentName", "Value": "llm-irregular-chat"}]
     assert alarm["AlarmActions"] == [f"${{PutScalingPolicy:{step['PolicyName']}.PolicyARN}}"]
     assert details["risk"]["level"] == "medium"
+
+
+def test_exactly_one_rule_speaks_for_each_component_endpoint(report: dict) -> None:
+    """off-hours reads the components' Invocations summed hour by hour (the variant publishes none for
+    them): llm-weekly, called Mon-Fri 08-18 UTC only, gets off-hours and its scheduled copies to zero and
+    back; llm-irregular, idle at irregular times, gets component-scale-to-zero and not off-hours."""
+    off = findings(report, "off-hours")
+    assert set(off) & {"llm-weekly", "llm-irregular"} == {"llm-weekly"}
+    assert "llm-weekly" not in findings(report, "component-scale-to-zero")
+    weekly = off["llm-weekly"]
+    assert weekly["message"].startswith("No component call in any week")
+    assert weekly["evidence"]["hosts_inference_components"] is True
+    periods = weekly["evidence"]["off_periods_utc"]
+    assert [(p["from"], p["to"], p["hours"]) for p in periods] == [
+        ("Mon 18:00", "Tue 08:00", 14), ("Tue 18:00", "Wed 08:00", 14), ("Wed 18:00", "Thu 08:00", 14),
+        ("Thu 18:00", "Fri 08:00", 14), ("Fri 18:00", "Mon 08:00", 62)]
+    rec = weekly["recommendation"]
+    assert rec["action"] == "off-hours" and rec["monthly_savings_usd"] > 0
+    # Managed scaling keeps MinInstanceCount 1 of the 2 instances: the copies' schedule frees the other;
+    # both once a new config sets MinInstanceCount 0 (the plan's `requires`).
+    assert "MinInstanceCount 0" in rec["details"]["requires"]
+    assert rec["details"]["monthly_savings_usd_at_min_instance_count_0"] == pytest.approx(
+        2 * rec["monthly_savings_usd"], abs=0.02)
+    calls = plan_of(report, "llm-weekly")["change"]["calls"]
+    for call in calls:
+        validate(call["service"], call["operation"], call["params"])
+    actions = [c["params"] for c in calls if c["operation"] == "PutScheduledAction"]
+    assert {a["ResourceId"] for a in actions} == {"inference-component/llm-weekly-chat"}
+    assert {(a["Schedule"], a["ScalableTargetAction"]["MaxCapacity"]) for a in actions} == {
+        ("cron(0 18 ? * MON,TUE,WED,THU,FRI *)", 0), ("cron(0 7 ? * MON,TUE,WED,THU,FRI *)", 2)}
 
 
 def test_component_invocations_come_in_the_same_metric_batches(report: dict) -> None:

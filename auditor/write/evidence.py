@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from auditor.collect.session import AwsClients, describe_client_error
@@ -66,13 +66,18 @@ def metric_data(since: Since, queries: list[dict[str, Any]]) -> dict[str, list[t
             for result in answer.get("MetricDataResults", []):
                 pairs = zip(result.get("Timestamps", []), result.get("Values", []), strict=False)
                 found.setdefault(str(result["Id"]), []).extend(
-                    (t, float(v)) for t, v in pairs if not math.isnan(float(v)))
+                    (_moment(t), float(v)) for t, v in pairs if not math.isnan(float(v)))
             if not answer.get("NextToken"):
                 return found
             kwargs["NextToken"] = answer["NextToken"]
     except ERRORS as exc:
         problem = describe_client_error(exc, "cloudwatch", "GetMetricData", since.plan.resource.region)
         raise ApplyRefused(f"{since.who}: {problem}") from None
+
+
+def _moment(stamp: Any) -> datetime:
+    """A GetMetricData timestamp as a datetime: the clients' parser gives epoch seconds (session.py)."""
+    return stamp if isinstance(stamp, datetime) else datetime.fromtimestamp(float(stamp), UTC)
 
 
 def query(query_id: str, namespace: str, metric: str, dimensions: dict[str, str], stat: str,

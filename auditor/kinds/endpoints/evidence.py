@@ -1,7 +1,9 @@
 """Fresh evidence before a destructive endpoint plan (a delete, or off-hours): ONE GetMetricData
 call: per variant Invocations (Sum) and CPUUtilization (Maximum), and for async endpoints, which
 publish no Invocations, the requests they processed (TotalProcessingTime SampleCount, per variant)
-and their queue (ApproximateBacklogSize Maximum, EndpointName only). Any request, any queued
+and their queue (ApproximateBacklogSize Maximum, EndpointName only); for each inference component
+the plan's calls name (off-hours' scheduled copies), its Invocations (InferenceComponentName: the
+variant publishes none for components). Any request, any queued
 request, or CPU over the idle rule's ceiling (per vCPU, the variant's type as the plan saw it)
 refuses. For off-hours only the hours of the week the schedules would have it off are read.
 """
@@ -12,7 +14,7 @@ from datetime import datetime
 
 from auditor.analyse.rules.base import settings_of
 from auditor.catalog import load_catalog
-from auditor.kinds.endpoints.binding import component_calls, members_of
+from auditor.kinds.endpoints.binding import COMPONENT_PREFIX, component_calls, members_of
 from auditor.kinds.endpoints.consolidation import SHARED_TYPE
 from auditor.kinds.endpoints.rules.idle import RULE as IDLE
 from auditor.text import one_line
@@ -59,6 +61,9 @@ def endpoint_since(since: Since) -> str | None:
         queries += [query(f"inv{index}", "AWS/SageMaker", "Invocations", named, "Sum", period),
                     query(f"done{index}", "AWS/SageMaker", "TotalProcessingTime", named, "SampleCount", period),
                     query(f"cpu{index}", "/aws/sagemaker/Endpoints", "CPUUtilization", named, "Maximum", period)]
+    components = _components_named(plan)
+    queries += [query(f"ic{index}", "AWS/SageMaker", "Invocations", {"InferenceComponentName": component}, "Sum",
+                      period) for index, component in enumerate(components)]
     found = metric_data(since, queries)
 
     def values(query_id: str) -> list[float]:
@@ -67,6 +72,7 @@ def endpoint_since(since: Since) -> str | None:
     name = one_line(plan.resource.name)
     during = " in the hours the schedules would have it off" if off is not None else ""
     requests = sum(sum(values(f"inv{i}")) + sum(values(f"done{i}")) for i in range(len(variants)))
+    requests += sum(sum(values(f"ic{i}")) for i in range(len(components)))
     if requests > 0:
         return f"endpoint {name} served {requests:,.0f} requests{during} {since.when}; run the audit again"
     queued = max(values("backlog"), default=0.0)
@@ -80,6 +86,13 @@ def endpoint_since(since: Since) -> str | None:
             return (f"endpoint {name}'s variant {one_line(variant)} ran up to {busiest / vcpus:.1f}% CPU per vCPU"
                     f"{during} {since.when} (idle: at most {ceiling:g}%); run the audit again")
     return None
+
+
+def _components_named(plan: PlanToApply) -> list[str]:
+    """The inference components the plan's calls act on (`inference-component/<name>` resources)."""
+    calls = plan.change.calls if plan.change else ()
+    return sorted({str(c.params.get("ResourceId"))[len(COMPONENT_PREFIX):] for c in calls
+                   if str(c.params.get("ResourceId") or "").startswith(COMPONENT_PREFIX)})
 
 
 def _vcpus(plan: PlanToApply, variant: str) -> float:

@@ -3,9 +3,9 @@ scaling, whose components had no invocation for long stretches that follow no we
 
 The hours come from the components' Invocations (AWS/SageMaker, InferenceComponentName; the variant
 publishes none for them): an hour the variant's instances were seen in with no component invocation
-is idle; runs of at least `min_idle_hours` are the stretches. Where the idle hours fall on a weekly
-pattern (quiet in every week seen, as off-hours reads it, with its settings) off-hours is the plan
-(scheduled copies to zero and back): this rule does not fire.
+is idle; runs of at least `min_idle_hours` are the stretches. Where off-hours finds a weekly pattern
+on the same sum (its `weekly_off_periods`, with its settings) off-hours is the plan (scheduled copies
+to zero and back): this rule does not fire, so exactly one of the two speaks.
 
 The plan follows AWS's "Scale an endpoint to zero instances": a new endpoint config whose variant's
 ManagedInstanceScaling has MinInstanceCount 0 (the `managed-scaling` action, kinds/endpoints/change.py),
@@ -24,9 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Any
-
-import numpy as np
-import pandas as pd
 
 from auditor.analyse.rules.base import RuleSettings, settings_of
 from auditor.catalog import Catalog
@@ -69,16 +66,6 @@ class ComponentZeroSettings(RuleSettings):
                                     "zero (no saving in them)", minimum=0, maximum=24)
 
 
-def weekly_quiet(calls: pd.Series, min_weeks: int) -> np.ndarray:
-    """The hours of the week (168, UTC) that had no invocation in any week and were seen in at least
-    `min_weeks` of them (off-hours' reading, on the components' invocations)."""
-    at = pd.DatetimeIndex(calls.index)
-    slots = at.day_of_week * 24 + at.hour
-    seen = np.bincount(slots, minlength=off_hours.HOURS_PER_WEEK)
-    called = np.bincount(slots[calls.to_numpy() > 0], minlength=off_hours.HOURS_PER_WEEK)
-    return (seen >= min_weeks) & (called == 0)
-
-
 def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None:
     settings: ComponentZeroSettings = settings_of(RULE, config)
     endpoint = assessment.endpoint
@@ -96,9 +83,7 @@ def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None
     calls = assessment.component_calls.reindex(grid).fillna(0.0).sum(axis=1)[seen]
     if calls.empty:
         return None
-    hourly = settings_of(off_hours.RULE, config)
-    quiet = weekly_quiet(calls, hourly.min_weeks)
-    if off_hours.off_periods(quiet, hourly.min_off_hours):
+    if off_hours.weekly_off_periods(assessment, config):
         return None  # a weekly pattern: off-hours' plan (scheduled copies to zero and back)
     idle = (calls.reindex(grid) == 0)  # hours not seen are NaN: not idle
     runs = saved_runs(idle, instances_per_hour(va, grid), settings.min_idle_hours, settings.scale_in_hours)

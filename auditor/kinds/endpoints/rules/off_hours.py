@@ -14,7 +14,11 @@ morning's endpoint is the evening's.
 
 An hour without a CPU datapoint is an hour the instances were not seen: it is not counted as quiet.
 Real-time endpoints publish no Invocations datapoint in an hour without requests, so a missing
-Invocations datapoint next to a CPU datapoint is an hour without requests."""
+Invocations datapoint next to a CPU datapoint is an hour without requests. An endpoint that hosts
+inference components publishes no variant Invocations for them: its requests are the sum, hour by
+hour, of its components' Invocations (AWS/SageMaker, InferenceComponentName), each likewise absent
+in an hour without requests. component-scale-to-zero reads the same hours (`weekly_off_periods`)
+and stays silent wherever this rule fires."""
 
 from __future__ import annotations
 
@@ -79,16 +83,28 @@ def slot_label(slot: int, minute: int = 0) -> str:
     return f"{DAYS[slot // 24 % 7].title()} {slot % 24:02d}:{minute:02d}"
 
 
-def quiet_slots(variant: VariantAssessment, ceiling: float, min_weeks: int) -> np.ndarray | None:
-    """The hours of the week (168 booleans) with no invocation in any week, instances seen in at least
-    `min_weeks` weeks and idle every time; None when the variant's frames cannot tell."""
-    normalised, raw = variant.normalised, variant.raw
-    if "cpu:Maximum" not in normalised.columns or "Invocations:Sum" not in raw.columns:
+def requests_of(assessment: EndpointAssessment, variant: VariantAssessment) -> pd.Series | None:
+    """The endpoint's requests per period as published (NaN: no datapoint): the variant's Invocations,
+    or for an endpoint that hosts inference components the sum of its components' (AWS publishes no
+    variant figures for them); None when none was collected."""
+    if assessment.endpoint.inference_components:
+        calls = assessment.component_calls
+        return None if calls.empty else calls.sum(axis=1, min_count=1)
+    raw = variant.raw
+    return raw["Invocations:Sum"] if "Invocations:Sum" in raw.columns else None
+
+
+def quiet_slots(variant: VariantAssessment, requests: pd.Series | None, ceiling: float,
+                min_weeks: int) -> np.ndarray | None:
+    """The hours of the week (168 booleans) with no request in any week, instances seen in at least
+    `min_weeks` weeks and idle every time; None when the frames cannot tell."""
+    normalised = variant.normalised
+    if "cpu:Maximum" not in normalised.columns or requests is None:
         return None
     cpu = normalised["cpu:Maximum"].dropna()
     if cpu.empty:
         return None
-    invocations = raw["Invocations:Sum"].fillna(0.0)
+    invocations = requests.fillna(0.0)
     called_at = pd.DatetimeIndex(invocations.index[invocations.to_numpy() > 0])
     called = np.bincount(called_at.day_of_week * 24 + called_at.hour, minlength=HOURS_PER_WEEK)
     if called.all():
@@ -150,28 +166,42 @@ def zone_guess(periods: tuple[OffPeriod, ...]) -> int:
     return (EVENING_HOUR - common + 12) % 24 - 12
 
 
-def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None:
+def weekly_off_periods(assessment: EndpointAssessment, config: AuditConfig) -> tuple[OffPeriod, ...]:
+    """The quiet runs this rule would stop the endpoint for (none: it does not fire, also where the
+    config turns it off or the endpoint's tags skip it)."""
     settings: OffHoursSettings = settings_of(RULE, config)
     endpoint = assessment.endpoint
     window = assessment.window
+    if not settings.enabled or RULE.id in endpoint.skipped_rules:
+        return ()
     # The endpoint stops as a whole, and its plan is its variant's: endpoints of one variant (the
     # saving of one plan is never added to another's for the same instances), judged hourly.
     if len(endpoint.variants) != 1 or len(assessment.variants) != 1 or window is None \
             or window.period_seconds != 3600:
+        return ()
+    (variant,) = assessment.variants
+    quiet = quiet_slots(variant, requests_of(assessment, variant), settings.idle_ceiling_percent, settings.min_weeks)
+    if quiet is None:
+        return ()
+    # A run the start-up lead eats whole is no stop at all.
+    return tuple(p for p in off_periods(quiet, settings.min_off_hours) if p.hours * 60 > settings.start_lead_minutes)
+
+
+def check(assessment: EndpointAssessment, config: AuditConfig) -> Finding | None:
+    settings: OffHoursSettings = settings_of(RULE, config)
+    endpoint = assessment.endpoint
+    window = assessment.window
+    periods = weekly_off_periods(assessment, config)
+    if not periods or window is None:
         return None
     (variant,) = assessment.variants
-    quiet = quiet_slots(variant, settings.idle_ceiling_percent, settings.min_weeks)
-    if quiet is None:
-        return None
     lead = settings.start_lead_minutes
-    # A run the start-up lead eats whole is no stop at all.
-    periods = tuple(p for p in off_periods(quiet, settings.min_off_hours) if p.hours * 60 > lead)
-    if not periods:
-        return None
     stopped_hours = sum(p.hours - lead / 60 for p in periods)
     offset = zone_guess(periods)
-    message = (f"No call in any week, CPU/GPU <= {settings.idle_ceiling_percent:g}%, {sum(p.hours for p in periods)} "
-               f"h a week (UTC): {spans_text(periods)}; from {EVENING_HOUR}:00 at UTC{offset:+d} (a guessed zone).")
+    calls = "component call" if endpoint.inference_components else "call"
+    message = (f"No {calls} in any week, CPU/GPU <= {settings.idle_ceiling_percent:g}%, "
+               f"{sum(p.hours for p in periods)} h a week (UTC): {spans_text(periods)}; "
+               f"from {EVENING_HOUR}:00 at UTC{offset:+d} (a guessed zone).")
     return RULE.finding(endpoint, variant.variant.name, message, {
         "off_periods_utc": [{"from": slot_label(p.first), "to": slot_label(p.resume), "hours": p.hours}
                             for p in periods],
@@ -205,20 +235,36 @@ def _off_hour_instances(va: VariantAssessment, periods: tuple[OffPeriod, ...]) -
     return float(va.variant.instance_count)
 
 
+def _released(endpoint: Endpoint, va: VariantAssessment, running: float) -> float:
+    """The instances the plan's change releases in the quiet hours: all of them where it deletes the
+    endpoint; with inference components, those above the floor managed instance scaling keeps
+    (MinInstanceCount; none without managed scaling, or with its floor unknown)."""
+    if not endpoint.inference_components:
+        return running
+    managed = va.variant.managed_scaling
+    if managed is None or managed.min_instances is None:
+        return 0.0
+    return max(running - managed.min_instances, 0.0)
+
+
 def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, config: AuditConfig) -> Finding | None:
     settings: OffHoursSettings = settings_of(RULE, config)
     endpoint = assessment.endpoint
     periods = _periods_of(finding)
-    hourly = 0.0
+    hourly = hourly_at_zero = 0.0
     for va in assessment.variants:
         rate = (catalog.usage_price(va.variant.instance_type, endpoint.region, price_usage(endpoint))
                 if va.variant.instance_type else None)
         if rate is None or va.monthly_cost_usd is None:
             return replace(finding, message=f"{finding.message} (no list price: saving unknown).")
-        hourly += rate * _off_hour_instances(va, periods)
+        running = _off_hour_instances(va, periods)
+        hourly += rate * _released(endpoint, va, running)
+        hourly_at_zero += rate * running
     current = round(sum(va.monthly_cost_usd or 0.0 for va in assessment.variants), 2)
     stopped = float(finding.evidence["stopped_hours_per_week"])
     saving = round(min(current, hourly * stopped * HOURS_PER_MONTH / HOURS_PER_WEEK), 2)
+    # Components: what the quiet hours would save once MinInstanceCount is 0 (the plan's `requires`).
+    at_zero = round(min(current, hourly_at_zero * stopped * HOURS_PER_MONTH / HOURS_PER_WEEK), 2)
     change = off_hours_change(endpoint, periods, settings.start_lead_minutes, settings.scheduler_role_arn)
     details: dict[str, Any] = {
         "advice": f"stop it {stopped:g} h a week",
@@ -229,6 +275,9 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
                          recommended_monthly_usd=round(current - saving, 2), details=details)
     text = (f"{finding.message} Stopped {stopped:g} h a week (up {settings.start_lead_minutes} min before traffic; "
             f"measure start-up): ${saving:,.2f}/month.")
+    if at_zero > saving:
+        details["monthly_savings_usd_at_min_instance_count_0"] = at_zero
+        text += f" ${at_zero:,.2f}/month with MinInstanceCount 0."
     for caveat in ("requires", "change_missing"):
         if caveat in change:
             text += f" {change[caveat]}"
@@ -317,38 +366,51 @@ def _component_change(endpoint: Endpoint, stops: list[tuple[str, str]],
         return {"start_up": start_up,
                 "change_missing": f"The copy counts of {', '.join(unknown)} are unknown (not described): no "
                                   "scheduled action can restore them."}
+    if not endpoint.autoscaling_known:
+        return {"start_up": start_up,
+                "change_missing": "The components' scaling targets were not read (Application Auto Scaling): "
+                                  "registering them could overwrite their capacities."}
     calls: list[dict[str, Any]] = []
     names = []
+    undo = []
     for component in endpoint.inference_components:
         copies = int(component.copy_count or 0)
         resource = f"inference-component/{component.name}"
+        scaling = component.autoscaling
+        # An autoscaled component gets its own range back in the morning (its policies keep working);
+        # any other, its copies.
+        low, high = (scaling.min_capacity, scaling.max_capacity) if scaling else (copies, copies)
         calls.append({
             "service": "application-autoscaling", "operation": "RegisterScalableTarget",
             "params": {"ServiceNamespace": "sagemaker", "ResourceId": resource, "ScalableDimension": COPY_DIMENSION,
-                       "MinCapacity": 0, "MaxCapacity": max(copies, 1)},
-            "purpose": f"let {component.name}'s copies scale between 0 and {max(copies, 1)}",
+                       "MinCapacity": 0, "MaxCapacity": max(high, 1)},
+            "purpose": f"let {component.name}'s copies scale between 0 and {max(high, 1)}",
         })
-        for index, ((expression, label), capacity, prefix) in enumerate(
-                [(s, 0, "auditor-zero") for s in stops] + [(s, copies, "auditor-back") for s in starts]):
+        undo.append(f"RegisterScalableTarget {resource} MinCapacity {low} MaxCapacity {high}" if scaling
+                    else f"DeregisterScalableTarget {resource}")
+        for index, ((expression, label), (least, most), prefix) in enumerate(
+                [(s, (0, 0), "auditor-zero") for s in stops] + [(s, (low, high), "auditor-back") for s in starts]):
             name = _name(prefix, component.name, index)
             names.append(name)
+            copies_text = f"{least} copies" if least == most else f"{least}-{most} copies"
             calls.append({
                 "service": "application-autoscaling", "operation": "PutScheduledAction",
                 "params": {"ServiceNamespace": "sagemaker", "ScheduledActionName": name, "ResourceId": resource,
                            "ScalableDimension": COPY_DIMENSION, "Schedule": expression, "Timezone": "UTC",
-                           "ScalableTargetAction": {"MinCapacity": capacity, "MaxCapacity": capacity}},
-                "purpose": f"{component.name}: {capacity} copies at {label}",
+                           "ScalableTargetAction": {"MinCapacity": least, "MaxCapacity": most}},
+                "purpose": f"{component.name}: {copies_text} at {label}",
             })
     change: dict[str, Any] = {
         "change": calls,
-        "rollback": (f"DeleteScheduledAction {', '.join(names)} (application-autoscaling), then "
-                     "RegisterScalableTarget with the components' previous MinCapacity and MaxCapacity."),
+        "rollback": (f"DeleteScheduledAction {', '.join(names)} (application-autoscaling); then "
+                     f"{'; '.join(undo)}."),
         "waits_for": None,
         "start_up": start_up,
     }
     if not to_zero:
         change["requires"] = ("The instances are released only where the variant's ManagedInstanceScaling has "
-                              "MinInstanceCount 0 (a new endpoint config); until then only the copies stop.")
+                              "MinInstanceCount 0 (a new endpoint config); until then only the copies stop and the "
+                              "saving is the instances above its MinInstanceCount.")
     return change
 
 
