@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -430,6 +430,9 @@ class Plan:
     # The kind's record of what the plan was computed from, as JSON-safe data (the endpoints kind's
     # PlanBasis): `audit apply` reads the same live and refuses when any of it differs. None: none.
     basis: dict[str, Any] | None = None
+    # The resources whose own plans this one includes (a consolidation: its member endpoints): the
+    # run's saving counts this plan's, not theirs too (`covered_plans`).
+    covers: tuple[ResourceRef, ...] = ()
 
     @property
     def monthly_savings_usd(self) -> float:
@@ -438,6 +441,14 @@ class Plan:
     @property
     def findings(self) -> tuple[str, ...]:
         return tuple(sorted({r for o in (self.proposed, *self.alternatives) for r in o.rules}))
+
+
+def covered_plans(plans: Sequence[Plan]) -> dict[str, Plan]:
+    """The plans another plan includes, by id, each with the plan that includes it: one whose
+    resource a measured plan that saves money `covers` (its saving already holds theirs)."""
+    covering = {ref: p for p in plans if p.measured and p.monthly_savings_usd > 0 for ref in p.covers}
+    return {p.id: covering[p.resource] for p in plans
+            if p.resource in covering and covering[p.resource] is not p}
 
 
 def plan_risk_rank(plan: Plan) -> int:
@@ -582,7 +593,9 @@ class AuditReport:
     def monthly_savings_usd(self) -> float:
         """The sum of the plans' savings: one plan per variant, so alternatives are never added up;
         a plan that costs more (a growing queue) is a risk to fix, not a negative saving."""
-        return round(sum(max(p.monthly_savings_usd, 0.0) for p in self.plans if p.measured), 2)
+        covered = covered_plans(self.plans)
+        return round(sum(max(p.monthly_savings_usd, 0.0) for p in self.plans
+                         if p.measured and p.id not in covered), 2)
 
     @property
     def finding_count(self) -> int:

@@ -65,6 +65,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "risk": risk_to_dict(plan.risk),
         "change": change_to_dict(plan.change),
         "basis": plan.basis,  # the kind's own record, JSON-safe (the endpoints kind's PlanBasis)
+        "covers": [resource_to_dict(r) for r in plan.covers],
     }
 
 

@@ -159,17 +159,26 @@ def test_six_small_models_consolidate_far_below_their_own_plans(doc: dict[str, A
     own = sum(m["own_plan_monthly_usd"] for m in details["members"])
     # Far less than their own plans: each endpoint keeps its own floor of instances there.
     assert rec["recommended_monthly_usd"] < 0.5 * own
-    # The saving in all (the members' cost now less the shared fleet's) is more than their own plans
-    # save; the plan is priced beyond those (they stay in the report beside it), so the run's saving
-    # adds up to what consolidating saves in all, never that plus their own plans' savings.
+    # The saving is the members' cost now less the shared fleet's, more than their own plans save
+    # together; those stay in the report beside it, and the plan covers them, so the run's saving
+    # counts what consolidating saves once (the headline says the members' plans are counted in it).
     assert details["group_monthly_usd"] == pytest.approx(current, abs=0.05)
     assert details["saving_usd"] == pytest.approx(current - rec["recommended_monthly_usd"], abs=0.05)
     assert details["own_plans_saving_usd"] < details["saving_usd"]
-    assert rec["current_monthly_usd"] == pytest.approx(own, abs=0.05)
-    assert rec["monthly_savings_usd"] == pytest.approx(details["saving_usd"] - details["own_plans_saving_usd"],
-                                                       abs=0.05)
-    own_plans = sum(p["monthly_savings_usd"] for p in doc["plans"] if p["resource"]["name"] in TINY)
+    assert rec["current_monthly_usd"] == pytest.approx(current, abs=0.05)
+    assert rec["monthly_savings_usd"] == pytest.approx(details["saving_usd"], abs=0.05)
+    member_plans = [p for p in doc["plans"] if p["resource"]["name"] in TINY]
+    own_plans = sum(p["monthly_savings_usd"] for p in member_plans)
     assert own_plans == pytest.approx(details["own_plans_saving_usd"], abs=0.05)
+    (plan,) = [p for p in doc["plans"] if p["resource"]["name"] == shared["endpoint"]]
+    assert sorted(r["name"] for r in plan["covers"]) == sorted(TINY)
+    assert {r["type"] for r in plan["covers"]} == {"endpoint"}
+    summary = doc["summary"]
+    assert summary["plans_included"]["plans"] >= len(member_plans)
+    included = {(r["type"], r["name"]) for p in doc["plans"] for r in p["covers"]}
+    counted = sum(p["monthly_savings_usd"] for p in doc["plans"] if p["measured"] and p["monthly_savings_usd"] > 0
+                  and (p["resource"]["type"], p["resource"]["name"]) not in included)
+    assert summary["monthly_savings_usd"] == pytest.approx(counted, abs=0.05)
     # Each copy covers its model's peak (on its own: a copy lost with its instance leaves enough).
     shape = CATALOG.shape("ml.m5.large")
     assert shape is not None

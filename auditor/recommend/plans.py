@@ -42,6 +42,8 @@ class PlanSubject:
     # endpoint config the audit saw (Plan.endpoint_config); None: the kind records none.
     basis: dict[str, Any] | None = None
     endpoint_config: str | None = None
+    # The resources whose own plans this one includes (Plan.covers): a consolidation's members.
+    covers: tuple[ResourceRef, ...] = ()
 
     def options(self, findings: Sequence[Finding]) -> tuple[PlanOption, ...]:
         """Options beyond one per finding: those that combine findings."""
@@ -106,6 +108,7 @@ def build_plans(findings: Iterable[Finding], subjects: Sequence[SubjectOf] = ())
             measured=all(f.measured for f in group if f.rule in proposed.rules),
             endpoint_config=subject.endpoint_config,
             basis=subject.basis,
+            covers=subject.covers,
         )
         plans.append(_finished(plan, risks[id(proposed)], subject))
     # Biggest money first (risk is a column and a filter, not the order); a plan that costs more

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from auditor.models import AuditError, AuditReport
+from auditor.models import AuditError, AuditReport, covered_plans
 from auditor.text import one_line
 
 PREFIX = "SageMaker audit"
@@ -45,7 +45,9 @@ def unread_places(unread: Iterable[AuditError], read: AbstractSet[tuple[str, str
 
 def summary_figures(report: AuditReport) -> dict[str, Any]:
     """The figures the headline reads, as the JSON document's summary holds them."""
-    measured = [p for p in report.plans if p.measured]
+    covered = covered_plans(report.plans)
+    measured = [p for p in report.plans if p.measured and p.id not in covered]
+    included = [p for p in report.plans if p.id in covered and p.monthly_savings_usd > 0]
     not_counted = [p for p in report.plans if not p.measured and p.monthly_savings_usd > 0]
     costing_more = [p for p in measured if p.monthly_savings_usd < 0]
     return {
@@ -55,6 +57,8 @@ def summary_figures(report: AuditReport) -> dict[str, Any]:
         "plans_counted": sum(1 for p in measured if p.monthly_savings_usd > 0),
         "plans_not_counted": {"plans": len(not_counted),
                               "monthly_savings_usd": round(sum(p.monthly_savings_usd for p in not_counted), 2)},
+        "plans_included": {"plans": len(included),
+                           "monthly_savings_usd": round(sum(p.monthly_savings_usd for p in included), 2)},
         "plans_costing_more": {"plans": len(costing_more),
                                "monthly_usd": round(-sum(p.monthly_savings_usd for p in costing_more), 2)},
         "plans_above_max_risk": None if report.max_risk is None else {
@@ -90,6 +94,10 @@ def _headline(summary: dict[str, Any], prefix: str) -> str:
     if not_counted.get("plans"):
         left_out.append(f"not counted: {_plural(not_counted['plans'], 'plan')} on circumstantial evidence "
                         f"({_usd(not_counted['monthly_savings_usd'])})")
+    included = summary.get("plans_included") or {}
+    if included.get("plans"):
+        left_out.append(f"{_plural(included['plans'], 'plan')} counted in another "
+                        f"({_usd(included['monthly_savings_usd'])})")
     costing_more = summary.get("plans_costing_more") or {}
     if costing_more.get("plans"):
         left_out.append(f"{_plural(costing_more['plans'], 'plan')} to fix a risk "

@@ -31,7 +31,7 @@ from auditor.models import AuditReport
 from auditor.report.chart import utilisation_chart_png
 from auditor.report.document import report_to_dict, write_report_json
 from auditor.report.headline import doc_headline
-from auditor.report.views import ShapeKey, finding_view, plan_view, resource_of, shape_key
+from auditor.report.views import ShapeKey, finding_view, included_plans, plan_view, resource_of, shape_key
 from auditor.text import one_line
 
 
@@ -298,6 +298,7 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
     shown_findings = actionable if limit is None else actionable[:limit]
     plans = doc.get("plans", [])
     shown_plans = plans if limit is None else plans[:limit]
+    included = included_plans(plans)
     several_accounts = len({p["resource"]["account_id"] for p in plans}) > 1
     if several_accounts:  # grouped by account, each group still ranked by saving
         accounts = dict.fromkeys(p["resource"]["account_id"] for p in shown_plans)
@@ -331,7 +332,7 @@ def report_context(doc: dict[str, Any], limit: int | None = None) -> dict[str, A
         "severity_counts": {s: n for s, n in summary["findings_by_severity"].items() if s != "info"},
         # Findings and plans as typed views (auditor/report/views.py): what the templates read of them.
         "actionable": [finding_view(f, shapes, owners) for f in shown_findings],
-        "plans": [plan_view(p, shapes, owners) for p in shown_plans],
+        "plans": [plan_view(p, shapes, owners, included) for p in shown_plans],
         "several_accounts": several_accounts,
         "account_names": {a["id"]: a["name"] for a in doc.get("accounts", [])},
         "hidden_plans": len(plans) - len(shown_plans),
@@ -538,13 +539,15 @@ def _plan_layouts(doc: dict[str, Any], plans: list[dict[str, Any]]) -> tuple[Lay
     """The plans as eight columns (a wide terminal) and as five, the region and the plan's id
     under the endpoint, the current shape above the change."""
     shapes = current_shapes(doc)
+    included = included_plans(doc.get("plans", []))
     wide, medium = [], []
     for p in plans:
         target = resource_of(p["resource"]).label + (f" / {p['variant']}" if p["variant"] else "")
         now = shapes.get(shape_key(p["resource"], p["variant"]), "")
         alternatives = "".join(f"\nor {a['advice']} ({saving_text(a['monthly_savings_usd'])})"
                                for a in p["alternatives"])
-        saving = plan_saving_text(p) + ("" if p.get("measured", True) else "\n(not counted)")
+        saving = plan_saving_text(p) + ("" if p.get("measured", True) else "\n(not counted)") + (
+            f"\n(in plan {included[p['id']]})" if p.get("id") in included else "")
         rests_on = ", ".join(p["findings"])
         wide.append((p.get("id", ""), p["resource"]["region"], target, now, p["proposed"]["advice"] + alternatives,
                      risk_text(p.get("risk")), saving, rests_on))
@@ -560,11 +563,13 @@ def _plan_layouts(doc: dict[str, Any], plans: list[dict[str, Any]]) -> tuple[Lay
 def _plan_details(doc: dict[str, Any], plans: list[dict[str, Any]], width: int) -> list[str]:
     """The plans one after another, each in a few lines (a terminal too narrow for their columns)."""
     shapes = current_shapes(doc)
+    included = included_plans(doc.get("plans", []))
     lines = []
     for n, p in enumerate(plans, start=1):
         target = resource_of(p["resource"]).label + (f" / {p['variant']}" if p["variant"] else "")
         now = shapes.get(shape_key(p["resource"], p["variant"]), "")
-        saving = plan_saving_text(p, "/month") + ("" if p.get("measured", True) else " (not counted)")
+        saving = plan_saving_text(p, "/month") + ("" if p.get("measured", True) else " (not counted)") + (
+            f" (in plan {included[p['id']]})" if p.get("id") in included else "")
         risk = risk_text(p.get("risk")).replace("\n", ", ")
         lines += wrap_paragraph(f"{n}. {saving}  {target}  ({p['resource']['region']}, plan {p.get('id', '-')})", width)
         lines += wrap_paragraph((f"{now} -> " if now else "") + p["proposed"]["advice"], width, "   ")

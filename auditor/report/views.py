@@ -9,7 +9,7 @@ for an endpoint, its owner tag. A finding's or plan's `resource` is the models' 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +79,7 @@ class PlanView:
     risk: RiskView | None
     now: str
     owner: str
+    included_in: str = ""  # the id of the plan that includes this one (its saving counted there); "": none
 
     @property
     def target(self) -> str:
@@ -109,8 +110,22 @@ def finding_view(finding: Mapping[str, Any], shapes: Shapes, owners: Mapping[Own
     )
 
 
-def plan_view(plan: Mapping[str, Any], shapes: Shapes, owners: Mapping[OwnerKey, str]) -> PlanView:
-    """A plan of the document (plan_to_dict) as the templates read it."""
+def _key(resource: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(str(resource.get(k)) for k in ("kind", "type", "name", "account_id", "region"))
+
+
+def included_plans(plans: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The document's plans another plan includes: plan id -> the including plan's id (the JSON form
+    of auditor.models.covered_plans, which the headline's figures use)."""
+    covering = {_key(r): str(p.get("id") or "") for p in plans
+                if p.get("measured", True) and p["monthly_savings_usd"] > 0 for r in p.get("covers") or []}
+    return {str(p.get("id") or ""): covering[_key(p["resource"])] for p in plans
+            if _key(p["resource"]) in covering and covering[_key(p["resource"])] != p.get("id")}
+
+
+def plan_view(plan: Mapping[str, Any], shapes: Shapes, owners: Mapping[OwnerKey, str],
+              included: Mapping[str, str] | None = None) -> PlanView:
+    """A plan of the document (plan_to_dict) as the templates read it; `included`: included_plans."""
     resource = resource_of(plan["resource"])
     risk = plan.get("risk")
     return PlanView(
@@ -123,6 +138,7 @@ def plan_view(plan: Mapping[str, Any], shapes: Shapes, owners: Mapping[OwnerKey,
             peak=max((r["peak"] for r in risk.get("replays") or []), default=None)),
         now=shapes.get(shape_key(plan["resource"], plan["variant"])) or "",
         owner=_owner(resource, owners),
+        included_in=(included or {}).get(str(plan.get("id") or ""), ""),
     )
 
 

@@ -25,6 +25,7 @@ from auditor.models import (
     PlanOption,
     Recommendation,
     Resource,
+    ResourceRef,
     ResourceReplay,
     Risk,
     ScalingPolicy,
@@ -55,7 +56,7 @@ def plan_subjects(section: tuple[EndpointReport, ...], catalog: Catalog, config:
 
     def subject_of(finding: Finding) -> PlanSubject | None:
         if finding.resource.type == SHARED_TYPE and finding.recommendation is not None:
-            return shared_subject(finding.recommendation.details, config)
+            return shared_subject(finding.recommendation.details, config, finding.resource)
         if finding.resource.type != RESOURCE_TYPE:
             return None
         where = (finding.resource.account_id, finding.resource.region, finding.resource.name)
@@ -155,9 +156,10 @@ def with_replay(stated: Risk, replayed: Risk | None) -> Risk:
 
 
 
-def shared_subject(details: Mapping[str, Any], config: AuditConfig) -> SharedEndpointSubject:
+def shared_subject(details: Mapping[str, Any], config: AuditConfig,
+                   shared_endpoint: ResourceRef | None = None) -> SharedEndpointSubject:
     """A shared endpoint's plan (consolidate-onto-components): what apply reads again live is each
-    member as the audit saw it (design C2)."""
+    member as the audit saw it (design C2); the plan covers the members' own plans (Plan.covers)."""
     members = [m for m in details.get("members") or [] if isinstance(m, Mapping)]
     shared = details.get("shared") if isinstance(details.get("shared"), Mapping) else {}
     assert isinstance(shared, Mapping)
@@ -168,7 +170,10 @@ def shared_subject(details: Mapping[str, Any], config: AuditConfig) -> SharedEnd
                          for m in members]}
     return SharedEndpointSubject(instance_type=None, instance_count=sum(int(m.get("instance_count") or 0)
                                                                         for m in members),
-                                 basis=basis, config=config)
+                                 basis=basis, config=config,
+                                 covers=() if shared_endpoint is None else tuple(
+                                     replace(shared_endpoint, type=RESOURCE_TYPE, name=str(m.get("endpoint")))
+                                     for m in members))
 
 
 @dataclass(frozen=True, kw_only=True)

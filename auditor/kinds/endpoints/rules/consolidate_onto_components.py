@@ -157,12 +157,11 @@ def consolidation_finding(shared: SharedFleet, settings: ConsolidationSettings) 
     names = [m.endpoint for m in shared.members]
     listed = ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
     details = consolidation_details(shared, name, settings)
-    after_own = round(shared.current_usd - shared.own_savings_usd, 2)
     message = (
         f"{len(names)} single-model endpoints ({listed}) can share {shared.count} x {shared.shape.instance_type} "
-        f"as inference components of a new endpoint {name}: ${shared.current_usd:,.2f} a month now "
-        f"(${after_own:,.2f} after their own plans) becomes ${shared.monthly_usd:,.2f}, "
-        f"${shared.margin_usd:,.2f} a month beyond their own plans (${shared.saving_usd:,.2f} in all). Replayed "
+        f"as inference components of a new endpoint {name}: ${shared.current_usd:,.2f} a month now becomes "
+        f"${shared.monthly_usd:,.2f}, saving ${shared.saving_usd:,.2f} a month, ${shared.margin_usd:,.2f} more "
+        f"than their own plans together (${shared.own_savings_usd:,.2f}, which it includes). Replayed "
         f"hour by hour on it, their summed load peaks at {_percent_text(shared)}. Callers switch to "
         f"InvokeEndpoint(EndpointName={name}, InferenceComponentName=<their endpoint's name>); the old endpoints "
         "are deleted by later runs once idle."
@@ -173,10 +172,10 @@ def consolidation_finding(shared: SharedFleet, settings: ConsolidationSettings) 
         "saving_usd": shared.saving_usd, "packed_instances": shared.packed, "copies_per_model": shared.copies,
         "target_utilization": settings.target_utilization, "busy_percent": settings.busy_percent,
     })
-    # Priced beyond the members' own plans (their cost once those are made): their plans stay in the
-    # report beside this one, and the saving counted for the run adds up to what consolidating saves
-    # in all, never that plus their own plans' savings again.
-    recommendation = Recommendation("consolidate", shared.shape.instance_type, shared.count, after_own,
+    # The group's cost now minus the shared fleet's. The members' own plans stay in the report beside
+    # it (each is what to do if the callers cannot switch); the plan covers them (Plan.covers), so the
+    # run's saving counts this one and not theirs again.
+    recommendation = Recommendation("consolidate", shared.shape.instance_type, shared.count, shared.current_usd,
                                     shared.monthly_usd, details=details)
     return priced(finding, recommendation)
 
