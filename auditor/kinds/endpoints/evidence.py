@@ -107,12 +107,26 @@ def _reserved_cores(plan: PlanToApply) -> dict[str, float]:
     return reserved
 
 
+def _instance_counts(plan: PlanToApply) -> dict[str, int]:
+    """Each member's instance count as the audit read it (proposed.details.members)."""
+    details = plan.proposed.get("details")
+    members = details.get("members") if isinstance(details, dict) else None
+    counts = {}
+    for member in members if isinstance(members, list) else ():
+        count = member.get("instance_count") if isinstance(member, dict) else None
+        if isinstance(count, int) and not isinstance(count, bool) and count >= 1:
+            counts[str(member.get("endpoint"))] = count
+    return counts
+
+
 def shared_since(since: Since) -> str | None:
-    """Since the audit's window ended, each member's CPU (CPUUtilization Maximum, the sum over its
-    vCPUs: 100 per core busy) must stay within the cores its copies reserve on the shared fleet:
-    a member that grew since the audit would not fit what the plan packs."""
+    """Since the audit's window ended, each member's CPU must stay within the cores its copies
+    reserve on the shared fleet: a member that grew since the audit would not fit what the plan
+    packs. Read as the rule reads it (consolidation.py): the variant's CPUUtilization Maximum (the
+    hottest instance, the sum over its vCPUs: 100 per core busy) times its instance count."""
     plan = since.plan
     reserved = _reserved_cores(plan)
+    counts = _instance_counts(plan)
     members = [m for m in members_of(plan) if str(m.get("endpoint")) in reserved]
     queries = [query(f"cpu{i}", "/aws/sagemaker/Endpoints", "CPUUtilization",
                      {"EndpointName": str(m.get("endpoint")), "VariantName": str(m.get("variant"))}, "Maximum",
@@ -123,8 +137,9 @@ def shared_since(since: Since) -> str | None:
     for index, member in enumerate(members):
         name = str(member.get("endpoint"))
         busiest = max((v for _, v in found.get(f"cpu{index}", [])), default=None)
-        if busiest is not None and busiest / 100 > reserved[name]:
-            return (f"member endpoint {one_line(name)} used up to {busiest / 100:.2f} CPU cores {since.when}, more "
+        used = None if busiest is None else busiest / 100 * counts.get(name, 1)
+        if used is not None and used > reserved[name]:
+            return (f"member endpoint {one_line(name)} used up to {used:.2f} CPU cores {since.when}, more "
                     f"than its copies reserve on the shared endpoint ({reserved[name]:g}); run the audit again")
     return None
 
