@@ -6,6 +6,7 @@ shared endpoint is exactly that); one whose components serve nothing is idle."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -35,3 +36,38 @@ def test_components_serving_requests_keep_their_endpoint_from_idle(aws, tmp_path
     assert idle == {"shared-unused"}
     assert not [p for p in doc["plans"] if p["resource"]["name"] == "shared-serving"
                 and p["proposed"]["action"] == "delete"]
+
+
+def test_a_delete_is_refused_when_its_components_served_requests_since_the_audit(aws, tmp_path: Path) -> None:
+    """Apply's fresh evidence before a delete reads the components' Invocations too: an endpoint whose
+    components were idle in the window and serve 500 requests after it is not deleted."""
+    import boto3
+    import time_machine
+
+    from auditor.config_file import load_config
+    from auditor.history.store import History
+    from auditor.tasks.audit import deliver_outcome, execute_audit
+    from conftest import APPLY_ROLE
+
+    seed_fleet(aws, [component_endpoint("shared-unused", 0.0)], now=utc_now())
+    config_path, history_path = tmp_path / "auditor.toml", tmp_path / "history.sqlite3"
+    config_path.write_text(f'[aws]\nregions = ["us-east-1"]\n[history]\npath = "{history_path}"\n'
+                           f'[apply]\nrole_arn = "{APPLY_ROLE}"\nmax_risk = "medium"\nwait_minutes = 1\n'
+                           'resources = ["shared-*"]\n')
+    config = load_config(config_path)
+    outcome = execute_audit(config)
+    assert not deliver_outcome(config, outcome).problems
+    with History(history_path) as history:
+        (plan,) = [p for p in history.latest_plans() if p["resource"]["name"] == "shared-unused"]
+        window_end = history.runs(limit=1)[0].window_end
+    assert plan["proposed"]["action"] == "delete"
+    with time_machine.travel(window_end + timedelta(hours=1, minutes=30), tick=True):
+        boto3.client("cloudwatch", region_name="us-east-1").put_metric_data(Namespace="AWS/SageMaker", MetricData=[{
+            "MetricName": "Invocations", "Timestamp": window_end + timedelta(hours=1), "Value": 500.0,
+            "Dimensions": [{"Name": "InferenceComponentName", "Value": "shared-unused-model"}]}])
+        result = CliRunner().invoke(app, ["apply", plan["id"], "--yes", "--config", str(config_path)])
+    assert result.exit_code == 1, result.output
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert line.startswith("error: endpoint shared-unused served 500 requests since the audit's window ended")
+    sagemaker = boto3.client("sagemaker", region_name="us-east-1")
+    assert sagemaker.describe_endpoint(EndpointName="shared-unused")["EndpointStatus"] == "InService"

@@ -1,5 +1,6 @@
 """Fresh evidence before a destructive endpoint plan (a delete, or off-hours): ONE GetMetricData
-call: per variant Invocations (Sum) and CPUUtilization (Maximum), and for async endpoints, which
+call: per variant Invocations (Sum) and CPUUtilization (Maximum), per inference component it hosts
+Invocations (Sum: the variant publishes none for them), and for async endpoints, which
 publish no Invocations, the requests they processed (TotalProcessingTime SampleCount, per variant)
 and their queue (ApproximateBacklogSize Maximum, EndpointName only). Any request, any queued
 request, or CPU over the idle rule's ceiling (per vCPU, the variant's type as the plan saw it)
@@ -59,6 +60,10 @@ def endpoint_since(since: Since) -> str | None:
         queries += [query(f"inv{index}", "AWS/SageMaker", "Invocations", named, "Sum", period),
                     query(f"done{index}", "AWS/SageMaker", "TotalProcessingTime", named, "SampleCount", period),
                     query(f"cpu{index}", "/aws/sagemaker/Endpoints", "CPUUtilization", named, "Maximum", period)]
+    # An endpoint hosting inference components publishes its requests per component only.
+    components = sorted(since.observed.components or ())
+    queries += [query(f"component{i}", "AWS/SageMaker", "Invocations", {"InferenceComponentName": component},
+                      "Sum", period) for i, component in enumerate(components)]
     found = metric_data(since, queries)
 
     def values(query_id: str) -> list[float]:
@@ -66,7 +71,8 @@ def endpoint_since(since: Since) -> str | None:
 
     name = one_line(plan.resource.name)
     during = " in the hours the schedules would have it off" if off is not None else ""
-    requests = sum(sum(values(f"inv{i}")) + sum(values(f"done{i}")) for i in range(len(variants)))
+    requests = (sum(sum(values(f"inv{i}")) + sum(values(f"done{i}")) for i in range(len(variants)))
+                + sum(sum(values(f"component{i}")) for i in range(len(components))))
     if requests > 0:
         return f"endpoint {name} served {requests:,.0f} requests{during} {since.when}; run the audit again"
     queued = max(values("backlog"), default=0.0)
