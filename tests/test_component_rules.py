@@ -125,3 +125,17 @@ def test_a_reserved_gpu_without_its_metric_gets_no_verdict(aws) -> None:
     doc = audit(now, instance_count=6,
                 components={"chat-7b": {"copies": 16, "cpu": 4.0, "gpu": 1.0, "memory": 16384}})
     assert "component-underutilized" not in {f["rule"] for f in doc["findings"]}
+
+
+def test_unread_scaling_targets_never_turn_managed_scaling_on(aws) -> None:
+    """DescribeScalableTargets denied: whether Application Auto Scaling scales the variant is
+    unknown, so native consolidation never turns managed scaling on (two scalers on one count);
+    the error line says what was not judged."""
+    now = utc_now()
+    publish(now, "chat-7b", cpu=12.0, gpu=20.0, memory=40.0)
+    aws.faults.arm("application-autoscaling", "DescribeScalableTargets", "access_denied", times=3)
+    doc = audit(now, instance_count=4)
+    assert any("DescribeScalableTargets" in e["message"] for e in doc["errors"])
+    packing = next(f for f in doc["findings"] if f["rule"] == "component-packing")
+    assert "proposed_managed_instance_scaling" not in packing["evidence"]
+    assert (packing["recommendation"] or {}).get("action") != "managed-scaling"

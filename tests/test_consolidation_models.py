@@ -117,3 +117,16 @@ def test_an_endpoint_whose_name_another_endpoints_component_has_is_left_out(aws,
         RuntimeConfig={"CopyCount": 1})
     _, doc = run(tmp_path / "report.json")
     assert [members_of(f) for f in doc["findings"] if f["rule"] == RULE] == [set(TINY[1:3])]
+
+
+def test_an_endpoint_that_captures_its_requests_is_left_out(aws, tmp_path: Path) -> None:
+    """The shared endpoint's config carries no DataCaptureConfig: a member whose config captures
+    requests (for Model Monitor) would stop capturing once its callers switch, so it is not grouped."""
+    now = utc_now()
+    seed_fleet(aws, [tiny(name) for name in TINY[:3]], now=now)
+    peaks_at_different_hours(aws, now)
+    aws.backend("sagemaker", "us-east-1").endpoint_configs["reco-tiny-1-config"].data_capture_config = {
+        "EnableCapture": True, "InitialSamplingPercentage": 10, "DestinationS3Uri": "s3://capture/reco",
+        "CaptureOptions": [{"CaptureMode": "Input"}, {"CaptureMode": "Output"}]}
+    _, doc = run(tmp_path / "report.json")
+    assert [members_of(f) for f in doc["findings"] if f["rule"] == RULE] == [set(TINY[1:3])]

@@ -423,3 +423,25 @@ def test_the_component_plan_makes_the_new_config_then_each_components_calls(repo
     assert parsed.change is not None
     for index, call in enumerate(parsed.change.calls):
         assert content_problem(parsed, index, call.operation, call.params) is None, call.operation
+
+
+def test_a_components_step_policy_on_another_alarm_does_not_stand_for_the_wake_from_zero() -> None:
+    """A step policy the component has (scaling out on its GPU, say) is triggered by an alarm that
+    sees no datapoint at zero copies: the plan still adds AWS's step policy on
+    NoCapacityInvocationFailures and its alarm; the rule's own policy, once there, is not put twice."""
+    from auditor.kinds.endpoints.models import InferenceComponent
+    from auditor.kinds.endpoints.rules.component_scale_to_zero import component_calls, policy_name
+
+    def calls_with(policy: ReadScalingPolicy) -> list[str]:
+        scaling = AutoScaling(1, 4, read_policies=(policy,))
+        component = InferenceComponent("chat", "AllTraffic", "InService", copy_count=2, autoscaling=scaling)
+        calls, _ = component_calls(component, 600.0)
+        return [c["operation"] for c in calls]
+
+    gpu_step = ReadScalingPolicy("chat-gpu-step", "StepScaling", {"AdjustmentType": "ChangeInCapacity"},
+                                 ("chat-gpu-high",))
+    assert calls_with(gpu_step) == ["RegisterScalableTarget", "PutScalingPolicy", "PutScalingPolicy",
+                                    "PutMetricAlarm"]
+    own = ReadScalingPolicy(policy_name("chat", "scale-from-zero"), "StepScaling",
+                            {"AdjustmentType": "ChangeInCapacity"}, ("chat-wake",))
+    assert calls_with(own) == ["RegisterScalableTarget", "PutScalingPolicy"]

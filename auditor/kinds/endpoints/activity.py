@@ -1,8 +1,8 @@
 """Is an endpoint in use? What each kind of endpoint publishes that shows work being done.
 
 Real-time and serverless endpoints count Invocations (and publish nothing at all in an hour
-without traffic); an endpoint that hosts inference components publishes them per component
-(InferenceComponentName), none for its variant. Async endpoints publish no Invocations: the requests they processed are
+without traffic); an endpoint hosting inference components publishes them per component
+(InferenceComponentName), never per variant. Async endpoints publish no Invocations: the requests they processed are
 TotalProcessingTime's sample count, and requests waiting show in the queue metrics. For every
 kind with instances, busy instances (CPU or GPU above a small ceiling) are work too, whatever
 the request metrics say.
@@ -40,8 +40,11 @@ def endpoint_activity(assessment: EndpointAssessment, idle_ceiling_percent: floa
     is_async = endpoint.kind is EndpointKind.ASYNC
     counts = [va.utilization.invocations for va in assessment.variants if va.utilization is not None]
     known = [c for c in counts if c is not None]
-    if endpoint.inference_components and not assessment.component_calls.empty:
-        known.append(float(assessment.component_calls.sum().sum()))
+    # An endpoint that hosts inference components publishes its requests per component only (the
+    # variant publishes none for them): theirs are its requests.
+    calls = assessment.component_calls.to_numpy(dtype="float64")
+    if calls.size and not np.isnan(calls).all():
+        known.append(float(np.nansum(calls)))
     busy: dict[str, float] = {}
     for va in assessment.variants:
         if va.utilization is None:

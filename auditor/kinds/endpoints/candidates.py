@@ -55,12 +55,13 @@ def candidate_load(assessed: EndpointAssessment, findings: Sequence[Finding], mo
     saving = [r for r in advised if r.monthly_savings_usd > 0]
     best = min(saving, key=lambda r: r.recommended_monthly_usd) if saving else None
     scales_out = any(r.action == "scale-out" for r in advised)
-    excluded = _excluded(peak, busy_percent, scales_out, va.variant.scales, best.action if best else None)
+    described = endpoint.config_description or {}
+    excluded = (_excluded(peak, busy_percent, scales_out, va.variant.scales, best.action if best else None)
+                or _config_excluded(described))
     if excluded is None and (Resource.CPU.value not in peak or Resource.MEMORY.value not in peak):
         excluded = "its CPU or memory was not measured: what a copy must reserve is unknown"
     if excluded is not None:
         cpu = memory = accelerators = accelerator_memory = np.zeros(0)
-    described = endpoint.config_description or {}
     kms = described.get("KmsKeyId")
     return CandidateLoad(
         account_id=endpoint.account_id, region=endpoint.region, endpoint=endpoint.name,
@@ -86,4 +87,15 @@ def _excluded(peak: dict[str, float], busy_percent: float, scales_out: bool, sca
         return "its instance count scales (autoscaling or managed scaling): a fixed share cannot be read from it"
     if own_action == "delete":
         return "its own plan deletes it (idle)"
+    return None
+
+
+def _config_excluded(described: dict[str, object]) -> str | None:
+    """What its endpoint config does that the shared endpoint's config (one component-style variant,
+    its network and key) would not: once callers switch, that would stop without a word."""
+    capture = described.get("DataCaptureConfig")
+    if isinstance(capture, dict) and capture and capture.get("EnableCapture", True) is not False:
+        return "its config captures requests (DataCaptureConfig), which the shared endpoint's would not"
+    if described.get("ExplainerConfig"):
+        return "its config explains predictions (ExplainerConfig), which the shared endpoint's would not"
     return None

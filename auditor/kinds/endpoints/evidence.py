@@ -1,5 +1,6 @@
 """Fresh evidence before a destructive endpoint plan (a delete, or off-hours): ONE GetMetricData
-call: per variant Invocations (Sum) and CPUUtilization (Maximum), and for async endpoints, which
+call: per variant Invocations (Sum) and CPUUtilization (Maximum), per inference component it hosts
+Invocations (Sum: the variant publishes none for them), and for async endpoints, which
 publish no Invocations, the requests they processed (TotalProcessingTime SampleCount, per variant)
 and their queue (ApproximateBacklogSize Maximum, EndpointName only); for each inference component
 the plan's calls name (off-hours' scheduled copies), its Invocations (InferenceComponentName: the
@@ -61,9 +62,11 @@ def endpoint_since(since: Since) -> str | None:
         queries += [query(f"inv{index}", "AWS/SageMaker", "Invocations", named, "Sum", period),
                     query(f"done{index}", "AWS/SageMaker", "TotalProcessingTime", named, "SampleCount", period),
                     query(f"cpu{index}", "/aws/sagemaker/Endpoints", "CPUUtilization", named, "Maximum", period)]
-    components = _components_named(plan)
-    queries += [query(f"ic{index}", "AWS/SageMaker", "Invocations", {"InferenceComponentName": component}, "Sum",
-                      period) for index, component in enumerate(components)]
+    # An endpoint hosting inference components publishes its requests per component only: those the
+    # plan's calls name (off-hours' scheduled copies) and those it hosts now (a delete).
+    components = sorted(set(_components_named(plan)) | set(since.observed.components or ()))
+    queries += [query(f"component{i}", "AWS/SageMaker", "Invocations", {"InferenceComponentName": component},
+                      "Sum", period) for i, component in enumerate(components)]
     found = metric_data(since, queries)
 
     def values(query_id: str) -> list[float]:
@@ -71,8 +74,8 @@ def endpoint_since(since: Since) -> str | None:
 
     name = one_line(plan.resource.name)
     during = " in the hours the schedules would have it off" if off is not None else ""
-    requests = sum(sum(values(f"inv{i}")) + sum(values(f"done{i}")) for i in range(len(variants)))
-    requests += sum(sum(values(f"ic{i}")) for i in range(len(components)))
+    requests = (sum(sum(values(f"inv{i}")) + sum(values(f"done{i}")) for i in range(len(variants)))
+                + sum(sum(values(f"component{i}")) for i in range(len(components))))
     if requests > 0:
         return f"endpoint {name} served {requests:,.0f} requests{during} {since.when}; run the audit again"
     queued = max(values("backlog"), default=0.0)
@@ -120,12 +123,26 @@ def _reserved_cores(plan: PlanToApply) -> dict[str, float]:
     return reserved
 
 
+def _instance_counts(plan: PlanToApply) -> dict[str, int]:
+    """Each member's instance count as the audit read it (proposed.details.members)."""
+    details = plan.proposed.get("details")
+    members = details.get("members") if isinstance(details, dict) else None
+    counts = {}
+    for member in members if isinstance(members, list) else ():
+        count = member.get("instance_count") if isinstance(member, dict) else None
+        if isinstance(count, int) and not isinstance(count, bool) and count >= 1:
+            counts[str(member.get("endpoint"))] = count
+    return counts
+
+
 def shared_since(since: Since) -> str | None:
-    """Since the audit's window ended, each member's CPU (CPUUtilization Maximum, the sum over its
-    vCPUs: 100 per core busy) must stay within the cores its copies reserve on the shared fleet:
-    a member that grew since the audit would not fit what the plan packs."""
+    """Since the audit's window ended, each member's CPU must stay within the cores its copies
+    reserve on the shared fleet: a member that grew since the audit would not fit what the plan
+    packs. Read as the rule reads it (consolidation.py): the variant's CPUUtilization Maximum (the
+    hottest instance, the sum over its vCPUs: 100 per core busy) times its instance count."""
     plan = since.plan
     reserved = _reserved_cores(plan)
+    counts = _instance_counts(plan)
     members = [m for m in members_of(plan) if str(m.get("endpoint")) in reserved]
     queries = [query(f"cpu{i}", "/aws/sagemaker/Endpoints", "CPUUtilization",
                      {"EndpointName": str(m.get("endpoint")), "VariantName": str(m.get("variant"))}, "Maximum",
@@ -136,8 +153,9 @@ def shared_since(since: Since) -> str | None:
     for index, member in enumerate(members):
         name = str(member.get("endpoint"))
         busiest = max((v for _, v in found.get(f"cpu{index}", [])), default=None)
-        if busiest is not None and busiest / 100 > reserved[name]:
-            return (f"member endpoint {one_line(name)} used up to {busiest / 100:.2f} CPU cores {since.when}, more "
+        used = None if busiest is None else busiest / 100 * counts.get(name, 1)
+        if used is not None and used > reserved[name]:
+            return (f"member endpoint {one_line(name)} used up to {used:.2f} CPU cores {since.when}, more "
                     f"than its copies reserve on the shared endpoint ({reserved[name]:g}); run the audit again")
     return None
 

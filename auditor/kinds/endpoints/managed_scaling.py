@@ -68,12 +68,13 @@ def running_scaling(va: VariantAssessment, description: dict[str, Any] | None) -
 def consolidating(assessment: EndpointAssessment, va: VariantAssessment, needed: int,
                   floor: int) -> ScalingProposal | None:
     """The scaling that consolidates the variant onto `needed` instances (at least `floor`); None
-    where the variant scales by Application Auto Scaling (two scalers on one count), or where its
+    where the variant scales by Application Auto Scaling (two scalers on one count), or may (its
+    region's scaling targets could not be read: a denied read is never "no target"), or where its
     config already sets exactly that (nothing to change)."""
     managed = va.variant.managed_scaling
     count = va.variant.instance_count
     if managed is None:
-        if va.variant.autoscaling is not None:
+        if va.variant.autoscaling is not None or not assessment.endpoint.autoscaling_known:
             return None
         scaling = {"Status": "ENABLED", "MinInstanceCount": max(needed, floor), "MaxInstanceCount": count,
                    "ScaleInPolicy": {"Strategy": CONSOLIDATION}}

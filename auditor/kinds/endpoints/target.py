@@ -189,7 +189,8 @@ class EndpointTarget(Target):
     def observe(self, clients: AwsClients, plan: PlanToApply) -> Observed:
         """DescribeEndpoint; the scalable targets and scaling policies of its variants
         (DescribeScalableTargets, DescribeScalingPolicies); the inference components it hosts
-        (ListInferenceComponents) when a call names one."""
+        (ListInferenceComponents) when a call names one, or deletes the endpoint (their requests
+        are its requests: evidence.py)."""
         api = clients.client("sagemaker", plan.resource.region)
         name = plan.resource.name
         described = self.described(plan, "DescribeEndpoint", lambda: api.describe_endpoint(EndpointName=name))
@@ -197,7 +198,7 @@ class EndpointTarget(Target):
                     for v in described.get(key) or []]
         scaling = _scaling(self, clients, plan, variants)
         components = None
-        if named_components(plan):
+        if named_components(plan) or plan.calls_of("sagemaker", "DeleteEndpoint"):
             components = self.read(plan, "ListInferenceComponents", lambda: {
                 str(c.get("InferenceComponentName"))
                 for page in api.get_paginator("list_inference_components").paginate(EndpointNameEquals=name)

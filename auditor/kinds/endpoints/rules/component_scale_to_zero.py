@@ -131,8 +131,8 @@ def alarm_name(component: str) -> str:
 
 def component_calls(component: InferenceComponent, peak_per_hour: float) -> tuple[list[dict[str, Any]], list[str]]:
     """For one component: RegisterScalableTarget at MinCapacity 0 (its maximum kept), target tracking
-    on invocations per copy where it has none, AWS's step policy and its alarm where it has no step
-    policy; and how to undo them."""
+    on invocations per copy where it has none, AWS's step policy and its alarm where it does not have
+    them already; and how to undo them."""
     resource = component_resource_id(component.name)
     scaling = component.autoscaling
     copies = int(component.copy_count or 0)
@@ -159,8 +159,10 @@ def component_calls(component: InferenceComponent, peak_per_hour: float) -> tupl
             "purpose": f"scale {component.name}'s copies on invocations per copy (target {target:g} a minute: "
                        f"{copies} at the window's busiest hour), to zero without requests"})
         undo.insert(0, f"DeleteScalingPolicy {name} on {resource}")
-    if not any(p.policy_type == "StepScaling" for p in policies):
-        step = policy_name(component.name, "scale-from-zero")
+    step = policy_name(component.name, "scale-from-zero")
+    # Only this rule's own step policy is known to wake the component at zero: the alarms of another
+    # (on latency, on GPU use) are not read and see no datapoint while no copy runs.
+    if not any(p.policy_type == "StepScaling" and p.name == step for p in policies):
         alarm = alarm_name(component.name)
         calls += [
             {"service": "application-autoscaling", "operation": "PutScalingPolicy",
