@@ -117,7 +117,11 @@ def test_the_first_rows_are_the_largest_savings_and_the_headline_is_their_sum(
     counted = [r["usd"] for r in rows if r["counted"]]
     assert money(page["saving"]) == pytest.approx(sum(counted), abs=0.01)
     left_out = [r for r in rows if not r["counted"] and r["usd"] != 0]
-    not_counted = [r for r in left_out if r["usd"] > 0]
+    # A plan counted in another (a consolidation's members) says which, and the headline how many.
+    included = [r for r in left_out if "included in plan" in r["text"]]
+    if included:
+        assert f"{len(included)} plans counted in another (${sum(r['usd'] for r in included):,.2f})" in page["headline"]
+    not_counted = [r for r in left_out if r["usd"] > 0 and r not in included]
     costing_more = [r for r in left_out if r["usd"] < 0]
     headline = page["headline"]
     assert f"${sum(counted):,.2f}/month to save" in headline

@@ -93,8 +93,12 @@ def test_summary_first_then_the_top_plans_and_how_many_are_not_shown(outputs: di
     assert default.startswith("SageMaker audit") and everything.startswith("SageMaker audit")
     assert f"What to change: the first {TABLE_PLANS} of {len(plans)} plans" in default
     flat = " ".join(default.split())
+    # A plan another covers (a consolidation's members) is counted in that one, not again.
+    covered = {(r["type"], r["name"], r["account_id"], r["region"]) for p in plans for r in p["covers"]}
     hidden = sum(p["monthly_savings_usd"] for p in plans[TABLE_PLANS:]
-                 if p["measured"] and p["monthly_savings_usd"] > 0)
+                 if p["measured"] and p["monthly_savings_usd"] > 0 and (
+                     p["resource"]["type"], p["resource"]["name"], p["resource"]["account_id"],
+                     p["resource"]["region"]) not in covered)
     assert (f"{len(plans) - TABLE_PLANS} more plans (${hidden:,.2f}/month of the saving): `audit run --all` shows "
             "every plan and finding.") in flat
     assert all(f"plan {p['id']}" in flat for p in plans[:TABLE_PLANS])

@@ -644,8 +644,9 @@ def render_table(doc: dict[str, Any], color: bool = False, width: int | None = N
         if len(plans) < len(all_plans):
             hidden = len(all_plans) - len(plans)
             # Their part of the headline's saving, so that the rows shown and these add up to it.
+            included = included_plans(all_plans)
             saving = sum(p["monthly_savings_usd"] for p in all_plans[len(plans):]
-                         if p.get("measured", True) and p["monthly_savings_usd"] > 0)
+                         if p.get("measured", True) and p["monthly_savings_usd"] > 0 and p.get("id") not in included)
             say(f"{hidden} more plan{'s' if hidden != 1 else ''} ({usd(saving)}/month of the saving): "
                 "`audit run --all` shows every plan and finding.")
     if limit is None and doc["findings"]:
