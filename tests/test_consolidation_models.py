@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import boto3
+import pytest
 from typer.testing import CliRunner
 
 from auditor.cli import app
@@ -128,5 +129,22 @@ def test_an_endpoint_that_captures_its_requests_is_left_out(aws, tmp_path: Path)
     aws.backend("sagemaker", "us-east-1").endpoint_configs["reco-tiny-1-config"].data_capture_config = {
         "EnableCapture": True, "InitialSamplingPercentage": 10, "DestinationS3Uri": "s3://capture/reco",
         "CaptureOptions": [{"CaptureMode": "Input"}, {"CaptureMode": "Output"}]}
+    _, doc = run(tmp_path / "report.json")
+    assert [members_of(f) for f in doc["findings"] if f["rule"] == RULE] == [set(TINY[1:3])]
+
+
+@pytest.mark.parametrize("container", ["multi-model", "pipeline"])
+def test_a_multi_model_or_pipeline_model_is_left_out(aws, tmp_path: Path, container: str) -> None:
+    """One inference component hosts one model's single container: a multi-model container (Mode
+    MultiModel) or an inference pipeline (several Containers) is never grouped."""
+    now = utc_now()
+    seed_fleet(aws, [tiny(name) for name in TINY[:3]], now=now)
+    peaks_at_different_hours(aws, now)
+    model = aws.backend("sagemaker", "us-east-1")._models["reco-tiny-1-model"]
+    if container == "multi-model":
+        model.primary_container = {**model.primary_container, "Mode": "MultiModel"}
+    else:
+        model.containers = [{"Image": "img-a"}, {"Image": "img-b"}]
+        model.primary_container = None
     _, doc = run(tmp_path / "report.json")
     assert [members_of(f) for f in doc["findings"] if f["rule"] == RULE] == [set(TINY[1:3])]

@@ -440,12 +440,13 @@ def describe_models(sagemaker: BaseClient, region: str, endpoints: list[Endpoint
 def _kept_network(description: dict[str, Any] | None, model: str) -> ModelNetwork | None:
     """The model network kept with a config's description (None: not kept, or for another model)."""
     kept = (description or {}).get("ModelNetwork")
-    if not isinstance(kept, dict) or kept.get("ModelName") != model:
-        return None
+    if not isinstance(kept, dict) or kept.get("ModelName") != model or "SingleContainer" not in kept:
+        return None  # kept by a version that did not note its containers: described again
     return ModelNetwork(subnets=frozenset(kept.get("Subnets") or ()),
                         security_groups=frozenset(kept.get("SecurityGroupIds") or ()),
                         network_isolation=kept.get("EnableNetworkIsolation") is True,
-                        execution_role=kept.get("ExecutionRoleArn"))
+                        execution_role=kept.get("ExecutionRoleArn"),
+                        single_container=kept.get("SingleContainer") is True)
 
 
 def _keep_network(configs: ConfigCache, endpoint: Endpoint, region: str, model: str, network: ModelNetwork) -> None:
@@ -454,7 +455,8 @@ def _keep_network(configs: ConfigCache, endpoint: Endpoint, region: str, model: 
         return
     configs.put(endpoint.account_id, region, endpoint.config_name, {**description, "ModelNetwork": {
         "ModelName": model, "Subnets": sorted(network.subnets), "SecurityGroupIds": sorted(network.security_groups),
-        "EnableNetworkIsolation": network.network_isolation, "ExecutionRoleArn": network.execution_role}})
+        "EnableNetworkIsolation": network.network_isolation, "ExecutionRoleArn": network.execution_role,
+        "SingleContainer": network.single_container}})
 
 
 def _describe_model(sagemaker: BaseClient, region: str, model: str) -> tuple[ModelNetwork | str, bool]:
@@ -469,9 +471,12 @@ def _describe_model(sagemaker: BaseClient, region: str, model: str) -> tuple[Mod
                 f"{what} are unknown, so consolidate-onto-components leaves {'them' if fatal else 'it'} out"), fatal
     vpc = described.get("VpcConfig") or {}
     role = described.get("ExecutionRoleArn")
+    containers = [c for c in [described.get("PrimaryContainer"), *(described.get("Containers") or [])]
+                  if isinstance(c, dict)]
     return ModelNetwork(
         subnets=frozenset(str(s) for s in vpc.get("Subnets") or ()),
         security_groups=frozenset(str(g) for g in vpc.get("SecurityGroupIds") or ()),
         network_isolation=described.get("EnableNetworkIsolation") is True,
         execution_role=str(role) if role else None,
+        single_container=len(containers) == 1 and containers[0].get("Mode") != "MultiModel",
     ), False

@@ -330,7 +330,10 @@ def attach_models(candidates: list[CandidateLoad], endpoints: list[Endpoint], cl
     read = []
     for candidate in candidates:
         answer = found.get((candidate.account_id, candidate.endpoint))
-        if isinstance(answer, ModelNetwork):
+        if isinstance(answer, ModelNetwork) and not answer.single_container:
+            candidate = replace(candidate, excluded="its model is an inference pipeline or a multi-model container, "
+                                                    "which one inference component does not host")
+        elif isinstance(answer, ModelNetwork):
             candidate = replace(candidate, network=answer)
         elif isinstance(answer, str):
             candidate = replace(candidate, excluded=f"its model could not be described: {answer}")

@@ -148,6 +148,9 @@ class ModelNetwork:
     security_groups: frozenset[str] = frozenset()
     network_isolation: bool = False
     execution_role: str | None = None
+    # False: an inference pipeline (several Containers) or a multi-model container (Mode MultiModel),
+    # which one inference component does not host as it is: such a model is never grouped.
+    single_container: bool = True
 
     @property
     def vpc(self) -> dict[str, list[str]] | None:
