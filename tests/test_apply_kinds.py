@@ -573,7 +573,8 @@ def test_off_hours_on_components_is_refused_when_a_component_served_requests_in_
             "basis": live_basis("pricing-api")}
     with pytest.raises(ApplyRefused) as refused:
         apply_plan(fleet["config"], audited(fleet, own_id(plan)), yes=True)
-    assert "endpoint pricing-api served 3 requests in the hours the schedules would have it off" in str(refused.value)
+    assert ("endpoint pricing-api's inference component pricing-ic-busy served 3 requests in the hours the schedules "
+            "would have it off") in str(refused.value)
     autoscaling = boto3.client("application-autoscaling", region_name="us-east-1")
     assert autoscaling.describe_scheduled_actions(ServiceNamespace="sagemaker",
                                                   ResourceId="inference-component/pricing-ic-busy")[
