@@ -449,3 +449,23 @@ def test_an_endpoint_delete_is_refused_when_its_inference_components_cannot_be_l
                     "(AccessDeniedException)")
     assert denied.fired == 1
     assert fleet["sagemaker"].describe_endpoint(EndpointName="churn-model-legacy")["EndpointStatus"] == "InService"
+
+
+def test_the_components_read_before_a_delete_are_split_at_500_queries_a_request(fleet: dict[str, Any]) -> None:
+    """GetMetricData takes at most 500 queries a request (AWS; the emulator does not enforce it): an
+    endpoint hosting 600 components, added since the audit, is read in two, a request to the last one
+    seen."""
+    plan = fleet["plans"][("churn-model-legacy", "delete")]
+    with History(fleet["history"]) as history:
+        window_end = history.runs(limit=1)[0].window_end
+    for index in range(600):
+        add_component("123456789012", "us-east-1", "churn-model-legacy", "AllTraffic", f"churn-ic-{index:03d}", 1,
+                      0.1, 0.0, 128, utc_now())
+    with time_machine.travel(window_end + timedelta(hours=1, minutes=30), tick=True):
+        Emulator.publish_metrics("AWS/SageMaker", [{
+            "MetricName": "Invocations", "Timestamp": window_end + timedelta(hours=1), "Value": 2.0, "Unit": "None",
+            "Dimensions": [{"Name": "InferenceComponentName", "Value": "churn-ic-599"}]}], "us-east-1")
+        Emulator.faults.reset()
+        line = refused(fleet, plan["id"])
+    assert line.startswith("endpoint churn-model-legacy's inference component churn-ic-599 served 2 requests since")
+    assert Emulator.faults.calls().count(("cloudwatch", "GetMetricData")) == 2
