@@ -3,7 +3,9 @@ refused in one line with nothing written:
 
 - a stale plan: run 1 proposes a resize, the load rises, run 2 proposes something else: run 1's id;
 - a plan older than [apply] max_plan_age_hours (and the same plan applied once the setting allows it);
-- an idle endpoint that serves 3,000 requests an hour after the audit: its delete;
+- an idle endpoint that serves 3,000 requests an hour after the audit: its delete; the same for a
+  request to an inference component the endpoint hosts (the variant publishes no Invocations for it),
+  and when its components cannot be listed;
 - someone scales the variant to 8 with UpdateEndpointWeightsAndCapacities (same config name), or
   puts it under autoscaling: the resize;
 - a history edited with sqlite3 so that a tagged endpoint's plan calls DeleteEndpoint on another,
@@ -31,6 +33,7 @@ from auditor.cli import app
 from auditor.config_file import load_config
 from auditor.history.store import History
 from auditor.tasks.audit import deliver_outcome, execute_audit
+from auditor_emulator.components import add_component
 from auditor_emulator.fleet import demo_fleet, seed_fleet
 from auditor_emulator.server import Emulator
 from conftest import APPLY_ROLE, utc_now
@@ -394,3 +397,75 @@ def test_an_idle_endpoint_whose_instances_got_busy_since_the_audit_is_not_delete
     assert line == ("endpoint churn-model-legacy's variant AllTraffic ran up to 37.5% CPU per vCPU since the audit's "
                     f"window ended at {window_end.astimezone(UTC):%Y-%m-%d %H:%M} UTC (idle: at most 5%); run the "
                     "audit again")
+
+
+def hosting_a_component(fleet: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """churn-model-legacy hosting an idle inference component, audited again: its delete plan and the
+    run's window end."""
+    add_component("123456789012", "us-east-1", "churn-model-legacy", "AllTraffic", "churn-ic", 1, 1.0, 0.0, 1024,
+                  utc_now())
+    plan = audit(fleet)[("churn-model-legacy", "delete")]
+    with History(fleet["history"]) as history:
+        return plan, history.runs(limit=1)[0].window_end
+
+
+def test_an_endpoint_whose_inference_component_served_requests_after_the_audit_is_not_deleted(
+        fleet: dict[str, Any]) -> None:
+    """AWS publishes no per-variant Invocations for the requests an endpoint's inference components
+    serve, only each component's own (InferenceComponentName): the delete lists the components live
+    and reads theirs in the same GetMetricData request."""
+    plan, window_end = hosting_a_component(fleet)
+    with time_machine.travel(window_end + timedelta(hours=1, minutes=30), tick=True):
+        Emulator.publish_metrics("AWS/SageMaker", [{
+            "MetricName": "Invocations", "Timestamp": window_end + timedelta(hours=1), "Value": 1.0, "Unit": "None",
+            "Dimensions": [{"Name": "InferenceComponentName", "Value": "churn-ic"}]}], "us-east-1")
+        line = refused(fleet, plan["id"])
+    assert line == ("endpoint churn-model-legacy's inference component churn-ic served 1 requests since the audit's "
+                    f"window ended at {window_end.astimezone(UTC):%Y-%m-%d %H:%M} UTC; run the audit again")
+    assert fleet["sagemaker"].describe_endpoint(EndpointName="churn-model-legacy")["EndpointStatus"] == "InService"
+    assert [c["InferenceComponentName"] for c in fleet["sagemaker"].list_inference_components(
+        EndpointNameEquals="churn-model-legacy")["InferenceComponents"]] == ["churn-ic"]
+
+
+def test_an_endpoint_whose_inference_components_served_nothing_after_the_audit_is_deleted(
+        fleet: dict[str, Any]) -> None:
+    plan, window_end = hosting_a_component(fleet)
+    with time_machine.travel(window_end + timedelta(hours=1, minutes=30), tick=True):
+        Emulator.faults.reset()
+        result = apply(fleet, plan["id"], "--yes")
+    assert result.exit_code == 0, result.output
+    assert ("sagemaker", "ListInferenceComponents") in Emulator.faults.calls()
+    with pytest.raises(fleet["sagemaker"].exceptions.ClientError):
+        fleet["sagemaker"].describe_endpoint(EndpointName="churn-model-legacy")
+
+
+def test_an_endpoint_delete_is_refused_when_its_inference_components_cannot_be_listed(fleet: dict[str, Any]) -> None:
+    """A denied ListInferenceComponents is not "no components": the delete is refused, naming the call."""
+    plan, window_end = hosting_a_component(fleet)
+    denied = Emulator.faults.arm("sagemaker", "ListInferenceComponents", "access_denied")
+    with time_machine.travel(window_end + timedelta(hours=1, minutes=30), tick=True):
+        line = refused(fleet, plan["id"])
+    assert line == ("endpoint churn-model-legacy: access denied: sagemaker:ListInferenceComponents in us-east-1 "
+                    "(AccessDeniedException)")
+    assert denied.fired == 1
+    assert fleet["sagemaker"].describe_endpoint(EndpointName="churn-model-legacy")["EndpointStatus"] == "InService"
+
+
+def test_the_components_read_before_a_delete_are_split_at_500_queries_a_request(fleet: dict[str, Any]) -> None:
+    """GetMetricData takes at most 500 queries a request (AWS; the emulator does not enforce it): an
+    endpoint hosting 600 components, added since the audit, is read in two, a request to the last one
+    seen."""
+    plan = fleet["plans"][("churn-model-legacy", "delete")]
+    with History(fleet["history"]) as history:
+        window_end = history.runs(limit=1)[0].window_end
+    for index in range(600):
+        add_component("123456789012", "us-east-1", "churn-model-legacy", "AllTraffic", f"churn-ic-{index:03d}", 1,
+                      0.1, 0.0, 128, utc_now())
+    with time_machine.travel(window_end + timedelta(hours=1, minutes=30), tick=True):
+        Emulator.publish_metrics("AWS/SageMaker", [{
+            "MetricName": "Invocations", "Timestamp": window_end + timedelta(hours=1), "Value": 2.0, "Unit": "None",
+            "Dimensions": [{"Name": "InferenceComponentName", "Value": "churn-ic-599"}]}], "us-east-1")
+        Emulator.faults.reset()
+        line = refused(fleet, plan["id"])
+    assert line.startswith("endpoint churn-model-legacy's inference component churn-ic-599 served 2 requests since")
+    assert Emulator.faults.calls().count(("cloudwatch", "GetMetricData")) == 2

@@ -573,11 +573,49 @@ def test_off_hours_on_components_is_refused_when_a_component_served_requests_in_
             "basis": live_basis("pricing-api")}
     with pytest.raises(ApplyRefused) as refused:
         apply_plan(fleet["config"], audited(fleet, own_id(plan)), yes=True)
-    assert "endpoint pricing-api served 3 requests in the hours the schedules would have it off" in str(refused.value)
+    assert ("endpoint pricing-api's inference component pricing-ic-busy served 3 requests in the hours the schedules "
+            "would have it off") in str(refused.value)
     autoscaling = boto3.client("application-autoscaling", region_name="us-east-1")
     assert autoscaling.describe_scheduled_actions(ServiceNamespace="sagemaker",
                                                   ResourceId="inference-component/pricing-ic-busy")[
         "ScheduledActions"] == []
+
+
+def test_off_hours_schedules_are_refused_when_a_component_added_since_the_audit_served_requests(
+        fleet: dict[str, Any]) -> None:
+    """An off-hours plan of schedules (an endpoint that hosted no component when audited) names no
+    component: the fresh evidence lists those the endpoint hosts now and reads their Invocations too."""
+    add_component("123456789012", "us-east-1", "internal-reports", "AllTraffic", "reports-ic-late", 1, 1.0, 0.0,
+                  1024, utc_now())
+    with History(Path(fleet["config"].history.path)) as history:
+        window_end = history.runs(limit=1)[0].window_end
+    first = window_end.weekday() * 24 + window_end.hour  # the hours since the audit's window: off
+    audited_shape = replace(helper_endpoint("internal-reports"), config_name="internal-reports-config")
+    change = off_hours_change(audited_shape, (OffPeriod(first, 6),), 0, "arn:aws:iam::{account_id}:role/off-hours")
+    assert {c["operation"] for c in change["change"]} == {"CreateSchedule"}
+    Emulator.publish_metrics("AWS/SageMaker", [
+        {"MetricName": "Invocations", "Timestamp": max(utc_now() - timedelta(seconds=5), window_end),
+         "Value": 4.0, "Unit": "None", "Dimensions": [{"Name": "InferenceComponentName", "Value": "reports-ic-late"}]}],
+        "us-east-1")
+    plan = {"id": "p-late-ic", "resource": resource_json("internal-reports"), "variant": None,
+            "current": {"instance_type": "ml.m5.xlarge", "instance_count": 1, "monthly_cost_usd": 100.0,
+                        "endpoint_config_name": "internal-reports-config"},
+            "proposed": {"action": "off-hours", "monthly_savings_usd": 60.0, "details": {
+                "off_periods_utc": [{"from": f"{['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'][first // 24]} "
+                                             f"{first % 24:02d}:00", "to": "-", "hours": 6}]}},
+            "monthly_savings_usd": 60.0, "measured": True, "risk": {"level": "medium", "load_test_first": []},
+            "change": {"calls": change["change"], "rollback": change["rollback"], "waits_for": None},
+            "basis": live_basis("internal-reports")}
+    scheduler = boto3.client("scheduler", region_name="us-east-1")
+    before = scheduler.list_schedules()["Schedules"]
+    try:
+        with pytest.raises(ApplyRefused) as refused:
+            apply_plan(fleet["config"], audited(fleet, own_id(plan)), yes=True)
+    finally:
+        fleet["sagemaker"].delete_inference_component(InferenceComponentName="reports-ic-late")
+    assert ("endpoint internal-reports's inference component reports-ic-late served 4 requests in the hours the "
+            "schedules would have it off") in str(refused.value)
+    assert scheduler.list_schedules()["Schedules"] == before
 
 
 def applied_change(plan: dict[str, Any], calls: list[dict[str, Any]]) -> AppliedChange:

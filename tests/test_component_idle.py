@@ -68,6 +68,7 @@ def test_a_delete_is_refused_when_its_components_served_requests_since_the_audit
         result = CliRunner().invoke(app, ["apply", plan["id"], "--yes", "--config", str(config_path)])
     assert result.exit_code == 1, result.output
     (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert line.startswith("error: endpoint shared-unused served 500 requests since the audit's window ended")
+    assert line.startswith("error: endpoint shared-unused's inference component shared-unused-model served 500 "
+                           "requests since the audit's window ended")
     sagemaker = boto3.client("sagemaker", region_name="us-east-1")
     assert sagemaker.describe_endpoint(EndpointName="shared-unused")["EndpointStatus"] == "InService"

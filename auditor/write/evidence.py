@@ -1,8 +1,8 @@
 """Fresh evidence before a destructive plan, as a kind says it for each resource type (its
 `evidence`, in auditor/kinds/<kind>/evidence.py): which operations make a plan destructive, and
 how the resource's activity since the audit's window ended is read (any activity refuses).
-auditor.act.evidence runs the check; the pieces every check uses are here (one GetMetricData call,
-its queries).
+auditor.act.evidence runs the check; the pieces every check uses are here (GetMetricData, its
+queries).
 
 A series with no datapoint since the window ended is no activity (CloudWatch publishes nothing
 for a period without traffic).
@@ -21,6 +21,7 @@ from auditor.config import AuditConfig
 from auditor.write.plan import ApplyRefused, PlanToApply
 from auditor.write.target import ERRORS, Observed
 
+MAX_QUERIES = 500  # GetMetricData's limit a request (an endpoint may host hundreds of components)
 PERIOD_SECONDS = 300  # recent data (under 15 days): any multiple of 60; 26 hours are 312 points a query
 
 
@@ -55,21 +56,24 @@ class EvidenceCheck:
 
 
 def metric_data(since: Since, queries: list[dict[str, Any]]) -> dict[str, list[tuple[datetime, float]]]:
-    """One GetMetricData call (its NextToken pages followed, which these few short series never
-    need): each query's (timestamp, value) pairs, by its Id."""
+    """One GetMetricData call per MAX_QUERIES queries (its NextToken pages followed, which these
+    short series rarely need): each query's (timestamp, value) pairs, by its Id."""
     api = since.clients.client("cloudwatch", since.plan.resource.region)
-    kwargs: dict[str, Any] = {"MetricDataQueries": queries, "StartTime": since.start, "EndTime": since.end}
     found: dict[str, list[tuple[datetime, float]]] = {}
     try:
-        while True:
-            answer = api.get_metric_data(**kwargs)
-            for result in answer.get("MetricDataResults", []):
-                pairs = zip(result.get("Timestamps", []), result.get("Values", []), strict=False)
-                found.setdefault(str(result["Id"]), []).extend(
-                    (_moment(t), float(v)) for t, v in pairs if not math.isnan(float(v)))
-            if not answer.get("NextToken"):
-                return found
-            kwargs["NextToken"] = answer["NextToken"]
+        for first in range(0, len(queries), MAX_QUERIES):
+            kwargs: dict[str, Any] = {"MetricDataQueries": queries[first:first + MAX_QUERIES],
+                                      "StartTime": since.start, "EndTime": since.end}
+            while True:
+                answer = api.get_metric_data(**kwargs)
+                for result in answer.get("MetricDataResults", []):
+                    pairs = zip(result.get("Timestamps", []), result.get("Values", []), strict=False)
+                    found.setdefault(str(result["Id"]), []).extend(
+                        (_moment(t), float(v)) for t, v in pairs if not math.isnan(float(v)))
+                if not answer.get("NextToken"):
+                    break
+                kwargs["NextToken"] = answer["NextToken"]
+        return found
     except ERRORS as exc:
         problem = describe_client_error(exc, "cloudwatch", "GetMetricData", since.plan.resource.region)
         raise ApplyRefused(f"{since.who}: {problem}") from None

@@ -1,12 +1,13 @@
-"""Fresh evidence before a destructive endpoint plan (a delete, or off-hours): ONE GetMetricData
-call: per variant Invocations (Sum) and CPUUtilization (Maximum), per inference component it hosts
-Invocations (Sum: the variant publishes none for them), and for async endpoints, which
-publish no Invocations, the requests they processed (TotalProcessingTime SampleCount, per variant)
-and their queue (ApproximateBacklogSize Maximum, EndpointName only); for each inference component
-the plan's calls name (off-hours' scheduled copies), its Invocations (InferenceComponentName: the
-variant publishes none for components). Any request, any queued
-request, or CPU over the idle rule's ceiling (per vCPU, the variant's type as the plan saw it)
-refuses. For off-hours only the hours of the week the schedules would have it off are read.
+"""Fresh evidence before a destructive endpoint plan (a delete, or off-hours), read with
+GetMetricData (one request per 500 queries): per variant Invocations (Sum) and CPUUtilization
+(Maximum), and for async endpoints, which publish no Invocations, the requests they processed
+(TotalProcessingTime SampleCount, per variant) and their queue (ApproximateBacklogSize Maximum,
+EndpointName only); for each inference component the endpoint hosts now (ListInferenceComponents,
+read live: a component added since the audit serves too) or the plan's calls name (off-hours'
+scheduled copies), its Invocations (InferenceComponentName: the variant publishes none for
+components). Any request, any queued request, or CPU over the idle rule's ceiling (per vCPU, the
+variant's type as the plan saw it) refuses. For off-hours only the hours of the week the schedules
+would have it off are read.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from datetime import datetime
 
 from auditor.analyse.rules.base import settings_of
 from auditor.catalog import load_catalog
+from auditor.collect.session import describe_client_error
 from auditor.kinds.endpoints.binding import COMPONENT_PREFIX, component_calls, members_of
 from auditor.kinds.endpoints.consolidation import SHARED_TYPE
 from auditor.kinds.endpoints.rules.idle import RULE as IDLE
 from auditor.text import one_line
 from auditor.write.evidence import PERIOD_SECONDS, EvidenceCheck, Since, metric_data, query
 from auditor.write.plan import ApplyRefused, PlanToApply
+from auditor.write.target import ERRORS
 
 OFF_HOURS_PERIOD_SECONDS = 3600  # the off-hours are whole hours of the week
 HOURS_PER_WEEK = 168
@@ -63,8 +66,8 @@ def endpoint_since(since: Since) -> str | None:
                     query(f"done{index}", "AWS/SageMaker", "TotalProcessingTime", named, "SampleCount", period),
                     query(f"cpu{index}", "/aws/sagemaker/Endpoints", "CPUUtilization", named, "Maximum", period)]
     # An endpoint hosting inference components publishes its requests per component only: those the
-    # plan's calls name (off-hours' scheduled copies) and those it hosts now (a delete).
-    components = sorted(set(_components_named(plan)) | set(since.observed.components or ()))
+    # plan's calls name (off-hours' scheduled copies) and those it hosts now.
+    components = sorted(set(_components_named(plan)) | _components_hosted(since))
     queries += [query(f"component{i}", "AWS/SageMaker", "Invocations", {"InferenceComponentName": component},
                       "Sum", period) for i, component in enumerate(components)]
     found = metric_data(since, queries)
@@ -74,10 +77,13 @@ def endpoint_since(since: Since) -> str | None:
 
     name = one_line(plan.resource.name)
     during = " in the hours the schedules would have it off" if off is not None else ""
-    requests = (sum(sum(values(f"inv{i}")) + sum(values(f"done{i}")) for i in range(len(variants)))
-                + sum(sum(values(f"component{i}")) for i in range(len(components))))
+    requests = sum(sum(values(f"inv{i}")) + sum(values(f"done{i}")) for i in range(len(variants)))
     if requests > 0:
         return f"endpoint {name} served {requests:,.0f} requests{during} {since.when}; run the audit again"
+    for index, component in enumerate(components):
+        if (served := sum(values(f"component{index}"))) > 0:
+            return (f"endpoint {name}'s inference component {one_line(component)} served {served:,.0f} requests"
+                    f"{during} {since.when}; run the audit again")
     queued = max(values("backlog"), default=0.0)
     if queued > 0:
         return f"endpoint {name} had {queued:,.0f} requests queued{during} {since.when}; run the audit again"
@@ -96,6 +102,22 @@ def _components_named(plan: PlanToApply) -> list[str]:
     calls = plan.change.calls if plan.change else ()
     return sorted({str(c.params.get("ResourceId"))[len(COMPONENT_PREFIX):] for c in calls
                    if str(c.params.get("ResourceId") or "").startswith(COMPONENT_PREFIX)})
+
+
+def _components_hosted(since: Since) -> set[str]:
+    """The inference components the endpoint hosts now: the target's read when it made one, else
+    ListInferenceComponents (paginated). A failed or denied read refuses: it is not "none"."""
+    if since.observed.components is not None:
+        return since.observed.components
+    plan = since.plan
+    pages = since.clients.client("sagemaker", plan.resource.region).get_paginator("list_inference_components")
+    try:
+        return {str(c.get("InferenceComponentName"))
+                for page in pages.paginate(EndpointNameEquals=plan.resource.name)
+                for c in page.get("InferenceComponents", [])}
+    except ERRORS as exc:
+        problem = describe_client_error(exc, "sagemaker", "ListInferenceComponents", plan.resource.region)
+        raise ApplyRefused(f"{since.who}: {problem}") from None
 
 
 def _vcpus(plan: PlanToApply, variant: str) -> float:
@@ -162,7 +184,8 @@ def shared_since(since: Since) -> str | None:
 
 EVIDENCE: dict[str, EvidenceCheck] = {
     "endpoint": EvidenceCheck(frozenset({"DeleteEndpoint", "CreateSchedule", "PutScheduledAction"}), endpoint_since,
-                              reads=frozenset({("cloudwatch", "GetMetricData")})),
+                              reads=frozenset({("cloudwatch", "GetMetricData"),
+                                               ("sagemaker", "ListInferenceComponents")})),
     SHARED_TYPE: EvidenceCheck(frozenset({"CreateInferenceComponent"}), shared_since,
                                reads=frozenset({("cloudwatch", "GetMetricData")})),
 }
