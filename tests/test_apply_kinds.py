@@ -18,7 +18,7 @@ import contextlib
 import copy
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -572,7 +572,7 @@ def test_off_hours_on_components_is_refused_when_a_component_served_requests_in_
             "change": {"calls": change["change"], "rollback": change["rollback"], "waits_for": None},
             "basis": live_basis("pricing-api")}
     with pytest.raises(ApplyRefused) as refused:
-        apply_plan(fleet["config"], audited(fleet, own_id(plan)), yes=True)
+        apply_plan(fleet["config"], audited(fleet, own_id(plan)), yes=True, now=past_a_minute(window_end))
     assert ("endpoint pricing-api's inference component pricing-ic-busy served 3 requests in the hours the schedules "
             "would have it off") in str(refused.value)
     autoscaling = boto3.client("application-autoscaling", region_name="us-east-1")
@@ -610,12 +610,19 @@ def test_off_hours_schedules_are_refused_when_a_component_added_since_the_audit_
     before = scheduler.list_schedules()["Schedules"]
     try:
         with pytest.raises(ApplyRefused) as refused:
-            apply_plan(fleet["config"], audited(fleet, own_id(plan)), yes=True)
+            apply_plan(fleet["config"], audited(fleet, own_id(plan)), yes=True, now=past_a_minute(window_end))
     finally:
         fleet["sagemaker"].delete_inference_component(InferenceComponentName="reports-ic-late")
     assert ("endpoint internal-reports's inference component reports-ic-late served 4 requests in the hours the "
             "schedules would have it off") in str(refused.value)
     assert scheduler.list_schedules()["Schedules"] == before
+
+
+def past_a_minute(window_end: datetime) -> Callable[[], datetime]:
+    """Apply's clock at least a minute after the audit's window (within one, nothing has been
+    published since and fresh evidence is not read: a run in the first minute of an hour would not
+    test it)."""
+    return lambda: max(utc_now(), window_end + timedelta(seconds=61))
 
 
 def applied_change(plan: dict[str, Any], calls: list[dict[str, Any]]) -> AppliedChange:
