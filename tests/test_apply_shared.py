@@ -83,8 +83,10 @@ def member_record(sagemaker: Any, name: str) -> dict[str, Any]:
             "execution_role": role}
 
 
-def consolidation(sagemaker: Any, members: tuple[str, ...], *, cores: float = 2.0) -> dict[str, Any]:
-    """The consolidation plan of `members` as the history stores it (design C2)."""
+def consolidation(sagemaker: Any, members: tuple[str, ...], *, cores: float = 8.0) -> dict[str, Any]:
+    """The consolidation plan of `members` as the history stores it (design C2). Each copy reserves
+    `cores`: 8 covers a member's peak (4 x ml.m5.4xlarge at up to about 1.4 cores each, at 70%), so
+    only a member busier since the audit than that is refused."""
     records = [member_record(sagemaker, m) for m in members]
     shared = shared_name(list(members))
     compute = {"NumberOfCpuCoresRequired": cores, "MinMemoryRequiredInMb": 1024}
@@ -93,11 +95,11 @@ def consolidation(sagemaker: Any, members: tuple[str, ...], *, cores: float = 2.
                      "own_plan_monthly_usd": 300.0, "component": r["endpoint"], "copies": 1, "compute": compute}
                     for r in records],
         "shared": {"endpoint": shared, "endpoint_config": None, "variant": "AllTraffic",
-                   "instance_type": "ml.m5.xlarge", "instance_count": 2, "min_instances": 2, "max_instances": 3},
+                   "instance_type": "ml.m5.4xlarge", "instance_count": 2, "min_instances": 2, "max_instances": 3},
         "callers": [f"InvokeEndpoint(EndpointName={shared}, InferenceComponentName={r['endpoint']}) instead of "
                     f"InvokeEndpoint(EndpointName={r['endpoint']})" for r in records],
     }
-    option = PlanOption(("consolidate-onto-components",), "consolidate", "ml.m5.xlarge", 2, None, 280.0,
+    option = PlanOption(("consolidate-onto-components",), "consolidate", "ml.m5.4xlarge", 2, None, 280.0,
                         600.0 * len(members), "consolidate onto inference components", details)
     made = Plan(ResourceRef("endpoints", "shared-endpoint", shared, ACCOUNT, REGION), None, None, 0,
                 2700.0 * len(members), option, basis={"shared_endpoint": shared, "members": [
@@ -110,7 +112,7 @@ def consolidation(sagemaker: Any, members: tuple[str, ...], *, cores: float = 2.
         {"service": "sagemaker", "operation": "CreateEndpointConfig", "purpose": "the shared fleet",
          "params": {"EndpointConfigName": config, "Tags": tags, "ExecutionRoleArn": records[0]["execution_role"],
                     "ProductionVariants": [{
-             "VariantName": "AllTraffic", "InstanceType": "ml.m5.xlarge", "InitialInstanceCount": 2,
+             "VariantName": "AllTraffic", "InstanceType": "ml.m5.4xlarge", "InitialInstanceCount": 2,
              "ManagedInstanceScaling": {"Status": "ENABLED", "MinInstanceCount": 2, "MaxInstanceCount": 3,
                                         "ScaleInPolicy": {"Strategy": "CONSOLIDATION"}},
              "RoutingConfig": {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}}]}},
@@ -134,7 +136,8 @@ def consolidation(sagemaker: Any, members: tuple[str, ...], *, cores: float = 2.
 @pytest.fixture
 def plans(fleet: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
     """Each group's plan, by group; `load_plan` reads them by id."""
-    made = {group: consolidation(fleet["sagemaker"], members) for group, members in GROUPS.items()}
+    made = {group: consolidation(fleet["sagemaker"], members, **({"cores": 7.0} if group == "busy" else {}))
+            for group, members in GROUPS.items()}
     load_plans_from(monkeypatch, {p["id"]: p for p in made.values()})
     return made
 
@@ -390,18 +393,18 @@ def test_every_member_must_be_opted_in(fleet: dict[str, Any], plans: dict[str, d
 
 def test_a_member_busier_since_the_audit_than_its_copies_reserve_is_refused(
         fleet: dict[str, Any], plans: dict[str, dict[str, Any]]) -> None:
-    # 1.5 cores on its hottest instance, on each of the 4 it ran at the audit: 6 cores, where its one
-    # copy reserves 2 (the hottest instance alone, 1.5, would read as fitting).
+    # 2.5 cores on its hottest instance, on each of the 4 it ran at the audit: 10 cores, where its one
+    # copy reserves 7 (the hottest instance alone, 2.5, would read as fitting).
     name = GROUPS["busy"][1]
     Emulator.publish_metrics("/aws/sagemaker/Endpoints", [{
-        "MetricName": "CPUUtilization", "Value": 150.0, "Unit": "Percent",
+        "MetricName": "CPUUtilization", "Value": 250.0, "Unit": "Percent",
         "Timestamp": datetime.now(UTC) - timedelta(minutes=20),
         "Dimensions": [{"Name": "EndpointName", "Value": name}, {"Name": "VariantName", "Value": "AllTraffic"}]}],
         REGION)
     line = refused(fleet, plans["busy"])
-    assert line.startswith(f"error: member endpoint {name} used up to 6.00 CPU cores since the audit's window "
+    assert line.startswith(f"error: member endpoint {name} used up to 10.00 CPU cores since the audit's window "
                            "ended at ")
-    assert line.endswith("more than its copies reserve on the shared endpoint (2); run the audit again")
+    assert line.endswith("more than its copies reserve on the shared endpoint (7); run the audit again")
 
 
 def test_members_edited_in_the_stored_plan_are_refused(fleet: dict[str, Any], plans: dict[str, dict[str, Any]],
