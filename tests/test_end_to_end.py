@@ -61,7 +61,14 @@ def test_json_document_shape(report: dict) -> None:
                                                              "autoscaling", "monthly_savings_usd"}
         assert all(a["monthly_savings_usd"] <= plan["monthly_savings_usd"] for a in plan["alternatives"]) or \
             plan["proposed"]["action"] == "scale-out"
-    saving = sum(max(p["monthly_savings_usd"], 0) for p in report["plans"] if p["measured"])
+    # A plan another covers (a consolidation's members') is counted in that one, not again.
+    covered = {tuple(r.values()) for p in report["plans"] for r in p["covers"]}
+    saving = sum(max(p["monthly_savings_usd"], 0) for p in report["plans"]
+                 if p["measured"] and tuple(p["resource"].values()) not in covered)
+    included = [p for p in report["plans"] if tuple(p["resource"].values()) in covered]
+    assert included and report["summary"]["plans_included"] == {
+        "plans": len(included), "monthly_savings_usd": pytest.approx(sum(p["monthly_savings_usd"] for p in included),
+                                                                     abs=0.01)}
     assert report["summary"]["monthly_savings_usd"] == pytest.approx(saving, abs=0.01)
 
     # The spend counts every kind, as the saving counts every kind's plans: each kind's own totals.
