@@ -556,10 +556,12 @@ def list_plans(*, config: AuditConfig, output_format: HistoryFormat, max_risk: R
         typer.echo("No plans in the latest run.")
         return
     from auditor.report.change_text import plan_line
+    from auditor.report.views import included_plans
 
+    included = included_plans(plans)
     typer.echo(f"{'id':10}  {'risk':6}  {'to save/month':>13}  {'change':6}  what")
     for plan in plans:
-        typer.echo(plan_line(plan))
+        typer.echo(plan_line(plan, included.get(str(plan.get("id") or ""))))
 
 
 def _stored_risk_rank(plan: dict[str, Any]) -> int:

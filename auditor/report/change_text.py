@@ -102,8 +102,9 @@ def plans_text(plans: list[dict[str, Any]]) -> str:
     return "\n".join(f"# {plan_line(p)}\n{render_change(p, 'cli')}" for p in plans)
 
 
-def plan_line(plan: dict[str, Any]) -> str:
-    """One row of `audit plans`: id, risk, saving, whether it has a change, and the advice."""
+def plan_line(plan: dict[str, Any], included_in: str | None = None) -> str:
+    """One row of `audit plans`: id, risk, saving, whether it has a change, and the advice;
+    `included_in`: the plan whose saving holds this one's (report.views.included_plans)."""
     risk = (plan.get("risk") or {}).get("level") or "-"
     resource = stated_resource(plan)
     kind = str(resource.get("type") or "endpoint")
@@ -111,7 +112,8 @@ def plan_line(plan: dict[str, Any]) -> str:
     where = f"{label}{'/' + str(plan['variant']) if plan.get('variant') else ''}"
     advice = (plan.get("proposed") or {}).get("advice") or ""
     return _line(f"{plan.get('id') or ''!s:10}  {risk:6}  {float(plan.get('monthly_savings_usd') or 0):>13,.2f}  "
-                 f"{'yes' if plan.get('change') else 'no':6}  {where} ({resource.get('region')}): {advice}")
+                 f"{'yes' if plan.get('change') else 'no':6}  {where} ({resource.get('region')}): {advice}"
+                 + (f" (counted in plan {included_in})" if included_in else ""))
 
 
 def _line(value: Any) -> str:

@@ -118,9 +118,10 @@ def included_plans(plans: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """The document's plans another plan includes: plan id -> the including plan's id (the JSON form
     of auditor.models.covered_plans, which the headline's figures use)."""
     covering = {_key(r): str(p.get("id") or "") for p in plans
-                if p.get("measured", True) and p["monthly_savings_usd"] > 0 for r in p.get("covers") or []}
-    return {str(p.get("id") or ""): covering[_key(p["resource"])] for p in plans
-            if _key(p["resource"]) in covering and covering[_key(p["resource"])] != p.get("id")}
+                if p.get("measured", True) and float(p.get("monthly_savings_usd") or 0) > 0
+                for r in p.get("covers") or []}
+    return {str(p.get("id") or ""): covering[_key(p.get("resource") or {})] for p in plans
+            if _key(p.get("resource") or {}) in covering and covering[_key(p.get("resource") or {})] != p.get("id")}
 
 
 def plan_view(plan: Mapping[str, Any], shapes: Shapes, owners: Mapping[OwnerKey, str],
