@@ -16,14 +16,12 @@ from datetime import datetime
 
 from auditor.analyse.rules.base import settings_of
 from auditor.catalog import load_catalog
-from auditor.collect.session import describe_client_error
 from auditor.kinds.endpoints.binding import COMPONENT_PREFIX, component_calls, members_of
 from auditor.kinds.endpoints.consolidation import SHARED_TYPE
 from auditor.kinds.endpoints.rules.idle import RULE as IDLE
 from auditor.text import one_line
 from auditor.write.evidence import PERIOD_SECONDS, EvidenceCheck, Since, metric_data, query
 from auditor.write.plan import ApplyRefused, PlanToApply
-from auditor.write.target import ERRORS
 
 OFF_HOURS_PERIOD_SECONDS = 3600  # the off-hours are whole hours of the week
 HOURS_PER_WEEK = 168
@@ -52,6 +50,9 @@ def off_hours_of_week(plan: PlanToApply) -> set[int] | None:
 def _hour_of_week(moment: datetime) -> int:
     return moment.weekday() * 24 + moment.hour
 
+
+# The calls that make an endpoint plan destructive: fresh evidence is read before them.
+DESTRUCTIVE = frozenset({"DeleteEndpoint", "CreateSchedule", "PutScheduledAction"})
 
 def endpoint_since(since: Since) -> str | None:
     plan = since.plan
@@ -105,19 +106,12 @@ def _components_named(plan: PlanToApply) -> list[str]:
 
 
 def _components_hosted(since: Since) -> set[str]:
-    """The inference components the endpoint hosts now: the target's read when it made one, else
-    ListInferenceComponents (paginated). A failed or denied read refuses: it is not "none"."""
-    if since.observed.components is not None:
-        return since.observed.components
-    plan = since.plan
-    pages = since.clients.client("sagemaker", plan.resource.region).get_paginator("list_inference_components")
-    try:
-        return {str(c.get("InferenceComponentName"))
-                for page in pages.paginate(EndpointNameEquals=plan.resource.name)
-                for c in page.get("InferenceComponents", [])}
-    except ERRORS as exc:
-        problem = describe_client_error(exc, "sagemaker", "ListInferenceComponents", plan.resource.region)
-        raise ApplyRefused(f"{since.who}: {problem}") from None
+    """The inference components the endpoint hosts now, as the target read them (EndpointTarget lists
+    them for every plan DESTRUCTIVE makes destructive; a failed or denied list refused there)."""
+    if since.observed.components is None:
+        raise ApplyRefused(f"{since.who}: the inference components it hosts were not read, so the requests they "
+                           "served cannot be")
+    return since.observed.components
 
 
 def _vcpus(plan: PlanToApply, variant: str) -> float:
@@ -183,9 +177,7 @@ def shared_since(since: Since) -> str | None:
 
 
 EVIDENCE: dict[str, EvidenceCheck] = {
-    "endpoint": EvidenceCheck(frozenset({"DeleteEndpoint", "CreateSchedule", "PutScheduledAction"}), endpoint_since,
-                              reads=frozenset({("cloudwatch", "GetMetricData"),
-                                               ("sagemaker", "ListInferenceComponents")})),
+    "endpoint": EvidenceCheck(DESTRUCTIVE, endpoint_since, reads=frozenset({("cloudwatch", "GetMetricData")})),
     SHARED_TYPE: EvidenceCheck(frozenset({"CreateInferenceComponent"}), shared_since,
                                reads=frozenset({("cloudwatch", "GetMetricData")})),
 }

@@ -31,6 +31,7 @@ from auditor.kinds.endpoints.binding import (
 )
 from auditor.kinds.endpoints.change import SCALABLE_DIMENSION
 from auditor.kinds.endpoints.consolidation import SHARED_TYPE, shared_name
+from auditor.kinds.endpoints.evidence import DESTRUCTIVE
 from auditor.recommend.change import PLAN_TAG
 from auditor.text import one_line
 from auditor.write.plan import ApplyRefused, PlanToApply
@@ -198,7 +199,9 @@ class EndpointTarget(Target):
                     for v in described.get(key) or []]
         scaling = _scaling(self, clients, plan, variants)
         components = None
-        if named_components(plan) or plan.calls_of("sagemaker", "DeleteEndpoint"):
+        # Those a call names, and for a destructive plan every one (the variant publishes no requests
+        # for them: fresh evidence reads each component's).
+        if named_components(plan) or {c.operation for c in (plan.change.calls if plan.change else ())} & DESTRUCTIVE:
             components = self.read(plan, "ListInferenceComponents", lambda: {
                 str(c.get("InferenceComponentName"))
                 for page in api.get_paginator("list_inference_components").paginate(EndpointNameEquals=name)
