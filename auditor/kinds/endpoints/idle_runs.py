@@ -3,14 +3,17 @@ let an endpoint scale to zero (async-scale-from-zero, component-scale-to-zero) s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from auditor.catalog import HOURS_PER_MONTH
-from auditor.kinds.endpoints.assessment import VariantAssessment
+from auditor.catalog import HOURS_PER_MONTH, Catalog
+from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssessment
+from auditor.kinds.endpoints.models import price_usage
 from auditor.models import Window
 
 INSTANCE_SAMPLES = "CPUUtilization:SampleCount"  # instances x minutes in a period (one sample a minute each)
@@ -90,6 +93,18 @@ def monthly_saving(runs: tuple[IdleRun, ...], hourly_rate: float, window: Window
     window_hours = max((window.end - window.start).total_seconds() / 3600, 1.0)
     return round(hourly_rate * sum(r.saved_instance_hours for r in runs) * HOURS_PER_MONTH / window_hours, 2)
 
+
+def idle_saving(evidence: Mapping[str, Any], assessment: EndpointAssessment, va: VariantAssessment,
+                catalog: Catalog) -> tuple[float, float] | None:
+    """The variant's monthly cost and what the idle stretches of `evidence["idle_stretches"]` save
+    of it a month at its list price (never more than it costs); None: no list price, or no window."""
+    variant, window = va.variant, assessment.window
+    rate = (catalog.usage_price(variant.instance_type, assessment.endpoint.region, price_usage(assessment.endpoint))
+            if variant.instance_type else None)
+    if rate is None or va.monthly_cost_usd is None or window is None:
+        return None
+    current = round(va.monthly_cost_usd, 2)
+    return current, min(current, monthly_saving(runs_of(evidence["idle_stretches"]), rate, window))
 
 def runs_text(runs: tuple[IdleRun, ...], limit: int = 3) -> str:
     """'12 h from Tue 03 Mar 01:00 UTC, ...' for the longest runs, and how many more."""

@@ -35,15 +35,14 @@ from auditor.kinds.endpoints.assessment import EndpointAssessment, VariantAssess
 from auditor.kinds.endpoints.autoscaling import SCALABLE_DIMENSION, variant_resource_id
 from auditor.kinds.endpoints.idle_runs import (
     hourly_grid,
+    idle_saving,
     instances_per_hour,
-    monthly_saving,
     on_grid,
     runs_evidence,
-    runs_of,
     runs_text,
     saved_runs,
 )
-from auditor.kinds.endpoints.models import AutoScaling, Endpoint, price_usage
+from auditor.kinds.endpoints.models import AutoScaling, Endpoint
 from auditor.kinds.endpoints.rule_types import EndpointRule
 from auditor.models import Finding, Judged, Recommendation, Severity, answer_reference
 from auditor.recommend.pricing import priced
@@ -250,13 +249,10 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
                              details={"advice": "add a step policy that starts an instance from zero", **change,
                                       "risk": {"level": "low", "basis": basis}})
         return priced(finding, rec, severity=finding.severity)
-    rate = (catalog.usage_price(variant.instance_type, endpoint.region, price_usage(endpoint))
-            if variant.instance_type else None)
-    if rate is None or va.monthly_cost_usd is None:
+    priced_idle = idle_saving(finding.evidence, assessment, va, catalog)
+    if priced_idle is None:
         return replace(finding, message=f"{finding.message} (no list price: saving unknown).")
-    window = assessment.window
-    assert window is not None  # judged hourly over it
-    saving = min(current, monthly_saving(runs_of(finding.evidence["idle_stretches"]), rate, window))
+    current, saving = priced_idle
     change = scale_from_zero_change(endpoint, variant.name, variant.autoscaling, variant.instance_count,
                                     settings.backlog_target, to_zero=True)
     basis = [f"the first request after an idle stretch waits: {STARTS_AN_INSTANCE}",

@@ -32,15 +32,14 @@ from auditor.kinds.endpoints.assessment import EndpointAssessment
 from auditor.kinds.endpoints.autoscaling import COPY_DIMENSION, component_resource_id
 from auditor.kinds.endpoints.idle_runs import (
     hourly_grid,
+    idle_saving,
     instances_per_hour,
-    monthly_saving,
     on_grid,
     runs_evidence,
-    runs_of,
     runs_text,
     saved_runs,
 )
-from auditor.kinds.endpoints.models import Endpoint, EndpointKind, InferenceComponent, price_usage
+from auditor.kinds.endpoints.models import Endpoint, EndpointKind, InferenceComponent
 from auditor.kinds.endpoints.rule_types import EndpointRule
 from auditor.kinds.endpoints.rules import off_hours
 from auditor.models import Finding, Judged, Recommendation, Severity, answer_reference
@@ -189,13 +188,10 @@ def price(finding: Finding, assessment: EndpointAssessment, catalog: Catalog, co
     endpoint = assessment.endpoint
     (va,) = [va for va in assessment.variants if not va.variant.shadow]
     variant = va.variant
-    rate = (catalog.usage_price(variant.instance_type, endpoint.region, price_usage(endpoint))
-            if variant.instance_type else None)
-    window = assessment.window
-    if rate is None or va.monthly_cost_usd is None or window is None:
+    priced_idle = idle_saving(finding.evidence, assessment, va, catalog)
+    if priced_idle is None:
         return replace(finding, message=f"{finding.message} (no list price: saving unknown).")
-    current = round(va.monthly_cost_usd, 2)
-    saving = min(current, monthly_saving(runs_of(finding.evidence["idle_stretches"]), rate, window))
+    current, saving = priced_idle
     peaks = finding.evidence["peak_invocations_per_hour"]
     then: list[dict[str, Any]] = []
     undo: list[str] = []
