@@ -56,17 +56,23 @@ def replay(series: pd.DataFrame, period_seconds: int, current: InstanceShape, cu
         values = values[~np.isnan(values)] * factor
         if values.size == 0:
             continue
-        hours = period_seconds / 3600.0
-        peak = float(values.max())
-        replays.append(ResourceReplay(
-            resource=resource,
-            p95=round(float(np.percentile(values, 95)), 1),
-            peak=round(peak, 1),
-            hours_over_target=round(float((values > target).sum()) * hours, 1),
-            hours_over_100=round(float((values > 100.0).sum()) * hours, 1),
-            headroom_at_peak=round(100.0 - peak, 1),
-        ))
+        replays.append(percent_replay(resource, values, period_seconds, target))
     return tuple(replays)
+
+
+def percent_replay(resource: Resource, percents: np.ndarray, period_seconds: float, target: float) -> ResourceReplay:
+    """One resource's replay figures from its projected utilisation in each period (percent of the
+    new capacity; at least one period)."""
+    hours = period_seconds / 3600.0
+    peak = float(percents.max())
+    return ResourceReplay(
+        resource=resource,
+        p95=round(float(np.percentile(percents, 95)), 1),
+        peak=round(peak, 1),
+        hours_over_target=round(float((percents > target).sum()) * hours, 1),
+        hours_over_100=round(float((percents > 100.0).sum()) * hours, 1),
+        headroom_at_peak=round(100.0 - peak, 1),
+    )
 
 
 def _factor(resource: Resource, current: InstanceShape, current_count: float, new: InstanceShape,

@@ -27,6 +27,7 @@ from auditor.catalog import HOURS_PER_MONTH, Catalog, InstanceShape
 from auditor.kinds.endpoints.models import ModelNetwork
 from auditor.kinds.endpoints.packing import Placement, Reservation, capacity, instances_to_hold
 from auditor.models import Resource
+from auditor.recommend.risk import percent_replay
 
 RULE_ID = "consolidate-onto-components"
 # Botocore's floors for a copy's reservation (InferenceComponentComputeResourceRequirements).
@@ -173,18 +174,17 @@ def replay(members: Sequence[CandidateLoad], copies: int, shape: InstanceShape, 
            target_percent: float) -> tuple[Replay, ...]:
     """The time-aligned replay: each period's summed load over the shared fleet's capacity."""
     rooms = fleet_capacity(shape, count)
-    hours = members[0].period_seconds / 3600.0 if members else 1.0
+    period = members[0].period_seconds if members else 3600
+    loads = [member_loads(m, copies) for m in members]
     result = []
     for resource, load in aligned_sum(members, copies).items():
         room = rooms[resource]
         if room <= 0 or not load.size:
             continue
-        share = 100.0 * load / room
-        peaks = sum(peak_of(member_loads(m, copies)[resource]) for m in members if resource in member_loads(m, copies))
-        result.append(Replay(resource, round(float(share.max()), 1), round(float(np.percentile(share, 95)), 1),
-                             round(100.0 * peaks / room, 1),
-                             round(float((share > target_percent).sum()) * hours, 1),
-                             round(float((share > 100.0).sum()) * hours, 1)))
+        figures = percent_replay(resource, 100.0 * load / room, period, target_percent)
+        peaks = sum(peak_of(own[resource]) for own in loads if resource in own)
+        result.append(Replay(resource, figures.peak, figures.p95, round(100.0 * peaks / room, 1),
+                             figures.hours_over_target, figures.hours_over_100))
     return tuple(result)
 
 
